@@ -1,0 +1,156 @@
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import { type Clock, systemClock, TestClock } from './clock.js';
+import { type Config, resolvePublicUrl } from './config.js';
+import type { Database } from './db/database.js';
+import { installAuth } from './http/auth.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { RateCounter } from './http/rate-limit.js';
+import { loggerOptions } from './http/redact.js';
+import type { App } from './http/types.js';
+import { validatorCompiler } from './http/validation.js';
+import { AccountsRepository } from './modules/accounts/accounts.repository.js';
+import { accountsRoutes } from './modules/accounts/accounts.routes.js';
+import { AccountsService } from './modules/accounts/accounts.service.js';
+import { settingsRoutes } from './modules/settings/settings.routes.js';
+import { SettingsService } from './modules/settings/settings.service.js';
+import { systemRoutes } from './modules/system/system.routes.js';
+
+/** Absolute URLs the service hands out; the origin is final only once the server listens. */
+export class PublicUrls {
+  constructor(public origin: string) {}
+  get base(): string {
+    return `${this.origin}/v1`;
+  }
+}
+
+export interface Services {
+  database: Database;
+  clock: Clock;
+  testClock: TestClock | null;
+  urls: PublicUrls;
+  rates: RateCounter;
+  settings: SettingsService;
+  accounts: AccountsService;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+export interface BuildOptions {
+  /** Where log lines go (tests capture them); defaults to stdout. */
+  logStream?: NodeJS.WritableStream;
+}
+
+const TEST_CLOCK_KEY = 'test_clock_offset_ms';
+
+function makeTestClock(database: Database): TestClock {
+  const { db } = database;
+  return new TestClock(
+    async () => {
+      const row = await db
+        .selectFrom('app_state')
+        .select('value')
+        .where('key', '=', TEST_CLOCK_KEY)
+        .executeTakeFirst();
+      return row ? Number(row.value) : 0;
+    },
+    async (offset) => {
+      const value = String(offset);
+      await db
+        .insertInto('app_state')
+        .values({ key: TEST_CLOCK_KEY, value })
+        .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+        .execute();
+    },
+  );
+}
+
+/** Wires services and routes; never listens (tests use inject, main.ts listens). */
+export async function buildApp(config: Config, database: Database, opts: BuildOptions = {}): Promise<App> {
+  const logger: FastifyServerOptions['logger'] = opts.logStream
+    ? { ...loggerOptions(config.logLevel), stream: opts.logStream }
+    : loggerOptions(config.logLevel);
+  const app = Fastify({
+    logger,
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const testClock = config.testClock ? makeTestClock(database) : null;
+  const clock: Clock = testClock ?? systemClock;
+  const rates = new RateCounter(database.db, clock);
+  const settings = new SettingsService(database.db);
+  const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
+  const services: Services = {
+    database,
+    clock,
+    testClock,
+    urls: new PublicUrls(resolvePublicUrl(config, config.port)),
+    rates,
+    settings,
+    accounts,
+  };
+  app.decorate('services', services);
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Only JSON (and multipart where a route registers it) is accepted; anything else is 415.
+  app.removeContentTypeParser('text/plain');
+  installErrorHandling(app);
+  // During shutdown, answers carry Connection: close so keep-alive sockets do not hold the exit.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+  await app.register(cookie);
+  if (testClock) app.addHook('onRequest', async () => testClock.sync());
+  installAuth(app, accounts);
+  app.addHook('preValidation', async (request) => {
+    // A POST without a body is validated as an empty object, so missing fields get their own codes.
+    if (request.body === undefined || request.body === null) request.body = {};
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tollgate API',
+        version: '1',
+        description:
+          'Licensing, software distribution, webhooks and storefront for vendors of self-hosted software.',
+      },
+      components: {
+        securitySchemes: {
+          cookie: { type: 'apiKey', in: 'cookie', name: 'tollgate_session' },
+          nonce: { type: 'apiKey', in: 'header', name: 'X-REST-Nonce' },
+          basic: { type: 'http', scheme: 'basic' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(
+    async (v1) => {
+      const api = v1 as unknown as App;
+      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      await api.register(systemRoutes, { testClock });
+      await api.register(accountsRoutes, { accounts, secureCookies: config.publicUrl.startsWith('https:') });
+      await api.register(settingsRoutes, { settings });
+    },
+    { prefix: '/v1' },
+  );
+  return app as unknown as App;
+}

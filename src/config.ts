@@ -1,0 +1,102 @@
+import { isAbsolute, resolve } from 'node:path';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string; synchronous: 'NORMAL' | 'FULL' }
+  | { kind: 'postgres'; url: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  database: DatabaseConfig;
+  publicUrl: string;
+  adminEmail?: string;
+  adminPassword?: string;
+  testClock: boolean;
+  logLevel: string;
+  /** Trust X-Forwarded-For from a load balancer in front (TRUST_PROXY=1), so per-IP limits see clients. */
+  trustProxy: boolean;
+  /** Largest JSON body accepted, in bytes (uploads have their own limit). */
+  bodyLimit: number;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function httpOrigin(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must use http or https, got "${raw}"`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Reads and validates the whole configuration once; a bad value stops the start with a clear message. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const dataDir = resolve(env.DATA_DIR || './data');
+  const sync = (env.SQLITE_SYNCHRONOUS || 'NORMAL').toUpperCase();
+  if (sync !== 'NORMAL' && sync !== 'FULL') {
+    throw new ConfigError(`SQLITE_SYNCHRONOUS must be NORMAL or FULL, got "${env.SQLITE_SYNCHRONOUS}"`);
+  }
+  let database: DatabaseConfig;
+  if (env.DATABASE_URL) {
+    if (!/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
+      throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+    }
+    database = { kind: 'postgres', url: env.DATABASE_URL };
+  } else {
+    database = { kind: 'sqlite', file: resolve(dataDir, 'tollgate.sqlite'), synchronous: sync };
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const testClock = env.TEST_CLOCK === '1';
+  if (env.TEST_CLOCK && env.TEST_CLOCK !== '1' && env.TEST_CLOCK !== '0') {
+    throw new ConfigError(`TEST_CLOCK must be 1 or unset, got "${env.TEST_CLOCK}"`);
+  }
+  if ((env.ADMIN_EMAIL && !env.ADMIN_PASSWORD) || (!env.ADMIN_EMAIL && env.ADMIN_PASSWORD)) {
+    throw new ConfigError('ADMIN_EMAIL and ADMIN_PASSWORD must be set together');
+  }
+  if (env.ADMIN_PASSWORD && env.ADMIN_PASSWORD.length < 8) {
+    throw new ConfigError('ADMIN_PASSWORD must have at least 8 characters');
+  }
+  const publicUrl = env.PUBLIC_URL ? httpOrigin('PUBLIC_URL', env.PUBLIC_URL) : '';
+  return {
+    port,
+    host,
+    dataDir: isAbsolute(dataDir) ? dataDir : resolve(dataDir),
+    database,
+    publicUrl,
+    adminEmail: env.ADMIN_EMAIL || undefined,
+    adminPassword: env.ADMIN_PASSWORD || undefined,
+    testClock,
+    logLevel,
+    trustProxy: env.TRUST_PROXY === '1',
+    bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+  };
+}
+
+/** PUBLIC_URL defaults to the address the server really listens on (known only after listen with PORT=0). */
+export function resolvePublicUrl(config: Config, boundPort: number): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${boundPort}`;
+}

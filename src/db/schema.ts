@@ -1,0 +1,15 @@
+import type { Generated } from 'kysely';
+import type { AccountsTables } from '../modules/accounts/accounts.tables.js';
+import type { CatalogueTables } from '../modules/catalogue/catalogue.tables.js';
+
+/** Tables owned by no single domain. */
+export interface CoreTables {
+  app_state: { key: string; value: string };
+  settings: { key: string; value: string };
+  rate_counters: { bucket: string; window_start: number; count: number };
+}
+
+/** The whole schema: each domain declares its own tables next to its repository. */
+export interface DB extends CoreTables, AccountsTables, CatalogueTables {}
+
+export type Id = Generated<number>;

@@ -1,0 +1,63 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
+import { safeEqual } from '../random.js';
+import { ApiError } from './errors.js';
+
+export const SESSION_COOKIE = 'tollgate_session';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: AuthUser | null;
+    /** Raw session id from the cookie when it named a live session (even if this request is anonymous). */
+    sessionId: string | null;
+    /** The live session's nonce, when the request came with a session cookie. */
+    sessionNonce: string | null;
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Resolves the caller once per request: Basic (application password) first, then the session
+ * cookie. A cookie authenticates a state-changing request only with a valid X-REST-Nonce
+ * (CONTRACT §2): no nonce means anonymous, a wrong one is refused.
+ */
+export function installAuth(app: FastifyInstance, accounts: AccountsService): void {
+  app.decorateRequest('user', null);
+  app.decorateRequest('sessionId', null);
+  app.decorateRequest('sessionNonce', null);
+  app.addHook('preValidation', async (request) => {
+    const authz = request.headers.authorization;
+    if (authz?.startsWith('Basic ')) {
+      const decoded = Buffer.from(authz.slice(6), 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      if (colon < 1) throw new ApiError('invalid_credentials');
+      request.user = await accounts.basicUser(decoded.slice(0, colon), decoded.slice(colon + 1), request.ip);
+      return;
+    }
+    const sessionId = request.cookies?.[SESSION_COOKIE];
+    if (!sessionId || !/^[0-9a-f]{64}$/.test(sessionId)) return;
+    const session = await accounts.sessionUser(sessionId);
+    if (!session) return;
+    request.sessionId = sessionId;
+    request.sessionNonce = session.nonce;
+    if (SAFE_METHODS.has(request.method)) {
+      request.user = session.user;
+      return;
+    }
+    const nonce = request.headers['x-rest-nonce'];
+    if (nonce === undefined) return;
+    if (typeof nonce !== 'string' || !safeEqual(nonce, session.nonce))
+      throw new ApiError('rest_cookie_invalid_nonce');
+    request.user = session.user;
+  });
+}
+
+export async function requireUser(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  if (!request.user) throw new ApiError('rest_not_logged_in');
+}
+
+export async function requireAdmin(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  if (!request.user) throw new ApiError('rest_not_logged_in');
+  if (request.user.role !== 'administrator') throw new ApiError('rest_forbidden');
+}

@@ -1,0 +1,155 @@
+/**
+ * The one error catalogue: every code the service answers with, its default HTTP status and a
+ * default message. Domain code throws `new ApiError(code)`; `error-handler.ts` turns it into the
+ * REST envelope `{code, message, data:{status, ...}}`. Clients branch on code, never on message.
+ */
+const catalogue = {
+  // transport and framework
+  rest_no_route: [404, 'No route was found matching the URL and request method.'],
+  rest_invalid_json: [400, 'The request body is not valid JSON.'],
+  rest_invalid_param: [400, 'A parameter has the wrong type or format.'],
+  rest_missing_param: [400, 'A required parameter is missing.'],
+  rest_unsupported_media_type: [415, 'The request body must be application/json.'],
+  rest_body_too_large: [413, 'The request body is too large.'],
+  rest_method_not_allowed: [405, 'Method not allowed.'],
+  invalid_parameters: [400, 'Unrecognised or invalid parameters.'],
+  internal_error: [500, 'An unexpected error occurred.'],
+  too_many_requests: [429, 'Too many requests; try again later.'],
+  // authentication
+  rest_not_logged_in: [401, 'You are not currently logged in.'],
+  rest_forbidden: [403, 'Sorry, you are not allowed to do that.'],
+  rest_cookie_invalid_nonce: [403, 'Cookie check failed.'],
+  invalid_credentials: [401, 'The email or password is incorrect.'],
+  too_many_login_attempts: [429, 'Too many failed sign-in attempts; try again later.'],
+  email_exists: [409, 'A user with this email already exists.'],
+  user_not_found: [404, 'User not found.'],
+  // catalogue
+  product_not_found: [404, 'Product not found.'],
+  variation_not_found: [404, 'Variation not found.'],
+  coupon_exists: [409, 'A coupon with this code already exists.'],
+  gateway_not_found: [404, 'Payment gateway not found.'],
+  invalid_filename_template: [400, 'The filename template must contain {version} and end in .zip.'],
+  // software preflight (spec 7.1)
+  module_disabled: [503, 'Software distribution is disabled.'],
+  missing_params: [400, 'Required parameters are missing.'],
+  missing_slug: [400, 'The slug parameter is required.'],
+  unsupported_parameter: [400, 'Unsupported parameter.'],
+  invalid_purpose: [400, 'Purpose must be install, reinstall or update.'],
+  current_version_required: [400, 'current_version is required for an update.'],
+  current_version_not_allowed: [400, 'current_version is not allowed for install or reinstall.'],
+  rate_limited: [429, 'Too many requests.'],
+  software_slug_ambiguous: [409, 'Several published products share this slug.'],
+  software_disabled: [403, 'Software distribution is disabled for this product.'],
+  licensing_unavailable: [503, 'Licensing is unavailable.'],
+  license_required: [403, 'A license key is required.'],
+  missing_identity: [400, 'The site identity (domain and installation_id) is required.'],
+  invalid_identity: [400, 'The site identity is malformed.'],
+  invalid_license: [403, 'The license key is invalid.'],
+  license_product_mismatch: [403, 'The license belongs to a different product.'],
+  license_inactive: [403, 'The license is not active.'],
+  revoked: [403, 'The license has been revoked.'],
+  license_expired: [403, 'The license has expired.'],
+  expired: [403, 'The license has expired.'],
+  subscription_inactive: [403, 'The linked subscription is not active.'],
+  invalid_usage_expiry: [403, 'The license usage expiry is unreadable.'],
+  license_usage_inactive: [403, 'The license usage right is inactive.'],
+  domain_not_activated: [403, 'This site is not activated for the license.'],
+  // release candidate and authorization (spec 7.2)
+  no_eligible_release: [404, 'No eligible release.'],
+  release_not_entitled: [403, 'The license is not entitled to this release.'],
+  release_product_not_entitled: [403, 'The release is not of the licensed product.'],
+  invalid_release_purpose: [400, 'Invalid release purpose.'],
+  invalid_release_date: [500, 'The stored release date is invalid.'],
+  release_not_found: [404, 'Release not found.'],
+  version_not_found: [404, 'Version not found.'],
+  release_not_published: [410, 'The release is not published.'],
+  release_withdrawn: [410, 'The release has been withdrawn.'],
+  artifact_not_found: [404, 'The package file is missing.'],
+  artifact_integrity_missing: [500, 'The package checksum is missing.'],
+  artifact_integrity_failed: [500, 'The package failed its integrity check.'],
+  source_still_public: [409, 'A public copy of the package still exists.'],
+  unsupported_storage_driver: [501, 'Unsupported storage driver.'],
+  updater_external_link_prohibited: [403, 'External releases are not served by the token route.'],
+  not_external_version: [400, 'The release is not an external link.'],
+  authentication_required: [401, 'Authentication required.'],
+  customer_not_entitled: [403, 'The customer has not purchased this product.'],
+  cross_product_artifact_prohibited: [403, 'The artifact belongs to another product.'],
+  unprotected_artifact_prohibited: [403, 'Unprotected artifacts cannot be used for a release.'],
+  // download token (spec 7.3)
+  download_override_rejected: [400, 'Only the token parameter is accepted.'],
+  missing_token: [400, 'The token parameter is required.'],
+  head_not_supported: [405, 'HEAD is not supported.'],
+  range_not_supported: [416, 'Range requests are not supported.'],
+  invalid_token: [403, 'The token is invalid.'],
+  token_binding_required: [403, 'The token lacks a complete binding.'],
+  token_expired: [403, 'The token has expired.'],
+  token_invalidated: [403, 'The token has been invalidated.'],
+  token_consumed: [403, 'The token has already been used.'],
+  software_product_unavailable: [403, 'The product is no longer available.'],
+  activation_inactive: [403, 'The bound activation is inactive.'],
+  activation_binding_changed: [403, 'The activation binding changed.'],
+  license_policy_changed: [403, 'The licensing policy changed.'],
+  release_binding_changed: [403, 'The release binding changed.'],
+  artifact_changed: [409, 'The package file changed.'],
+  token_generation_failed: [500, 'The download token could not be created.'],
+  token_write_failed: [500, 'The download token could not be stored.'],
+  invalid_prepared_download: [500, 'Invalid prepared download.'],
+  // licensing, OAuth, administration (spec 7.4)
+  missing_key: [400, 'license_key is required.'],
+  missing_license_key: [400, 'license_key is required.'],
+  missing_state: [400, 'state is required.'],
+  invalid_state: [400, 'The state is invalid or expired.'],
+  missing_identifier: [400, 'Give an activation_id or both domain and installation_id.'],
+  missing_return_url: [400, 'return_url is required.'],
+  invalid_return_url: [400, 'return_url must be on the requesting domain.'],
+  unauthorized: [403, 'You do not own this license.'],
+  activation_limit_reached: [403, 'The activation limit has been reached.'],
+  deactivation_disabled: [403, 'Customer deactivation is disabled.'],
+  not_found: [404, 'Not found.'],
+  license_not_found: [404, 'License not found.'],
+  no_activation: [404, 'No matching activation.'],
+  activation_transaction_failed: [500, 'Activation failed.'],
+  activation_read_failed: [500, 'Activation failed.'],
+  activation_write_failed: [500, 'Activation failed.'],
+  activation_commit_failed: [500, 'Activation failed.'],
+  deactivation_transaction_failed: [500, 'Deactivation failed.'],
+  deactivation_read_failed: [500, 'Deactivation failed.'],
+  deactivation_write_failed: [500, 'Deactivation failed.'],
+  deactivation_commit_failed: [500, 'Deactivation failed.'],
+  revoke_failed: [500, 'The revocation was not stored.'],
+  // storage and artifact deletion
+  deletion_preview_stale: [409, 'The deletion preview is stale.'],
+  deletion_confirmation_required: [400, 'The impact acknowledgement is required.'],
+  artifact_delete_in_progress: [409, 'The artifact is already being deleted.'],
+  artifact_not_available: [409, 'The artifact is not available.'],
+  cross_product_permission_denied: [403, 'No permission on an affected product.'],
+  storage_delete_unsupported: [501, 'The storage driver cannot delete.'],
+  storage_stat_unsupported: [501, 'The storage driver cannot stat.'],
+  storage_delete_failed: [500, 'The file could not be deleted.'],
+  invalid_driver_stat_contract: [500, 'Malformed storage stat.'],
+  invalid_driver_delete_contract: [500, 'Invalid storage deletion outcome.'],
+  missing_targets: [400, 'Give artifact_ids or release_ids.'],
+  max_targets_exceeded: [400, 'At most 100 targets.'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof catalogue;
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly data: Record<string, unknown> | undefined;
+  constructor(
+    readonly code: ErrorCode,
+    opts: { status?: number; message?: string; data?: Record<string, unknown> } = {},
+  ) {
+    super(opts.message ?? catalogue[code][1]);
+    this.status = opts.status ?? catalogue[code][0];
+    this.data = opts.data;
+  }
+
+  toBody() {
+    return { code: this.code, message: this.message, data: { status: this.status, ...this.data } };
+  }
+}
+
+export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(catalogue, code);
+export const statusOf = (code: ErrorCode): number => catalogue[code][0];

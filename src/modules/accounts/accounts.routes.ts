@@ -1,0 +1,132 @@
+import { Type } from 'typebox';
+import { requireAdmin, requireUser, SESSION_COOKIE } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import * as S from './accounts.schemas.js';
+import { type AccountsService, publicUser, SESSION_DAYS } from './accounts.service.js';
+
+export async function accountsRoutes(app: App, opts: { accounts: AccountsService; secureCookies: boolean }) {
+  const { accounts } = opts;
+  const cookieOptions = {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: opts.secureCookies,
+    maxAge: SESSION_DAYS * 86400,
+  };
+
+  app.post(
+    '/auth/login',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Sign in with email and password; sets the session cookie',
+        body: S.LoginBody,
+        response: { 200: S.SessionResponse, ...errors(400, 401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { user, sessionId, nonce } = await accounts.login(
+        request.body.email,
+        request.body.password,
+        request.ip,
+      );
+      reply.setCookie(SESSION_COOKIE, sessionId, cookieOptions);
+      return { user: publicUser(user), nonce };
+    },
+  );
+
+  app.post(
+    '/auth/logout',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'End the session',
+        response: { 200: Type.Object({ success: Type.Boolean() }) },
+      },
+    },
+    async (request, reply) => {
+      if (request.sessionId) await accounts.logout(request.sessionId);
+      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return { success: true };
+    },
+  );
+
+  app.get(
+    '/auth/me',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'The signed-in user and a fresh nonce',
+        response: { 200: S.SessionResponse, ...errors(401) },
+      },
+    },
+    async (request) => {
+      if (!request.user) throw new ApiError('rest_not_logged_in');
+      return { user: publicUser(request.user), nonce: request.sessionNonce ?? '' };
+    },
+  );
+
+  app.post(
+    '/users',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags: ['accounts'],
+        summary: 'Create a user (administrator)',
+        body: S.CreateUserBody,
+        response: { 201: S.User, ...errors(400, 401, 403, 409) },
+      },
+    },
+    async (request, reply) => {
+      const user = await accounts.createUser(request.body);
+      return reply.status(201).send(publicUser(user));
+    },
+  );
+
+  app.post(
+    '/users/me/application-passwords',
+    {
+      preHandler: requireUser,
+      schema: {
+        tags: ['accounts'],
+        summary: 'Create an application password for Basic auth; the password is shown only here',
+        body: S.AppPasswordBody,
+        response: { 201: S.AppPasswordCreated, ...errors(400, 401, 403) },
+      },
+    },
+    async (request, reply) =>
+      reply.status(201).send(await accounts.createAppPassword(request.user!.id, request.body.name)),
+  );
+
+  app.get(
+    '/users/me/application-passwords',
+    {
+      preHandler: requireUser,
+      schema: {
+        tags: ['accounts'],
+        summary: 'List application passwords (never the secrets)',
+        response: { 200: S.AppPasswordList, ...errors(401) },
+      },
+    },
+    async (request) => accounts.listAppPasswords(request.user!.id),
+  );
+
+  app.delete(
+    '/users/me/application-passwords/:uuid',
+    {
+      preHandler: requireUser,
+      schema: {
+        tags: ['accounts'],
+        summary: 'Revoke an application password',
+        params: Type.Object({ uuid: Type.String({ format: 'uuid' }) }),
+        response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(401, 404) },
+      },
+    },
+    async (request) => {
+      await accounts.deleteAppPassword(request.user!.id, request.params.uuid);
+      return { success: true };
+    },
+  );
+}

@@ -1,0 +1,51 @@
+import { Type } from 'typebox';
+import { Email, PlainText } from '../../http/schemas.js';
+
+export const User = Type.Object({
+  id: Type.Integer(),
+  email: Type.String(),
+  role: Type.Union([Type.Literal('administrator'), Type.Literal('customer')]),
+  first_name: Type.String(),
+  last_name: Type.String(),
+});
+
+export const LoginBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+export const SessionResponse = Type.Object({ user: User, nonce: Type.String() });
+
+export const CreateUserBody = Type.Object(
+  {
+    email: Email,
+    password: Type.String({ minLength: 8, maxLength: 1024 }),
+    role: Type.Optional(Type.Union([Type.Literal('administrator'), Type.Literal('customer')])),
+    first_name: Type.Optional(PlainText({ maxLength: 100 })),
+    last_name: Type.Optional(PlainText({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const AppPasswordBody = Type.Object(
+  { name: PlainText({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+
+export const AppPasswordCreated = Type.Object({
+  uuid: Type.String(),
+  name: Type.String(),
+  password: Type.String(),
+});
+
+export const AppPasswordList = Type.Array(
+  Type.Object({
+    uuid: Type.String(),
+    name: Type.String(),
+    created_at: Type.String(),
+    last_used_at: Type.Union([Type.String(), Type.Null()]),
+  }),
+);

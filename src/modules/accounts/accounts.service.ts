@@ -1,0 +1,195 @@
+import { type Clock, iso } from '../../clock.js';
+import { ApiError } from '../../http/errors.js';
+import type { RateCounter } from '../../http/rate-limit.js';
+import { randomHex, sha256, uuid } from '../../random.js';
+import type { AccountsRepository, UserRow } from './accounts.repository.js';
+import type { Role } from './accounts.tables.js';
+import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
+
+export interface AuthUser {
+  id: number;
+  email: string;
+  role: Role;
+  first_name: string;
+  last_name: string;
+}
+
+export const SESSION_DAYS = 7;
+const LOGIN_WINDOW = 15 * 60;
+const MAX_FAILS_PER_ACCOUNT = 5;
+const MAX_FAILS_PER_IP = 20;
+
+export const publicUser = (u: AuthUser) => ({
+  id: u.id,
+  email: u.email,
+  role: u.role,
+  first_name: u.first_name,
+  last_name: u.last_name,
+});
+
+export const normaliseEmail = (email: string) => email.trim().toLowerCase();
+
+export class AccountsService {
+  constructor(
+    private readonly repo: AccountsRepository,
+    private readonly clock: Clock,
+    private readonly rates: RateCounter,
+  ) {}
+
+  async createUser(input: {
+    email: string;
+    password: string;
+    role?: Role;
+    first_name?: string;
+    last_name?: string;
+  }): Promise<AuthUser> {
+    const row = await this.repo.insertUser({
+      email: normaliseEmail(input.email),
+      password_hash: await hashPassword(input.password),
+      role: input.role ?? 'customer',
+      first_name: input.first_name ?? '',
+      last_name: input.last_name ?? '',
+      now: iso(this.clock.now()),
+    });
+    if (!row) throw new ApiError('email_exists');
+    return toAuthUser(row);
+  }
+
+  /** Makes sure this administrator exists with this password (ADMIN_EMAIL / ADMIN_PASSWORD, `user:create`). */
+  async ensureAdministrator(email: string, password: string): Promise<AuthUser> {
+    const existing = await this.repo.findUserByEmail(normaliseEmail(email));
+    if (!existing) {
+      try {
+        return await this.createUser({ email, password, role: 'administrator' });
+      } catch (e) {
+        // Another process created it first; fall through and align its password and role.
+        if (!(e instanceof ApiError)) throw e;
+      }
+    }
+    const user = (await this.repo.findUserByEmail(normaliseEmail(email)))!;
+    if (!(await verifyPassword(password, user.password_hash)) || user.role !== 'administrator') {
+      await this.repo.updateUser(user.id, {
+        password_hash: await hashPassword(password),
+        role: 'administrator',
+        now: iso(this.clock.now()),
+      });
+    }
+    return { ...toAuthUser(user), role: 'administrator' };
+  }
+
+  /** Verifies credentials under per-account and per-IP throttling of failures. */
+  async login(
+    email: string,
+    password: string,
+    ip: string,
+  ): Promise<{ user: AuthUser; sessionId: string; nonce: string }> {
+    const normalised = normaliseEmail(email);
+    const accountBucket = `login:acct:${sha256(normalised)}`;
+    const ipBucket = `login:ip:${sha256(ip)}`;
+    const [acct, byIp] = await Promise.all([
+      this.rates.peek(accountBucket, LOGIN_WINDOW),
+      this.rates.peek(ipBucket, LOGIN_WINDOW),
+    ]);
+    if (acct.count >= MAX_FAILS_PER_ACCOUNT || byIp.count >= MAX_FAILS_PER_IP) {
+      throw new ApiError('too_many_login_attempts', {
+        data: { retry_after: Math.max(acct.retryAfter, byIp.retryAfter) },
+      });
+    }
+    const row = await this.repo.findUserByEmail(normalised);
+    const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
+    if (!row || !ok) {
+      await Promise.all([
+        this.rates.hit(accountBucket, LOGIN_WINDOW),
+        this.rates.hit(ipBucket, LOGIN_WINDOW),
+      ]);
+      throw new ApiError('invalid_credentials');
+    }
+    const user = toAuthUser(row);
+    return { user, ...(await this.startSession(user.id)) };
+  }
+
+  async startSession(userId: number): Promise<{ sessionId: string; nonce: string }> {
+    const sessionId = randomHex(32);
+    const nonce = randomHex(16);
+    const now = this.clock.now();
+    await this.repo.insertSession({
+      id_hash: sha256(sessionId),
+      user_id: userId,
+      nonce,
+      now: iso(now),
+      expires_at: iso(new Date(now.getTime() + SESSION_DAYS * 86400_000)),
+    });
+    if (Math.random() < 0.01) void this.repo.deleteExpiredSessions(iso(now)).catch(() => {});
+    return { sessionId, nonce };
+  }
+
+  async sessionUser(sessionId: string): Promise<{ user: AuthUser; nonce: string } | null> {
+    const row = await this.repo.findSession(sha256(sessionId), iso(this.clock.now()));
+    if (!row) return null;
+    const { nonce, ...user } = row;
+    return { user, nonce };
+  }
+
+  async logout(sessionId: string): Promise<void> {
+    await this.repo.deleteSession(sha256(sessionId));
+  }
+
+  /**
+   * Application passwords are 32 random bytes, so a fast SHA-256 is as safe as a slow hash
+   * and keeps Basic-authenticated automation cheap.
+   */
+  async createAppPassword(userId: number, name: string) {
+    const password = randomHex(24);
+    const id = uuid();
+    await this.repo.insertAppPassword({
+      uuid: id,
+      user_id: userId,
+      name,
+      password_hash: sha256(password),
+      now: iso(this.clock.now()),
+    });
+    return { uuid: id, name, password };
+  }
+
+  listAppPasswords(userId: number) {
+    return this.repo.listAppPasswords(userId);
+  }
+
+  async deleteAppPassword(userId: number, id: string): Promise<void> {
+    if (!(await this.repo.deleteAppPassword(userId, id))) throw new ApiError('not_found');
+  }
+
+  async basicUser(email: string, password: string, ip: string): Promise<AuthUser> {
+    const ipBucket = `basic:ip:${sha256(ip)}`;
+    const byIp = await this.rates.peek(ipBucket, LOGIN_WINDOW);
+    if (byIp.count >= MAX_FAILS_PER_IP) {
+      throw new ApiError('too_many_login_attempts', { data: { retry_after: byIp.retryAfter } });
+    }
+    const row = await this.repo.findAppPasswordUser(
+      normaliseEmail(email),
+      sha256(password.replace(/\s+/g, '')),
+    );
+    if (!row) {
+      await this.rates.hit(ipBucket, LOGIN_WINDOW);
+      throw new ApiError('invalid_credentials');
+    }
+    void this.repo.touchAppPassword(row.app_password_id, iso(this.clock.now())).catch(() => {});
+    const { app_password_id: _, ...user } = row;
+    return user;
+  }
+
+  async getUser(id: number): Promise<AuthUser | null> {
+    const row = await this.repo.findUserById(id);
+    return row ? toAuthUser(row) : null;
+  }
+}
+
+function toAuthUser(row: UserRow): AuthUser {
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    first_name: row.first_name,
+    last_name: row.last_name,
+  };
+}

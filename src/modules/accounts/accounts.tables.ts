@@ -1,0 +1,26 @@
+import type { Id } from '../../db/schema.js';
+
+export type Role = 'administrator' | 'customer';
+
+export interface AccountsTables {
+  users: {
+    id: Id;
+    email: string;
+    password_hash: string;
+    role: Role;
+    first_name: string;
+    last_name: string;
+    created_at: string;
+    updated_at: string;
+  };
+  sessions: { id_hash: string; user_id: number; nonce: string; created_at: string; expires_at: string };
+  application_passwords: {
+    id: Id;
+    uuid: string;
+    user_id: number;
+    name: string;
+    password_hash: string;
+    created_at: string;
+    last_used_at: string | null;
+  };
+}

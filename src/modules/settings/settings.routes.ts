@@ -1,0 +1,35 @@
+import { requireAdmin } from '../../http/auth.js';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { Settings, SettingsPatch } from './settings.schemas.js';
+import type { SettingsService } from './settings.service.js';
+
+export async function settingsRoutes(app: App, opts: { settings: SettingsService }) {
+  app.get(
+    '/settings',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags: ['settings'],
+        summary: 'Store settings',
+        response: { 200: Settings, ...errors(401, 403) },
+      },
+    },
+    () => opts.settings.get(),
+  );
+
+  app.patch(
+    '/settings',
+    {
+      preHandler: requireAdmin,
+      config: { validationCodes: { unknown: 'invalid_parameters' } },
+      schema: {
+        tags: ['settings'],
+        summary: 'Change any subset of the settings; answers the whole object',
+        body: SettingsPatch,
+        response: { 200: Settings, ...errors(400, 401, 403) },
+      },
+    },
+    (request) => opts.settings.update(request.body),
+  );
+}

@@ -1,0 +1,75 @@
+import { type Static, Type } from 'typebox';
+import { PlainText } from '../../http/schemas.js';
+
+const Decimal = Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,12})?$' });
+
+export const Currency = Type.Object(
+  {
+    code: Type.String({ pattern: '^[A-Z]{3}$' }),
+    symbol: PlainText({ minLength: 1, maxLength: 8 }),
+    decimals: Type.Integer({ minimum: 0, maximum: 4 }),
+    rate: Type.Union([Decimal, Type.Number({ exclusiveMinimum: 0 })]),
+    rate_updated_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+
+const properties = {
+  licensing_enabled: Type.Boolean(),
+  software_enabled: Type.Boolean(),
+  activation_mode: Type.Union([Type.Literal('simple'), Type.Literal('oauth')]),
+  default_activation_limit: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+  customer_deactivation_enabled: Type.Boolean(),
+  token_expiry: Type.Integer({ description: 'Download token lifetime in minutes, clamped 1 to 60' }),
+  rate_limit: Type.Integer({ description: 'Issuance requests a minute, clamped 1 to 100' }),
+  webhook_url: Type.Union([
+    Type.Literal(''),
+    Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 }),
+  ]),
+  webhook_secret: PlainText({ maxLength: 500 }),
+  coupons_enabled: Type.Boolean(),
+  auto_registration: Type.Boolean(),
+  captcha_provider: Type.Union([Type.Literal('none'), Type.Literal('turnstile'), Type.Literal('recaptcha')]),
+  captcha_site_key: PlainText({ maxLength: 500 }),
+  captcha_secret: PlainText({ maxLength: 500 }),
+  captcha_verify_url: Type.Union([
+    Type.Literal(''),
+    Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 }),
+  ]),
+  base_currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  currencies: Type.Array(Currency, { maxItems: 50 }),
+  currency_rate_max_age: Type.Integer({ minimum: 1, maximum: 31_536_000 }),
+  renewal_window_days: Type.Integer({ minimum: 0, maximum: 3650 }),
+  checkout_rate_limit: Type.Integer({ minimum: 1, maximum: 1000 }),
+  prices_include_tax: Type.Boolean(),
+};
+
+export const Settings = Type.Object(properties, { additionalProperties: false });
+export type Settings = Static<typeof Settings>;
+
+export const SettingsPatch = Type.Partial(Settings, { additionalProperties: false, minProperties: 0 });
+export type SettingsPatch = Static<typeof SettingsPatch>;
+
+export const DEFAULT_SETTINGS: Settings = {
+  licensing_enabled: true,
+  software_enabled: true,
+  activation_mode: 'simple',
+  default_activation_limit: 1,
+  customer_deactivation_enabled: true,
+  token_expiry: 5,
+  rate_limit: 10,
+  webhook_url: '',
+  webhook_secret: '',
+  coupons_enabled: true,
+  auto_registration: true,
+  captcha_provider: 'none',
+  captcha_site_key: '',
+  captcha_secret: '',
+  captcha_verify_url: '',
+  base_currency: 'USD',
+  currencies: [],
+  currency_rate_max_age: 86400,
+  renewal_window_days: 30,
+  checkout_rate_limit: 5,
+  prices_include_tax: false,
+};

@@ -1,0 +1,66 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { DEFAULT_SETTINGS, type Settings, type SettingsPatch } from './settings.schemas.js';
+
+const CAPTCHA_VERIFY_URLS: Record<string, string> = {
+  turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+  recaptcha: 'https://www.google.com/recaptcha/api/siteverify',
+};
+
+const clamp = (v: number, min: number, max: number) => Math.min(max, Math.max(min, v));
+
+/** Limits the specification fixes are applied on write, so every reader sees legal values. */
+function normalise(patch: SettingsPatch): SettingsPatch {
+  const out = { ...patch };
+  if (out.token_expiry !== undefined) out.token_expiry = clamp(out.token_expiry, 1, 60);
+  if (out.rate_limit !== undefined) out.rate_limit = clamp(out.rate_limit, 1, 100);
+  if (out.currencies) out.currencies = out.currencies.map((c) => ({ ...c, rate: String(c.rate) }));
+  return out;
+}
+
+/**
+ * Store settings, read by every module through this one service. Reads are cached for a second
+ * (other server processes see a change within that), and a write here clears the cache at once.
+ */
+export class SettingsService {
+  private cached: { at: number; value: Settings } | null = null;
+  static readonly CACHE_MS = 1000;
+
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async get(): Promise<Settings> {
+    const now = Date.now();
+    if (this.cached && now - this.cached.at < SettingsService.CACHE_MS) return this.cached.value;
+    const rows = await this.db.selectFrom('settings').select(['key', 'value']).execute();
+    const value: Settings = structuredClone(DEFAULT_SETTINGS);
+    for (const row of rows) {
+      if (Object.hasOwn(DEFAULT_SETTINGS, row.key))
+        (value as Record<string, unknown>)[row.key] = JSON.parse(row.value);
+    }
+    this.cached = { at: now, value };
+    return value;
+  }
+
+  /** The captcha verification endpoint: the configured one, else the provider's own. */
+  static captchaVerifyUrl(s: Settings): string {
+    return s.captcha_verify_url || CAPTCHA_VERIFY_URLS[s.captcha_provider] || '';
+  }
+
+  async update(patch: SettingsPatch): Promise<Settings> {
+    const entries = Object.entries(normalise(patch));
+    if (entries.length > 0) {
+      await this.db.transaction().execute(async (trx) => {
+        for (const [key, v] of entries) {
+          const value = JSON.stringify(v);
+          await trx
+            .insertInto('settings')
+            .values({ key, value })
+            .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+            .execute();
+        }
+      });
+    }
+    this.cached = null;
+    return this.get();
+  }
+}

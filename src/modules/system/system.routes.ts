@@ -1,0 +1,59 @@
+import { Type } from 'typebox';
+import type { TestClock } from '../../clock.js';
+import { rfc3339 } from '../../clock.js';
+import { requireAdmin } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+
+export async function systemRoutes(app: App, opts: { testClock: TestClock | null }) {
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Readiness: migrations are done',
+        response: { 200: Type.Object({ ok: Type.Boolean() }) },
+      },
+    },
+    async () => ({ ok: true }),
+  );
+
+  const Now = Type.Object({ now: Type.String({ format: 'date-time' }) });
+  const { testClock } = opts;
+  // Without TEST_CLOCK=1 the routes do not exist at all (404 rest_no_route), as CONTRACT §8 says.
+  if (!testClock) return;
+
+  app.get(
+    '/test-clock',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags: ['system'],
+        summary: 'Test clock (TEST_CLOCK=1 only)',
+        response: { 200: Now, ...errors(401, 403) },
+      },
+    },
+    async () => ({ now: rfc3339(testClock.now()) }),
+  );
+
+  app.post(
+    '/test-clock',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags: ['system'],
+        summary: 'Move the test clock forward',
+        body: Type.Object(
+          { advance_seconds: Type.Integer({ minimum: 0, maximum: 10 * 365 * 86400 }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Now, ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      if (!testClock) throw new ApiError('rest_no_route');
+      return { now: rfc3339(await testClock.advance(request.body.advance_seconds)) };
+    },
+  );
+}
