@@ -18,6 +18,7 @@ import { AccountsService } from './modules/accounts/accounts.service.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { systemRoutes } from './modules/system/system.routes.js';
+import { Outbox } from './modules/webhooks/outbox.js';
 
 /** Absolute URLs the service hands out; the origin is final only once the server listens. */
 export class PublicUrls {
@@ -35,6 +36,7 @@ export interface Services {
   rates: RateCounter;
   settings: SettingsService;
   accounts: AccountsService;
+  outbox: Outbox;
 }
 
 declare module 'fastify' {
@@ -91,14 +93,17 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   const rates = new RateCounter(database.db, clock);
   const settings = new SettingsService(database.db);
   const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
+  const urls = new PublicUrls(resolvePublicUrl(config, config.port));
+  const outbox = new Outbox(clock, () => `${urls.base}/licenses/validate`);
   const services: Services = {
     database,
     clock,
     testClock,
-    urls: new PublicUrls(resolvePublicUrl(config, config.port)),
+    urls,
     rates,
     settings,
     accounts,
+    outbox,
   };
   app.decorate('services', services);
 

@@ -1,6 +1,7 @@
 import type { Generated } from 'kysely';
 import type { AccountsTables } from '../modules/accounts/accounts.tables.js';
 import type { CatalogueTables } from '../modules/catalogue/catalogue.tables.js';
+import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
 /** Tables owned by no single domain. */
 export interface CoreTables {
@@ -10,6 +11,6 @@ export interface CoreTables {
 }
 
 /** The whole schema: each domain declares its own tables next to its repository. */
-export interface DB extends CoreTables, AccountsTables, CatalogueTables {}
+export interface DB extends CoreTables, AccountsTables, CatalogueTables, WebhooksTables {}
 
 export type Id = Generated<number>;

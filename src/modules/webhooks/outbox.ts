@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import { type Clock, iso, rfc3339 } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { uuid } from '../../random.js';
+import type { WebhookEventName } from './webhooks.tables.js';
+
+export interface EventData {
+  'license.revoked': { license_id: number };
+  'license.renewed': { license_id: number; subscription_id: number; order_id: number };
+  'subscription.status_changed': { subscription_id: number; status: string; reason: string };
+}
+
+/**
+ * The one way other modules emit a webhook: `record` writes the event row with the caller's
+ * transaction, so a committed change always has its event and a rolled-back one never does.
+ * The dispatcher delivers what is recorded here.
+ */
+export class Outbox {
+  constructor(
+    private readonly clock: Clock,
+    private readonly validationUrl: () => string,
+  ) {}
+
+  async record<E extends WebhookEventName>(trx: Kysely<DB>, event: E, data: EventData[E]): Promise<string> {
+    const now = this.clock.now();
+    const eventId = uuid();
+    // Numeric ids only: no license key ever enters a payload (spec 2.9).
+    const payload = JSON.stringify({
+      event_id: eventId,
+      event,
+      timestamp: rfc3339(now),
+      data,
+      authoritative_validation_url: this.validationUrl(),
+    });
+    await trx
+      .insertInto('webhook_events')
+      .values({
+        event_id: eventId,
+        event,
+        payload,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: iso(now),
+        created_at: iso(now),
+        updated_at: iso(now),
+      })
+      .execute();
+    return eventId;
+  }
+}
