@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => t.close());
+
+const get = () => t.app.inject({ method: 'GET', url: '/v1/settings', headers: t.adminAuth });
+const patch = (payload: unknown) =>
+  t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: t.adminAuth, payload: payload as object });
+
+describe('settings', () => {
+  it('answers every key with the contract defaults', async () => {
+    const res = await get();
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      licensing_enabled: true,
+      software_enabled: true,
+      activation_mode: 'simple',
+      default_activation_limit: 1,
+      customer_deactivation_enabled: true,
+      token_expiry: 5,
+      rate_limit: 10,
+      webhook_url: '',
+      webhook_secret: '',
+      coupons_enabled: true,
+      auto_registration: true,
+      captcha_provider: 'none',
+      captcha_site_key: '',
+      captcha_secret: '',
+      captcha_verify_url: '',
+      base_currency: 'USD',
+      currencies: [],
+      currency_rate_max_age: 86400,
+      renewal_window_days: 30,
+      checkout_rate_limit: 5,
+      prices_include_tax: false,
+    });
+  });
+
+  it('PATCH changes a subset, persists it, and answers the whole object', async () => {
+    const res = await patch({
+      activation_mode: 'oauth',
+      default_activation_limit: 3,
+      webhook_url: 'https://hooks.example.com/in',
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      activation_mode: 'oauth',
+      default_activation_limit: 3,
+      rate_limit: 10,
+    });
+    const row = await t.app.services.database.db
+      .selectFrom('settings')
+      .selectAll()
+      .where('key', '=', 'activation_mode')
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(row.value)).toBe('oauth');
+    expect((await get()).json().webhook_url).toBe('https://hooks.example.com/in');
+    await patch({ activation_mode: 'simple', default_activation_limit: 1, webhook_url: '' });
+  });
+
+  it('clamps token_expiry to 1..60 and rate_limit to 1..100 as the specification says', async () => {
+    expect((await patch({ token_expiry: 0, rate_limit: 1000 })).json()).toMatchObject({
+      token_expiry: 1,
+      rate_limit: 100,
+    });
+    expect((await patch({ token_expiry: 999, rate_limit: -4 })).json()).toMatchObject({
+      token_expiry: 60,
+      rate_limit: 1,
+    });
+    await patch({ token_expiry: 5, rate_limit: 10 });
+  });
+
+  it('stores currencies with their rate as a decimal string', async () => {
+    const res = await patch({
+      currencies: [
+        { code: 'EUR', symbol: '€', decimals: 2, rate: '0.9200', rate_updated_at: '2026-11-01T00:00:00Z' },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().currencies[0]).toMatchObject({ code: 'EUR', rate: '0.9200' });
+    await patch({ currencies: [] });
+  });
+
+  it.each([
+    [{ no_such_setting: true }, 'invalid_parameters'],
+    [{ licensing_enabled: 'yes' }, 'rest_invalid_param'],
+    [{ activation_mode: 'magic' }, 'rest_invalid_param'],
+    [{ token_expiry: '5' }, 'rest_invalid_param'],
+    [{ default_activation_limit: -1 }, 'rest_invalid_param'],
+    [{ webhook_url: 'javascript:alert(1)' }, 'rest_invalid_param'],
+    [{ webhook_url: `https://example.com/${'a'.repeat(10_000)}` }, 'rest_invalid_param'],
+    [{ webhook_secret: 'abc\r\nX-Injected: 1' }, 'rest_invalid_param'],
+    [{ base_currency: "US'; DROP TABLE settings; --" }, 'rest_invalid_param'],
+    [{ currencies: [{ code: 'EUR' }] }, 'rest_missing_param'],
+    [{ currencies: 'EUR' }, 'rest_invalid_param'],
+  ])('refuses %j with %s and changes nothing', async (payload, code) => {
+    const before = (await get()).json();
+    expectError(await patch(payload), 400, code);
+    expect((await get()).json()).toEqual(before);
+  });
+
+  it('is for administrators only', async () => {
+    const c = await createCustomer(t, 'settings-customer@example.com');
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/v1/settings', headers: c.headers }),
+      403,
+      'rest_forbidden',
+    );
+    expectError(await t.app.inject({ method: 'GET', url: '/v1/settings' }), 401, 'rest_not_logged_in');
+    expectError(
+      await t.app.inject({ method: 'PATCH', url: '/v1/settings', payload: { rate_limit: 5 } }),
+      401,
+      'rest_not_logged_in',
+    );
+  });
+});
