@@ -58,7 +58,9 @@ async function main(argv: string[]): Promise<number> {
     .where('role', '=', 'administrator')
     .executeTakeFirstOrThrow();
   if (Number(admins.n) === 0) {
-    console.log('no administrator yet: restart with ADMIN_EMAIL and ADMIN_PASSWORD set, or run `npm run user:create -- <email> <password>`');
+    console.log(
+      'no administrator yet: restart with ADMIN_EMAIL and ADMIN_PASSWORD set, or run `npm run user:create -- <email> <password>`',
+    );
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
