@@ -14,11 +14,23 @@ import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { AccountsRepository } from './modules/accounts/accounts.repository.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
+import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
+import { CatalogueService } from './modules/catalogue/catalogue.service.js';
 import { AccountsService } from './modules/accounts/accounts.service.js';
+import { activationRoutes } from './modules/licensing/activation.routes.js';
+import { ActivationService } from './modules/licensing/activation.service.js';
+import { LicenseRepository } from './modules/licensing/license.repository.js';
+import { licenseRoutes } from './modules/licensing/license.routes.js';
+import { LicenseService } from './modules/licensing/license.service.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { systemRoutes } from './modules/system/system.routes.js';
+import type { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { Outbox } from './modules/webhooks/outbox.js';
+import { listeningPort } from './modules/webhooks/target.js';
+import { createWebhooks, type WebhookTargetFilter } from './modules/webhooks/webhooks.module.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import type { WebhooksService } from './modules/webhooks/webhooks.service.js';
 
 /** Absolute URLs the service hands out; the origin is final only once the server listens. */
 export class PublicUrls {
@@ -36,7 +48,13 @@ export interface Services {
   rates: RateCounter;
   settings: SettingsService;
   accounts: AccountsService;
+  catalogue: CatalogueService;
   outbox: Outbox;
+  licenses: LicenseService;
+  activations: ActivationService;
+  webhooks: WebhooksService;
+  /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
+  dispatcher: WebhookDispatcher;
 }
 
 declare module 'fastify' {
@@ -48,6 +66,10 @@ declare module 'fastify' {
 export interface BuildOptions {
   /** Where log lines go (tests capture them); defaults to stdout. */
   logStream?: NodeJS.WritableStream;
+  /** Replaces the licensing repository (tests make one database step fail on purpose). */
+  licenseRepository?: LicenseRepository;
+  /** Overrides the webhook target (url, secret, previous secret) built from the settings: docs/webhooks.md. */
+  webhookTarget?: WebhookTargetFilter;
 }
 
 const TEST_CLOCK_KEY = 'test_clock_offset_ms';
@@ -93,8 +115,21 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   const rates = new RateCounter(database.db, clock);
   const settings = new SettingsService(database.db);
   const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
+  const catalogue = CatalogueService.create(database, clock, settings);
   const urls = new PublicUrls(resolvePublicUrl(config, config.port));
   const outbox = new Outbox(clock, () => `${urls.base}/licenses/validate`);
+  const licenseRepository = opts.licenseRepository ?? new LicenseRepository(database);
+  const licenses = new LicenseService(licenseRepository, clock, settings, outbox, accounts);
+  const activations = new ActivationService(licenseRepository, clock, settings);
+  const { webhooks, dispatcher } = createWebhooks({
+    database,
+    settings,
+    clock,
+    testClock,
+    log: app.log.child({ module: 'webhooks' }),
+    self: () => ({ origin: urls.origin, port: listeningPort(app.server) }),
+    filter: opts.webhookTarget,
+  });
   const services: Services = {
     database,
     clock,
@@ -103,7 +138,12 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     rates,
     settings,
     accounts,
+    catalogue,
     outbox,
+    licenses,
+    activations,
+    webhooks,
+    dispatcher,
   };
   app.decorate('services', services);
 
@@ -119,6 +159,9 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
   });
+  // Webhook delivery runs in every serving process; inject-only tests start it themselves.
+  app.addHook('onListen', async () => dispatcher.start());
+  app.addHook('onClose', async () => dispatcher.stop());
   await app.register(cookie);
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
   installAuth(app, accounts);
@@ -154,6 +197,10 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(systemRoutes, { testClock });
       await api.register(accountsRoutes, { accounts, secureCookies: config.publicUrl.startsWith('https:') });
       await api.register(settingsRoutes, { settings });
+      await api.register(activationRoutes, { activations });
+      await api.register(licenseRoutes, { licenses, activations });
+      await api.register(catalogueRoutes, { catalogue });
+      await api.register(webhooksRoutes, { webhooks });
     },
     { prefix: '/v1' },
   );

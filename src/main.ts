@@ -81,8 +81,9 @@ async function main(argv: string[]): Promise<number> {
       await database.close();
       resolve();
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    // Repeated signals while stopping are ignored; the 10-second cut-off bounds the wait.
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
   });
   return 0;
 }

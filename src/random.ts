@@ -5,6 +5,9 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 /** A URL-safe random secret of `bytes` bytes of entropy, hex-encoded (2 chars a byte). */
 export const randomHex = (bytes: number): string => randomBytes(bytes).toString('hex');
 
+/** `bytes` random bytes, for encodings other than hex (license keys). */
+export const randomBytesOf = (bytes: number): Buffer => randomBytes(bytes);
+
 export const uuid = (): string => randomUUID();
 
 export const sha256 = (value: string | Buffer): string => createHash('sha256').update(value).digest('hex');

@@ -1,6 +1,8 @@
 import type { Generated } from 'kysely';
 import type { AccountsTables } from '../modules/accounts/accounts.tables.js';
 import type { CatalogueTables } from '../modules/catalogue/catalogue.tables.js';
+import type { LicensingTables } from '../modules/licensing/licensing.tables.js';
+import type { SubscriptionsTables } from '../modules/subscriptions/subscriptions.tables.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
 /** Tables owned by no single domain. */
@@ -11,6 +13,12 @@ export interface CoreTables {
 }
 
 /** The whole schema: each domain declares its own tables next to its repository. */
-export interface DB extends CoreTables, AccountsTables, CatalogueTables, WebhooksTables {}
+export interface DB
+  extends CoreTables,
+    AccountsTables,
+    CatalogueTables,
+    WebhooksTables,
+    LicensingTables,
+    SubscriptionsTables {}
 
 export type Id = Generated<number>;

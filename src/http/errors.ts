@@ -29,6 +29,22 @@ const catalogue = {
   coupon_exists: [409, 'A coupon with this code already exists.'],
   gateway_not_found: [404, 'Payment gateway not found.'],
   invalid_filename_template: [400, 'The filename template must contain {version} and end in .zip.'],
+  invalid_slug: [400, 'The slug must be 1 to 100 characters of a-z, 0-9 and hyphens.'],
+  slug_taken: [409, 'Another published product already uses this slug.'],
+  invalid_amount: [400, 'The amount has more decimal places than its currency allows or is out of range.'],
+  variations_required: [400, 'A variable product needs at least one variation.'],
+  variations_not_allowed: [400, 'Only variable products have variations.'],
+  subscription_required: [400, 'A subscription product needs a subscription period and interval.'],
+  subscription_not_allowed: [400, 'Only subscription products have a subscription.'],
+  coupon_not_found: [404, 'Coupon not found.'],
+  invalid_currency: [400, 'Unknown currency code.'],
+  invalid_product_ids: [400, 'A listed product does not exist.'],
+  invalid_country: [400, 'Unknown ISO 3166-1 alpha-2 country code.'],
+  invalid_tax_rate: [400, 'The tax rate must be a decimal from 0 to 100 with at most 4 places.'],
+  tax_rate_not_found: [404, 'Tax rate not found.'],
+  shipping_zone_not_found: [404, 'Shipping zone not found.'],
+  // shared by catalogue policies and license snapshots
+  invalid_entitlement_policy: [400, 'The entitlement policy is invalid.'],
   // software preflight (spec 7.1)
   module_disabled: [503, 'Software distribution is disabled.'],
   missing_params: [400, 'Required parameters are missing.'],
@@ -117,6 +133,8 @@ const catalogue = {
   deactivation_write_failed: [500, 'Deactivation failed.'],
   deactivation_commit_failed: [500, 'Deactivation failed.'],
   revoke_failed: [500, 'The revocation was not stored.'],
+  license_key_exists: [409, 'A license with this key already exists.'],
+  oauth_unavailable: [501, 'Customer-approval (OAuth) activation is not available on this server yet.'],
   // storage and artifact deletion
   deletion_preview_stale: [409, 'The deletion preview is stale.'],
   deletion_confirmation_required: [400, 'The impact acknowledgement is required.'],
@@ -130,6 +148,8 @@ const catalogue = {
   invalid_driver_delete_contract: [500, 'Invalid storage deletion outcome.'],
   missing_targets: [400, 'Give artifact_ids or release_ids.'],
   max_targets_exceeded: [400, 'At most 100 targets.'],
+  // outbound webhooks
+  webhook_event_not_found: [404, 'Webhook event not found.'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof catalogue;

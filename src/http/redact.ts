@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 
 /** Query parameters whose values are secrets: never written to a log line. */
-const SECRET_PARAMS = /([?&](?:token|key|license_key|activation_token|state|nonce|password|secret)=)[^&#]*/gi;
+// `search` too: an administrator searches licenses by key (GET /licenses?search=).
+const SECRET_PARAMS =
+  /([?&](?:token|key|license_key|activation_token|state|nonce|password|secret|search)=)[^&#]*/gi;
 
 export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1[REDACTED]');
 

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -46,16 +47,41 @@ describe('the server process', () => {
 
   it('finishes an in-flight request before exiting on SIGTERM', async () => {
     const server = await startServer(await serverEnv());
-    // A login costs a scrypt derivation: it is still running when the signal arrives.
-    const pending = fetch(`${server.url}/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'root@example.com', password: 'server-test-pw' }),
+    const body = JSON.stringify({ email: 'root@example.com', password: 'server-test-pw' });
+    const { port } = new URL(server.url);
+    // Send half the request, signal the server, then send the rest: the request is provably in flight.
+    let stopped: Promise<number | null> = Promise.resolve(null);
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/auth/login',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => {
+            text += d;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      req.on('socket', (socket) =>
+        socket.on('connect', async () => {
+          await new Promise((r) => setTimeout(r, 200));
+          stopped = server.stop();
+          await new Promise((r) => setTimeout(r, 200));
+          req.end(body.slice(10));
+        }),
+      );
     });
-    await new Promise((r) => setTimeout(r, 5));
-    const stopped = server.stop();
-    const res = await pending;
+    const res = await response;
     expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).user.email).toBe('root@example.com');
     expect(await stopped).toBe(0);
   });
 

@@ -8,6 +8,8 @@ export interface ServerProcess {
   pid: number;
   output(): string;
   stop(): Promise<number | null>;
+  /** Sends `signal` (e.g. SIGKILL to simulate a crash) and resolves once the process is gone. */
+  kill(signal: NodeJS.Signals): Promise<void>;
 }
 
 /**
@@ -58,6 +60,12 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
         if (child.exitCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill('SIGTERM');
+      }),
+    kill: (signal) =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
       }),
   };
 }

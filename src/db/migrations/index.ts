@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../database.js';
 import * as m2026112201 from './2026112201_foundation.js';
 import * as m2026112202 from './2026112202_webhook_outbox.js';
+import * as m2026112204 from './2026112204_licensing.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -10,4 +11,5 @@ export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<v
 export const migrations: Record<string, MigrationModule> = {
   '2026112201_foundation': m2026112201,
   '2026112202_webhook_outbox': m2026112202,
+  '2026112204_licensing': m2026112204,
 };

@@ -10,6 +10,19 @@ export interface EventData {
   'subscription.status_changed': { subscription_id: number; status: string; reason: string };
 }
 
+/** The only fields each event's data may carry: numeric ids and status text, never a license key. */
+const DATA_FIELDS: { [E in WebhookEventName]: ReadonlyArray<keyof EventData[E]> } = {
+  'license.revoked': ['license_id'],
+  'license.renewed': ['license_id', 'subscription_id', 'order_id'],
+  'subscription.status_changed': ['subscription_id', 'status', 'reason'],
+};
+
+function onlyAllowed<E extends WebhookEventName>(event: E, data: EventData[E]): EventData[E] {
+  const out: Partial<EventData[E]> = {};
+  for (const field of DATA_FIELDS[event]) out[field] = data[field];
+  return out as EventData[E];
+}
+
 /**
  * The one way other modules emit a webhook: `record` writes the event row with the caller's
  * transaction, so a committed change always has its event and a rolled-back one never does.
@@ -24,12 +37,12 @@ export class Outbox {
   async record<E extends WebhookEventName>(trx: Kysely<DB>, event: E, data: EventData[E]): Promise<string> {
     const now = this.clock.now();
     const eventId = uuid();
-    // Numeric ids only: no license key ever enters a payload (spec 2.9).
+    // Numeric ids only: no license key ever enters a payload (spec 2.9), whatever a caller passes.
     const payload = JSON.stringify({
       event_id: eventId,
       event,
       timestamp: rfc3339(now),
-      data,
+      data: onlyAllowed(event, data),
       authoritative_validation_url: this.validationUrl(),
     });
     await trx

@@ -1,7 +1,8 @@
 import type { Id } from '../../db/schema.js';
 
 export type WebhookEventName = 'license.renewed' | 'license.revoked' | 'subscription.status_changed';
-export type WebhookEventStatus = 'pending' | 'delivered' | 'abandoned';
+/** `skipped`: due while delivery was off (webhook_url empty); never sent unless redelivered. */
+export type WebhookEventStatus = 'pending' | 'delivered' | 'abandoned' | 'skipped';
 
 export interface WebhooksTables {
   webhook_events: {

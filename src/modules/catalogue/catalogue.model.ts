@@ -1,0 +1,201 @@
+import type { Selectable } from 'kysely';
+import { ApiError } from '../../http/errors.js';
+import type { EntitlementPolicyInput } from './catalogue.schemas.js';
+import type { CatalogueTables } from './catalogue.tables.js';
+import { fromMinor } from './money.js';
+
+/** The typed product other modules read through CatalogueService, and the pure rules about it. */
+
+export type ProductType = 'simple' | 'variable' | 'subscription' | 'variable-subscription';
+export type StorageDriver = '' | 'local' | 'local_encrypted' | 'external';
+
+export interface EntitlementPolicy {
+  usage: { mode: 'lifetime' | 'days' | 'subscription'; days?: number };
+  updates: { mode: 'license' | 'days'; days?: number };
+  support: { mode: 'unspecified' | 'days'; days?: number };
+  historical_downloads: boolean;
+}
+
+export interface Variation {
+  id: number;
+  product_id: number;
+  name: string;
+  /** Decimal string in the base currency, e.g. "49.00". */
+  price: string;
+  price_minor: number;
+  attributes: Record<string, string>;
+  /** null inherits the parent product's limit; 0 is unlimited. */
+  activation_limit: number | null;
+  stock_quantity: number | null;
+  entitlement_policy: EntitlementPolicy | null;
+}
+
+export interface Product {
+  id: number;
+  name: string;
+  status: 'publish' | 'draft';
+  type: ProductType;
+  price: string;
+  price_minor: number;
+  virtual: boolean;
+  stock_quantity: number | null;
+  /** Stored as given; only the exact string "no" makes the product public (spec 1). */
+  licensing_enabled: string | null;
+  /** null follows the global default; 0 is unlimited. */
+  activation_limit: number | null;
+  activation_mode: 'simple' | 'oauth' | null;
+  subscription: { period: 'day' | 'week' | 'month' | 'year'; interval: number } | null;
+  entitlement_policy: EntitlementPolicy | null;
+  variations: Variation[];
+  slug: string | null;
+  /** The effective template: the stored one, else DEFAULT_FILENAME_TEMPLATE. */
+  filename_template: string;
+  /** "" = automatic. */
+  storage_driver: StorageDriver;
+  /** "yes" only when explicitly enabled (spec 2.4); anything else reads as "no". */
+  software_enabled: 'yes' | 'no';
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SoftwareConfig {
+  product_id: number;
+  slug: string | null;
+  filename_template: string;
+  storage_driver: StorageDriver;
+  licensing_enabled: string | null;
+  software_enabled: 'yes' | 'no';
+}
+
+export type ProductRow = Selectable<CatalogueTables['products']>;
+export type VariationRow = Selectable<CatalogueTables['product_variations']>;
+
+export const DEFAULT_FILENAME_TEMPLATE = '{slug}-{version}.zip';
+
+export const isVariableType = (type: string): boolean =>
+  type === 'variable' || type === 'variable-subscription';
+export const isSubscriptionType = (type: string): boolean =>
+  type === 'subscription' || type === 'variable-subscription';
+
+/** Fail-closed classification (spec 1): missing or any other value means protected. */
+export const isPublicProduct = (p: Pick<Product, 'licensing_enabled'>): boolean =>
+  p.licensing_enabled === 'no';
+
+export const isSoftwareEnabled = (p: Pick<Product, 'software_enabled'>): boolean =>
+  p.software_enabled === 'yes';
+
+/** Spec 2.1: the variation's own limit, else the product's, else the global default; 0 = unlimited. */
+export function resolveActivationLimit(
+  product: Pick<Product, 'activation_limit'>,
+  variation: Pick<Variation, 'activation_limit'> | null,
+  globalDefault: number,
+): number {
+  return variation?.activation_limit ?? product.activation_limit ?? globalDefault;
+}
+
+const MAX_DAYS = 36500;
+
+/**
+ * Normalises a policy to its full stored form. `days` is required (1 to 36500) exactly when the
+ * mode is `days`, and refused otherwise, so a stored snapshot never carries an ignored number.
+ */
+export function normalisePolicy(input: EntitlementPolicyInput, field: string): EntitlementPolicy {
+  const support = input.support ?? { mode: 'unspecified' as const };
+  const parts = { usage: input.usage, updates: input.updates, support };
+  for (const [name, part] of Object.entries(parts)) {
+    const needsDays = part.mode === 'days';
+    const ok = needsDays
+      ? part.days !== undefined && part.days >= 1 && part.days <= MAX_DAYS
+      : part.days === undefined;
+    if (!ok) {
+      throw new ApiError('invalid_entitlement_policy', {
+        data: {
+          params: { [`${field}.${name}.days`]: needsDays ? 'required, 1 to 36500' : 'only with mode days' },
+        },
+      });
+    }
+  }
+  return {
+    usage: pick(input.usage),
+    updates: pick(input.updates),
+    support: pick(support),
+    historical_downloads: input.historical_downloads ?? false,
+  };
+}
+
+function pick<T extends { mode: string; days?: number }>(part: T): T {
+  return (part.days === undefined ? { mode: part.mode } : { mode: part.mode, days: part.days }) as T;
+}
+
+/**
+ * A filename template renders release file names, so it may only produce a plain file name:
+ * `{slug}` and `{version}` placeholders, literal `[A-Za-z0-9._-]`, `{version}` present, `.zip`
+ * at the end, no path separators, no `..`, no leading dot.
+ */
+export function validateFilenameTemplate(template: string): void {
+  const literal = template.replaceAll('{slug}', '').replaceAll('{version}', '');
+  const ok =
+    template.includes('{version}') &&
+    template.endsWith('.zip') &&
+    template.length <= 200 &&
+    !template.startsWith('.') &&
+    !template.includes('..') &&
+    /^[A-Za-z0-9._-]*$/.test(literal);
+  if (!ok) throw new ApiError('invalid_filename_template');
+}
+
+const parsePolicy = (text: string | null): EntitlementPolicy | null =>
+  text === null ? null : (JSON.parse(text) as EntitlementPolicy);
+
+export function toVariation(row: VariationRow, decimals: number): Variation {
+  return {
+    id: row.id,
+    product_id: row.product_id,
+    name: row.name,
+    price: fromMinor(Number(row.price_minor), decimals),
+    price_minor: Number(row.price_minor),
+    attributes: JSON.parse(row.attributes) as Record<string, string>,
+    activation_limit: row.activation_limit,
+    stock_quantity: row.stock_quantity,
+    entitlement_policy: parsePolicy(row.entitlement_policy),
+  };
+}
+
+export function toProduct(row: ProductRow, variations: VariationRow[], decimals: number): Product {
+  const { product_id: _, ...software } = toSoftwareConfig(row);
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status as Product['status'],
+    type: row.type as ProductType,
+    price: fromMinor(Number(row.price_minor), decimals),
+    price_minor: Number(row.price_minor),
+    virtual: row.virtual === 1,
+    stock_quantity: row.stock_quantity,
+    activation_limit: row.activation_limit,
+    activation_mode: row.activation_mode as Product['activation_mode'],
+    subscription:
+      row.subscription_period && row.subscription_interval !== null
+        ? {
+            period: row.subscription_period as NonNullable<Product['subscription']>['period'],
+            interval: row.subscription_interval,
+          }
+        : null,
+    entitlement_policy: parsePolicy(row.entitlement_policy),
+    variations: variations.map((v) => toVariation(v, decimals)),
+    ...software,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export function toSoftwareConfig(row: ProductRow): SoftwareConfig {
+  return {
+    product_id: row.id,
+    slug: row.slug,
+    filename_template: row.filename_template ?? DEFAULT_FILENAME_TEMPLATE,
+    storage_driver: (row.storage_driver ?? '') as StorageDriver,
+    licensing_enabled: row.licensing_enabled,
+    software_enabled: row.software_enabled === 'yes' ? 'yes' : 'no',
+  };
+}

@@ -1,0 +1,125 @@
+import { Type } from 'typebox';
+import { requireAdmin } from '../../http/auth.js';
+import { errors, IdParams } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import {
+  ProductCreateBody,
+  ProductIdParams,
+  ProductListQuery,
+  ProductPatchBody,
+  ProductResponse,
+  SoftwareConfigBody,
+  SoftwareConfigResponse,
+} from './catalogue.schemas.js';
+import type { CatalogueService } from './catalogue.service.js';
+import { couponsRoutes } from './coupons.routes.js';
+import { gatewaysRoutes } from './gateways.routes.js';
+import { paginate } from './pagination.js';
+import { shippingRoutes } from './shipping.routes.js';
+import { taxRoutes } from './tax.routes.js';
+
+const tags = ['catalogue'];
+
+// Every catalogue route checks the administrator in preValidation, before the body is validated,
+// so a caller without the right learns nothing about the shapes it would need.
+
+export async function catalogueRoutes(app: App, opts: { catalogue: CatalogueService }) {
+  const { catalogue } = opts;
+
+  app.post(
+    '/products',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: 'Create a product with its variations',
+        body: ProductCreateBody,
+        response: { 201: ProductResponse, ...errors(400, 401, 403) },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await catalogue.createProduct(request.body)),
+  );
+
+  app.get(
+    '/products',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: 'List products, newest first; X-WP-Total and X-WP-TotalPages carry the totals',
+        querystring: ProductListQuery,
+        response: { 200: Type.Array(ProductResponse), ...errors(400, 401, 403) },
+      },
+    },
+    async (request, reply) =>
+      paginate(reply, await catalogue.listProducts(request.query), request.query.per_page),
+  );
+
+  app.get(
+    '/products/:id',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: 'One product with its variations',
+        params: IdParams,
+        response: { 200: ProductResponse, ...errors(400, 401, 403, 404) },
+      },
+    },
+    (request) => catalogue.requireProduct(request.params.id),
+  );
+
+  app.patch(
+    '/products/:id',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: 'Change product fields; `variations`, when sent, is the complete new list',
+        params: IdParams,
+        body: ProductPatchBody,
+        response: { 200: ProductResponse, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    (request) => catalogue.updateProduct(request.params.id, request.body),
+  );
+
+  app.get(
+    '/software/products/:product_id/config',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: "A product's software configuration",
+        params: ProductIdParams,
+        response: { 200: SoftwareConfigResponse, ...errors(400, 401, 403, 404) },
+      },
+    },
+    (request) => catalogue.getSoftwareConfig(request.params.product_id),
+  );
+
+  app.post(
+    '/software/products/:product_id/config',
+    {
+      preValidation: requireAdmin,
+      config: {
+        validationCodes: {
+          invalid: { slug: 'invalid_slug', filename_template: 'invalid_filename_template' },
+        },
+      },
+      schema: {
+        tags,
+        summary: 'Update slug, filename template, storage driver, licensing and software-enabled policy',
+        params: ProductIdParams,
+        body: SoftwareConfigBody,
+        response: { 200: SoftwareConfigResponse, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    (request) => catalogue.updateSoftwareConfig(request.params.product_id, request.body),
+  );
+
+  await couponsRoutes(app, { coupons: catalogue.coupons });
+  await taxRoutes(app, { tax: catalogue.taxRates });
+  await shippingRoutes(app, { shipping: catalogue.shipping });
+  await gatewaysRoutes(app, { gateways: catalogue.gateways });
+}

@@ -1,0 +1,193 @@
+import { type Static, type TSchema, Type } from 'typebox';
+import { PlainText } from '../../http/schemas.js';
+
+/** Shapes shared by the catalogue's resources. */
+
+/** A non-negative decimal amount as text ("49.00"); the currency's own decimals are checked later. */
+export const Money = Type.String({ pattern: '^\\d{1,9}(\\.\\d{1,6})?$', maxLength: 16 });
+
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+export const PRODUCT_TYPES = ['simple', 'variable', 'subscription', 'variable-subscription'] as const;
+export const ProductType = Type.Enum(PRODUCT_TYPES);
+export const ProductStatus = Type.Enum(['publish', 'draft']);
+export const ActivationMode = Type.Enum(['simple', 'oauth']);
+export const StorageDriver = Type.Enum(['', 'local', 'local_encrypted', 'external']);
+
+/** Days are range-checked by the service, so a bad value gets `invalid_entitlement_policy`. */
+const Days = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
+
+export const EntitlementPolicy = Type.Object(
+  {
+    usage: Type.Object(
+      { mode: Type.Enum(['lifetime', 'days', 'subscription']), days: Type.Optional(Days) },
+      { additionalProperties: false },
+    ),
+    updates: Type.Object(
+      { mode: Type.Enum(['license', 'days']), days: Type.Optional(Days) },
+      { additionalProperties: false },
+    ),
+    support: Type.Optional(
+      Type.Object(
+        { mode: Type.Enum(['unspecified', 'days']), days: Type.Optional(Days) },
+        { additionalProperties: false },
+      ),
+    ),
+    historical_downloads: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type EntitlementPolicyInput = Static<typeof EntitlementPolicy>;
+
+export const Subscription = Type.Object(
+  {
+    period: Type.Enum(['day', 'week', 'month', 'year']),
+    interval: Type.Integer({ minimum: 1, maximum: 1000 }),
+  },
+  { additionalProperties: false },
+);
+
+/** Attribute name -> value, e.g. {"Sites": "5"}; plain text both sides. */
+export const Attributes = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  maxProperties: 20,
+  propertyNames: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*$' },
+  additionalProperties: PlainText({ maxLength: 200 }),
+});
+
+const ActivationLimit = Type.Integer({ minimum: 0, maximum: 1_000_000 });
+const Stock = Type.Integer({ minimum: 0, maximum: 1_000_000_000 });
+
+const variationFields = {
+  name: PlainText({ minLength: 1, maxLength: 200 }),
+  price: Money,
+  attributes: Type.Optional(Attributes),
+  // "" and null both mean "inherit the parent's limit" (spec 2.1); 0 is unlimited.
+  activation_limit: Type.Optional(Type.Union([ActivationLimit, Type.Literal(''), Type.Null()])),
+  stock_quantity: Type.Optional(Nullable(Stock)),
+  entitlement_policy: Type.Optional(Nullable(EntitlementPolicy)),
+};
+export const VariationInput = Type.Object(variationFields, { additionalProperties: false });
+export type VariationInput = Static<typeof VariationInput>;
+
+/** In a PATCH, a variation with `id` replaces that variation; without, it is added. */
+export const VariationPatchInput = Type.Object(
+  { id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })), ...variationFields },
+  { additionalProperties: false },
+);
+export type VariationPatchInput = Static<typeof VariationPatchInput>;
+
+const productFields = {
+  name: PlainText({ minLength: 1, maxLength: 200 }),
+  status: Type.Optional(ProductStatus),
+  type: Type.Optional(ProductType),
+  price: Type.Optional(Money),
+  virtual: Type.Optional(Type.Boolean()),
+  stock_quantity: Type.Optional(Nullable(Stock)),
+  licensing_enabled: Type.Optional(Nullable(PlainText({ maxLength: 100 }))),
+  activation_limit: Type.Optional(Nullable(ActivationLimit)),
+  activation_mode: Type.Optional(Nullable(ActivationMode)),
+  subscription: Type.Optional(Nullable(Subscription)),
+  entitlement_policy: Type.Optional(Nullable(EntitlementPolicy)),
+};
+
+// No `default` keywords: the validator would insert them into PATCH bodies too; the service applies defaults.
+export const ProductCreateBody = Type.Object(
+  { ...productFields, variations: Type.Optional(Type.Array(VariationInput, { maxItems: 100 })) },
+  { additionalProperties: false },
+);
+export type ProductCreateBody = Static<typeof ProductCreateBody>;
+
+export const ProductPatchBody = Type.Object(
+  {
+    ...productFields,
+    name: Type.Optional(productFields.name),
+    variations: Type.Optional(Type.Array(VariationPatchInput, { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+export type ProductPatchBody = Static<typeof ProductPatchBody>;
+
+const PolicyOut = Type.Object({
+  usage: Type.Object({ mode: Type.String(), days: Type.Optional(Type.Integer()) }),
+  updates: Type.Object({ mode: Type.String(), days: Type.Optional(Type.Integer()) }),
+  support: Type.Object({ mode: Type.String(), days: Type.Optional(Type.Integer()) }),
+  historical_downloads: Type.Boolean(),
+});
+
+export const VariationResponse = Type.Object({
+  id: Type.Integer(),
+  product_id: Type.Integer(),
+  name: Type.String(),
+  price: Type.String(),
+  attributes: Type.Unsafe<Record<string, string>>({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+  }),
+  activation_limit: Nullable(Type.Integer()),
+  stock_quantity: Nullable(Type.Integer()),
+  entitlement_policy: Nullable(PolicyOut),
+});
+
+const softwareFields = {
+  slug: Nullable(Type.String()),
+  filename_template: Type.String(),
+  storage_driver: Type.String(),
+  licensing_enabled: Nullable(Type.String()),
+  software_enabled: Type.String(),
+};
+
+export const ProductResponse = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  status: Type.String(),
+  type: Type.String(),
+  price: Type.String(),
+  virtual: Type.Boolean(),
+  stock_quantity: Nullable(Type.Integer()),
+  activation_limit: Nullable(Type.Integer()),
+  activation_mode: Nullable(Type.String()),
+  subscription: Nullable(Type.Object({ period: Type.String(), interval: Type.Integer() })),
+  entitlement_policy: Nullable(PolicyOut),
+  variations: Type.Array(VariationResponse),
+  ...softwareFields,
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+const pageFields = {
+  page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+};
+/** For routes that take no query parameters: anything sent is refused, not ignored. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+export const PageQuery = Type.Object(pageFields, { additionalProperties: false });
+export type PageQuery = Static<typeof PageQuery>;
+
+export const ProductListQuery = Type.Object(
+  {
+    ...pageFields,
+    status: Type.Optional(ProductStatus),
+    type: Type.Optional(ProductType),
+    search: Type.Optional(PlainText({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type ProductListQuery = Static<typeof ProductListQuery>;
+
+export const ProductIdParams = Type.Object({ product_id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+
+export const SoftwareConfigBody = Type.Object(
+  {
+    slug: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,100}$' })),
+    filename_template: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    storage_driver: Type.Optional(StorageDriver),
+    licensing_enabled: Type.Optional(Nullable(PlainText({ maxLength: 100 }))),
+    software_enabled: Type.Optional(Type.Enum(['yes', 'no'])),
+  },
+  { additionalProperties: false },
+);
+export type SoftwareConfigBody = Static<typeof SoftwareConfigBody>;
+
+export const SoftwareConfigResponse = Type.Object({ product_id: Type.Integer(), ...softwareFields });

@@ -1,0 +1,242 @@
+import { type Clock, iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/errors.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import {
+  checkShape,
+  checkVariationIds,
+  productColumns,
+  storedSubscription,
+  variationColumns,
+} from './catalogue.input.js';
+import {
+  isVariableType,
+  type Product,
+  type ProductRow,
+  type SoftwareConfig,
+  toProduct,
+  toSoftwareConfig,
+  toVariation,
+  type Variation,
+  validateFilenameTemplate,
+} from './catalogue.model.js';
+import { CatalogueRepository, type ProductInsert } from './catalogue.repository.js';
+import type {
+  ProductCreateBody,
+  ProductListQuery,
+  ProductPatchBody,
+  SoftwareConfigBody,
+} from './catalogue.schemas.js';
+import { CouponsRepository } from './coupons.repository.js';
+import { CouponsService } from './coupons.service.js';
+import { GatewaysRepository } from './gateways.repository.js';
+import { GatewaysService } from './gateways.service.js';
+import { currencyDecimals } from './money.js';
+import { ShippingRepository } from './shipping.repository.js';
+import { ShippingService } from './shipping.service.js';
+import { TaxRepository } from './tax.repository.js';
+import { TaxService } from './tax.service.js';
+
+export interface CatalogueParts {
+  coupons: CouponsService;
+  taxRates: TaxService;
+  shipping: ShippingService;
+  gateways: GatewaysService;
+}
+
+/**
+ * Products, variations and their software configuration; the one door other modules (licensing,
+ * releases, cart) use to read the catalogue. Coupons, tax rates, shipping zones and gateways hang
+ * off it as `parts` so the application wires one service.
+ */
+export class CatalogueService {
+  readonly coupons: CouponsService;
+  readonly taxRates: TaxService;
+  readonly shipping: ShippingService;
+  readonly gateways: GatewaysService;
+
+  constructor(
+    private readonly repo: CatalogueRepository,
+    private readonly clock: Clock,
+    private readonly settings: SettingsService,
+    parts: CatalogueParts,
+  ) {
+    this.coupons = parts.coupons;
+    this.taxRates = parts.taxRates;
+    this.shipping = parts.shipping;
+    this.gateways = parts.gateways;
+  }
+
+  static create(database: Database, clock: Clock, settings: SettingsService): CatalogueService {
+    const repo = new CatalogueRepository(database.db, database.dialect);
+    return new CatalogueService(repo, clock, settings, {
+      coupons: new CouponsService(new CouponsRepository(database.db), repo, clock, settings),
+      taxRates: new TaxService(new TaxRepository(database.db)),
+      shipping: new ShippingService(new ShippingRepository(database.db), settings),
+      gateways: new GatewaysService(new GatewaysRepository(database.db)),
+    });
+  }
+
+  // ---- reads for other modules ----
+
+  async getProduct(id: number): Promise<Product | null> {
+    const row = await this.repo.findProduct(id);
+    return row ? (await this.hydrate([row]))[0]! : null;
+  }
+
+  async getVariation(id: number): Promise<Variation | null> {
+    const row = await this.repo.findVariation(id);
+    return row ? toVariation(row, await this.baseDecimals()) : null;
+  }
+
+  /** Every published product using the slug; more than one is the caller's `software_slug_ambiguous`. */
+  async findPublishedBySlug(slug: string): Promise<Product[]> {
+    return this.hydrate(await this.repo.findPublishedBySlug(slug));
+  }
+
+  // ---- administration ----
+
+  async requireProduct(id: number): Promise<Product> {
+    const product = await this.getProduct(id);
+    if (!product) throw new ApiError('product_not_found');
+    return product;
+  }
+
+  async listProducts(q: ProductListQuery): Promise<{ items: Product[]; total: number }> {
+    const filter = { status: q.status, type: q.type, search: q.search };
+    const [rows, total] = await Promise.all([
+      this.repo.listProducts(filter, q.per_page, (q.page - 1) * q.per_page),
+      this.repo.countProducts(filter),
+    ]);
+    return { items: await this.hydrate(rows), total };
+  }
+
+  async createProduct(input: ProductCreateBody): Promise<Product> {
+    const decimals = await this.baseDecimals();
+    const type = input.type ?? 'simple';
+    const variations = input.variations ?? [];
+    checkShape(type, variations.length, input.subscription ?? null);
+    // A variable product's own price is optional: its variations carry the prices.
+    if (input.price === undefined && !isVariableType(type)) {
+      throw new ApiError('rest_missing_param', { data: { params: { price: 'required' } } });
+    }
+    const columns = productColumns(
+      { status: 'publish', virtual: true, price: '0', ...input, type },
+      decimals,
+    );
+    const rows = variations.map((v, i) => variationColumns(v, decimals, `variations.${i}`));
+    const now = iso(this.clock.now());
+    const id = await this.repo.transaction(async (repo) => {
+      // The defaults above guarantee every NOT NULL column is present.
+      const product = await repo.insertProduct({
+        ...(columns as ProductInsert),
+        created_at: now,
+        updated_at: now,
+      });
+      for (const [i, v] of rows.entries()) {
+        await repo.insertVariation({
+          ...v,
+          product_id: product.id,
+          position: i,
+          created_at: now,
+          updated_at: now,
+        });
+      }
+      return product.id;
+    });
+    return this.requireProduct(id);
+  }
+
+  /**
+   * Changes the given fields. `variations`, when present, is the complete new list: an entry with
+   * `id` replaces that variation (keeping its id), one without is added, and any variation left
+   * out is removed. Everything is checked before anything is written.
+   */
+  async updateProduct(id: number, patch: ProductPatchBody): Promise<Product> {
+    const decimals = await this.baseDecimals();
+    const columns = productColumns(patch, decimals);
+    const incoming = patch.variations?.map((v, i) => ({
+      id: v.id,
+      values: variationColumns(v, decimals, `variations.${i}`),
+    }));
+    const now = iso(this.clock.now());
+    await this.repo.transaction(async (repo) => {
+      const row = await repo.findProduct(id);
+      if (!row) throw new ApiError('product_not_found');
+      const existing = (await repo.findVariations([id])).map((v) => v.id);
+      const type = patch.type ?? row.type;
+      const subscription = patch.subscription === undefined ? storedSubscription(row) : patch.subscription;
+      checkShape(type, incoming ? incoming.length : existing.length, subscription);
+      if (incoming) checkVariationIds(incoming, existing);
+      if (patch.status === 'publish' && row.status !== 'publish' && row.slug) {
+        await assertSlugFree(repo, row.slug, id);
+      }
+      await repo.updateProduct(id, { ...columns, updated_at: now });
+      if (!incoming) return;
+      const kept = new Set(incoming.map((v) => v.id).filter((v) => v !== undefined));
+      await repo.deleteVariations(
+        id,
+        existing.filter((v) => !kept.has(v)),
+      );
+      for (const [i, v] of incoming.entries()) {
+        if (v.id === undefined) {
+          await repo.insertVariation({
+            ...v.values,
+            product_id: id,
+            position: i,
+            created_at: now,
+            updated_at: now,
+          });
+        } else {
+          await repo.updateVariation(v.id, id, { ...v.values, position: i, updated_at: now });
+        }
+      }
+    });
+    return this.requireProduct(id);
+  }
+
+  async getSoftwareConfig(productId: number): Promise<SoftwareConfig> {
+    const row = await this.repo.findProduct(productId);
+    if (!row) throw new ApiError('product_not_found');
+    return toSoftwareConfig(row);
+  }
+
+  async updateSoftwareConfig(productId: number, body: SoftwareConfigBody): Promise<SoftwareConfig> {
+    if (body.filename_template !== undefined) validateFilenameTemplate(body.filename_template);
+    const now = iso(this.clock.now());
+    await this.repo.transaction(async (repo) => {
+      const row = await repo.findProduct(productId);
+      if (!row) throw new ApiError('product_not_found');
+      if (body.slug !== undefined && body.slug !== row.slug && row.status === 'publish') {
+        await assertSlugFree(repo, body.slug, productId);
+      }
+      await repo.updateProduct(productId, { ...body, updated_at: now });
+    });
+    return this.getSoftwareConfig(productId);
+  }
+
+  private async baseDecimals(): Promise<number> {
+    const s = await this.settings.get();
+    return currencyDecimals(s.base_currency, s);
+  }
+
+  private async hydrate(rows: ProductRow[]): Promise<Product[]> {
+    const [decimals, variations] = await Promise.all([
+      this.baseDecimals(),
+      this.repo.findVariations(rows.map((r) => r.id)),
+    ]);
+    return rows.map((r) =>
+      toProduct(
+        r,
+        variations.filter((v) => v.product_id === r.id),
+        decimals,
+      ),
+    );
+  }
+}
+
+async function assertSlugFree(repo: CatalogueRepository, slug: string, productId: number): Promise<void> {
+  await repo.lockSlug(slug);
+  const others = (await repo.findPublishedBySlug(slug)).filter((p) => p.id !== productId);
+  if (others.length > 0) throw new ApiError('slug_taken', { data: { slug } });
+}

@@ -1,0 +1,58 @@
+import { Type } from 'typebox';
+import { requireAdmin } from '../../http/auth.js';
+import { errors, IdParams } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { NoQuery } from './catalogue.schemas.js';
+import { ShippingZoneBody, ShippingZoneResponse } from './shipping.schemas.js';
+import type { ShippingService } from './shipping.service.js';
+
+const tags = ['shipping'];
+
+export async function shippingRoutes(app: App, opts: { shipping: ShippingService }) {
+  const { shipping } = opts;
+
+  app.post(
+    '/shipping-zones',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: 'Create a shipping zone with its regions and methods',
+        body: ShippingZoneBody,
+        response: { 201: ShippingZoneResponse, ...errors(400, 401, 403) },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await shipping.create(request.body)),
+  );
+
+  app.get(
+    '/shipping-zones',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: 'Every shipping zone, in creation order',
+        querystring: NoQuery,
+        response: { 200: Type.Array(ShippingZoneResponse), ...errors(400, 401, 403) },
+      },
+    },
+    () => shipping.list(),
+  );
+
+  app.delete(
+    '/shipping-zones/:id',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: 'Delete a shipping zone',
+        params: IdParams,
+        response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      await shipping.delete(request.params.id);
+      return { success: true };
+    },
+  );
+}

@@ -1,0 +1,46 @@
+import { type Static, Type } from 'typebox';
+import { PlainText } from '../../http/schemas.js';
+import { Money, Nullable } from './catalogue.schemas.js';
+import { CountryCode } from './tax.schemas.js';
+
+export const ShippingZoneBody = Type.Object(
+  {
+    name: PlainText({ minLength: 1, maxLength: 200 }),
+    regions: Type.Array(
+      Type.Object(
+        { country: CountryCode, state: Type.Optional(PlainText({ maxLength: 100 })) },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 500 },
+    ),
+    methods: Type.Array(
+      Type.Object(
+        {
+          method_id: Type.Enum(['flat_rate', 'free_shipping', 'local_pickup']),
+          title: PlainText({ minLength: 1, maxLength: 200 }),
+          cost: Type.Optional(Money),
+          min_amount: Type.Optional(Money),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 20 },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ShippingZoneBody = Static<typeof ShippingZoneBody>;
+
+export const ShippingZoneResponse = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  regions: Type.Array(Type.Object({ country: Type.String(), state: Type.String() })),
+  methods: Type.Array(
+    Type.Object({
+      instance_id: Type.Integer(),
+      method_id: Type.String(),
+      title: Type.String(),
+      cost: Nullable(Type.String()),
+      min_amount: Nullable(Type.String()),
+    }),
+  ),
+});

@@ -1,0 +1,62 @@
+/**
+ * Domain normalisation (spec section 1): the host part of a site URL, lower-cased, IDN in its
+ * ASCII (punycode) form, without scheme, credentials, path, query, fragment, trailing dot or a
+ * default port (80 or 443, whatever the scheme); any other port is kept as `host:port`.
+ * Parsing is the WHATWG URL parser's; the checks around it refuse what it would silently repair.
+ */
+
+export const MAX_DOMAIN_INPUT = 2048;
+/** The longest name DNS can carry (RFC 1035: 255 octets on the wire, 253 characters as text). */
+export const MAX_HOST = 253;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
+const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
+
+export class DomainError extends Error {}
+
+/** Returns the normalised domain, or throws DomainError when the input names no usable host. */
+export function normaliseDomain(input: string): string {
+  if (input.length > MAX_DOMAIN_INPUT) throw new DomainError('too long');
+  // The URL parser strips tabs and newlines anywhere, so they are refused before it sees them.
+  if (CONTROL.test(input)) throw new DomainError('control character');
+  const text = input.trim();
+  if (text === '') throw new DomainError('empty');
+
+  let candidate: string;
+  const scheme = SCHEME.exec(text);
+  if (scheme) {
+    const name = scheme[1]!.toLowerCase();
+    if (name !== 'http' && name !== 'https') throw new DomainError('scheme');
+    candidate = text;
+  } else if (text.startsWith('//')) {
+    candidate = `http:${text}`;
+  } else {
+    candidate = `http://${text}`;
+  }
+
+  let url: URL;
+  try {
+    url = new URL(candidate);
+  } catch {
+    throw new DomainError('unparseable');
+  }
+  // Credentials in a site address are a mistake at best; they are never stored.
+  if (url.username !== '' || url.password !== '') throw new DomainError('credentials');
+
+  let host = url.hostname;
+  if (!host.startsWith('[')) {
+    host = host.replace(/\.$/, '');
+    if (host === '' || host.length > MAX_HOST) throw new DomainError('host length');
+    if (!IPV4.test(host) && !host.split('.').every((label) => LABEL.test(label))) {
+      throw new DomainError('host');
+    }
+  }
+
+  const port = url.port;
+  if (port === '' || port === '80' || port === '443') return host;
+  if (Number(port) < 1) throw new DomainError('port');
+  return `${host}:${port}`;
+}

@@ -1,0 +1,72 @@
+import type { FastifyRequest } from 'fastify';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import * as S from './activation.schemas.js';
+import type { ActivationService, CallerMeta } from './activation.service.js';
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+
+function callerOf(request: FastifyRequest): CallerMeta {
+  const ua = request.headers['user-agent'];
+  return {
+    ip: request.ip,
+    user_agent: (typeof ua === 'string' ? ua : '').replace(CONTROL, '').slice(0, 512),
+  };
+}
+
+/**
+ * The public licensing API (spec 4.1): no user credentials; the license key plus the website
+ * identity (or an activation id) authorise the call. Bodies are never logged (keys are secrets).
+ */
+export async function activationRoutes(app: App, opts: { activations: ActivationService }) {
+  const { activations } = opts;
+
+  app.post(
+    '/licenses/activate',
+    {
+      config: { validationCodes: S.identityCodes },
+      schema: {
+        tags: ['licensing'],
+        summary: 'Bind a website identity to a license (idempotent for an active identity)',
+        body: S.ActivateBody,
+        response: { 200: S.ActivateResponse, ...errors(400, 403, 404, 500, 501, 503) },
+      },
+    },
+    async (request) => activations.activate(request.body, callerOf(request)),
+  );
+
+  app.post(
+    '/licenses/validate',
+    {
+      config: { validationCodes: S.identityCodes },
+      schema: {
+        tags: ['licensing'],
+        summary: 'Is this license valid for this website identity? Decide by valid and effective_status',
+        body: S.ValidateBody,
+        response: { 200: S.ValidateSuccess, 403: S.ValidateFailure, ...errors(400, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { status, body } = await activations.validate(request.body);
+      return reply.status(status).send(body);
+    },
+  );
+
+  app.post(
+    '/licenses/deactivate',
+    {
+      config: { validationCodes: S.identityCodes },
+      schema: {
+        tags: ['licensing'],
+        summary: 'Free a slot: by activation_id, or by domain and installation_id (idempotent)',
+        body: S.DeactivateBody,
+        response: { 200: S.Success, ...errors(400, 403, 404, 500, 503) },
+      },
+    },
+    async (request) => {
+      await activations.deactivate(request.body);
+      return { success: true as const };
+    },
+  );
+}

@@ -1,0 +1,116 @@
+import { Type } from 'typebox';
+import { PlainText } from '../../http/schemas.js';
+import type { ValidationCodes } from '../../http/validation.js';
+import { MAX_DOMAIN_INPUT } from '../identity/domain.js';
+import { Entitlements } from './license.schemas.js';
+
+/**
+ * Public licensing bodies. Types and lengths are checked here; what an identity must look like
+ * is the identity module's rule (so a bad domain and a bad UUID get `invalid_identity` alike).
+ */
+const LicenseKey = Type.String({ maxLength: 128, description: 'The license key' });
+const Domain = Type.String({
+  maxLength: MAX_DOMAIN_INPUT,
+  description: 'Site URL or host; normalised (spec 1)',
+});
+const InstallationId = Type.String({ maxLength: 64, description: 'UUIDv4, lowercase' });
+const ActivationId = Type.Integer({ minimum: 1, maximum: 2147483647 });
+
+export const ActivateBody = Type.Object(
+  {
+    license_key: LicenseKey,
+    domain: Domain,
+    installation_id: InstallationId,
+    machine_id: Type.Optional(
+      Type.Union([PlainText({ maxLength: 255 }), Type.Null()], { description: 'Metadata only' }),
+    ),
+    return_url: Type.Optional(
+      Type.String({ maxLength: 2048, description: 'Callback for customer approval' }),
+    ),
+    activation_token: Type.Optional(
+      Type.String({ maxLength: 512, description: 'From the approval callback' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ValidateBody = Type.Object(
+  { license_key: LicenseKey, domain: Domain, installation_id: InstallationId },
+  { additionalProperties: false },
+);
+
+export const DeactivateBody = Type.Object(
+  {
+    license_key: LicenseKey,
+    activation_id: Type.Optional(ActivationId),
+    domain: Type.Optional(Domain),
+    installation_id: Type.Optional(InstallationId),
+  },
+  { additionalProperties: false },
+);
+
+export const CustomerDeactivateBody = Type.Object(
+  {
+    activation_id: Type.Optional(ActivationId),
+    domain: Type.Optional(Domain),
+    installation_id: Type.Optional(InstallationId),
+  },
+  { additionalProperties: false },
+);
+
+/** Schema violations named with the specification's codes (spec 4.1, 7.4). */
+export const identityCodes: ValidationCodes = {
+  missing: { license_key: 'missing_key', domain: 'missing_identity', installation_id: 'missing_identity' },
+  invalid: {
+    domain: 'invalid_identity',
+    installation_id: 'invalid_identity',
+    return_url: 'invalid_return_url',
+  },
+};
+
+export const ActivateResponse = Type.Object({
+  success: Type.Boolean(),
+  activation_id: Type.Optional(Type.Integer()),
+  activations_remaining: Type.Optional(Type.Integer({ description: '-1 when unlimited' })),
+  product_id: Type.Optional(Type.Integer()),
+  variation_id: Type.Optional(Type.Integer()),
+  message: Type.Optional(Type.String({ description: '"Already activated" on a repeat' })),
+  code: Type.Optional(Type.Literal('oauth_required')),
+  redirect_url: Type.Optional(Type.String({ description: 'Opaque; open it unmodified' })),
+});
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const ValidateSuccess = Type.Object({
+  valid: Type.Literal(true),
+  error: Type.Null(),
+  message: Type.Null(),
+  effective_status: Type.Literal('valid'),
+  license_key: Type.String(),
+  product_id: Type.Integer(),
+  variation_id: Type.Integer(),
+  status: Type.String(),
+  activation_limit: Type.Integer(),
+  activation_count: Type.Integer(),
+  activations_remaining: Type.Integer(),
+  expires_at: NullableString,
+  usage_expires_at_utc: Type.String(),
+  is_expired: Type.Boolean(),
+  subscription_status: NullableString,
+  subscription_active: Type.Boolean(),
+  domain_active: Type.Literal(true),
+  entitlements: Entitlements,
+});
+
+export const ValidateFailure = Type.Object({
+  valid: Type.Literal(false),
+  error: Type.String(),
+  effective_status: Type.String(),
+  message: Type.String(),
+  entitlements: Type.Union([Entitlements, Type.Null()]),
+  domain_active: Type.Optional(Type.Literal(false)),
+  product_id: Type.Optional(Type.Integer()),
+  variation_id: Type.Optional(Type.Integer()),
+});
+
+export const Success = Type.Object({ success: Type.Literal(true) });

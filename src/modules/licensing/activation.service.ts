@@ -1,0 +1,350 @@
+import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
+import { type Clock, iso } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { ApiError } from '../../http/errors.js';
+import { DomainError, normaliseDomain } from '../identity/domain.js';
+import { type Identity, resolveIdentity } from '../identity/identity.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import type { ValidateFailure, ValidateSuccess } from './activation.schemas.js';
+import { step } from './db-steps.js';
+import { type Entitlements, evaluateLicense } from './entitlements.js';
+import type { LicenseRecord, LicenseRepository, Trx } from './license.repository.js';
+import { factsOf, remainingOf, resolveActivationLimit } from './license.view.js';
+import type { OAuthActivation } from './oauth.js';
+
+export interface ActivateInput {
+  license_key: string;
+  domain?: string;
+  installation_id?: string;
+  machine_id?: string | null;
+  return_url?: string;
+  activation_token?: string;
+}
+
+export interface IdentityFields {
+  domain?: string;
+  installation_id?: string;
+}
+
+export interface DeactivateTarget extends IdentityFields {
+  activation_id?: number;
+}
+
+/** Who is calling, recorded on the activation as metadata. */
+export interface CallerMeta {
+  ip: string;
+  user_agent: string;
+}
+
+export type ActivateResult =
+  | {
+      success: true;
+      activation_id: number;
+      activations_remaining: number;
+      product_id: number;
+      variation_id: number;
+      message?: string;
+    }
+  | { success: false; code: 'oauth_required'; message: string; redirect_url: string };
+
+export type ValidateResult =
+  | { status: 200; body: Static<typeof ValidateSuccess> }
+  | { status: 403; body: Static<typeof ValidateFailure> };
+
+/** Runs inside the deactivation transaction (e.g. to invalidate download tokens bound to the activation). */
+export type DeactivationHook = (trx: Kysely<DB>, activationId: number) => Promise<void>;
+
+export const ALREADY_ACTIVATED = 'Already activated';
+
+const messageOf = (code: ConstructorParameters<typeof ApiError>[0]) => new ApiError(code).message;
+
+/** The public licensing API (spec 4.1) and the customer's deactivation (4.2). */
+export class ActivationService {
+  private readonly deactivationHooks: DeactivationHook[] = [];
+
+  constructor(
+    private readonly repo: LicenseRepository,
+    private readonly clock: Clock,
+    private readonly settings: SettingsService,
+    private oauth: OAuthActivation | null = null,
+  ) {}
+
+  /** Installs the customer-approval flow (the OAuth module calls this). */
+  useOAuth(oauth: OAuthActivation): void {
+    this.oauth = oauth;
+  }
+
+  onDeactivate(hook: DeactivationHook): void {
+    this.deactivationHooks.push(hook);
+  }
+
+  /**
+   * Fail closed while the licensing module is switched off: nothing is activated, validated or
+   * deactivated, and clients get 503 `licensing_unavailable` (never a `valid` answer).
+   */
+  private async requireLicensing() {
+    const settings = await this.settings.get();
+    if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
+    return settings;
+  }
+
+  async activate(input: ActivateInput, caller: CallerMeta): Promise<ActivateResult> {
+    const settings = await this.requireLicensing();
+    const key = requireKey(input.license_key);
+    const identity = resolveIdentity(input.domain, input.installation_id);
+    const license = await this.repo.findForIdentity(key, identity.identity_key);
+    if (!license) throw new ApiError('invalid_license');
+    assertUsable(license, this.clock.now());
+
+    const mode =
+      license.product_activation_mode === 'oauth' || license.product_activation_mode === 'simple'
+        ? license.product_activation_mode
+        : settings.activation_mode;
+    const token = input.activation_token || undefined;
+    // An identity that is already active was approved before: repeating it needs no approval.
+    if (mode === 'oauth' && !token && license.identity_activation_id === null) {
+      return this.requestApproval(license, identity, input);
+    }
+    if (mode === 'oauth' && token && !this.oauth) throw new ApiError('oauth_unavailable');
+
+    const trx = await step('activation_transaction_failed', () => this.repo.begin());
+    try {
+      const locked = await step('activation_read_failed', () => this.repo.lockLicense(trx, license.id));
+      if (!locked) throw new ApiError('invalid_license');
+      const current: LicenseRecord = { ...license, ...locked };
+      // Revocation or a changed expiry may have committed since the first read.
+      assertUsable(current, this.clock.now());
+      const existing = await step('activation_read_failed', () =>
+        this.repo.findActiveActivation(trx, license.id, identity.identity_key),
+      );
+      const count = await step('activation_read_failed', () =>
+        this.repo.countActiveActivations(trx, license.id),
+      );
+      const limit = resolveActivationLimit(current, settings.default_activation_limit);
+      if (existing) {
+        await step('activation_commit_failed', () => this.repo.commit(trx));
+        return {
+          success: true,
+          activation_id: existing.id,
+          activations_remaining: remainingOf(limit, count),
+          product_id: license.product_id,
+          variation_id: license.variation_id,
+          message: ALREADY_ACTIVATED,
+        };
+      }
+      if (mode === 'oauth' && !token) {
+        // The identity was deactivated since the first read: it needs approval again.
+        await this.repo.rollback(trx);
+        return this.requestApproval(license, identity, input);
+      }
+      if (limit !== 0 && count >= limit) throw new ApiError('activation_limit_reached');
+      if (mode === 'oauth' && token) {
+        const oauth = this.oauth!;
+        await step('activation_write_failed', () =>
+          oauth.consume(trx, token, { license_id: license.id, identity }),
+        );
+      }
+      const now = iso(this.clock.now());
+      const activationId = await step('activation_write_failed', () =>
+        this.repo.insertActivation(trx, {
+          license_id: license.id,
+          identity_key: identity.identity_key,
+          domain: identity.domain,
+          domain_normalized: identity.domain_normalized,
+          installation_id: identity.installation_id,
+          ip_address: caller.ip.slice(0, 64),
+          machine_id: input.machine_id || null,
+          user_agent: caller.user_agent,
+          activated_at: now,
+        }),
+      );
+      await step('activation_commit_failed', () => this.repo.commit(trx));
+      return {
+        success: true,
+        activation_id: activationId,
+        activations_remaining: remainingOf(limit, count + 1),
+        product_id: license.product_id,
+        variation_id: license.variation_id,
+      };
+    } catch (e) {
+      await this.repo.rollback(trx);
+      throw e;
+    }
+  }
+
+  private async requestApproval(
+    license: LicenseRecord,
+    identity: Identity,
+    input: ActivateInput,
+  ): Promise<ActivateResult> {
+    if (!input.return_url) throw new ApiError('missing_return_url');
+    let returnDomain: string;
+    try {
+      if (!/^https?:\/\//i.test(input.return_url)) throw new DomainError('scheme');
+      returnDomain = normaliseDomain(input.return_url);
+    } catch {
+      throw new ApiError('invalid_return_url');
+    }
+    if (returnDomain !== identity.domain_normalized) throw new ApiError('invalid_return_url');
+    if (!this.oauth) throw new ApiError('oauth_unavailable');
+    const { redirect_url } = await this.oauth.begin({
+      license,
+      identity,
+      return_url: input.return_url,
+      machine_id: input.machine_id || null,
+    });
+    return {
+      success: false,
+      code: 'oauth_required',
+      message: 'Customer approval is required.',
+      redirect_url,
+    };
+  }
+
+  async validate(input: {
+    license_key: string;
+    domain?: string;
+    installation_id?: string;
+  }): Promise<ValidateResult> {
+    const settings = await this.requireLicensing();
+    const key = requireKey(input.license_key);
+    const identity = resolveIdentity(input.domain, input.installation_id);
+    const license = await this.repo.findForIdentity(key, identity.identity_key);
+    if (!license) {
+      return {
+        status: 403,
+        body: {
+          valid: false,
+          error: 'invalid_license',
+          effective_status: 'invalid_license',
+          message: messageOf('invalid_license'),
+          entitlements: null,
+        },
+      };
+    }
+    const now = this.clock.now();
+    const ev = evaluateLicense(factsOf(license), now, license.identity_activation_id !== null);
+    const status = ev.effective_status;
+    if (status !== 'valid') {
+      const body: Static<typeof ValidateFailure> = {
+        valid: false,
+        error: status,
+        effective_status: status,
+        message: messageOf(status),
+        entitlements: ev.entitlements,
+      };
+      if (status === 'domain_not_activated') {
+        body.domain_active = false;
+        body.product_id = license.product_id;
+        body.variation_id = license.variation_id;
+      }
+      return { status: 403, body };
+    }
+    const limit = resolveActivationLimit(license, settings.default_activation_limit);
+    const entitlements: Entitlements = ev.entitlements;
+    return {
+      status: 200,
+      body: {
+        valid: true,
+        error: null,
+        message: null,
+        effective_status: 'valid',
+        license_key: license.license_key,
+        product_id: license.product_id,
+        variation_id: license.variation_id,
+        status: license.status,
+        activation_limit: limit,
+        activation_count: license.activation_count,
+        activations_remaining: remainingOf(limit, license.activation_count),
+        expires_at: ev.expires_at,
+        usage_expires_at_utc: ev.usage_expires_at_utc,
+        is_expired: ev.is_expired,
+        subscription_status: entitlements.subscription_status,
+        subscription_active: entitlements.subscription_active,
+        domain_active: true,
+        entitlements,
+      },
+    };
+  }
+
+  /** POST /licenses/deactivate: by activation id (of this license) or by the full identity. */
+  async deactivate(input: { license_key: string } & DeactivateTarget): Promise<void> {
+    await this.requireLicensing();
+    const key = requireKey(input.license_key);
+    const target = deactivationTarget(input);
+    const license = await this.repo.findByKey(key);
+    if (!license) throw new ApiError('invalid_license');
+    await this.deactivateIn(license.id, target);
+  }
+
+  /** The customer's own deactivation: someone else's license is 404 `not_found`, as if it did not exist. */
+  async customerDeactivate(userId: number, licenseId: number, input: DeactivateTarget): Promise<void> {
+    const target = deactivationTarget(input);
+    const license = await this.repo.findById(licenseId);
+    if (!license || license.user_id !== userId) throw new ApiError('not_found');
+    const settings = await this.settings.get();
+    if (!settings.customer_deactivation_enabled) throw new ApiError('deactivation_disabled');
+    await this.deactivateIn(license.id, target);
+  }
+
+  private async deactivateIn(licenseId: number, target: { activationId?: number; identity?: Identity }) {
+    const trx: Trx = await step('deactivation_transaction_failed', () => this.repo.begin());
+    try {
+      await step('deactivation_read_failed', () => this.repo.lockLicense(trx, licenseId));
+      const activation = await step('deactivation_read_failed', () =>
+        target.activationId !== undefined
+          ? this.repo.findActivation(trx, licenseId, target.activationId)
+          : this.repo.findLatestByIdentity(trx, licenseId, target.identity!.identity_key),
+      );
+      if (!activation) throw new ApiError('no_activation');
+      if (target.identity && activation.identity_key !== target.identity.identity_key) {
+        throw new ApiError('no_activation');
+      }
+      // Deactivating twice is idempotent: the second call frees nothing and changes nothing.
+      if (activation.status === 'active') {
+        const now = iso(this.clock.now());
+        await step('deactivation_write_failed', () =>
+          this.repo.deactivateActivation(trx, activation.id, now),
+        );
+        for (const hook of this.deactivationHooks) {
+          await step('deactivation_write_failed', () => hook(trx, activation.id));
+        }
+      }
+      await step('deactivation_commit_failed', () => this.repo.commit(trx));
+    } catch (e) {
+      await this.repo.rollback(trx);
+      throw e;
+    }
+  }
+}
+
+/** An empty key is as good as none: 400 `missing_key`. */
+function requireKey(key: string | undefined): string {
+  if (key === undefined || key === '') throw new ApiError('missing_key');
+  return key;
+}
+
+/** Refuses a license whose base status, usage expiry or subscription forbids use (spec 3.2). */
+function assertUsable(license: LicenseRecord, now: Date): void {
+  const status = evaluateLicense(factsOf(license), now).effective_status;
+  if (status !== 'valid') throw new ApiError(status);
+}
+
+/**
+ * Deactivation names an activation id, or the complete identity (spec 4.1); a domain alone is
+ * 400 `missing_identifier`. When an id comes with a complete identity, both must agree.
+ */
+function deactivationTarget(input: DeactivateTarget): { activationId?: number; identity?: Identity } {
+  const hasDomain = input.domain !== undefined && input.domain.trim() !== '';
+  const hasInstallation = input.installation_id !== undefined && input.installation_id !== '';
+  if (input.activation_id !== undefined) {
+    return {
+      activationId: input.activation_id,
+      identity:
+        hasDomain && hasInstallation ? resolveIdentity(input.domain, input.installation_id) : undefined,
+    };
+  }
+  if (!hasDomain || !hasInstallation) throw new ApiError('missing_identifier');
+  return { identity: resolveIdentity(input.domain, input.installation_id) };
+}

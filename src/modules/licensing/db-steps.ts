@@ -1,0 +1,21 @@
+import { ApiError, type ErrorCode } from '../../http/errors.js';
+
+/**
+ * Runs one database step and names its failure with the specification's code (7.4). A domain
+ * error thrown inside passes through unchanged. The cause kept for the log carries only the
+ * driver's name, code and message: PostgreSQL puts row values (a license key) in `detail`.
+ */
+export async function step<T>(code: ErrorCode, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    const failure = new ApiError(code);
+    const driverCode = (e as { code?: unknown } | null)?.code;
+    const message = e instanceof Error ? e.message : String(e);
+    const cause = new Error(typeof driverCode === 'string' ? `${message} (code ${driverCode})` : message);
+    cause.name = e instanceof Error ? e.name : 'Error';
+    failure.cause = cause;
+    throw failure;
+  }
+}

@@ -1,0 +1,255 @@
+import { mysqlTime, rfc3339 } from '../../clock.js';
+
+/**
+ * The licensing rules of spec 2.3 and 3.2 as one pure function: a license row, its entitlement
+ * snapshot, the subscription it is linked to and the current time in; the full entitlements
+ * object and the effective status out. Nothing here reads the database or the clock.
+ */
+
+export type EffectiveStatus =
+  | 'valid'
+  | 'expired'
+  | 'subscription_inactive'
+  | 'invalid_usage_expiry'
+  | 'domain_not_activated'
+  | 'revoked'
+  | 'license_inactive';
+
+export interface Entitlements {
+  license_active: boolean;
+  update_entitled: boolean;
+  support_active: boolean | null;
+  usage_expires_at: string | null;
+  usage_expires_at_utc: string;
+  updates_expires_at: string | null;
+  support_expires_at: string | null;
+  policy_mode: 'legacy' | 'explicit' | 'missing';
+  historical_downloads: boolean;
+  history_access: boolean;
+  updates_mode: string;
+  support_mode: string;
+  usage_expiry_valid: boolean;
+  policy_valid: boolean;
+  policy_error: string | null;
+  issued_at: string;
+  subscription_status: string | null;
+  subscription_active: boolean;
+  subscription_linked: boolean;
+}
+
+export interface LicenseFacts {
+  /** Stored base status: `active` or `revoked` (anything else reads as inactive). */
+  status: string;
+  /** Stored usage expiry text: null = no expiry; anything unparseable = invalid_usage_expiry. */
+  usage_expires_at: string | null;
+  /** Stored entitlement snapshot (JSON text), or null for a legacy license. */
+  entitlement_policy: string | null;
+  /** ISO creation time: the anchor of `days` windows when the snapshot names none. */
+  created_at: string;
+  /** Whether the license points at a subscription, and that subscription's status (null if gone). */
+  subscription_linked: boolean;
+  subscription_status: string | null;
+}
+
+export interface Evaluation {
+  entitlements: Entitlements;
+  /** Spec 3.2; `domain_not_activated` only when identityActive was given as false. */
+  effective_status: EffectiveStatus;
+  /** Legacy `YYYY-MM-DD HH:MM:SS` usage expiry, null when none or unreadable. */
+  expires_at: string | null;
+  usage_expires_at_utc: string;
+  /** True when the usage expiry has passed, and (fail-closed) when it cannot be read. */
+  is_expired: boolean;
+}
+
+/** Subscription statuses under which a linked license stays usable. */
+export const VALID_SUBSCRIPTION_STATUSES: readonly string[] = ['active', 'pending-cancel'];
+
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/i;
+
+/**
+ * Reads a stored timestamp: RFC 3339, or `YYYY-MM-DD HH:MM:SS` taken as UTC. Impossible dates
+ * (2026-02-30, hour 24) are unreadable, not rolled over.
+ */
+export function parseTimestamp(text: string): Date | null {
+  const m = TIMESTAMP.exec(text.trim());
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s, , zone] = m;
+  const date = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}${m[7] ?? ''}${zone ?? 'Z'}`);
+  if (Number.isNaN(date.getTime())) return null;
+  // Date() rolls 2026-02-30 over to March; compare the fields it kept.
+  const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)));
+  if (
+    check.getUTCFullYear() !== Number(y) ||
+    check.getUTCMonth() !== Number(mo) - 1 ||
+    check.getUTCDate() !== Number(d) ||
+    check.getUTCHours() !== Number(h) ||
+    check.getUTCMinutes() !== Number(mi) ||
+    check.getUTCSeconds() !== Number(s)
+  ) {
+    return null;
+  }
+  return date;
+}
+
+interface Window {
+  mode: string;
+  /** null = no cutoff of its own. */
+  cutoff: Date | null;
+}
+
+interface Policy {
+  updates: Window;
+  support: Window;
+  historical_downloads: boolean;
+  issued_at: Date | null;
+}
+
+const DAY_MS = 86_400_000;
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A `days` window ends at its explicit `expires_at` when the snapshot carries one (a renewal may
+ * move it), else `days` after the anchor. Anything else makes the snapshot unreadable.
+ */
+function readWindow(part: unknown, modes: readonly string[], anchor: Date | null): Window | null {
+  if (!isObject(part) || typeof part.mode !== 'string' || !modes.includes(part.mode)) return null;
+  if (part.mode !== 'days') return { mode: part.mode, cutoff: null };
+  if (typeof part.expires_at === 'string') {
+    const cutoff = parseTimestamp(part.expires_at);
+    return cutoff ? { mode: 'days', cutoff } : null;
+  }
+  const days = part.days;
+  if (typeof days !== 'number' || !Number.isInteger(days) || days < 0 || !anchor) return null;
+  return { mode: 'days', cutoff: new Date(anchor.getTime() + days * DAY_MS) };
+}
+
+/** The stored snapshot, or null when it cannot be read (policy_mode `missing`). */
+function readPolicy(text: string, createdAt: Date | null): Policy | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isObject(raw)) return null;
+  let issuedAt = createdAt;
+  if (raw.issued_at !== undefined) {
+    issuedAt = typeof raw.issued_at === 'string' ? parseTimestamp(raw.issued_at) : null;
+    if (!issuedAt) return null;
+  }
+  const updates = readWindow(raw.updates, ['license', 'days'], issuedAt);
+  const support =
+    raw.support === undefined
+      ? { mode: 'unspecified', cutoff: null }
+      : readWindow(raw.support, ['unspecified', 'days'], issuedAt);
+  const historical = raw.historical_downloads ?? false;
+  if (!updates || !support || typeof historical !== 'boolean') return null;
+  return { updates, support, historical_downloads: historical, issued_at: issuedAt };
+}
+
+const legacyTime = (d: Date | null): string | null => (d ? mysqlTime(d) : null);
+
+export function evaluateLicense(facts: LicenseFacts, now: Date, identityActive?: boolean): Evaluation {
+  const createdAt = parseTimestamp(facts.created_at);
+
+  // Usage: null is "no expiry"; a value that cannot be read fails closed.
+  const usageExpiry = facts.usage_expires_at === null ? null : parseTimestamp(facts.usage_expires_at);
+  const usageValid = facts.usage_expires_at === null || usageExpiry !== null;
+  const usageExpired = usageExpiry !== null && now.getTime() >= usageExpiry.getTime();
+
+  const subscriptionActive =
+    facts.subscription_linked &&
+    facts.subscription_status !== null &&
+    VALID_SUBSCRIPTION_STATUSES.includes(facts.subscription_status);
+  const subscriptionOk = !facts.subscription_linked || subscriptionActive;
+
+  let base: EffectiveStatus;
+  if (facts.status === 'revoked') base = 'revoked';
+  else if (facts.status !== 'active') base = 'license_inactive';
+  else if (!usageValid) base = 'invalid_usage_expiry';
+  else if (usageExpired) base = 'expired';
+  else if (!subscriptionOk) base = 'subscription_inactive';
+  else base = 'valid';
+  const licenseActive = base === 'valid';
+  const effective: EffectiveStatus =
+    base === 'valid' && identityActive === false ? 'domain_not_activated' : base;
+
+  const common = {
+    license_active: licenseActive,
+    usage_expires_at: legacyTime(usageExpiry),
+    usage_expires_at_utc: usageExpiry ? rfc3339(usageExpiry) : '',
+    usage_expiry_valid: usageValid,
+    subscription_status: facts.subscription_linked ? facts.subscription_status : null,
+    subscription_active: subscriptionActive,
+    subscription_linked: facts.subscription_linked,
+  };
+
+  let entitlements: Entitlements;
+  if (facts.entitlement_policy === null) {
+    // Legacy: update rights follow the usage expiry; support rights are unspecified.
+    entitlements = {
+      ...common,
+      update_entitled: licenseActive,
+      support_active: null,
+      updates_expires_at: legacyTime(usageExpiry),
+      support_expires_at: null,
+      policy_mode: 'legacy',
+      historical_downloads: false,
+      history_access: false,
+      updates_mode: 'license',
+      support_mode: 'unspecified',
+      policy_valid: true,
+      policy_error: null,
+      issued_at: legacyTime(createdAt) ?? '',
+    };
+  } else {
+    const policy = readPolicy(facts.entitlement_policy, createdAt);
+    if (!policy) {
+      // Fail closed: an unreadable snapshot grants no update, support or history rights.
+      entitlements = {
+        ...common,
+        update_entitled: false,
+        support_active: false,
+        updates_expires_at: null,
+        support_expires_at: null,
+        policy_mode: 'missing',
+        historical_downloads: false,
+        history_access: false,
+        updates_mode: 'unavailable',
+        support_mode: 'unavailable',
+        policy_valid: false,
+        policy_error: 'invalid_entitlement_snapshot',
+        issued_at: legacyTime(createdAt) ?? '',
+      };
+    } else {
+      const updatesCutoff = policy.updates.mode === 'license' ? usageExpiry : policy.updates.cutoff;
+      const open = (cutoff: Date | null) => cutoff === null || now.getTime() < cutoff.getTime();
+      entitlements = {
+        ...common,
+        update_entitled: licenseActive && open(updatesCutoff),
+        support_active:
+          policy.support.mode === 'unspecified' ? null : licenseActive && open(policy.support.cutoff),
+        updates_expires_at: legacyTime(updatesCutoff),
+        support_expires_at: legacyTime(policy.support.cutoff),
+        policy_mode: 'explicit',
+        historical_downloads: policy.historical_downloads,
+        history_access: licenseActive && policy.historical_downloads,
+        updates_mode: policy.updates.mode,
+        support_mode: policy.support.mode,
+        policy_valid: true,
+        policy_error: null,
+        issued_at: legacyTime(policy.issued_at) ?? '',
+      };
+    }
+  }
+
+  return {
+    entitlements,
+    effective_status: effective,
+    expires_at: legacyTime(usageExpiry),
+    usage_expires_at_utc: common.usage_expires_at_utc,
+    is_expired: usageExpired || !usageValid,
+  };
+}

@@ -1,0 +1,347 @@
+import {
+  type ControlledTransaction,
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  sql,
+} from 'kysely';
+import type { Database, Dialect } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import type { LicensingTables } from './licensing.tables.js';
+
+export type LicenseRow = Selectable<LicensingTables['licenses']>;
+export type ActivationRow = Selectable<LicensingTables['activations']>;
+export type Trx = ControlledTransaction<DB>;
+
+/** A license with what its views and rules need from the product, variation, owner and subscription. */
+export interface LicenseRecord extends LicenseRow {
+  product_name: string | null;
+  product_slug: string | null;
+  product_activation_limit: number | null;
+  product_activation_mode: string | null;
+  variation_name: string | null;
+  /** null when the license names no variation, or one that no longer exists. */
+  variation_found: number | null;
+  variation_activation_limit: number | null;
+  user_email: string | null;
+  user_first_name: string | null;
+  user_last_name: string | null;
+  subscription_found: number | null;
+  subscription_status: string | null;
+  activation_count: number;
+}
+
+export interface LicenseFilter {
+  search?: string;
+  status?: string;
+  product_id?: number;
+  user_id?: number;
+}
+
+export type NewActivation = Omit<
+  ActivationRow,
+  'id' | 'activation_revision' | 'deactivated_at' | 'status' | 'updated_at'
+>;
+
+export type LicensePatch = Partial<
+  Pick<LicenseRow, 'activation_limit' | 'usage_expires_at' | 'entitlement_policy' | 'updated_at'>
+>;
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * Every licensing query. The activation and deactivation flows are split into one method per
+ * step (begin, lock, read, write, commit) so the service can name the step that failed and tests
+ * can make exactly one step fail by subclassing.
+ */
+export class LicenseRepository {
+  readonly db: Kysely<DB>;
+  readonly dialect: Dialect;
+
+  constructor(database: Pick<Database, 'db' | 'dialect'>) {
+    this.db = database.db;
+    this.dialect = database.dialect;
+  }
+
+  private records(db: Kysely<DB> = this.db) {
+    return db
+      .selectFrom('licenses as l')
+      .leftJoin('products as p', 'p.id', 'l.product_id')
+      .leftJoin('product_variations as v', (j) =>
+        j.onRef('v.id', '=', 'l.variation_id').onRef('v.product_id', '=', 'l.product_id'),
+      )
+      .leftJoin('users as u', 'u.id', 'l.user_id')
+      .leftJoin('subscriptions as s', 's.id', 'l.subscription_id')
+      .selectAll('l')
+      .select([
+        'p.name as product_name',
+        'p.slug as product_slug',
+        'p.activation_limit as product_activation_limit',
+        'p.activation_mode as product_activation_mode',
+        'v.name as variation_name',
+        'v.id as variation_found',
+        'v.activation_limit as variation_activation_limit',
+        'u.email as user_email',
+        'u.first_name as user_first_name',
+        'u.last_name as user_last_name',
+        's.id as subscription_found',
+        's.status as subscription_status',
+      ])
+      .select((eb) =>
+        eb
+          .selectFrom('activations as a')
+          .select((e) => e.fn.countAll<number>().as('n'))
+          .whereRef('a.license_id', '=', 'l.id')
+          .where('a.status', '=', 'active')
+          .as('activation_count'),
+      );
+  }
+
+  private async one(
+    query: Promise<(Omit<LicenseRecord, 'activation_count'> & { activation_count: unknown }) | undefined>,
+  ): Promise<LicenseRecord | undefined> {
+    const row = await query;
+    return row ? { ...row, activation_count: Number(row.activation_count ?? 0) } : undefined;
+  }
+
+  findByKey(key: string): Promise<LicenseRecord | undefined> {
+    return this.one(this.records().where('l.license_key', '=', key).executeTakeFirst());
+  }
+
+  findById(id: number): Promise<LicenseRecord | undefined> {
+    return this.one(this.records().where('l.id', '=', id).executeTakeFirst());
+  }
+
+  /** The validate hot path: the license and whether this identity holds an active activation, in one query. */
+  async findForIdentity(
+    key: string,
+    identityKey: string,
+  ): Promise<(LicenseRecord & { identity_activation_id: number | null }) | undefined> {
+    const row = await this.records()
+      .select((eb) =>
+        eb
+          .selectFrom('activations as ia')
+          .select('ia.id')
+          .whereRef('ia.license_id', '=', 'l.id')
+          .where('ia.identity_key', '=', identityKey)
+          .where('ia.status', '=', 'active')
+          .limit(1)
+          .as('identity_activation_id'),
+      )
+      .where('l.license_key', '=', key)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      ...row,
+      activation_count: Number(row.activation_count ?? 0),
+      identity_activation_id: row.identity_activation_id ?? null,
+    };
+  }
+
+  private filtered(filter: LicenseFilter) {
+    return (
+      eb: ExpressionBuilder<DB & { l: DB['licenses']; p: DB['products']; u: DB['users'] }, 'l' | 'p' | 'u'>,
+    ) => {
+      const conditions = [];
+      if (filter.status) conditions.push(eb('l.status', '=', filter.status as LicenseRow['status']));
+      if (filter.product_id !== undefined) conditions.push(eb('l.product_id', '=', filter.product_id));
+      if (filter.user_id !== undefined) conditions.push(eb('l.user_id', '=', filter.user_id));
+      if (filter.search) {
+        const pattern = `%${escapeLike(filter.search.toLowerCase())}%`;
+        const like = (expr: ReturnType<typeof sql>) =>
+          sql<boolean>`lower(${expr}) like ${pattern} escape '\\'`;
+        conditions.push(
+          eb.or([
+            like(sql`${sql.ref('l.license_key')}`),
+            like(sql`${sql.ref('u.email')}`),
+            like(sql`${sql.ref('u.first_name')} || ' ' || ${sql.ref('u.last_name')}`),
+            like(sql`${sql.ref('p.name')}`),
+          ]),
+        );
+      }
+      return eb.and(conditions);
+    };
+  }
+
+  async list(
+    filter: LicenseFilter,
+    page: number,
+    perPage: number,
+  ): Promise<{ rows: LicenseRecord[]; total: number }> {
+    const rows = await this.records()
+      .where(this.filtered(filter))
+      .orderBy('l.id', 'desc')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute();
+    const count = await this.db
+      .selectFrom('licenses as l')
+      .leftJoin('products as p', 'p.id', 'l.product_id')
+      .leftJoin('users as u', 'u.id', 'l.user_id')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(this.filtered(filter))
+      .executeTakeFirstOrThrow();
+    return {
+      rows: rows.map((r) => ({ ...r, activation_count: Number(r.activation_count ?? 0) })),
+      total: Number(count.n),
+    };
+  }
+
+  async listByUser(userId: number): Promise<LicenseRecord[]> {
+    const rows = await this.records().where('l.user_id', '=', userId).orderBy('l.id', 'asc').execute();
+    return rows.map((r) => ({ ...r, activation_count: Number(r.activation_count ?? 0) }));
+  }
+
+  activationsOf(licenseIds: number[]): Promise<ActivationRow[]> {
+    if (licenseIds.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom('activations')
+      .selectAll()
+      .where('license_id', 'in', licenseIds)
+      .orderBy('id', 'asc')
+      .execute();
+  }
+
+  // ---- administration writes
+
+  /** Inserts a license; undefined when the key is taken (unique constraint, exact under concurrency). */
+  async insertLicense(values: Omit<LicenseRow, 'id'>, db: Kysely<DB> = this.db): Promise<number | undefined> {
+    const row = await db
+      .insertInto('licenses')
+      .values(values)
+      .onConflict((oc) => oc.column('license_key').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row?.id;
+  }
+
+  async updateLicense(id: number, patch: LicensePatch): Promise<void> {
+    await this.db.updateTable('licenses').set(patch).where('id', '=', id).execute();
+  }
+
+  async productExists(id: number): Promise<boolean> {
+    return !!(await this.db.selectFrom('products').select('id').where('id', '=', id).executeTakeFirst());
+  }
+
+  async variationOf(productId: number, variationId: number): Promise<boolean> {
+    return !!(await this.db
+      .selectFrom('product_variations')
+      .select('id')
+      .where('id', '=', variationId)
+      .where('product_id', '=', productId)
+      .executeTakeFirst());
+  }
+
+  async subscriptionExists(id: number): Promise<boolean> {
+    return !!(await this.db.selectFrom('subscriptions').select('id').where('id', '=', id).executeTakeFirst());
+  }
+
+  /** Marks the license revoked; false when it already was (no second event). */
+  async revoke(trx: Kysely<DB>, id: number, now: string): Promise<boolean> {
+    const r = await trx
+      .updateTable('licenses')
+      .set({ status: 'revoked', updated_at: now })
+      .where('id', '=', id)
+      .where('status', '!=', 'revoked')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  // ---- transaction steps
+
+  begin(): Promise<Trx> {
+    return this.db.startTransaction().execute();
+  }
+
+  async commit(trx: Trx): Promise<void> {
+    await trx.commit().execute();
+  }
+
+  /** Always releases the connection, even when the rollback itself fails. */
+  async rollback(trx: Trx): Promise<void> {
+    if (trx.isCommitted || trx.isRolledBack) return;
+    await trx
+      .rollback()
+      .execute()
+      .catch(() => {});
+  }
+
+  /**
+   * Reads the license row inside the transaction. On PostgreSQL the row is locked FOR UPDATE, so
+   * activations of one license from any number of processes run one at a time; SQLite has one
+   * connection per process and Kysely runs its transactions one at a time already.
+   */
+  lockLicense(trx: Trx, id: number): Promise<LicenseRow | undefined> {
+    return trx
+      .selectFrom('licenses')
+      .selectAll()
+      .where('id', '=', id)
+      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
+  }
+
+  findActiveActivation(trx: Trx, licenseId: number, identityKey: string): Promise<ActivationRow | undefined> {
+    return trx
+      .selectFrom('activations')
+      .selectAll()
+      .where('license_id', '=', licenseId)
+      .where('identity_key', '=', identityKey)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+  }
+
+  /** The identity's most recent activation of the license, active or not. */
+  findLatestByIdentity(trx: Trx, licenseId: number, identityKey: string): Promise<ActivationRow | undefined> {
+    return trx
+      .selectFrom('activations')
+      .selectAll()
+      .where('license_id', '=', licenseId)
+      .where('identity_key', '=', identityKey)
+      .orderBy('status', 'asc') // 'active' sorts before 'deactivated'
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  findActivation(trx: Trx, licenseId: number, activationId: number): Promise<ActivationRow | undefined> {
+    return trx
+      .selectFrom('activations')
+      .selectAll()
+      .where('id', '=', activationId)
+      .where('license_id', '=', licenseId)
+      .executeTakeFirst();
+  }
+
+  async countActiveActivations(trx: Trx, licenseId: number): Promise<number> {
+    const row = await trx
+      .selectFrom('activations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('license_id', '=', licenseId)
+      .where('status', '=', 'active')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async insertActivation(trx: Trx, values: NewActivation): Promise<number> {
+    const row = await trx
+      .insertInto('activations')
+      .values({ ...values, status: 'active', activation_revision: 1, updated_at: values.activated_at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  async deactivateActivation(trx: Trx, id: number, now: string): Promise<void> {
+    await trx
+      .updateTable('activations')
+      .set((eb) => ({
+        status: 'deactivated',
+        deactivated_at: now,
+        updated_at: now,
+        activation_revision: eb('activation_revision', '+', 1),
+      }))
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .execute();
+  }
+}

@@ -1,0 +1,216 @@
+import type { Kysely } from 'kysely';
+import { type Clock, iso, rfc3339 } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { ApiError } from '../../http/errors.js';
+import type { AccountsService } from '../accounts/accounts.service.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import type { Outbox } from '../webhooks/outbox.js';
+import { step } from './db-steps.js';
+import { parseTimestamp } from './entitlements.js';
+import type { LicenseFilter, LicensePatch, LicenseRecord, LicenseRepository } from './license.repository.js';
+import { type ActivationView, activationView, type LicenseView, licenseView } from './license.view.js';
+import { generateLicenseKey } from './license-key.js';
+import { type EntitlementPolicyInput, snapshotPolicy, usageExpiryOf } from './policy.js';
+
+export interface CreateLicenseInput {
+  product_id: number;
+  variation_id?: number;
+  user_id: number;
+  license_key?: string;
+  activation_limit?: number | null;
+  usage_expires_at?: string | null;
+  entitlement_policy?: EntitlementPolicyInput | null;
+  order_id?: number | null;
+  order_item_id?: number | null;
+  subscription_id?: number | null;
+}
+
+export interface PatchLicenseInput {
+  usage_expires_at?: string | null;
+  activation_limit?: number | null;
+  entitlement_policy?: EntitlementPolicyInput | null;
+}
+
+/** Runs inside the revocation transaction (e.g. to invalidate outstanding download tokens). */
+export type RevocationHook = (trx: Kysely<DB>, licenseId: number) => Promise<void>;
+
+export type CustomerLicenseView = LicenseView & {
+  product: { id: number; name: string; slug: string | null };
+  activations: ActivationView[];
+};
+
+/** A usage expiry as given (RFC 3339) in its canonical stored form. */
+function canonicalExpiry(text: string): string {
+  const d = parseTimestamp(text);
+  if (!d) {
+    throw new ApiError('rest_invalid_param', {
+      data: { params: { usage_expires_at: 'RFC 3339 timestamp' } },
+    });
+  }
+  return rfc3339(d);
+}
+
+/** License administration (spec 4.2, CONTRACT §5) and the customer's license list. */
+export class LicenseService {
+  private readonly revocationHooks: RevocationHook[] = [];
+
+  constructor(
+    private readonly repo: LicenseRepository,
+    private readonly clock: Clock,
+    private readonly settings: SettingsService,
+    private readonly outbox: Outbox,
+    private readonly users: Pick<AccountsService, 'getUser'>,
+  ) {}
+
+  /** Hooks run in the revocation transaction, after the status change and the event; a failure undoes all. */
+  onRevoke(hook: RevocationHook): void {
+    this.revocationHooks.push(hook);
+  }
+
+  private async view(license: LicenseRecord): Promise<LicenseView> {
+    const settings = await this.settings.get();
+    return licenseView(license, settings.default_activation_limit, this.clock.now());
+  }
+
+  private async find(id: number): Promise<LicenseRecord> {
+    const license = await this.repo.findById(id);
+    if (!license) throw new ApiError('license_not_found');
+    return license;
+  }
+
+  async get(id: number): Promise<LicenseView & { activations: ActivationView[] }> {
+    const license = await this.find(id);
+    const activations = await this.repo.activationsOf([id]);
+    return { ...(await this.view(license)), activations: activations.map(activationView) };
+  }
+
+  async activations(id: number): Promise<ActivationView[]> {
+    await this.find(id);
+    return (await this.repo.activationsOf([id])).map(activationView);
+  }
+
+  async list(filter: LicenseFilter, page: number, perPage: number) {
+    const { rows, total } = await this.repo.list(filter, page, perPage);
+    const settings = await this.settings.get();
+    const now = this.clock.now();
+    return {
+      licenses: rows.map((r) => licenseView(r, settings.default_activation_limit, now)),
+      total,
+      page,
+      per_page: perPage,
+    };
+  }
+
+  /** The caller's licenses with product metadata, seats, entitlements and activations. */
+  async listForCustomer(userId: number): Promise<CustomerLicenseView[]> {
+    const rows = await this.repo.listByUser(userId);
+    const activations = await this.repo.activationsOf(rows.map((r) => r.id));
+    const settings = await this.settings.get();
+    const now = this.clock.now();
+    return rows.map((r) => ({
+      ...licenseView(r, settings.default_activation_limit, now),
+      product: { id: r.product_id, name: r.product_name ?? '', slug: r.product_slug },
+      activations: activations.filter((a) => a.license_id === r.id).map(activationView),
+    }));
+  }
+
+  /**
+   * Issues a license. Without `activation_limit` the limit stays unset and is resolved on every
+   * read (variation, product, global default), so a later change of those applies. Without
+   * `entitlement_policy` the license is legacy. A policy whose usage mode is `days` sets the
+   * usage expiry when none is given.
+   */
+  async create(input: CreateLicenseInput): Promise<LicenseView> {
+    if (!(await this.repo.productExists(input.product_id))) throw new ApiError('product_not_found');
+    const variationId = input.variation_id ?? 0;
+    if (variationId !== 0 && !(await this.repo.variationOf(input.product_id, variationId))) {
+      throw new ApiError('variation_not_found');
+    }
+    if (!(await this.users.getUser(input.user_id))) throw new ApiError('user_not_found');
+    if (input.subscription_id != null && !(await this.repo.subscriptionExists(input.subscription_id))) {
+      throw new ApiError('not_found', { message: 'Subscription not found.' });
+    }
+    const now = this.clock.now();
+    const snapshot = input.entitlement_policy ? snapshotPolicy(input.entitlement_policy, now) : null;
+    let usage: string | null = null;
+    if (input.usage_expires_at != null) usage = canonicalExpiry(input.usage_expires_at);
+    else if (input.usage_expires_at === undefined && snapshot) {
+      const implied = usageExpiryOf(snapshot, now);
+      usage = implied ? rfc3339(implied) : null;
+    }
+    const values = {
+      product_id: input.product_id,
+      variation_id: variationId,
+      order_id: input.order_id ?? null,
+      order_item_id: input.order_item_id ?? null,
+      user_id: input.user_id,
+      subscription_id: input.subscription_id ?? null,
+      status: 'active' as const,
+      activation_limit: input.activation_limit ?? null,
+      usage_expires_at: usage,
+      entitlement_policy: snapshot ? JSON.stringify(snapshot) : null,
+      created_at: iso(now),
+      updated_at: iso(now),
+    };
+    let id: number | undefined;
+    if (input.license_key !== undefined) {
+      id = await this.repo.insertLicense({ ...values, license_key: input.license_key });
+      if (id === undefined) throw new ApiError('license_key_exists');
+    } else {
+      // 125 random bits: a collision is practically impossible, but it must never be an error.
+      for (let attempt = 0; id === undefined && attempt < 5; attempt++) {
+        id = await this.repo.insertLicense({ ...values, license_key: generateLicenseKey() });
+      }
+      if (id === undefined) throw new ApiError('internal_error');
+    }
+    return this.view(await this.find(id));
+  }
+
+  /**
+   * Changes the usage expiry, the limit (null = inherit again) or the entitlement policy (null =
+   * legacy). A new policy is snapshotted with the license's issue time as the start of its windows.
+   */
+  async patch(id: number, input: PatchLicenseInput): Promise<LicenseView> {
+    const license = await this.find(id);
+    const patch: LicensePatch = {};
+    if (input.usage_expires_at !== undefined) {
+      patch.usage_expires_at =
+        input.usage_expires_at === null ? null : canonicalExpiry(input.usage_expires_at);
+    }
+    if (input.activation_limit !== undefined) patch.activation_limit = input.activation_limit;
+    if (input.entitlement_policy !== undefined) {
+      const issuedAt = parseTimestamp(license.created_at) ?? this.clock.now();
+      patch.entitlement_policy =
+        input.entitlement_policy === null
+          ? null
+          : JSON.stringify(snapshotPolicy(input.entitlement_policy, issuedAt));
+    }
+    if (Object.keys(patch).length > 0) {
+      patch.updated_at = iso(this.clock.now());
+      await this.repo.updateLicense(id, patch);
+    }
+    return this.view(await this.find(id));
+  }
+
+  /**
+   * Revokes: the status change, the `license.revoked` event and every revocation hook commit
+   * together or not at all (500 `revoke_failed`). Revoking a revoked license changes nothing.
+   */
+  async revoke(id: number): Promise<void> {
+    await this.find(id);
+    const trx = await step('revoke_failed', () => this.repo.begin());
+    try {
+      await step('revoke_failed', async () => {
+        const changed = await this.repo.revoke(trx, id, iso(this.clock.now()));
+        if (!changed) return;
+        await this.outbox.record(trx, 'license.revoked', { license_id: id });
+        for (const hook of this.revocationHooks) await hook(trx, id);
+      });
+      await step('revoke_failed', () => this.repo.commit(trx));
+    } catch (e) {
+      await this.repo.rollback(trx);
+      if (e instanceof ApiError && e.code === 'revoke_failed') throw e;
+      throw Object.assign(new ApiError('revoke_failed'), { cause: e });
+    }
+  }
+}

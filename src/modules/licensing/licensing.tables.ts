@@ -1,0 +1,45 @@
+import type { Generated } from 'kysely';
+import type { Id } from '../../db/schema.js';
+
+export type LicenseStatus = 'active' | 'revoked';
+export type ActivationStatus = 'active' | 'deactivated';
+
+export interface LicensingTables {
+  licenses: {
+    id: Id;
+    license_key: string;
+    product_id: number;
+    /** 0 when the product is simple. */
+    variation_id: number;
+    order_id: number | null;
+    order_item_id: number | null;
+    user_id: number;
+    subscription_id: number | null;
+    status: LicenseStatus;
+    /** null = resolved on every read (variation, then product, then the global default); 0 = unlimited. */
+    activation_limit: number | null;
+    /** Usage expiry as stored (RFC 3339 when written here); text, so a legacy unreadable value survives. */
+    usage_expires_at: string | null;
+    /** JSON snapshot of the entitlement policy, or null for a legacy license. */
+    entitlement_policy: string | null;
+    created_at: string;
+    updated_at: string;
+  };
+  activations: {
+    id: Id;
+    license_id: number;
+    identity_key: string;
+    domain: string;
+    domain_normalized: string;
+    installation_id: string;
+    ip_address: string;
+    machine_id: string | null;
+    user_agent: string;
+    status: ActivationStatus;
+    activated_at: string;
+    deactivated_at: string | null;
+    /** Starts at 1; every change of the binding (deactivation) adds one, so tokens bound to it fail. */
+    activation_revision: Generated<number>;
+    updated_at: string;
+  };
+}

@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { Identity } from '../identity/identity.js';
+import type { LicenseRecord } from './license.repository.js';
+
+/**
+ * The seam for customer-approval (OAuth-style) activation, spec 3.4. Licensing decides WHEN
+ * approval is required (product override, else the store setting) and checks return_url; the
+ * OAuth module plugs in HOW: signed state, the approval page, activation tokens. Until one is
+ * installed with `ActivationService.useOAuth`, approval-mode activations are refused with
+ * 501 `oauth_unavailable` instead of handing out a redirect that leads nowhere.
+ */
+export interface OAuthActivation {
+  /** Starts approval for this identity; returns the opaque redirect_url of the `oauth_required` answer. */
+  begin(request: {
+    license: LicenseRecord;
+    identity: Identity;
+    return_url: string;
+    machine_id: string | null;
+  }): Promise<{ redirect_url: string }>;
+  /**
+   * Consumes a single-use activation token inside the activation transaction, so a failed
+   * activation leaves it unused. Throws `invalid_token` (unknown, expired, other identity or
+   * license) or `token_consumed`.
+   */
+  consume(trx: Kysely<DB>, token: string, binding: { license_id: number; identity: Identity }): Promise<void>;
+}

@@ -1,0 +1,78 @@
+import { type Static, Type } from 'typebox';
+import { rfc3339 } from '../../clock.js';
+import { ApiError } from '../../http/errors.js';
+
+/** The entitlement policy an administrator gives a license (CONTRACT §4 shape). */
+const Days = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
+export const EntitlementPolicyInput = Type.Object(
+  {
+    usage: Type.Object(
+      { mode: Type.Enum(['lifetime', 'days', 'subscription']), days: Type.Optional(Days) },
+      { additionalProperties: false },
+    ),
+    updates: Type.Object(
+      { mode: Type.Enum(['license', 'days']), days: Type.Optional(Days) },
+      { additionalProperties: false },
+    ),
+    support: Type.Optional(
+      Type.Object(
+        { mode: Type.Enum(['unspecified', 'days']), days: Type.Optional(Days) },
+        { additionalProperties: false },
+      ),
+    ),
+    historical_downloads: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type EntitlementPolicyInput = Static<typeof EntitlementPolicyInput>;
+
+type Part = { mode: string; days?: number };
+export interface PolicySnapshot {
+  issued_at: string;
+  usage: Part;
+  updates: Part;
+  support: Part;
+  historical_downloads: boolean;
+}
+
+const MAX_DAYS = 36500;
+const DAY_MS = 86_400_000;
+
+/**
+ * The snapshot stored on a license: the policy with defaults filled in and the time its `days`
+ * windows count from. `days` is required (1 to 36500) exactly when a mode is `days`.
+ */
+export function snapshotPolicy(input: EntitlementPolicyInput, issuedAt: Date): PolicySnapshot {
+  const support: Part = input.support ?? { mode: 'unspecified' };
+  const parts: Record<string, Part> = { usage: input.usage, updates: input.updates, support };
+  for (const [name, part] of Object.entries(parts)) {
+    const needsDays = part.mode === 'days';
+    const ok = needsDays
+      ? part.days !== undefined && part.days >= 1 && part.days <= MAX_DAYS
+      : part.days === undefined;
+    if (!ok) {
+      throw new ApiError('invalid_entitlement_policy', {
+        data: {
+          params: {
+            [`entitlement_policy.${name}.days`]: needsDays ? 'required, 1 to 36500' : 'only with mode days',
+          },
+        },
+      });
+    }
+  }
+  const pick = (p: Part): Part => (p.days === undefined ? { mode: p.mode } : { mode: p.mode, days: p.days });
+  return {
+    issued_at: rfc3339(issuedAt),
+    usage: pick(input.usage),
+    updates: pick(input.updates),
+    support: pick(support),
+    historical_downloads: input.historical_downloads ?? false,
+  };
+}
+
+/** The usage expiry a policy implies when none is given: `days` after issue, else none. */
+export function usageExpiryOf(snapshot: PolicySnapshot, issuedAt: Date): Date | null {
+  return snapshot.usage.mode === 'days' && snapshot.usage.days !== undefined
+    ? new Date(issuedAt.getTime() + snapshot.usage.days * DAY_MS)
+    : null;
+}

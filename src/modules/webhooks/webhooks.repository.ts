@@ -1,0 +1,156 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import type { WebhooksTables } from './webhooks.tables.js';
+
+export type EventRow = Selectable<WebhooksTables['webhook_events']>;
+export type AttemptRow = Selectable<WebhooksTables['webhook_attempts']>;
+
+/** The attempt log keeps this many of the most recent attempts (spec 6.1). */
+export const ATTEMPT_LOG_SIZE = 100;
+
+export interface AttemptOutcome {
+  attempt: number;
+  response_code: number | null;
+  delivered: boolean;
+  error: string | null;
+  attempted_at: string;
+}
+
+/** Queries of the outbox and the attempt log. Timestamps are ISO text, so comparisons are textual. */
+export class WebhooksRepository {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * Takes up to `limit` due events for this process by setting their lease. PostgreSQL skips rows
+   * another process is claiming (FOR UPDATE SKIP LOCKED); on both databases the outer conditions
+   * are re-checked by the UPDATE itself, so a row is only ever claimed by one caller per lease.
+   */
+  claimDue(now: string, leaseUntil: string, limit: number): Promise<EventRow[]> {
+    return this.db
+      .updateTable('webhook_events')
+      .set({ locked_until: leaseUntil, updated_at: now })
+      .where('id', 'in', (eb) => {
+        const due = eb
+          .selectFrom('webhook_events')
+          .select('id')
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<=', now)
+          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+          .orderBy('next_attempt_at')
+          .orderBy('id')
+          .limit(limit);
+        return this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+      })
+      .where('status', '=', 'pending')
+      .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+      .returningAll()
+      .execute();
+  }
+
+  /** Delivery is off: events due since `dueBefore` are set aside without an attempt (docs/webhooks.md). */
+  async skipDue(dueBefore: string, now: string, reason: string): Promise<number> {
+    const res = await this.db
+      .updateTable('webhook_events')
+      .set({ status: 'skipped', next_attempt_at: null, last_error: reason, updated_at: now })
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', dueBefore)
+      .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
+
+  /**
+   * Records one attempt and the event's next state. The event update is fenced by the lease: when
+   * the lease was lost (expired and taken by another process) only the attempt is logged.
+   */
+  async finishAttempt(
+    event: EventRow,
+    leaseUntil: string,
+    outcome: AttemptOutcome,
+    next: { status: 'pending' | 'delivered' | 'abandoned'; next_attempt_at: string | null },
+  ): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('webhook_events')
+        .set({
+          status: next.status,
+          attempts: outcome.attempt,
+          next_attempt_at: next.next_attempt_at,
+          locked_until: null,
+          last_error: outcome.error,
+          updated_at: outcome.attempted_at,
+        })
+        .where('id', '=', event.id)
+        .where('locked_until', '=', leaseUntil)
+        .execute();
+      await trx
+        .insertInto('webhook_attempts')
+        .values({
+          event_id: event.event_id,
+          event: event.event,
+          attempt: outcome.attempt,
+          response_code: outcome.response_code,
+          delivered: outcome.delivered ? 1 : 0,
+          error: outcome.error,
+          attempted_at: outcome.attempted_at,
+        })
+        .execute();
+    });
+  }
+
+  /** Gives a claimed event back untouched (the process is stopping; the attempt did not count). */
+  async release(eventId: number, leaseUntil: string): Promise<void> {
+    await this.db
+      .updateTable('webhook_events')
+      .set({ locked_until: null })
+      .where('id', '=', eventId)
+      .where('locked_until', '=', leaseUntil)
+      .execute();
+  }
+
+  /** Deletes all but the most recent attempts. */
+  async pruneAttempts(): Promise<void> {
+    await this.db
+      .deleteFrom('webhook_attempts')
+      .where('id', 'not in', (eb) =>
+        eb
+          .selectFrom('webhook_attempts')
+          .select('id')
+          .orderBy('attempted_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(ATTEMPT_LOG_SIZE),
+      )
+      .execute();
+  }
+
+  recentAttempts(): Promise<AttemptRow[]> {
+    return this.db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .orderBy('attempted_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(ATTEMPT_LOG_SIZE)
+      .execute();
+  }
+
+  /** Makes an event due now with a fresh series of attempts; undefined when there is no such event. */
+  rescheduleNow(eventId: string, now: string): Promise<EventRow | undefined> {
+    return this.db
+      .updateTable('webhook_events')
+      .set({
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        locked_until: null,
+        last_error: null,
+        updated_at: now,
+      })
+      .where('event_id', '=', eventId)
+      .returningAll()
+      .executeTakeFirst();
+  }
+}

@@ -1,0 +1,137 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateLicenseKey } from '../../src/modules/licensing/license-key.js';
+import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { createProduct, identity } from '../helpers/licensing.js';
+import { type ServerProcess, startServer } from '../helpers/server.js';
+
+/**
+ * Activation limits under real parallel HTTP. SQLite: one server process (its one connection runs
+ * transactions one at a time). PostgreSQL: two server processes on one database, so only the
+ * license row lock (FOR UPDATE) can keep the count exact.
+ */
+let database: TestDatabase;
+let servers: ServerProcess[] = [];
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-conc-'));
+  dirs.push(dataDir);
+  const env: Record<string, string> =
+    database.config.kind === 'postgres'
+      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
+      : { DATA_DIR: dirname(database.config.file) };
+  const count = dialectUnderTest === 'postgres' ? 2 : 1;
+  servers = await Promise.all(Array.from({ length: count }, () => startServer(env)));
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  await database.drop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function seedLicense(limit: number): Promise<{ id: number; key: string }> {
+  const db = database.database.db;
+  const now = new Date().toISOString();
+  const user = await db
+    .insertInto('users')
+    .values({
+      email: `owner-${Math.random().toString(36).slice(2)}@example.com`,
+      password_hash: 'x',
+      role: 'customer',
+      first_name: '',
+      last_name: '',
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const product = await createProduct(db, { activation_limit: limit });
+  const key = generateLicenseKey();
+  const row = await db
+    .insertInto('licenses')
+    .values({
+      license_key: key,
+      product_id: product.id,
+      variation_id: 0,
+      order_id: null,
+      order_item_id: null,
+      user_id: user.id,
+      subscription_id: null,
+      status: 'active',
+      activation_limit: null,
+      usage_expires_at: null,
+      entitlement_policy: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: row.id, key };
+}
+
+async function activate(i: number, body: unknown) {
+  const server = servers[i % servers.length]!;
+  const res = await fetch(`${server.url}/v1/licenses/activate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const activeRows = (licenseId: number) =>
+  database.database.db
+    .selectFrom('activations')
+    .selectAll()
+    .where('license_id', '=', licenseId)
+    .where('status', '=', 'active')
+    .execute();
+
+describe(`parallel activations over real HTTP (${dialectUnderTest}, ${dialectUnderTest === 'postgres' ? 'two processes' : 'one process'})`, () => {
+  it('50 distinct identities on a limit of 3: exactly 3 succeed, 47 get activation_limit_reached', async () => {
+    const { id, key } = await seedLicense(3);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        activate(i, { license_key: key, ...identity(`site-${i}.example`) }),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status === 403 && r.body.code === 'activation_limit_reached');
+    expect(ok).toHaveLength(3);
+    expect(refused).toHaveLength(47);
+    expect(new Set(ok.map((r) => r.body.activation_id)).size).toBe(3);
+    expect((await activeRows(id)).length).toBe(3);
+  });
+
+  it('20 parallel repeats of one identity create exactly one activation', async () => {
+    const { id, key } = await seedLicense(3);
+    const site = identity('same.example');
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => activate(i, { license_key: key, ...site })),
+    );
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(results.map((r) => r.body.activation_id)).size).toBe(1);
+    expect(results.filter((r) => r.body.message === undefined)).toHaveLength(1);
+    expect(results.filter((r) => r.body.message === 'Already activated')).toHaveLength(19);
+    expect((await activeRows(id)).length).toBe(1);
+  });
+
+  it('a mixed burst (repeats and new identities) never passes the limit', async () => {
+    const { id, key } = await seedLicense(2);
+    const repeated = identity('repeat.example');
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        activate(i, { license_key: key, ...(i % 3 === 0 ? repeated : identity(`m-${i}.example`)) }),
+      ),
+    );
+    expect(results.every((r) => r.status === 200 || r.body.code === 'activation_limit_reached')).toBe(true);
+    const rows = await activeRows(id);
+    expect(rows.length).toBe(2);
+    expect(new Set(rows.map((r) => r.identity_key)).size).toBe(2);
+  });
+});
