@@ -34,8 +34,8 @@ const isAlnum = (c: string) => isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A'
 const isNonDigit = (c: string) => !isDigit(c) && c !== '.';
 const isSpecialSeparator = (c: string) => c === '-' || c === '_' || c === '+';
 
-/** php_canonicalize_version. */
-export function canonicalizeVersion(version: string): string {
+/** php_canonicalize_version, on a byte string (see `bytes`). */
+function canonicalizeVersion(version: string): string {
   if (version.length === 0) return '';
   const chars = [...version];
   let out = chars[0]!;
@@ -76,8 +76,15 @@ function strtol(element: string): bigint {
   return value > LONG_MAX ? LONG_MAX : value;
 }
 
+/** PHP strings are bytes: work on the UTF-8 bytes, one JS character per byte. */
+const bytes = (s: string): string => Buffer.from(s, 'utf8').toString('latin1');
+
 /** php_version_compare: -1 when `a` is older, 0 when equal, 1 when newer. */
 export function versionCompare(a: string, b: string): -1 | 0 | 1 {
+  return compareBytes(bytes(a), bytes(b));
+}
+
+function compareBytes(a: string, b: string): -1 | 0 | 1 {
   if (a === '' || b === '') {
     if (a === '' && b === '') return 0;
     return a !== '' ? 1 : -1;
@@ -115,10 +122,10 @@ export function versionCompare(a: string, b: string): -1 | 0 | 1 {
   if (compare === 0) {
     if (n1 !== -1) {
       const rest = v1.slice(p1);
-      compare = isDigit(rest[0] ?? '') ? 1 : versionCompare(rest, NUMBER);
+      compare = isDigit(rest[0] ?? '') ? 1 : compareBytes(rest, NUMBER);
     } else if (n2 !== -1) {
       const rest = v2.slice(p2);
-      compare = isDigit(rest[0] ?? '') ? -1 : versionCompare(NUMBER, rest);
+      compare = isDigit(rest[0] ?? '') ? -1 : compareBytes(NUMBER, rest);
     }
   }
   return compare;
