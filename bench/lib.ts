@@ -19,7 +19,11 @@ export interface Proc {
 /** Starts a server command pinned to `core` and waits for its `listening on <url>` line. */
 export async function startPinned(core: number, argv: string[], env: Record<string, string>): Promise<Proc> {
   const [cmd, ...args] = pinned(core, argv);
-  const child = spawn(cmd!, args, { cwd: ROOT, env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(cmd!, args, {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no listening line:\n${out}`)), 60_000);

@@ -65,9 +65,23 @@ async function seed(): Promise<string[]> {
       for (let j = 0; j < ACTIVATIONS_PER_LICENSE; j++) {
         const domain = `site${i}-${j}.example.com`;
         const installationId = uuid();
-        insActivation.run(licenseId, identityKey(installationId, domain), domain, domain, installationId, now, now);
+        insActivation.run(
+          licenseId,
+          identityKey(installationId, domain),
+          domain,
+          domain,
+          installationId,
+          now,
+          now,
+        );
         if (j === i % ACTIVATIONS_PER_LICENSE && i % every === 0) {
-          bodies.push(JSON.stringify({ license_key: key, domain: `https://${domain}/`, installation_id: installationId }));
+          bodies.push(
+            JSON.stringify({
+              license_key: key,
+              domain: `https://${domain}/`,
+              installation_id: installationId,
+            }),
+          );
         }
       }
     }
@@ -75,13 +89,21 @@ async function seed(): Promise<string[]> {
   for (let i = 0; i < LICENSES; i += 10_000) batch(i, Math.min(LICENSES, i + 10_000));
   db.exec('analyze');
   db.close();
-  console.log(`seeded ${LICENSES} licenses, ${LICENSES * ACTIVATIONS_PER_LICENSE} activations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `seeded ${LICENSES} licenses, ${LICENSES * ACTIVATIONS_PER_LICENSE} activations in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   return bodies;
 }
 
 async function main() {
   const bodies = await seed();
-  const server = await startPinned(0, ['node', 'dist/main.js', 'serve'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+  const nodeArgs = process.env.BENCH_PROFILE
+    ? ['node', '--cpu-prof', '--cpu-prof-dir=/tmp/tgprof']
+    : ['node'];
+  const server = await startPinned(0, [...nodeArgs, 'dist/main.js', 'serve'], {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+  });
   let responseSize = 0;
   try {
     const probe = await fetch(`${server.url}/v1/licenses/validate`, {
@@ -90,13 +112,16 @@ async function main() {
       body: bodies[0],
     });
     const text = await probe.text();
-    if (probe.status !== 200 || !JSON.parse(text).valid) throw new Error(`validate probe failed: ${probe.status} ${text}`);
+    if (probe.status !== 200 || !JSON.parse(text).valid)
+      throw new Error(`validate probe failed: ${probe.status} ${text}`);
     responseSize = Buffer.byteLength(text);
     await load({ url: `${server.url}/v1/licenses/validate`, bodies, seconds: 3 }); // warm-up
     const ours = await load({ url: `${server.url}/v1/licenses/validate`, bodies, seconds: SECONDS });
     await server.stop();
 
-    const bare = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], { BODY_SIZE: String(responseSize) });
+    const bare = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
+      BODY_SIZE: String(responseSize),
+    });
     await load({ url: `${bare.url}/bare`, bodies, seconds: 3 });
     const base = await load({ url: `${bare.url}/bare`, bodies, seconds: SECONDS });
     await bare.stop();
@@ -105,7 +130,9 @@ async function main() {
     console.log(`response size:     ${responseSize} bytes`);
     console.log(`bare Fastify:      ${fmt(base)}`);
     console.log(`validate:          ${fmt(ours)}`);
-    console.log(`ratio:             ${((ours.rps / base.rps) * 100).toFixed(1)}% of bare (target >= 50%), p99 ${ours.p99} ms (target < 5 ms)`);
+    console.log(
+      `ratio:             ${((ours.rps / base.rps) * 100).toFixed(1)}% of bare (target >= 50%), p99 ${ours.p99} ms (target < 5 ms)`,
+    );
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -11,6 +11,7 @@ import { installErrorHandling } from './http/error-handler.js';
 import { RateCounter } from './http/rate-limit.js';
 import { loggerOptions } from './http/redact.js';
 import type { App } from './http/types.js';
+import { serializerCompiler } from './http/serialization.js';
 import { validatorCompiler } from './http/validation.js';
 import { AccountsRepository } from './modules/accounts/accounts.repository.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
@@ -22,6 +23,10 @@ import { ActivationService } from './modules/licensing/activation.service.js';
 import { LicenseRepository } from './modules/licensing/license.repository.js';
 import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { LicenseService } from './modules/licensing/license.service.js';
+import { OAuthRepository } from './modules/licensing/oauth.repository.js';
+import { oauthRoutes } from './modules/licensing/oauth.routes.js';
+import { OAuthService } from './modules/licensing/oauth.service.js';
+import { StateSigner } from './modules/licensing/oauth.state.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -31,6 +36,7 @@ import { listeningPort } from './modules/webhooks/target.js';
 import { createWebhooks, type WebhookTargetFilter } from './modules/webhooks/webhooks.module.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import type { WebhooksService } from './modules/webhooks/webhooks.service.js';
+import { customerPages } from './web/pages.js';
 
 /** Absolute URLs the service hands out; the origin is final only once the server listens. */
 export class PublicUrls {
@@ -52,6 +58,8 @@ export interface Services {
   outbox: Outbox;
   licenses: LicenseService;
   activations: ActivationService;
+  /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
+  oauth: OAuthService;
   webhooks: WebhooksService;
   /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
   dispatcher: WebhookDispatcher;
@@ -121,6 +129,15 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   const licenseRepository = opts.licenseRepository ?? new LicenseRepository(database);
   const licenses = new LicenseService(licenseRepository, clock, settings, outbox, accounts);
   const activations = new ActivationService(licenseRepository, clock, settings);
+  const oauth = new OAuthService(
+    new OAuthRepository(database.db),
+    licenseRepository,
+    new StateSigner(database.db, clock),
+    clock,
+    settings,
+    () => `${urls.origin}/account/approve`,
+  );
+  activations.useOAuth(oauth);
   const { webhooks, dispatcher } = createWebhooks({
     database,
     settings,
@@ -142,12 +159,14 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     outbox,
     licenses,
     activations,
+    oauth,
     webhooks,
     dispatcher,
   };
   app.decorate('services', services);
 
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   // Only JSON (and multipart where a route registers it) is accepted; anything else is 415.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
@@ -199,10 +218,20 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(settingsRoutes, { settings });
       await api.register(activationRoutes, { activations });
       await api.register(licenseRoutes, { licenses, activations });
+      await api.register(oauthRoutes, { oauth });
       await api.register(catalogueRoutes, { catalogue });
       await api.register(webhooksRoutes, { webhooks });
     },
     { prefix: '/v1' },
   );
+  // The customer's pages (sign in, approve an activation, My licenses) live outside /v1.
+  await app.register(customerPages, {
+    accounts,
+    licenses,
+    activations,
+    oauth,
+    settings,
+    secureCookies: config.publicUrl.startsWith('https:'),
+  });
   return app as unknown as App;
 }

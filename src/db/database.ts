@@ -31,6 +31,29 @@ export function openDatabase(config: DatabaseConfig): Database {
   sqlite.pragma(`synchronous = ${config.synchronous}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * Kysely prepares every query afresh; preparing costs as much as running a short indexed query.
+ * Statements are reusable in better-sqlite3, so hot queries keep theirs (bounded, oldest dropped).
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (source: string) => {
+    let stmt = cache.get(source);
+    if (stmt) return stmt;
+    stmt = sqlite.prepare(source);
+    if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+    cache.set(source, stmt);
+    return stmt;
+  };
+  return new Proxy(sqlite, {
+    get(target, prop, receiver) {
+      if (prop === 'prepare') return prepare;
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

@@ -1,7 +1,10 @@
 import type { Generated } from 'kysely';
 import type { AccountsTables } from '../modules/accounts/accounts.tables.js';
+import type { CartTables } from '../modules/cart/cart.tables.js';
 import type { CatalogueTables } from '../modules/catalogue/catalogue.tables.js';
 import type { LicensingTables } from '../modules/licensing/licensing.tables.js';
+import type { OAuthTables } from '../modules/licensing/oauth.tables.js';
+import type { ReleasesTables } from '../modules/releases/releases.tables.js';
 import type { SubscriptionsTables } from '../modules/subscriptions/subscriptions.tables.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
@@ -17,8 +20,11 @@ export interface DB
   extends CoreTables,
     AccountsTables,
     CatalogueTables,
+    CartTables,
     WebhooksTables,
     LicensingTables,
+    OAuthTables,
+    ReleasesTables,
     SubscriptionsTables {}
 
 export type Id = Generated<number>;

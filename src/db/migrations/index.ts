@@ -3,6 +3,9 @@ import type { Dialect } from '../database.js';
 import * as m2026112201 from './2026112201_foundation.js';
 import * as m2026112202 from './2026112202_webhook_outbox.js';
 import * as m2026112204 from './2026112204_licensing.js';
+import * as m2026112206 from './2026112206_releases.js';
+import * as m2026112207 from './2026112207_cart.js';
+import * as m2026112208 from './2026112208_oauth.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -12,4 +15,7 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112201_foundation': m2026112201,
   '2026112202_webhook_outbox': m2026112202,
   '2026112204_licensing': m2026112204,
+  '2026112206_releases': m2026112206,
+  '2026112207_cart': m2026112207,
+  '2026112208_oauth': m2026112208,
 };

@@ -6,8 +6,15 @@ import {
   sql,
 } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
+import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import type { LicensingTables } from './licensing.tables.js';
+
+/**
+ * 'active' as a literal, not a bound parameter: SQLite uses the partial index
+ * `activations_one_active_identity` (WHERE status = 'active') only when it can see the value.
+ */
+const ACTIVE = sql.lit<'active'>('active');
 
 export type LicenseRow = Selectable<LicensingTables['licenses']>;
 export type ActivationRow = Selectable<LicensingTables['activations']>;
@@ -92,7 +99,7 @@ export class LicenseRepository {
           .selectFrom('activations as a')
           .select((e) => e.fn.countAll<number>().as('n'))
           .whereRef('a.license_id', '=', 'l.id')
-          .where('a.status', '=', 'active')
+          .where('a.status', '=', ACTIVE)
           .as('activation_count'),
       );
   }
@@ -113,23 +120,30 @@ export class LicenseRepository {
   }
 
   /** The validate hot path: the license and whether this identity holds an active activation, in one query. */
+  private forIdentityQuery?: ReturnType<typeof this.compileForIdentity>;
+  private compileForIdentity() {
+    return precompile(this.db, ['key', 'identity'] as const, (p) =>
+      this.records()
+        .select((eb) =>
+          eb
+            .selectFrom('activations as ia')
+            .select('ia.id')
+            .whereRef('ia.license_id', '=', 'l.id')
+            .where('ia.identity_key', '=', p.identity)
+            .where('ia.status', '=', ACTIVE)
+            .limit(1)
+            .as('identity_activation_id'),
+        )
+        .where('l.license_key', '=', p.key),
+    );
+  }
+
   async findForIdentity(
     key: string,
     identityKey: string,
   ): Promise<(LicenseRecord & { identity_activation_id: number | null }) | undefined> {
-    const row = await this.records()
-      .select((eb) =>
-        eb
-          .selectFrom('activations as ia')
-          .select('ia.id')
-          .whereRef('ia.license_id', '=', 'l.id')
-          .where('ia.identity_key', '=', identityKey)
-          .where('ia.status', '=', 'active')
-          .limit(1)
-          .as('identity_activation_id'),
-      )
-      .where('l.license_key', '=', key)
-      .executeTakeFirst();
+    this.forIdentityQuery ??= this.compileForIdentity();
+    const row = await this.forIdentityQuery({ key, identity: identityKey });
     if (!row) return undefined;
     return {
       ...row,
@@ -286,7 +300,7 @@ export class LicenseRepository {
       .selectAll()
       .where('license_id', '=', licenseId)
       .where('identity_key', '=', identityKey)
-      .where('status', '=', 'active')
+      .where('status', '=', ACTIVE)
       .executeTakeFirst();
   }
 
@@ -317,7 +331,7 @@ export class LicenseRepository {
       .selectFrom('activations')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('license_id', '=', licenseId)
-      .where('status', '=', 'active')
+      .where('status', '=', ACTIVE)
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
@@ -341,7 +355,7 @@ export class LicenseRepository {
         activation_revision: eb('activation_revision', '+', 1),
       }))
       .where('id', '=', id)
-      .where('status', '=', 'active')
+      .where('status', '=', ACTIVE)
       .execute();
   }
 }
