@@ -1,5 +1,6 @@
 import { ApiError } from '../../http/errors.js';
-import { isSubscriptionType, isVariableType, normalisePolicy, type ProductRow } from './catalogue.model.js';
+import { normalisePolicy } from '../licensing/policy.js';
+import { isSubscriptionType, isVariableType, type ProductRow } from './catalogue.model.js';
 import type { ProductUpdate, VariationInsert } from './catalogue.repository.js';
 import type { ProductPatchBody, VariationInput } from './catalogue.schemas.js';
 import { toMinor } from './money.js';

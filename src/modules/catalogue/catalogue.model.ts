@@ -1,6 +1,5 @@
 import type { Selectable } from 'kysely';
 import { ApiError } from '../../http/errors.js';
-import type { EntitlementPolicyInput } from './catalogue.schemas.js';
 import type { CatalogueTables } from './catalogue.tables.js';
 import { fromMinor } from './money.js';
 
@@ -91,40 +90,6 @@ export function resolveActivationLimit(
   globalDefault: number,
 ): number {
   return variation?.activation_limit ?? product.activation_limit ?? globalDefault;
-}
-
-const MAX_DAYS = 36500;
-
-/**
- * Normalises a policy to its full stored form. `days` is required (1 to 36500) exactly when the
- * mode is `days`, and refused otherwise, so a stored snapshot never carries an ignored number.
- */
-export function normalisePolicy(input: EntitlementPolicyInput, field: string): EntitlementPolicy {
-  const support = input.support ?? { mode: 'unspecified' as const };
-  const parts = { usage: input.usage, updates: input.updates, support };
-  for (const [name, part] of Object.entries(parts)) {
-    const needsDays = part.mode === 'days';
-    const ok = needsDays
-      ? part.days !== undefined && part.days >= 1 && part.days <= MAX_DAYS
-      : part.days === undefined;
-    if (!ok) {
-      throw new ApiError('invalid_entitlement_policy', {
-        data: {
-          params: { [`${field}.${name}.days`]: needsDays ? 'required, 1 to 36500' : 'only with mode days' },
-        },
-      });
-    }
-  }
-  return {
-    usage: pick(input.usage),
-    updates: pick(input.updates),
-    support: pick(support),
-    historical_downloads: input.historical_downloads ?? false,
-  };
-}
-
-function pick<T extends { mode: string; days?: number }>(part: T): T {
-  return (part.days === undefined ? { mode: part.mode } : { mode: part.mode, days: part.days }) as T;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { PlainText } from '../../http/schemas.js';
+import { EntitlementPolicyInput } from '../licensing/policy.js';
 
 /** Shapes shared by the catalogue's resources. */
 
@@ -14,30 +15,8 @@ export const ProductStatus = Type.Enum(['publish', 'draft']);
 export const ActivationMode = Type.Enum(['simple', 'oauth']);
 export const StorageDriver = Type.Enum(['', 'local', 'local_encrypted', 'external']);
 
-/** Days are range-checked by the service, so a bad value gets `invalid_entitlement_policy`. */
-const Days = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
-
-export const EntitlementPolicy = Type.Object(
-  {
-    usage: Type.Object(
-      { mode: Type.Enum(['lifetime', 'days', 'subscription']), days: Type.Optional(Days) },
-      { additionalProperties: false },
-    ),
-    updates: Type.Object(
-      { mode: Type.Enum(['license', 'days']), days: Type.Optional(Days) },
-      { additionalProperties: false },
-    ),
-    support: Type.Optional(
-      Type.Object(
-        { mode: Type.Enum(['unspecified', 'days']), days: Type.Optional(Days) },
-        { additionalProperties: false },
-      ),
-    ),
-    historical_downloads: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-export type EntitlementPolicyInput = Static<typeof EntitlementPolicy>;
+/** One policy schema for products and licenses; days are range-checked by `normalisePolicy`. */
+export const EntitlementPolicy = EntitlementPolicyInput;
 
 export const Subscription = Type.Object(
   {

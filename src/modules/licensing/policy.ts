@@ -27,22 +27,31 @@ export const EntitlementPolicyInput = Type.Object(
 export type EntitlementPolicyInput = Static<typeof EntitlementPolicyInput>;
 
 type Part = { mode: string; days?: number };
-export interface PolicySnapshot {
-  issued_at: string;
+
+/** A policy with its defaults filled in: what products store and licenses snapshot. */
+export interface NormalisedPolicy {
   usage: Part;
   updates: Part;
   support: Part;
   historical_downloads: boolean;
 }
 
+export interface PolicySnapshot extends NormalisedPolicy {
+  issued_at: string;
+}
+
 const MAX_DAYS = 36500;
 const DAY_MS = 86_400_000;
 
 /**
- * The snapshot stored on a license: the policy with defaults filled in and the time its `days`
- * windows count from. `days` is required (1 to 36500) exactly when a mode is `days`.
+ * The one validation of a policy (products and licenses alike): `days` is required (1 to 36500)
+ * exactly when a mode is `days` and refused otherwise, so a stored policy never carries an
+ * ignored number. `field` names the offending parameter in the error.
  */
-export function snapshotPolicy(input: EntitlementPolicyInput, issuedAt: Date): PolicySnapshot {
+export function normalisePolicy(
+  input: EntitlementPolicyInput,
+  field = 'entitlement_policy',
+): NormalisedPolicy {
   const support: Part = input.support ?? { mode: 'unspecified' };
   const parts: Record<string, Part> = { usage: input.usage, updates: input.updates, support };
   for (const [name, part] of Object.entries(parts)) {
@@ -53,21 +62,23 @@ export function snapshotPolicy(input: EntitlementPolicyInput, issuedAt: Date): P
     if (!ok) {
       throw new ApiError('invalid_entitlement_policy', {
         data: {
-          params: {
-            [`entitlement_policy.${name}.days`]: needsDays ? 'required, 1 to 36500' : 'only with mode days',
-          },
+          params: { [`${field}.${name}.days`]: needsDays ? 'required, 1 to 36500' : 'only with mode days' },
         },
       });
     }
   }
   const pick = (p: Part): Part => (p.days === undefined ? { mode: p.mode } : { mode: p.mode, days: p.days });
   return {
-    issued_at: rfc3339(issuedAt),
     usage: pick(input.usage),
     updates: pick(input.updates),
     support: pick(support),
     historical_downloads: input.historical_downloads ?? false,
   };
+}
+
+/** The snapshot stored on a license: the normalised policy and the time its `days` windows count from. */
+export function snapshotPolicy(input: EntitlementPolicyInput, issuedAt: Date): PolicySnapshot {
+  return { issued_at: rfc3339(issuedAt), ...normalisePolicy(input) };
 }
 
 /** The usage expiry a policy implies when none is given: `days` after issue, else none. */
