@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
 import type { Identity } from '../../src/modules/identity/identity.js';
+import { ActivationService } from '../../src/modules/licensing/activation.service.js';
+import { LicenseRepository } from '../../src/modules/licensing/license.repository.js';
 import type { OAuthActivation } from '../../src/modules/licensing/oauth.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import {
@@ -254,17 +256,30 @@ describe('POST /licenses/activate', () => {
       }
     });
     it('with the flow not installed -> 501 oauth_unavailable, never a fake redirect', async () => {
+      // The app installs the real flow (test/oauth); a service built without one must refuse.
+      const { services } = t.app;
+      const bare = new ActivationService(
+        new LicenseRepository(services.database),
+        services.clock,
+        services.settings,
+      );
       const { key, license } = await licenseFixture(t, { activation_mode: 'oauth' });
       const site = identity('shop.example.com');
-      const res = await activate({
-        license_key: key,
-        ...site,
-        return_url: 'https://shop.example.com/wp-admin/cb',
-      });
-      expectError(res, 501, 'oauth_unavailable');
-      expectError(
-        await activate({ license_key: key, ...site, activation_token: 'abc' }),
-        501,
+      const caller = { ip: '127.0.0.1', user_agent: 'test' };
+      const code = (p: Promise<unknown>) =>
+        p.then(
+          () => 'none',
+          (e: ApiError) => e.code,
+        );
+      expect(
+        await code(
+          bare.activate(
+            { license_key: key, ...site, return_url: 'https://shop.example.com/wp-admin/cb' },
+            caller,
+          ),
+        ),
+      ).toBe('oauth_unavailable');
+      expect(await code(bare.activate({ license_key: key, ...site, activation_token: 'abc' }, caller))).toBe(
         'oauth_unavailable',
       );
       expect(await activeCount(license.id)).toBe(0);

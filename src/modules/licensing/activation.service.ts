@@ -115,6 +115,14 @@ export class ActivationService {
       const current: LicenseRecord = { ...license, ...locked };
       // Revocation or a changed expiry may have committed since the first read.
       assertUsable(current, this.clock.now());
+      if (mode === 'oauth' && token) {
+        // Claimed first, so a reused token is token_consumed even while its identity is active;
+        // a refusal below (the limit) rolls the claim back and leaves the token usable.
+        const oauth = this.oauth!;
+        await step('activation_write_failed', () =>
+          oauth.consume(trx, token, { license_id: license.id, identity }),
+        );
+      }
       const existing = await step('activation_read_failed', () =>
         this.repo.findActiveActivation(trx, license.id, identity.identity_key),
       );
@@ -139,12 +147,6 @@ export class ActivationService {
         return this.requestApproval(license, identity, input);
       }
       if (limit !== 0 && count >= limit) throw new ApiError('activation_limit_reached');
-      if (mode === 'oauth' && token) {
-        const oauth = this.oauth!;
-        await step('activation_write_failed', () =>
-          oauth.consume(trx, token, { license_id: license.id, identity }),
-        );
-      }
       const now = iso(this.clock.now());
       const activationId = await step('activation_write_failed', () =>
         this.repo.insertActivation(trx, {

@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../http/errors.js';
+import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
+import { safeEqual } from '../random.js';
+import type { Viewer } from './layout.js';
+
+export type FormBody = Record<string, string>;
+
+/** HTML forms post `application/x-www-form-urlencoded`; only the pages accept it (first value of a name wins). */
+export function installFormParser(app: FastifyInstance): void {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 16 * 1024 },
+    (_request, body, done) => {
+      const out: FormBody = {};
+      for (const [k, v] of new URLSearchParams(body as string)) if (!Object.hasOwn(out, k)) out[k] = v;
+      done(null, out);
+    },
+  );
+}
+
+/** The posted fields; only text values count (a JSON body aimed at a page gets no further than a form would). */
+export function formOf(request: FastifyRequest): FormBody {
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return {};
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'string')) as FormBody;
+}
+
+/** The GET viewer: the session's user and its nonce (for the forms the page renders). */
+export function viewerOf(request: FastifyRequest): (Viewer & { user: AuthUser }) | null {
+  if (!request.user || !request.sessionNonce) return null;
+  return { user: request.user, email: request.user.email, nonce: request.sessionNonce };
+}
+
+/**
+ * A page form authenticates with the session cookie plus the session nonce as the hidden field
+ * `_nonce` (the form counterpart of X-REST-Nonce): no session means signed out, a missing or
+ * wrong nonce is a cross-site or stale form and is refused (403).
+ */
+export async function formUser(request: FastifyRequest, accounts: AccountsService): Promise<AuthUser | null> {
+  if (!request.sessionId || !request.sessionNonce) return null;
+  const sent = formOf(request)._nonce;
+  if (typeof sent !== 'string' || !safeEqual(sent, request.sessionNonce)) {
+    throw new ApiError('rest_cookie_invalid_nonce');
+  }
+  return (await accounts.sessionUser(request.sessionId))?.user ?? null;
+}
+
+/** Where sign-in may send the customer afterwards: only a path of these pages, never another site. */
+export function safeNext(next: unknown): string {
+  const fallback = '/account/licenses';
+  if (typeof next !== 'string' || !next.startsWith('/account/') || next.length > 8192) return fallback;
+  try {
+    const url = new URL(next, 'http://local.invalid');
+    if (url.origin !== 'http://local.invalid' || !url.pathname.startsWith('/account/')) return fallback;
+    return url.pathname + url.search;
+  } catch {
+    return fallback;
+  }
+}
+
+export const signInUrl = (next: string) => `/account/sign-in?${new URLSearchParams({ next })}`;

@@ -1,0 +1,70 @@
+import type { FastifyReply } from 'fastify';
+import { type Html, html } from './html.js';
+
+export const STYLESHEET_PATH = '/account/assets/style.css';
+
+/** The signed-in customer as the page header shows them, with the session nonce for sign-out. */
+export interface Viewer {
+  email: string;
+  nonce: string;
+}
+
+/**
+ * Pages allow nothing but their own origin: no inline script or style, no framing, no base
+ * rewriting. `formTargets` adds the origins a form may lead to after its POST (the approval page's
+ * redirect back to the site: Chromium applies form-action to that redirect too).
+ */
+export function contentSecurityPolicy(formTargets: string[] = []): string {
+  return [
+    "default-src 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "object-src 'none'",
+    `form-action ${["'self'", ...formTargets].join(' ')}`,
+  ].join('; ');
+}
+
+export function layout(title: string, body: Html, viewer: Viewer | null = null): string {
+  const who = viewer
+    ? html`<div class="who"><span>Signed in as ${viewer.email}</span>
+        <form method="post" action="/account/sign-out">
+          <input type="hidden" name="_nonce" value="${viewer.nonce}">
+          <button type="submit" class="link">Sign out</button>
+        </form></div>`
+    : '';
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title} · Tollgate</title>
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
+</head>
+<body>
+<header class="top"><a class="brand" href="/account/licenses">Tollgate · Your account</a>${who}</header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.text;
+}
+
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: Html,
+  viewer?: Viewer | null,
+) {
+  return reply
+    .status(status)
+    .type('text/html; charset=utf-8')
+    .send(layout(title, body, viewer ?? null));
+}
+
+/** POST-redirect-GET: 303 so the browser follows with GET. */
+export function seeOther(reply: FastifyReply, location: string) {
+  return reply.status(303).header('location', location).send();
+}

@@ -1,0 +1,136 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../http/errors.js';
+import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import type { ActivationService } from '../modules/licensing/activation.service.js';
+import type { CustomerLicenseView, LicenseService } from '../modules/licensing/license.service.js';
+import type { SettingsService } from '../modules/settings/settings.service.js';
+import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
+import { html } from './html.js';
+import { seeOther, sendPage, type Viewer } from './layout.js';
+
+export interface LicensesPageOptions {
+  accounts: AccountsService;
+  licenses: LicenseService;
+  activations: ActivationService;
+  settings: SettingsService;
+}
+
+/** Outcomes of a deactivation, shown after the redirect by a fixed code (no text ever comes from the URL). */
+const NOTICES: Record<string, string> = {
+  deactivated: 'The site was deactivated and its activation slot is free again.',
+};
+const ERRORS: Record<string, string> = {
+  deactivation_disabled:
+    'The store has turned off deactivation from this page. Please contact the store to move a license.',
+  not_found: 'That activation was not found on your licenses.',
+  failed: 'The site could not be deactivated. Please try again.',
+};
+
+const isId = (n: number) => Number.isInteger(n) && n >= 1 && n <= 2147483647;
+
+function statusBadge(l: CustomerLicenseView) {
+  if (l.status === 'revoked') return html`<span class="badge bad">Revoked</span>`;
+  if (l.is_expired) return html`<span class="badge bad">Expired</span>`;
+  if (l.entitlements.subscription_linked && !l.entitlements.subscription_active) {
+    return html`<span class="badge bad">Subscription inactive</span>`;
+  }
+  if (!l.entitlements.license_active) return html`<span class="badge off">Inactive</span>`;
+  return html`<span class="badge">Active</span>`;
+}
+
+function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: boolean) {
+  const name = l.variation_name ? `${l.product_name} — ${l.variation_name}` : l.product_name;
+  const seats =
+    l.activation_limit === 0
+      ? `${l.activation_count} in use (unlimited)`
+      : `${l.activation_count} of ${l.activation_limit} in use`;
+  const rows = l.activations.map(
+    (a) => html`<tr>
+        <td class="site">${a.domain_normalized}</td>
+        <td><code>${a.installation_id.slice(0, 8)}…</code></td>
+        <td class="when">${a.activated_at}</td>
+        <td>${a.status === 'active' ? html`<span class="badge">Active</span>` : html`<span class="badge off">Deactivated</span>`}</td>
+        <td>${
+          a.status === 'active' && canDeactivate
+            ? html`<form method="post" action="/account/licenses/${l.id}/deactivate">
+            <input type="hidden" name="_nonce" value="${viewer.nonce}">
+            <input type="hidden" name="activation_id" value="${a.id}">
+            <button type="submit" class="danger small" aria-label="Deactivate ${a.domain_normalized}">Deactivate</button>
+          </form>`
+            : ''
+        }</td>
+      </tr>`,
+  );
+  return html`<section class="card license">
+  <div class="license-head"><h2>${name}</h2>${statusBadge(l)}</div>
+  <dl class="facts">
+    <dt>License key</dt><dd class="key">${l.license_key}</dd>
+    <dt>Activations</dt><dd>${seats}</dd>
+    <dt>Expires</dt><dd>${l.expires_at ? `${l.expires_at} UTC` : 'Never'}</dd>
+  </dl>
+  ${
+    l.activations.length === 0
+      ? html`<p class="muted">Not activated on any site yet.</p>`
+      : html`<div class="table-wrap"><table>
+    <thead><tr><th>Site</th><th>Installation</th><th>Activated (UTC)</th><th>Status</th><th></th></tr></thead>
+    <tbody>${rows}</tbody>
+  </table></div>`
+  }
+</section>`;
+}
+
+/** "My licenses": every license of the customer with its activations, and Deactivate per active site. */
+export async function licensesPages(app: FastifyInstance, opts: LicensesPageOptions) {
+  const { accounts, licenses, activations, settings } = opts;
+
+  app.get('/account', async (_request, reply) => seeOther(reply, '/account/licenses'));
+
+  app.get('/account/licenses', async (request, reply) => {
+    const viewer = viewerOf(request);
+    if (!viewer) return seeOther(reply, signInUrl('/account/licenses'));
+    const query = request.query as Record<string, unknown>;
+    const notice = typeof query.notice === 'string' ? NOTICES[query.notice] : undefined;
+    const error = typeof query.error === 'string' ? ERRORS[query.error] : undefined;
+    const list = await licenses.listForCustomer(viewer.user.id);
+    const canDeactivate = (await settings.get()).customer_deactivation_enabled;
+    return sendPage(
+      reply,
+      200,
+      'My licenses',
+      html`<h1>My licenses</h1>
+${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+${canDeactivate ? '' : html`<p class="muted">Deactivating sites from this page is turned off by the store.</p>`}
+${
+  list.length === 0
+    ? html`<section class="card"><p>You have no licenses yet.</p></section>`
+    : list.map((l) => licenseCard(l, viewer, canDeactivate))
+}`,
+      viewer,
+    );
+  });
+
+  app.post('/account/licenses/:id/deactivate', async (request, reply) => {
+    const user = await formUser(request, accounts);
+    if (!user) return seeOther(reply, signInUrl('/account/licenses'));
+    const licenseId = Number((request.params as { id: string }).id);
+    const activationId = Number(formOf(request).activation_id);
+    if (!isId(licenseId) || !isId(activationId)) {
+      return seeOther(reply, '/account/licenses?error=not_found');
+    }
+    try {
+      await activations.customerDeactivate(user.id, licenseId, { activation_id: activationId });
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      if (e.status >= 500) request.log.error({ err: e, code: e.code }, 'customer deactivation failed');
+      const code =
+        e.code === 'deactivation_disabled'
+          ? 'deactivation_disabled'
+          : e.code === 'not_found' || e.code === 'no_activation'
+            ? 'not_found'
+            : 'failed';
+      return seeOther(reply, `/account/licenses?error=${code}`);
+    }
+    return seeOther(reply, '/account/licenses?notice=deactivated');
+  });
+}

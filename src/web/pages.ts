@@ -1,0 +1,96 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../http/errors.js';
+import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import type { ActivationService } from '../modules/licensing/activation.service.js';
+import type { LicenseService } from '../modules/licensing/license.service.js';
+import type { OAuthService } from '../modules/licensing/oauth.service.js';
+import type { SettingsService } from '../modules/settings/settings.service.js';
+import { approvePages } from './approve.js';
+import { installFormParser, viewerOf } from './forms.js';
+import { html } from './html.js';
+import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
+import { licensesPages } from './licenses.js';
+import { signInPages } from './sign-in.js';
+import { STYLESHEET } from './style.js';
+
+export interface PagesOptions {
+  accounts: AccountsService;
+  licenses: LicenseService;
+  activations: ActivationService;
+  oauth: OAuthService;
+  settings: SettingsService;
+  secureCookies: boolean;
+}
+
+/** What a customer reads when a page cannot do what was asked: by code, never an internal message. */
+const PAGE_ERRORS: Partial<Record<string, [string, string]>> = {
+  invalid_state: [
+    'This approval link is invalid or has expired',
+    'Approval links work for 10 minutes. Go back to your site and start the activation again.',
+  ],
+  missing_state: ['This approval link is incomplete', 'Go back to your site and start the activation again.'],
+  missing_params: ['Something was missing', 'Go back to your site and start the activation again.'],
+  license_not_found: ['License not found', 'The license of this request no longer exists.'],
+  rest_cookie_invalid_nonce: [
+    'This form has expired',
+    'The page was open for too long or came from another site. Go back, reload the page and try again.',
+  ],
+  revoked: ['This license is revoked', 'A revoked license cannot be activated on a site.'],
+  expired: ['This license has expired', 'Renew the license to activate it on a site.'],
+  subscription_inactive: [
+    'The subscription is not active',
+    'Renew the subscription to activate the license.',
+  ],
+  license_inactive: ['This license is not active', 'It cannot be activated on a site.'],
+  invalid_usage_expiry: ['This license cannot be used', 'Please contact the store.'],
+};
+
+/**
+ * The customer's pages (sign in, approve an activation, My licenses), outside /v1. Every answer
+ * carries a strict CSP, refuses framing and sends no Referer (the approval URL holds the state;
+ * the callback URL holds the activation token), and is never cached.
+ */
+export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
+  installFormParser(app);
+  // Pages are not part of the REST API's OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('content-security-policy')) {
+      reply.header('content-security-policy', contentSecurityPolicy());
+    }
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  app.setErrorHandler(async (err: Error, request, reply) => {
+    const apiError = err instanceof ApiError ? err : null;
+    const status = apiError?.status ?? ((err as { statusCode?: number }).statusCode || 500);
+    if (status >= 500) request.log.error({ err }, 'page failed');
+    const [title, text] = (apiError && PAGE_ERRORS[apiError.code]) ?? [
+      status >= 500 ? 'Something went wrong' : 'This request cannot be completed',
+      status >= 500 ? 'Please try again in a moment.' : 'Go back and try again.',
+    ];
+    return sendPage(
+      reply,
+      status,
+      title,
+      html`<section class="card"><h1>${title}</h1><p>${text}</p>
+  <p><a href="/account/licenses">Go to My licenses</a></p></section>`,
+      viewerOf(request),
+    );
+  });
+
+  app.get(STYLESHEET_PATH, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
+  );
+
+  await app.register(signInPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
+  await app.register(approvePages, { accounts: opts.accounts, oauth: opts.oauth });
+  await app.register(licensesPages, opts);
+}

@@ -1,0 +1,55 @@
+/** The one stylesheet of the customer pages, served at /account/assets/style.css (CSP: 'self' only). */
+export const STYLESHEET = `
+:root { --ink: #1d2330; --muted: #5b6475; --line: #dde1e8; --bg: #f4f6f9; --card: #fff;
+  --accent: #2457d6; --accent-ink: #fff; --danger: #b42318; --ok: #067647; --warn-bg: #fff6e5; --warn: #8a5a00; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  color: var(--ink); background: var(--bg); }
+.top { display: flex; align-items: center; justify-content: space-between; gap: 1rem;
+  padding: .75rem 1.5rem; background: var(--card); border-bottom: 1px solid var(--line); }
+.brand { font-weight: 700; color: var(--ink); text-decoration: none; letter-spacing: .02em; }
+.who { display: flex; align-items: center; gap: .75rem; color: var(--muted); font-size: .9rem; }
+.who form { margin: 0; }
+main { max-width: 54rem; margin: 2rem auto; padding: 0 1rem; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 1.5rem 1.75rem;
+  margin-bottom: 1.25rem; }
+.narrow { max-width: 26rem; margin-left: auto; margin-right: auto; }
+h1 { font-size: 1.5rem; margin: 0 0 .75rem; }
+h2 { font-size: 1.15rem; margin: 0 0 .25rem; }
+p { margin: .5rem 0; }
+.muted { color: var(--muted); font-size: .9rem; }
+.lead { font-size: 1.1rem; }
+label { display: block; font-weight: 600; margin: .9rem 0 .3rem; }
+input[type=email], input[type=password] { width: 100%; padding: .6rem .7rem; font: inherit;
+  border: 1px solid var(--line); border-radius: 6px; }
+input:focus, button:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
+button { font: inherit; cursor: pointer; border-radius: 6px; padding: .55rem 1.1rem; border: 1px solid var(--line);
+  background: var(--card); color: var(--ink); }
+button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); font-weight: 600; }
+button.danger { color: var(--danger); border-color: #f1c0bb; }
+button.link { border: 0; background: none; padding: 0; color: var(--accent); text-decoration: underline; }
+.actions { display: flex; gap: .75rem; margin-top: 1.25rem; flex-wrap: wrap; }
+.actions form { margin: 0; }
+.full { width: 100%; margin-top: 1.25rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.25rem; margin: 1rem 0; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+code, .key { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
+.site { font-weight: 700; }
+.notice, .error, .warning { border-radius: 8px; padding: .7rem .9rem; margin: .75rem 0; }
+.notice { background: #e8f5ee; color: var(--ok); }
+.error { background: #fdecea; color: var(--danger); }
+.warning { background: var(--warn-bg); color: var(--warn); }
+.badge { display: inline-block; font-size: .8rem; font-weight: 600; padding: .1rem .55rem; border-radius: 999px;
+  background: #e8f5ee; color: var(--ok); vertical-align: middle; }
+.badge.off { background: #eef0f3; color: var(--muted); }
+.badge.bad { background: #fdecea; color: var(--danger); }
+.license-head { display: flex; justify-content: space-between; align-items: baseline; gap: 1rem; flex-wrap: wrap; }
+table { width: 100%; border-collapse: collapse; margin-top: .75rem; font-size: .93rem; }
+th, td { text-align: left; padding: .5rem .4rem; border-top: 1px solid var(--line); vertical-align: middle; }
+th { color: var(--muted); font-weight: 600; }
+td form { margin: 0; }
+td.when { white-space: nowrap; }
+.table-wrap { overflow-x: auto; }
+button.small { padding: .3rem .7rem; font-size: .9rem; }
+`;

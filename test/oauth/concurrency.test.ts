@@ -1,0 +1,181 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../src/modules/accounts/password.js';
+import { generateLicenseKey } from '../../src/modules/licensing/license-key.js';
+import { sha256 } from '../../src/random.js';
+import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { createProduct, identity } from '../helpers/licensing.js';
+import { type ServerProcess, startServer } from '../helpers/server.js';
+
+/**
+ * Exchanging one activation token many times at once over real HTTP. SQLite: one server process.
+ * PostgreSQL: two server processes on one database; the state is signed by one and confirmed on
+ * the other (the signing secret is shared through the database), and only the conditional claim
+ * (UPDATE … WHERE used_at IS NULL) inside the activation transaction keeps the token single-use.
+ */
+let database: TestDatabase;
+let servers: ServerProcess[] = [];
+const dirs: string[] = [];
+const PASSWORD = 'customer-password-1';
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-oauth-conc-'));
+  dirs.push(dataDir);
+  const env: Record<string, string> =
+    database.config.kind === 'postgres'
+      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
+      : { DATA_DIR: dirname(database.config.file) };
+  const count = dialectUnderTest === 'postgres' ? 2 : 1;
+  servers = await Promise.all(Array.from({ length: count }, () => startServer(env)));
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  await database.drop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const db = () => database.database.db;
+const server = (i: number) => servers[i % servers.length]!;
+
+async function call(
+  i: number,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(`${server(i).url}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+}
+
+/** A customer (signed in on server 0) owning a license of a product that requires approval. */
+async function seed(limit: number) {
+  const now = new Date().toISOString();
+  const email = `owner-${Math.random().toString(36).slice(2)}@example.com`;
+  const user = await db()
+    .insertInto('users')
+    .values({
+      email,
+      password_hash: await hashPassword(PASSWORD),
+      role: 'customer',
+      first_name: '',
+      last_name: '',
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const product = await createProduct(db(), { activation_limit: limit, activation_mode: 'oauth' });
+  const key = generateLicenseKey();
+  const license = await db()
+    .insertInto('licenses')
+    .values({
+      license_key: key,
+      product_id: product.id,
+      variation_id: 0,
+      order_id: null,
+      order_item_id: null,
+      user_id: user.id,
+      subscription_id: null,
+      status: 'active',
+      activation_limit: null,
+      usage_expires_at: null,
+      entitlement_policy: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const login = await call(0, 'POST', '/v1/auth/login', { email, password: PASSWORD });
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('tollgate_session='))!
+    .split(';')[0]!;
+  return { key, licenseId: license.id, auth: { cookie, 'x-rest-nonce': login.body.nonce as string } };
+}
+
+/** Request on server 0, confirm on the last server: answers the activation token. */
+async function approvedToken(owner: Awaited<ReturnType<typeof seed>>, site: ReturnType<typeof identity>) {
+  const requested = await call(0, 'POST', '/v1/licenses/activate', {
+    license_key: owner.key,
+    ...site,
+    return_url: `https://${site.domain}/cb`,
+  });
+  expect(requested.body.code).toBe('oauth_required');
+  const url = new URL(requested.body.redirect_url as string);
+  const confirmed = await call(
+    servers.length - 1,
+    'POST',
+    '/v1/licenses/oauth/confirm',
+    { license_key: owner.key, state: url.searchParams.get('state'), nonce: url.searchParams.get('nonce') },
+    owner.auth,
+  );
+  expect(confirmed.status).toBe(200);
+  return confirmed.body.activation_token as string;
+}
+
+describe(`parallel token exchanges over real HTTP (${dialectUnderTest}, ${dialectUnderTest === 'postgres' ? 'two processes' : 'one process'})`, () => {
+  it('20 parallel exchanges of one token: exactly one activation, 19 token_consumed', async () => {
+    const owner = await seed(5);
+    const site = identity('race.example');
+    const token = await approvedToken(owner, site);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call(i, 'POST', '/v1/licenses/activate', {
+          license_key: owner.key,
+          ...site,
+          activation_token: token,
+        }),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(1);
+    expect(ok[0]!.body.message).toBeUndefined();
+    expect(results.filter((r) => r.status === 403 && r.body.code === 'token_consumed')).toHaveLength(19);
+    const active = await db()
+      .selectFrom('activations')
+      .selectAll()
+      .where('license_id', '=', owner.licenseId)
+      .where('status', '=', 'active')
+      .execute();
+    expect(active.map((a) => a.id)).toEqual([ok[0]!.body.activation_id]);
+    const row = await db()
+      .selectFrom('oauth_activation_tokens')
+      .selectAll()
+      .where('token_hash', '=', sha256(token))
+      .executeTakeFirstOrThrow();
+    expect(row.used_at).not.toBeNull();
+  });
+
+  it('two approved sites racing for the last slot: one activation, the other token stays unused', async () => {
+    const owner = await seed(1);
+    const a = identity('a.example');
+    const b = identity('b.example');
+    const tokens = [await approvedToken(owner, a), await approvedToken(owner, b)];
+    const results = await Promise.all(
+      [a, b].map((site, i) =>
+        call(i, 'POST', '/v1/licenses/activate', {
+          license_key: owner.key,
+          ...site,
+          activation_token: tokens[i],
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 403]);
+    expect(results.find((r) => r.status === 403)!.body.code).toBe('activation_limit_reached');
+    const used = await db()
+      .selectFrom('oauth_activation_tokens')
+      .select('used_at')
+      .where('license_id', '=', owner.licenseId)
+      .execute();
+    expect(used.filter((r) => r.used_at !== null)).toHaveLength(1);
+  });
+});
