@@ -1,0 +1,150 @@
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import type { CartTables } from './cart.tables.js';
+
+export type CartRow = Selectable<CartTables['carts']>;
+export type CartWrite = Pick<CartRow, 'items' | 'coupons' | 'destination' | 'shipping_method' | 'expires_at'>;
+
+/** Carts, the customer sessions that point at them, and the coupon-use ledger. Queries only. */
+export class CartRepository {
+  constructor(
+    private readonly db: Kysely<DB>,
+    readonly dialect: Dialect,
+  ) {}
+
+  /** Runs `fn` in one transaction with a repository bound to it. */
+  transaction<T>(fn: (repo: CartRepository) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new CartRepository(trx, this.dialect)));
+  }
+
+  /** The cart a live session points at. */
+  async findSession(
+    idHash: string,
+    now: string,
+  ): Promise<{ cart_id: number; expires_at: string } | undefined> {
+    return this.db
+      .selectFrom('cart_sessions')
+      .select(['cart_id', 'expires_at'])
+      .where('id_hash', '=', idHash)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+  }
+
+  findCart(id: number): Promise<CartRow | undefined> {
+    return this.db.selectFrom('carts').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findCartOfUser(userId: number): Promise<CartRow | undefined> {
+    return this.db.selectFrom('carts').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  /**
+   * Reads the cart row inside the transaction. On PostgreSQL the row is locked FOR UPDATE, so
+   * changes of one cart from any number of processes run one at a time; SQLite has one connection
+   * per process and Kysely runs its transactions one at a time already.
+   */
+  lockCart(id: number): Promise<CartRow | undefined> {
+    return this.db
+      .selectFrom('carts')
+      .selectAll()
+      .where('id', '=', id)
+      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
+  }
+
+  lockCartOfUser(userId: number): Promise<CartRow | undefined> {
+    return this.db
+      .selectFrom('carts')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
+  }
+
+  /** Serialises merges into one customer's cart across processes until the transaction ends. */
+  async lockCustomer(userId: number): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:cart-user:${userId}`}))`.execute(this.db);
+  }
+
+  async insertCart(values: CartWrite & { user_id: number | null; now: string }): Promise<number> {
+    const { now, ...rest } = values;
+    const row = await this.db
+      .insertInto('carts')
+      .values({ ...rest, version: 0, created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  /** The customer's cart, created empty when there is none (the unique user_id decides races). */
+  async ensureCartOfUser(userId: number, empty: CartWrite, now: string): Promise<CartRow> {
+    await this.db
+      .insertInto('carts')
+      .values({ ...empty, user_id: userId, version: 0, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('user_id').doNothing())
+      .execute();
+    return (await this.findCartOfUser(userId))!;
+  }
+
+  async saveCart(id: number, values: CartWrite & { now: string; user_id?: number | null }): Promise<void> {
+    const { now, ...rest } = values;
+    await this.db
+      .updateTable('carts')
+      .set((eb) => ({ ...rest, updated_at: now, version: eb('version', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async deleteCart(id: number): Promise<void> {
+    await this.db.deleteFrom('carts').where('id', '=', id).execute();
+  }
+
+  async createSession(idHash: string, cartId: number, now: string, expiresAt: string): Promise<void> {
+    await this.db
+      .insertInto('cart_sessions')
+      .values({ id_hash: idHash, cart_id: cartId, created_at: now, expires_at: expiresAt })
+      .execute();
+  }
+
+  async touchSession(idHash: string, expiresAt: string): Promise<void> {
+    await this.db
+      .updateTable('cart_sessions')
+      .set({ expires_at: expiresAt })
+      .where('id_hash', '=', idHash)
+      .execute();
+  }
+
+  /** Points every session of one cart at another (a merged guest cart's devices follow it). */
+  async moveSessions(fromCartId: number, toCartId: number): Promise<void> {
+    await this.db
+      .updateTable('cart_sessions')
+      .set({ cart_id: toCartId })
+      .where('cart_id', '=', fromCartId)
+      .execute();
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.db.deleteFrom('cart_sessions').where('id_hash', '=', idHash).execute();
+  }
+
+  /** Removes idle sessions and carts (a cart's sessions go with it). */
+  async deleteExpired(now: string): Promise<void> {
+    await this.db.deleteFrom('cart_sessions').where('expires_at', '<=', now).execute();
+    await this.db.deleteFrom('carts').where('expires_at', '<=', now).execute();
+  }
+
+  /** Uses of each coupon claimed by this customer (checkout writes the ledger). */
+  async customerUses(couponIds: number[], userId: number): Promise<Map<number, number>> {
+    if (couponIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('coupon_usages')
+      .select((eb) => ['coupon_id', eb.fn.countAll<number>().as('n')])
+      .where('coupon_id', 'in', couponIds)
+      .where('user_id', '=', userId)
+      .groupBy('coupon_id')
+      .execute();
+    return new Map(rows.map((r) => [r.coupon_id, Number(r.n)]));
+  }
+}
