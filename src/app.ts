@@ -10,12 +10,15 @@ import { installAuth } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { RateCounter } from './http/rate-limit.js';
 import { loggerOptions } from './http/redact.js';
-import type { App } from './http/types.js';
 import { serializerCompiler } from './http/serialization.js';
+import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { AccountsRepository } from './modules/accounts/accounts.repository.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { AccountsService } from './modules/accounts/accounts.service.js';
+import { CartRepository } from './modules/cart/cart.repository.js';
+import { cartRoutes } from './modules/cart/cart.routes.js';
+import { CartService } from './modules/cart/cart.service.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
 import { CatalogueService } from './modules/catalogue/catalogue.service.js';
 import { activationRoutes } from './modules/licensing/activation.routes.js';
@@ -27,6 +30,10 @@ import { OAuthRepository } from './modules/licensing/oauth.repository.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
 import { OAuthService } from './modules/licensing/oauth.service.js';
 import { StateSigner } from './modules/licensing/oauth.state.js';
+import { createReleases } from './modules/releases/releases.module.js';
+import { releasesRoutes } from './modules/releases/releases.routes.js';
+import type { ReleasesService } from './modules/releases/releases.service.js';
+import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -55,12 +62,15 @@ export interface Services {
   settings: SettingsService;
   accounts: AccountsService;
   catalogue: CatalogueService;
+  cart: CartService;
   outbox: Outbox;
   licenses: LicenseService;
   activations: ActivationService;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
   webhooks: WebhooksService;
+  /** Releases and their artifacts: candidates, artifact checks and streams, withdraw hooks (docs/releases.md). */
+  releases: ReleasesService;
   /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
   dispatcher: WebhookDispatcher;
 }
@@ -124,6 +134,13 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   const settings = new SettingsService(database.db);
   const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
   const catalogue = CatalogueService.create(database, clock, settings);
+  const cart = new CartService(
+    new CartRepository(database.db, database.dialect),
+    catalogue,
+    settings,
+    clock,
+    app.log.child({ module: 'cart' }),
+  );
   const urls = new PublicUrls(resolvePublicUrl(config, config.port));
   const outbox = new Outbox(clock, () => `${urls.base}/licenses/validate`);
   const licenseRepository = opts.licenseRepository ?? new LicenseRepository(database);
@@ -147,6 +164,13 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     self: () => ({ origin: urls.origin, port: listeningPort(app.server) }),
     filter: opts.webhookTarget,
   });
+  const releasesModule = createReleases({
+    database,
+    catalogue,
+    clock,
+    config,
+    publicOrigin: () => urls.origin,
+  });
   const services: Services = {
     database,
     clock,
@@ -157,11 +181,13 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     accounts,
     catalogue,
     outbox,
+    cart,
     licenses,
     activations,
     oauth,
     webhooks,
     dispatcher,
+    releases: releasesModule.releases,
   };
   app.decorate('services', services);
 
@@ -220,10 +246,18 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(licenseRoutes, { licenses, activations });
       await api.register(oauthRoutes, { oauth });
       await api.register(catalogueRoutes, { catalogue });
+      await api.register(cartRoutes, {
+        cart,
+        accounts,
+        secureCookies: config.publicUrl.startsWith('https:'),
+      });
       await api.register(webhooksRoutes, { webhooks });
+      await api.register(releasesRoutes, { module: releasesModule });
     },
     { prefix: '/v1' },
   );
+  // The legacy catalogue's public uploads folder, served like a web server's (docs/releases.md).
+  await app.register(publicUploadsRoutes, { uploadsDir: releasesModule.storage.uploadsDir });
   // The customer's pages (sign in, approve an activation, My licenses) live outside /v1.
   await app.register(customerPages, {
     accounts,

@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { delimiter, isAbsolute, resolve } from 'node:path';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; file: string; synchronous: 'NORMAL' | 'FULL' }
@@ -18,6 +18,16 @@ export interface Config {
   trustProxy: boolean;
   /** Largest JSON body accepted, in bytes (uploads have their own limit). */
   bodyLimit: number;
+  /** Private artifact vault (VAULT_DIR, default DATA_DIR/vault): docs/releases.md. */
+  vaultDir: string;
+  /** Directories a web server serves to anyone: DATA_DIR/public always, plus PUBLIC_ROOTS. */
+  publicRoots: string[];
+  /** Key of the encrypted vault (VAULT_KEY, base64 of 32 bytes); null = generated into DATA_DIR on first use. */
+  vaultKey: Buffer | null;
+  /** Retired vault keys still needed to read older artifacts (VAULT_PREVIOUS_KEYS, comma-separated). */
+  vaultPreviousKeys: Buffer[];
+  /** Largest release or catalogue upload, in bytes (MAX_UPLOAD_BYTES, default 512 MiB). */
+  maxUploadBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -44,6 +54,18 @@ function httpOrigin(name: string, raw: string): string {
     throw new ConfigError(`${name} must use http or https, got "${raw}"`);
   }
   return url.href.replace(/\/+$/, '');
+}
+
+/** A 32-byte AES key given as base64 (standard or URL-safe alphabet). */
+function vaultKey(name: string, raw: string): Buffer {
+  const text = raw.trim();
+  const key = Buffer.from(text, 'base64');
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) || key.length !== 32) {
+    throw new ConfigError(
+      `${name} must be base64 of exactly 32 random bytes (e.g. \`openssl rand -base64 32\`), got ${key.length} bytes`,
+    );
+  }
+  return key;
 }
 
 /** Reads and validates the whole configuration once; a bad value stops the start with a clear message. */
@@ -79,6 +101,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('ADMIN_PASSWORD must have at least 8 characters');
   }
   const publicUrl = env.PUBLIC_URL ? httpOrigin('PUBLIC_URL', env.PUBLIC_URL) : '';
+  const vaultDir = resolve(dataDir, env.VAULT_DIR || 'vault');
+  const publicRoots = [
+    resolve(dataDir, 'public'),
+    ...(env.PUBLIC_ROOTS || '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((p) => resolve(p)),
+  ];
   return {
     port,
     host,
@@ -91,6 +121,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     trustProxy: env.TRUST_PROXY === '1',
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    vaultDir,
+    publicRoots,
+    vaultKey: env.VAULT_KEY ? vaultKey('VAULT_KEY', env.VAULT_KEY) : null,
+    vaultPreviousKeys: (env.VAULT_PREVIOUS_KEYS || '')
+      .split(',')
+      .filter((k) => k.trim() !== '')
+      .map((k, i) => vaultKey(`VAULT_PREVIOUS_KEYS[${i}]`, k)),
+    maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024),
   };
 }
 

@@ -131,7 +131,20 @@ function compareBytes(a: string, b: string): -1 | 0 | 1 {
   return compare;
 }
 
-export type VersionOperator = '<' | 'lt' | '<=' | 'le' | '>' | 'gt' | '>=' | 'ge' | '==' | 'eq' | '!=' | '<>' | 'ne';
+export type VersionOperator =
+  | '<'
+  | 'lt'
+  | '<='
+  | 'le'
+  | '>'
+  | 'gt'
+  | '>='
+  | 'ge'
+  | '=='
+  | 'eq'
+  | '!='
+  | '<>'
+  | 'ne';
 
 /** version_compare($a, $b, $operator). */
 export function versionSatisfies(a: string, b: string, operator: VersionOperator): boolean {
@@ -158,4 +171,5 @@ export function versionSatisfies(a: string, b: string, operator: VersionOperator
 }
 
 /** True when `candidate` is strictly newer than `current` (the update rule). */
-export const isNewerVersion = (candidate: string, current: string): boolean => versionCompare(candidate, current) === 1;
+export const isNewerVersion = (candidate: string, current: string): boolean =>
+  versionCompare(candidate, current) === 1;

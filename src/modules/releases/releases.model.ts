@@ -1,0 +1,199 @@
+import type { Selectable } from 'kysely';
+import { mysqlTime } from '../../clock.js';
+import { ApiError } from '../../http/errors.js';
+import type { ArtifactState, ReleaseStatus, ReleasesTables } from './releases.tables.js';
+
+export type ReleaseRow = Selectable<ReleasesTables['releases']>;
+export type ArtifactRow = Selectable<ReleasesTables['artifacts']>;
+export type LegacyDownloadRow = Selectable<ReleasesTables['legacy_downloads']>;
+export type DeletionRow = Selectable<ReleasesTables['artifact_deletions']>;
+
+export interface ChangelogPoint {
+  type: string;
+  text: string;
+}
+export type Changelog = string | { narrative: string; points: ChangelogPoint[] };
+
+/** A release (spec 2.5) as administrators and the distribution module see it. */
+export interface Release {
+  version_id: number;
+  product_id: number;
+  version: string;
+  status: ReleaseStatus;
+  is_current: boolean;
+  /** `YYYY-MM-DD HH:MM:SS` UTC; null for a draft never published. */
+  published_at: string | null;
+  release_date: string;
+  withdrawn_at: string | null;
+  changelog: Changelog | null;
+  download_count: number;
+  artifact_id: number;
+  artifact_download_id: string;
+  artifact_state: ArtifactState;
+  file_name: string;
+  file_size: number | null;
+  file_sha256: string;
+  storage_driver: string;
+  /** True for an external link: no token, a gated manual download instead. */
+  manual_download_only: boolean;
+  /** The provider URL of an external release (administrators only; null otherwise). */
+  external_url: string | null;
+  signature: null;
+  signing_key_id: null;
+  signed_at: null;
+}
+
+export const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** Versions are compared with PHP semantics; this only keeps them safe in file names and headers. */
+export const VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$';
+const VERSION = new RegExp(VERSION_PATTERN);
+/** A plain archive file name: no directories, no leading dot, no control characters. */
+const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,250}$/;
+
+export const toTime = (iso: string | null): string | null => (iso ? mysqlTime(new Date(iso)) : null);
+
+export function toRelease(row: ReleaseRow, artifact: ArtifactRow): Release {
+  const external = artifact.driver === 'external';
+  return {
+    version_id: row.id,
+    product_id: row.product_id,
+    version: row.version,
+    status: row.status,
+    is_current: row.is_current === 1,
+    published_at: toTime(row.published_at),
+    release_date: toTime(row.release_date)!,
+    withdrawn_at: toTime(row.withdrawn_at),
+    changelog: row.changelog === null ? null : (JSON.parse(row.changelog) as Changelog),
+    download_count: Number(row.download_count),
+    artifact_id: artifact.id,
+    artifact_download_id: artifact.download_id,
+    artifact_state: artifact.state,
+    file_name: row.file_name,
+    file_size: row.file_size === null ? null : Number(row.file_size),
+    file_sha256: row.file_sha256,
+    storage_driver: artifact.driver,
+    manual_download_only: external,
+    external_url: external ? artifact.storage_key : null,
+    signature: null,
+    signing_key_id: null,
+    signed_at: null,
+  };
+}
+
+export function checkVersion(version: string): void {
+  if (!VERSION.test(version)) throw new ApiError('invalid_version', { data: { params: { version } } });
+}
+
+/** Renders the product's filename template for a version. */
+export function renderFileName(template: string, slug: string, version: string): string {
+  return template.replaceAll('{slug}', slug).replaceAll('{version}', version);
+}
+
+/** A plain `.zip` file name, or 400 `invalid_filename` (traversal, separators, control characters). */
+export function checkFileName(name: string): void {
+  if (!FILE_NAME.test(name) || name.includes('..') || !name.toLowerCase().endsWith('.zip')) {
+    throw new ApiError('invalid_filename', { data: { params: { filename: 'not a plain .zip file name' } } });
+  }
+}
+
+export interface TemplateCheck {
+  valid: boolean;
+  expected_file_name: string;
+  template: string;
+  reasons: string[];
+}
+
+/**
+ * Compares a file name and version with the effective template: the name must be what the
+ * template renders for that version (ASCII case aside), and a safe plain `.zip` name.
+ */
+export function compareWithTemplate(
+  template: string,
+  slug: string,
+  version: string,
+  fileName: string,
+): TemplateCheck {
+  const expected = renderFileName(template, slug, version);
+  const reasons: string[] = [];
+  if (!FILE_NAME.test(fileName) || fileName.includes('..')) reasons.push('unsafe_file_name');
+  if (!fileName.toLowerCase().endsWith('.zip')) reasons.push('not_zip');
+  if (fileName.toLowerCase() !== expected.toLowerCase()) reasons.push('template_mismatch');
+  return { valid: reasons.length === 0, expected_file_name: expected, template, reasons };
+}
+
+/** Multipart and JSON give set_current as a boolean or the strings "true"/"false". */
+export function parseBool(value: unknown, field: string): boolean {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new ApiError('rest_invalid_param', { data: { params: { [field]: 'true or false' } } });
+}
+
+const POINT_TYPE = /^[a-z][a-z0-9_-]{0,39}$/;
+
+/** Control characters (header injection, log forging); line breaks and tabs only where allowed. */
+export function hasControlCharacters(text: string, allowLineBreaks = false): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7f) return true;
+    if (c < 0x20 && !(allowLineBreaks && (c === 0x09 || c === 0x0a || c === 0x0d))) return true;
+  }
+  return false;
+}
+const MAX_NARRATIVE = 65535;
+const MAX_POINTS = 200;
+const MAX_POINT_TEXT = 2000;
+
+/**
+ * A changelog is a narrative string or `{narrative, points:[{type, text}]}` (spec 2.5). Multipart
+ * carries it as text: text starting with `{` must be that object as JSON.
+ */
+export function parseChangelog(input: unknown, fromText: boolean): Changelog {
+  const fail = (why: string): never => {
+    throw new ApiError('invalid_changelog', { data: { params: { changelog: why } } });
+  };
+  let value = input;
+  if (fromText && typeof input === 'string' && input.trimStart().startsWith('{')) {
+    try {
+      value = JSON.parse(input);
+    } catch {
+      fail('not valid JSON');
+    }
+  }
+  if (typeof value === 'string') {
+    if (value.length > MAX_NARRATIVE || hasControlCharacters(value, true))
+      fail('too long or has control characters');
+    return value;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('string or object');
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  if (keys.some((k) => k !== 'narrative' && k !== 'points')) fail('only narrative and points');
+  const narrative = obj.narrative ?? '';
+  if (
+    typeof narrative !== 'string' ||
+    narrative.length > MAX_NARRATIVE ||
+    hasControlCharacters(narrative, true)
+  ) {
+    fail('narrative must be text');
+  }
+  const points = obj.points ?? [];
+  if (!Array.isArray(points) || points.length > MAX_POINTS) return fail(`points: at most ${MAX_POINTS}`);
+  const clean: ChangelogPoint[] = points.map((p: unknown) => {
+    const point = p as Record<string, unknown>;
+    if (typeof p !== 'object' || p === null || Object.keys(point).some((k) => k !== 'type' && k !== 'text')) {
+      return fail('each point is {type, text}');
+    }
+    const { type, text } = point;
+    if (typeof type !== 'string' || !POINT_TYPE.test(type)) return fail('point type: a-z, 0-9, _ and -');
+    if (
+      typeof text !== 'string' ||
+      text.length === 0 ||
+      text.length > MAX_POINT_TEXT ||
+      hasControlCharacters(text)
+    ) {
+      return fail('point text: one line of text');
+    }
+    return { type, text };
+  });
+  return { narrative: narrative as string, points: clean };
+}

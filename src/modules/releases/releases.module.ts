@@ -1,0 +1,54 @@
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/database.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { ArtifactsService } from './artifacts.service.js';
+import { DeletionsService } from './deletions.service.js';
+import { ReleasesRepository } from './releases.repository.js';
+import { ReleasesService } from './releases.service.js';
+import { ArtifactStorage } from './storage/storage.js';
+
+export type { Release } from './releases.model.js';
+export type { OpenedArtifact, OutstandingTokenCounter, WithdrawHook } from './releases.service.js';
+export { ReleasesService } from './releases.service.js';
+
+export interface ReleasesModule {
+  /** What other modules use: candidates, releases, artifact checks and streams, withdraw hooks. */
+  releases: ReleasesService;
+  artifacts: ArtifactsService;
+  deletions: DeletionsService;
+  storage: ArtifactStorage;
+  maxUploadBytes: number;
+}
+
+/** Wires the releases module; its routes sweep staging once before the server accepts uploads. */
+export function createReleases(deps: {
+  database: Database;
+  catalogue: CatalogueService;
+  clock: Clock;
+  config: Config;
+  /** The origin public URLs are built on (final only once the server listens). */
+  publicOrigin: () => string;
+}): ReleasesModule {
+  const { config } = deps;
+  const repo = new ReleasesRepository(deps.database.db, deps.database.dialect);
+  const storage = new ArtifactStorage({
+    dataDir: config.dataDir,
+    vaultDir: config.vaultDir,
+    publicRoots: config.publicRoots,
+    vaultKey: config.vaultKey,
+    vaultPreviousKeys: config.vaultPreviousKeys,
+    // Files are exactly as durable as the rows that reference them: PostgreSQL commits and
+    // SQLITE_SYNCHRONOUS=FULL survive power loss, so their artifacts are fsynced; with SQLite's
+    // default NORMAL the last commits (and uploads) may roll back on power loss, never on a crash.
+    durableFiles: config.database.kind === 'postgres' || config.database.synchronous === 'FULL',
+  });
+  const releases = new ReleasesService(repo, storage, deps.catalogue, deps.clock);
+  const artifacts = new ArtifactsService(repo, storage, releases, deps.catalogue, deps.clock, {
+    maxUploadBytes: config.maxUploadBytes,
+    publicOrigin: deps.publicOrigin,
+    envKeySet: config.vaultKey !== null,
+  });
+  const deletions = new DeletionsService(repo, storage, releases, deps.catalogue, deps.clock);
+  return { releases, artifacts, deletions, storage, maxUploadBytes: config.maxUploadBytes };
+}

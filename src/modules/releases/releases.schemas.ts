@@ -1,0 +1,200 @@
+import { type Static, type TSchema, Type } from 'typebox';
+import { PlainText } from '../../http/schemas.js';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Int = Type.Integer({ minimum: 1, maximum: 2147483647 });
+const Hex64 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+/** Catalogue download ids: the UUIDs this server makes, or ids migrated from an older store. */
+const DownloadId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
+
+export const ProductIdParams = Type.Object({ product_id: Int });
+export const VersionParams = Type.Object({ product_id: Int, version_id: Int });
+export const ArtifactParams = Type.Object({ product_id: Int, artifact_id: Int });
+export const OpParams = Type.Object({ op: Type.String({ pattern: '^[0-9a-f-]{36}$' }) });
+export const IdParams = Type.Object({ id: Int });
+
+/** Checked by the service (parseChangelog) so every malformed changelog is `invalid_changelog`. */
+const ChangelogInput = Type.Unknown({
+  description: 'narrative string, or {narrative, points:[{type, text}]}',
+});
+const SetCurrent = Type.Union([Type.Boolean(), Type.Enum(['true', 'false'])]);
+
+/** JSON publication: an external link or a protected legacy catalogue file (CONTRACT §4). */
+export const ReleaseJsonBody = Type.Object(
+  {
+    version: Type.String({ maxLength: 200 }),
+    external_url: Type.Optional(Type.String({ maxLength: 2048 })),
+    file_sha256: Type.Optional(Type.String({ maxLength: 64 })),
+    file_size: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+    file_name: Type.Optional(Type.String({ maxLength: 255 })),
+    legacy_download_id: Type.Optional(DownloadId),
+    changelog: Type.Optional(ChangelogInput),
+    set_current: Type.Optional(SetCurrent),
+    status: Type.Optional(Type.Enum(['published', 'draft'])),
+  },
+  { additionalProperties: false },
+);
+export type ReleaseJsonBody = Static<typeof ReleaseJsonBody>;
+export type ExternalReleaseBody = ReleaseJsonBody & { external_url: string; file_sha256: string };
+export type LegacyReleaseBody = ReleaseJsonBody & { legacy_download_id: string };
+
+export const ReleaseUpdateBody = Type.Object(
+  { changelog: Type.Optional(ChangelogInput), is_current: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export type ReleaseUpdateBody = { changelog?: unknown; is_current?: boolean };
+
+export const EmptyBody = Type.Object({}, { additionalProperties: false });
+
+export const RepublishBody = Type.Object(
+  { set_current: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export type RepublishBody = Static<typeof RepublishBody>;
+
+export const ProtectBody = Type.Object({ download_id: DownloadId }, { additionalProperties: false });
+
+export const ValidateBody = Type.Object(
+  { file_name: PlainText({ minLength: 1, maxLength: 255 }), version: Type.String({ maxLength: 200 }) },
+  { additionalProperties: false },
+);
+
+const TargetIds = Type.Array(Int, { maxItems: 1000 });
+export const DeletionPreviewBody = Type.Object(
+  { artifact_ids: Type.Optional(TargetIds), release_ids: Type.Optional(TargetIds) },
+  { additionalProperties: false },
+);
+export type DeletionPreviewBody = Static<typeof DeletionPreviewBody>;
+
+const Confirmation = {
+  acknowledgement: Type.Optional(PlainText({ maxLength: 200 })),
+  fingerprint: Type.Optional(Type.String({ maxLength: 64 })),
+};
+export const DeletionExecuteBody = Type.Object(
+  { artifact_ids: Type.Optional(TargetIds), release_ids: Type.Optional(TargetIds), ...Confirmation },
+  { additionalProperties: false },
+);
+export type DeletionExecuteBody = Static<typeof DeletionExecuteBody>;
+export const ArtifactDeleteBody = Type.Object(Confirmation, { additionalProperties: false });
+export type ArtifactDeleteBody = Static<typeof ArtifactDeleteBody>;
+
+// ---- responses ----
+
+const Time = Type.String({ description: 'YYYY-MM-DD HH:MM:SS UTC' });
+const ChangelogOut = Nullable(
+  Type.Union([
+    Type.String(),
+    Type.Object({
+      narrative: Type.String(),
+      points: Type.Array(Type.Object({ type: Type.String(), text: Type.String() })),
+    }),
+  ]),
+);
+
+export const ReleaseResponse = Type.Object({
+  version_id: Type.Integer(),
+  product_id: Type.Integer(),
+  version: Type.String(),
+  status: Type.Enum(['draft', 'published', 'withdrawn']),
+  is_current: Type.Boolean(),
+  published_at: Nullable(Time),
+  release_date: Time,
+  withdrawn_at: Nullable(Time),
+  changelog: ChangelogOut,
+  download_count: Type.Integer(),
+  artifact_id: Type.Integer(),
+  artifact_download_id: Type.String(),
+  artifact_state: Type.String(),
+  file_name: Type.String(),
+  file_size: Nullable(Type.Integer()),
+  file_sha256: Type.String(),
+  storage_driver: Type.String(),
+  manual_download_only: Type.Boolean(),
+  external_url: Nullable(Type.String()),
+  signature: Type.Null(),
+  signing_key_id: Type.Null(),
+  signed_at: Type.Null(),
+});
+
+export const VersionsResponse = Type.Object({
+  product_id: Type.Integer(),
+  config: Type.Object({}, { additionalProperties: true }),
+  automatic_storage_driver: Nullable(Type.String()),
+  releases: Type.Array(ReleaseResponse),
+});
+
+export const LegacyDownloadResponse = Type.Object({
+  download_id: Type.String(),
+  file_name: Type.String(),
+  file_sha256: Hex64,
+  file_size: Type.Integer(),
+  public_url: Type.String(),
+});
+
+export const ProtectResponse = Type.Object({
+  artifact_id: Type.Integer(),
+  artifact_download_id: Type.String(),
+  storage_driver: Type.String(),
+  file_sha256: Type.String(),
+  file_size: Type.Integer(),
+});
+
+export const DeletePublicSourceResponse = Type.Object({
+  success: Type.Boolean(),
+  version_id: Type.Integer(),
+  download_id: Type.String(),
+  removed: Type.Boolean(),
+});
+
+export const ValidateResponse = Type.Object({
+  valid: Type.Boolean(),
+  expected_file_name: Type.String(),
+  template: Type.String(),
+  reasons: Type.Array(Type.String()),
+});
+
+export const ArtifactResponse = Type.Object({
+  artifact_id: Type.Integer(),
+  product_id: Type.Integer(),
+  artifact_download_id: Type.String(),
+  storage_driver: Type.String(),
+  state: Type.String(),
+  file_name: Type.String(),
+  file_size: Nullable(Type.Integer()),
+  file_sha256: Type.String(),
+  key_id: Nullable(Type.String()),
+  source_download_id: Nullable(Type.String()),
+  deletion_op: Nullable(Type.String()),
+  releases: Type.Array(
+    Type.Object({
+      version_id: Type.Integer(),
+      version: Type.String(),
+      status: Type.String(),
+      is_current: Type.Boolean(),
+    }),
+  ),
+});
+
+const Loose = Type.Object({}, { additionalProperties: true });
+export const PreviewResponse = Type.Object({
+  product_id: Type.Integer(),
+  targets: Type.Array(Loose),
+  totals: Loose,
+  acknowledgement: Type.String(),
+  fingerprint: Hex64,
+});
+
+export const DeletionJobResponse = Type.Object({
+  op_id: Type.String(),
+  product_id: Type.Integer(),
+  status: Type.String(),
+  artifact_ids: Type.Array(Type.Integer()),
+  results: Type.Array(Loose),
+  error_code: Nullable(Type.String()),
+  attempts: Type.Integer(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  completed_at: Nullable(Type.String()),
+});
+
+export const StorageStatusResponse = Type.Object({}, { additionalProperties: true });

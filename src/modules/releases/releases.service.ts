@@ -1,0 +1,574 @@
+import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import { type Clock, iso } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { ApiError, type ErrorCode } from '../../http/errors.js';
+import { uuid } from '../../random.js';
+import type { Product } from '../catalogue/catalogue.model.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import {
+  type ArtifactRow,
+  type Changelog,
+  checkFileName,
+  checkVersion,
+  compareWithTemplate,
+  parseBool,
+  parseChangelog,
+  type Release,
+  type ReleaseRow,
+  renderFileName,
+  SHA256_HEX,
+  toRelease,
+} from './releases.model.js';
+import type { ArtifactInsert, ReleasesRepository } from './releases.repository.js';
+import type {
+  ExternalReleaseBody,
+  LegacyReleaseBody,
+  ReleaseUpdateBody,
+  RepublishBody,
+} from './releases.schemas.js';
+import type { ReleaseStatus } from './releases.tables.js';
+import type { StatSnapshot } from './storage/driver.js';
+import { isValidExternalUrl } from './storage/external.js';
+import { type ArtifactStorage, refOf, verifyError } from './storage/storage.js';
+import type { ReceivedUpload } from './upload.js';
+
+/** Runs inside the withdrawal transaction (e.g. the token module invalidates unclaimed tokens). */
+export type WithdrawHook = (ctx: {
+  db: Kysely<DB>;
+  release: ReleaseRow;
+  reason: 'withdrawn' | 'artifact_deleted';
+}) => Promise<void>;
+
+/** Counts unclaimed, unexpired, not invalidated download tokens per artifact id. */
+export type OutstandingTokenCounter = (artifactIds: number[]) => Promise<Map<number, number>>;
+
+/** Fields every way of publishing shares, already validated. */
+interface Publication {
+  version: string;
+  changelog: Changelog | null;
+  status: 'published' | 'draft';
+  setCurrent: boolean;
+  fileName: string;
+}
+
+/** What the distribution module streams after a successful claim. */
+export interface OpenedArtifact {
+  stream: Readable;
+  size: number;
+  sha256: string;
+  fileName: string;
+}
+
+const UNIQUE_VIOLATION = /unique|duplicate/i;
+
+/**
+ * Release administration (spec 4.4) and the reads the distribution module needs. Releases are
+ * immutable in version and artifact binding; only changelog and the current flag change, and
+ * status moves draft → published → withdrawn → published.
+ */
+export class ReleasesService {
+  private readonly withdrawHooks: WithdrawHook[] = [];
+  private tokenCounter: OutstandingTokenCounter = async (ids) => new Map(ids.map((id) => [id, 0]));
+
+  constructor(
+    readonly repo: ReleasesRepository,
+    readonly storage: ArtifactStorage,
+    private readonly catalogue: CatalogueService,
+    private readonly clock: Clock,
+  ) {}
+
+  // ---- seams for the download-token module ----
+
+  /** Registers a hook run in the same transaction as every withdrawal (and deletion-withdrawal). */
+  onWithdraw(hook: WithdrawHook): void {
+    this.withdrawHooks.push(hook);
+  }
+
+  /** Lets the token module report outstanding tokens in deletion previews (0 until it does). */
+  setOutstandingTokenCounter(counter: OutstandingTokenCounter): void {
+    this.tokenCounter = counter;
+  }
+
+  outstandingTokens(artifactIds: number[]): Promise<Map<number, number>> {
+    return this.tokenCounter(artifactIds);
+  }
+
+  async runWithdrawHooks(db: Kysely<DB>, release: ReleaseRow, reason: 'withdrawn' | 'artifact_deleted') {
+    for (const hook of this.withdrawHooks) await hook({ db, release, reason });
+  }
+
+  // ---- reads ----
+
+  private async hydrate(rows: ReleaseRow[], repo = this.repo): Promise<Release[]> {
+    const artifacts = new Map(
+      (await repo.findArtifacts([...new Set(rows.map((r) => r.artifact_id))])).map((a) => [a.id, a]),
+    );
+    return rows.map((r) => toRelease(r, artifacts.get(r.artifact_id)!));
+  }
+
+  async getRelease(versionId: number): Promise<Release | null> {
+    const row = await this.repo.findRelease(versionId);
+    return row ? (await this.hydrate([row]))[0]! : null;
+  }
+
+  /** The release if it belongs to the product, else 404 `release_not_found`. */
+  async requireRelease(productId: number, versionId: number): Promise<Release> {
+    const release = await this.getRelease(versionId);
+    if (!release || release.product_id !== productId) throw new ApiError('release_not_found');
+    return release;
+  }
+
+  /**
+   * Spec 3.5: a draft or withdrawn release is refused by download and external-link requests
+   * with 410 `release_not_published` / `release_withdrawn`.
+   */
+  assertPublished(release: Pick<Release, 'status'>): void {
+    if (release.status !== 'published') throw notPublished(release.status);
+  }
+
+  /** Published releases of a product in candidate order (spec 4.3 step 1). */
+  async listPublishedCandidates(productId: number): Promise<Release[]> {
+    return this.hydrate(await this.repo.listReleases(productId, ['published']));
+  }
+
+  /** Published releases of a product with this exact version string (changelog `version`). */
+  async findPublishedVersion(productId: number, version: string): Promise<Release | null> {
+    const row = await this.repo.findVersion(productId, version);
+    if (row?.status !== 'published') return null;
+    return (await this.hydrate([row]))[0]!;
+  }
+
+  async listForProduct(productId: number) {
+    const config = await this.catalogue.getSoftwareConfig(productId);
+    const auto = await this.storage.automatic();
+    const releases = await this.hydrate(await this.repo.listReleases(productId));
+    return { product_id: productId, config, automatic_storage_driver: auto.driver, releases };
+  }
+
+  // ---- publication ----
+
+  private async requireProduct(productId: number): Promise<Product> {
+    const product = await this.catalogue.getProduct(productId);
+    if (!product) throw new ApiError('product_not_found');
+    return product;
+  }
+
+  /** Before reading an upload body: the product exists and can name its files. */
+  async preflight(productId: number): Promise<Product> {
+    const product = await this.requireProduct(productId);
+    if (product.filename_template.includes('{slug}') && !product.slug)
+      throw new ApiError('software_slug_required');
+    return product;
+  }
+
+  /** Validates the shared publication fields (multipart gives text, JSON gives typed values). */
+  private publication(
+    product: Product,
+    input: {
+      version?: unknown;
+      changelog?: unknown;
+      set_current?: unknown;
+      status?: unknown;
+      filename?: unknown;
+    },
+    fromText: boolean,
+  ): Publication {
+    if (input.version === undefined || input.version === '') {
+      throw new ApiError('rest_missing_param', { data: { params: { version: 'required' } } });
+    }
+    if (typeof input.version !== 'string') throw new ApiError('invalid_version');
+    checkVersion(input.version);
+    const status = input.status ?? 'published';
+    if (status !== 'published' && status !== 'draft') {
+      throw new ApiError('rest_invalid_param', { data: { params: { status: 'published or draft' } } });
+    }
+    const setCurrent =
+      input.set_current === undefined ? status === 'published' : parseBool(input.set_current, 'set_current');
+    if (setCurrent && status === 'draft') {
+      throw new ApiError('invalid_parameters', {
+        data: { params: { set_current: 'a draft cannot be current' } },
+      });
+    }
+    const changelog =
+      input.changelog === undefined || input.changelog === null
+        ? null
+        : parseChangelog(input.changelog, fromText);
+    const slug = product.slug ?? '';
+    let fileName: string;
+    if (input.filename !== undefined) {
+      if (typeof input.filename !== 'string') throw new ApiError('invalid_filename');
+      checkFileName(input.filename);
+      const check = compareWithTemplate(product.filename_template, slug, input.version, input.filename);
+      if (!check.valid) {
+        throw new ApiError('filename_template_mismatch', {
+          data: { expected_file_name: check.expected_file_name },
+        });
+      }
+      fileName = input.filename;
+    } else {
+      if (product.filename_template.includes('{slug}') && !product.slug)
+        throw new ApiError('software_slug_required');
+      fileName = renderFileName(product.filename_template, slug, input.version);
+      checkFileName(fileName);
+    }
+    return { version: input.version, changelog, status, setCurrent, fileName };
+  }
+
+  /**
+   * Inserts the release (and a new artifact) in one transaction. `beforeCommit` runs inside it
+   * last: the upload's rename into the vault, so a release row never exists without its file and
+   * a file never becomes part of the vault without its row (a crash in between leaves only an
+   * unreferenced file, never a release).
+   */
+  private async insert(
+    productId: number,
+    pub: Publication,
+    artifact: { id: number } | { insert: Omit<ArtifactInsert, 'created_at' | 'updated_at'> },
+    binding: { file_size: number | null; file_sha256: string },
+    beforeCommit?: () => Promise<void>,
+  ): Promise<number> {
+    const now = iso(this.clock.now());
+    try {
+      return await this.repo.transaction(async (repo) => {
+        await repo.lockProduct(productId);
+        if (await repo.findVersion(productId, pub.version)) throw new ApiError('version_exists');
+        let artifactId: number;
+        if ('id' in artifact) {
+          const a = await repo.findArtifact(artifact.id, true);
+          if (a?.state !== 'available') throw new ApiError('artifact_not_available');
+          artifactId = a.id;
+        } else {
+          artifactId = await repo.insertArtifact({ ...artifact.insert, created_at: now, updated_at: now });
+        }
+        const current = pub.status === 'published' && pub.setCurrent;
+        if (current) await repo.clearCurrent(productId, null, now);
+        const id = await repo.insertRelease({
+          product_id: productId,
+          version: pub.version,
+          status: pub.status,
+          is_current: current ? 1 : 0,
+          release_date: now,
+          published_at: pub.status === 'published' ? now : null,
+          withdrawn_at: null,
+          changelog: pub.changelog === null ? null : JSON.stringify(pub.changelog),
+          artifact_id: artifactId,
+          file_name: pub.fileName,
+          file_size: binding.file_size,
+          file_sha256: binding.file_sha256,
+          created_at: now,
+          updated_at: now,
+        });
+        if (beforeCommit) await beforeCommit();
+        return id;
+      });
+    } catch (e) {
+      if (!(e instanceof ApiError) && e instanceof Error && UNIQUE_VIOLATION.test(e.message)) {
+        throw new ApiError('version_exists');
+      }
+      throw e;
+    }
+  }
+
+  /** Multipart publication: the file is already in staging; it is discarded on any failure. */
+  async createFromUpload(product: Product, upload: ReceivedUpload): Promise<Release> {
+    const file = upload.file;
+    try {
+      if (!file) throw new ApiError('missing_file');
+      for (const name of ['version', 'set_current', 'status', 'filename', 'storage_driver'] as const) {
+        const v = upload.fields[name];
+        if (v !== undefined && typeof v !== 'string') {
+          throw new ApiError('rest_invalid_param', { data: { params: { [name]: 'text' } } });
+        }
+      }
+      const pub = this.publication(product, upload.fields, true);
+      if (!file.isZip) throw new ApiError('invalid_archive');
+      let committed = false;
+      const id = await this.insert(
+        product.id,
+        pub,
+        {
+          insert: {
+            product_id: product.id,
+            download_id: file.downloadId,
+            driver: file.driver,
+            storage_key: file.storageKey,
+            key_id: file.staged.keyId,
+            file_name: pub.fileName,
+            file_size: file.size,
+            stored_size: file.staged.storedSize,
+            file_sha256: file.sha256,
+            state: 'available',
+            source_download_id: null,
+            deletion_op: null,
+            deleted_at: null,
+          },
+        },
+        { file_size: file.size, file_sha256: file.sha256 },
+        async () => {
+          await file.staged.commit();
+          committed = true;
+        },
+      ).catch(async (e) => {
+        // The rename happened but the transaction did not commit: take the file back out.
+        if (committed) {
+          const ref = {
+            storageKey: file.storageKey,
+            keyId: file.staged.keyId,
+            fileSize: file.size,
+            sha256: file.sha256,
+          };
+          await this.storage.driver(file.driver).delete?.(ref);
+        }
+        throw e;
+      });
+      return (await this.getRelease(id))!;
+    } finally {
+      await file?.staged.discard();
+    }
+  }
+
+  /** JSON publication of an external HTTPS link (bytes never fetched; the SHA-256 is the admin's). */
+  async createExternal(product: Product, body: ExternalReleaseBody): Promise<Release> {
+    if (!isValidExternalUrl(body.external_url)) throw new ApiError('invalid_external_url');
+    if (!SHA256_HEX.test(body.file_sha256)) throw new ApiError('invalid_file_sha256');
+    const pub = this.publication(product, { ...body, filename: body.file_name }, false);
+    const id = await this.insert(
+      product.id,
+      pub,
+      {
+        insert: {
+          product_id: product.id,
+          download_id: uuid(),
+          driver: 'external',
+          storage_key: body.external_url,
+          key_id: null,
+          file_name: pub.fileName,
+          file_size: body.file_size ?? null,
+          stored_size: null,
+          file_sha256: body.file_sha256,
+          state: 'available',
+          source_download_id: null,
+          deletion_op: null,
+          deleted_at: null,
+        },
+      },
+      { file_size: body.file_size ?? null, file_sha256: body.file_sha256 },
+    );
+    return (await this.getRelease(id))!;
+  }
+
+  /**
+   * JSON publication of a legacy catalogue file. It must have been protected (copied into the
+   * vault) first; while its public copy still exists it can only be staged as a draft.
+   */
+  async createFromLegacy(product: Product, body: LegacyReleaseBody): Promise<Release> {
+    const pub = this.publication(product, body, false);
+    const legacy = await this.repo.findLegacy(body.legacy_download_id);
+    if (!legacy) throw new ApiError('legacy_download_not_found');
+    if (legacy.product_id !== product.id) throw new ApiError('cross_product_artifact_prohibited');
+    const artifact = await this.repo.findProtectedCopy(legacy.download_id);
+    if (!artifact) throw new ApiError('unprotected_artifact_prohibited');
+    if (artifact.product_id !== product.id) throw new ApiError('cross_product_artifact_prohibited');
+    if (artifact.state !== 'available') throw new ApiError('artifact_not_available');
+    if (pub.status === 'published' && legacy.removed_at === null) {
+      throw new ApiError('source_still_public', { data: { download_id: legacy.download_id } });
+    }
+    const id = await this.insert(
+      product.id,
+      pub,
+      { id: artifact.id },
+      {
+        file_size: artifact.file_size === null ? null : Number(artifact.file_size),
+        file_sha256: artifact.file_sha256,
+      },
+    );
+    return (await this.getRelease(id))!;
+  }
+
+  // ---- changes ----
+
+  async update(productId: number, versionId: number, body: ReleaseUpdateBody): Promise<Release> {
+    const changelog =
+      body.changelog === undefined
+        ? undefined
+        : body.changelog === null
+          ? null
+          : parseChangelog(body.changelog, false);
+    await this.requireRelease(productId, versionId);
+    const now = iso(this.clock.now());
+    await this.repo.transaction(async (repo) => {
+      await repo.lockProduct(productId);
+      const row = (await repo.findRelease(versionId, true))!;
+      if (body.is_current === true && row.status !== 'published') throw notPublished(row.status);
+      if (body.is_current === true) await repo.clearCurrent(productId, versionId, now);
+      await repo.updateRelease(versionId, {
+        ...(changelog !== undefined
+          ? { changelog: changelog === null ? null : JSON.stringify(changelog) }
+          : {}),
+        ...(body.is_current !== undefined ? { is_current: body.is_current ? 1 : 0 } : {}),
+        updated_at: now,
+      });
+    });
+    return (await this.getRelease(versionId))!;
+  }
+
+  /** published → withdrawn; the hooks invalidate unclaimed tokens in the same transaction. */
+  async withdraw(productId: number, versionId: number): Promise<Release> {
+    await this.requireRelease(productId, versionId);
+    const now = iso(this.clock.now());
+    await this.repo.transaction(async (repo) => {
+      await repo.lockProduct(productId);
+      const row = (await repo.findRelease(versionId, true))!;
+      if (row.status === 'withdrawn') return;
+      if (row.status !== 'published') {
+        throw new ApiError('release_state_conflict', { data: { release_status: row.status } });
+      }
+      await repo.updateRelease(versionId, {
+        status: 'withdrawn',
+        is_current: 0,
+        withdrawn_at: now,
+        updated_at: now,
+      });
+      await this.runWithdrawHooks(repo.db, { ...row, status: 'withdrawn', is_current: 0 }, 'withdrawn');
+    });
+    return (await this.getRelease(versionId))!;
+  }
+
+  /** draft or withdrawn → published, after the artifact passes full revalidation. */
+  async republish(productId: number, versionId: number, body: RepublishBody): Promise<Release> {
+    const release = await this.requireRelease(productId, versionId);
+    if (release.status === 'published') {
+      throw new ApiError('release_state_conflict', { data: { release_status: release.status } });
+    }
+    const artifact = (await this.repo.findArtifact(release.artifact_id))!;
+    await this.revalidate(artifact);
+    const now = iso(this.clock.now());
+    await this.repo.transaction(async (repo) => {
+      await repo.lockProduct(productId);
+      const row = (await repo.findRelease(versionId, true))!;
+      if (row.status === 'published')
+        throw new ApiError('release_state_conflict', { data: { release_status: row.status } });
+      const a = await repo.findArtifact(row.artifact_id, true);
+      if (a?.state !== 'available') throw new ApiError('artifact_not_available');
+      // A first publication becomes current by default; restoring a withdrawn one does not.
+      const current = body.set_current ?? row.status === 'draft';
+      if (current) await repo.clearCurrent(productId, versionId, now);
+      await repo.updateRelease(versionId, {
+        status: 'published',
+        is_current: current ? 1 : 0,
+        // The effective publication time stays the first one (entitlement windows depend on it).
+        published_at: row.published_at ?? now,
+        withdrawn_at: null,
+        updated_at: now,
+      });
+    });
+    return (await this.getRelease(versionId))!;
+  }
+
+  // ---- artifact checks for publication and distribution ----
+
+  /**
+   * The cheap artifact-validity test of candidate selection (spec 4.3 step 2), from metadata
+   * only: state, driver, checksum format, HTTPS record, no public source. Null when valid.
+   */
+  async candidateProblem(release: Release): Promise<ErrorCode | null> {
+    const artifact = await this.repo.findArtifact(release.artifact_id);
+    if (artifact?.state !== 'available') return 'artifact_not_available';
+    if (!this.storage.registry.has(artifact.driver)) return 'unsupported_storage_driver';
+    if (!SHA256_HEX.test(release.file_sha256) || release.file_sha256 !== artifact.file_sha256) {
+      return 'artifact_integrity_missing';
+    }
+    if (artifact.driver === 'external')
+      return isValidExternalUrl(artifact.storage_key) ? null : 'artifact_integrity_missing';
+    if (artifact.source_download_id) {
+      const legacy = await this.repo.findLegacy(artifact.source_download_id);
+      if (legacy && legacy.removed_at === null) return 'source_still_public';
+    }
+    return null;
+  }
+
+  /**
+   * Full revalidation: everything candidateProblem checks, then the bytes (size, SHA-256 and, for
+   * the encrypted vault, one authenticated pass in 64 KiB chunks). Throws the spec's error;
+   * answers the stored file's stat snapshot (null for external links).
+   */
+  async revalidate(artifact: ArtifactRow): Promise<StatSnapshot | null> {
+    if (artifact.state !== 'available') throw new ApiError('artifact_not_available');
+    const driver = this.storage.driver(artifact.driver);
+    if (!SHA256_HEX.test(artifact.file_sha256)) throw new ApiError('artifact_integrity_missing');
+    if (!driver.managed) {
+      if (!isValidExternalUrl(artifact.storage_key)) throw new ApiError('artifact_integrity_missing');
+      return null;
+    }
+    if (artifact.driver === 'local' && (await this.storage.vault.publicRootConflict())) {
+      throw new ApiError('vault_not_private');
+    }
+    if (artifact.source_download_id) {
+      const legacy = await this.repo.findLegacy(artifact.source_download_id);
+      if (legacy && legacy.removed_at === null) {
+        throw new ApiError('source_still_public', { data: { download_id: legacy.download_id } });
+      }
+    }
+    if (!driver.verify) throw new ApiError('unsupported_storage_driver');
+    const result = await driver.verify(refOf(artifact));
+    if (!result.ok) throw verifyError(result.reason);
+    return result.snapshot;
+  }
+
+  /** Pre-claim check of a release's artifact for the download route (spec 4.3 rule 5). */
+  async precheckArtifact(release: Release): Promise<StatSnapshot> {
+    const artifact = await this.repo.findArtifact(release.artifact_id);
+    if (!artifact) throw new ApiError('artifact_not_found');
+    if (artifact.driver === 'external') throw new ApiError('updater_external_link_prohibited');
+    if (artifact.file_sha256 !== release.file_sha256) throw new ApiError('release_binding_changed');
+    return (await this.revalidate(artifact))!;
+  }
+
+  /** The stored file's current stat (artifact_changed compares it with the pre-check's). */
+  async statArtifact(release: Release): Promise<StatSnapshot> {
+    const artifact = await this.repo.findArtifact(release.artifact_id);
+    if (!artifact) throw new ApiError('artifact_not_found');
+    const driver = this.storage.driver(artifact.driver);
+    if (!driver.stat) throw new ApiError('storage_stat_unsupported');
+    return driver.stat(refOf(artifact));
+  }
+
+  /** The plaintext bytes to stream after the claim committed. */
+  async openArtifact(release: Release): Promise<OpenedArtifact> {
+    const artifact = await this.repo.findArtifact(release.artifact_id);
+    if (!artifact) throw new ApiError('artifact_not_found');
+    const driver = this.storage.driver(artifact.driver);
+    if (!driver.open) throw new ApiError('updater_external_link_prohibited');
+    const stream = await driver.open(refOf(artifact)).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') throw new ApiError('artifact_not_found');
+      throw e;
+    });
+    return {
+      stream,
+      size: Number(artifact.file_size),
+      sha256: artifact.file_sha256,
+      fileName: release.file_name,
+    };
+  }
+
+  /** Locks the release row inside the caller's transaction (PostgreSQL; SQLite has one writer). */
+  async lockRelease(db: Kysely<DB>, versionId: number): Promise<Release | null> {
+    const repo = this.repo.bind(db);
+    const row = await repo.findRelease(versionId, true);
+    return row ? (await this.hydrate([row], repo))[0]! : null;
+  }
+
+  /** Counts a delivered download, inside the caller's transaction. */
+  async recordDownload(db: Kysely<DB>, versionId: number): Promise<void> {
+    await db
+      .updateTable('releases')
+      .set((eb) => ({ download_count: eb('download_count', '+', 1) }))
+      .where('id', '=', versionId)
+      .execute();
+  }
+}
+
+function notPublished(status: ReleaseStatus): ApiError {
+  return new ApiError(status === 'withdrawn' ? 'release_withdrawn' : 'release_not_published');
+}

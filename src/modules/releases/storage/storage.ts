@@ -1,0 +1,120 @@
+import { join } from 'node:path';
+import { ApiError } from '../../../http/errors.js';
+import type { ArtifactRow } from '../releases.model.js';
+import type { ArtifactRef, StorageDriver, VerifyFailure } from './driver.js';
+import { EncryptedVaultDriver } from './encrypted.js';
+import { ExternalLinkDriver } from './external.js';
+import { Keyring } from './keyring.js';
+import { LocalVaultDriver } from './local.js';
+import { StorageRegistry } from './registry.js';
+import { Vault } from './vault.js';
+
+export interface StorageOptions {
+  dataDir: string;
+  vaultDir: string;
+  publicRoots: string[];
+  vaultKey: Buffer | null;
+  vaultPreviousKeys: Buffer[];
+  /** fsync artifacts before their release commits: as durable as the rows that reference them. */
+  durableFiles: boolean;
+}
+
+export type ManagedDriverName = 'local' | 'local_encrypted';
+
+export interface AutomaticChoice {
+  driver: ManagedDriverName | null;
+  reason: string;
+}
+
+export const refOf = (
+  a: Pick<ArtifactRow, 'storage_key' | 'key_id' | 'file_size' | 'file_sha256'>,
+): ArtifactRef => ({
+  storageKey: a.storage_key,
+  keyId: a.key_id,
+  fileSize: a.file_size === null ? null : Number(a.file_size),
+  sha256: a.file_sha256,
+});
+
+/** Maps a failed verification to the specification's error (spec 7.2). */
+export function verifyError(reason: VerifyFailure): ApiError {
+  if (reason === 'missing') return new ApiError('artifact_not_found');
+  if (reason === 'key_unavailable') return new ApiError('vault_key_unavailable');
+  return new ApiError('artifact_integrity_failed', { data: { reason } });
+}
+
+/**
+ * The vault, its keys and the driver registry: the storage half of the releases module.
+ * The automatic driver (upload without storage_driver, product driver unset) is `local` when
+ * the vault is writable and outside every public root, else `local_encrypted` when the vault is
+ * at least writable (only ciphertext could then be exposed), else none (503 storage_unavailable).
+ */
+export class ArtifactStorage {
+  readonly vault: Vault;
+  readonly keyring: Keyring;
+  readonly registry = new StorageRegistry();
+  readonly local: LocalVaultDriver;
+  readonly encrypted: EncryptedVaultDriver;
+  /** The old store's public web root (DATA_DIR/public); its uploads/ folder is served at /uploads. */
+  readonly publicDir: string;
+  readonly uploadsDir: string;
+
+  constructor(opts: StorageOptions) {
+    this.vault = new Vault(opts.vaultDir, opts.publicRoots, opts.durableFiles);
+    this.keyring = new Keyring(opts.vaultKey, opts.vaultPreviousKeys, join(opts.dataDir, 'vault.key'));
+    this.local = new LocalVaultDriver(this.vault);
+    this.encrypted = new EncryptedVaultDriver(this.vault, this.keyring);
+    this.registry.register(this.local);
+    this.registry.register(this.encrypted);
+    this.registry.register(new ExternalLinkDriver());
+    this.publicDir = join(opts.dataDir, 'public');
+    this.uploadsDir = join(this.publicDir, 'uploads');
+  }
+
+  /** At start: create the vault and sweep what dead processes left in staging. */
+  async start(): Promise<number> {
+    await this.vault.ensure().catch(() => {});
+    return this.vault.sweepStaging();
+  }
+
+  driver(name: string): StorageDriver {
+    return this.registry.get(name);
+  }
+
+  async automatic(): Promise<AutomaticChoice> {
+    const h = await this.vault.health();
+    if (!h.writable) return { driver: null, reason: 'the vault directory is not writable' };
+    if (h.publicRoot) {
+      return { driver: 'local_encrypted', reason: `the vault lies under the public root ${h.publicRoot}` };
+    }
+    return { driver: 'local', reason: 'the vault is writable and outside every public root' };
+  }
+
+  /**
+   * The driver for new bytes: the request's, else the product's configured one, else automatic.
+   * `local` is refused while the vault is under a public root; nothing works while it is not writable.
+   */
+  async chooseManaged(requested: string | undefined, configured: string): Promise<ManagedDriverName> {
+    const name = requested || (configured === 'local' || configured === 'local_encrypted' ? configured : '');
+    if (name && name !== 'local' && name !== 'local_encrypted') {
+      if (name === 'external' && requested) {
+        throw new ApiError('rest_invalid_param', {
+          data: { params: { storage_driver: 'external links are published with the JSON body' } },
+        });
+      }
+      if (requested) this.driver(name); // unknown: 501 unsupported_storage_driver
+    }
+    const auto = await this.automatic();
+    if (!auto.driver) throw new ApiError('storage_unavailable');
+    if (name === 'local' && auto.driver !== 'local') throw new ApiError('vault_not_private');
+    if (name === 'local' || name === 'local_encrypted') return name;
+    return auto.driver;
+  }
+
+  /** Full verification of a stored artifact (bounded memory), or the matching error. */
+  async verify(artifact: ArtifactRow): Promise<void> {
+    const driver = this.driver(artifact.driver);
+    if (!driver.verify) return;
+    const result = await driver.verify(refOf(artifact));
+    if (!result.ok) throw verifyError(result.reason);
+  }
+}

@@ -1,0 +1,135 @@
+import type { Multipart } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../../http/errors.js';
+import { uuid } from '../../random.js';
+import { Inspector, UploadTooLarge } from './inspect.js';
+import type { StagedFile } from './storage/driver.js';
+import type { ArtifactStorage, ManagedDriverName } from './storage/storage.js';
+
+/** A file received into private staging with what was learnt while it streamed. */
+export interface ReceivedFile {
+  staged: StagedFile;
+  driver: ManagedDriverName;
+  downloadId: string;
+  storageKey: string;
+  size: number;
+  sha256: string;
+  isZip: boolean;
+  /** The name the client gave the part (only its extension is used). */
+  clientFileName: string;
+}
+
+export interface ReceivedUpload {
+  /** Text fields by name (a JSON-typed part arrives parsed). */
+  fields: Record<string, unknown>;
+  file: ReceivedFile | null;
+}
+
+/** Multipart limits besides the file size: small fields, few parts (a hostile form stops early). */
+const FIELD_LIMITS = {
+  fieldNameSize: 100,
+  fieldSize: 128 * 1024,
+  fields: 12,
+  files: 1,
+  parts: 14,
+  headerPairs: 20,
+};
+
+export const storageKeyFor = (downloadId: string, driver: ManagedDriverName): string =>
+  `${downloadId.slice(0, 2)}/${downloadId}.${driver === 'local' ? 'zip' : 'tgv'}`;
+
+function mapStreamError(e: unknown): unknown {
+  if (e instanceof ApiError) return e;
+  if (e instanceof UploadTooLarge) return new ApiError('upload_too_large');
+  const code = (e as { code?: string }).code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return new ApiError('upload_too_large');
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+    return new ApiError('invalid_parameters', { data: { params: { form: 'too many parts' } } });
+  }
+  if (code === 'FST_PROTO_VIOLATION' || code === 'FST_INVALID_JSON_FIELD_ERROR') {
+    return new ApiError('invalid_parameters', { data: { params: { form: 'invalid field' } } });
+  }
+  if (code === 'FST_MP_PREMATURE_CLOSE' || code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') {
+    return new ApiError('rest_invalid_param', { data: { params: { form: 'incomplete multipart body' } } });
+  }
+  if (e instanceof Error && /multipart|boundary|Unexpected end/i.test(e.message)) {
+    return new ApiError('rest_invalid_param', { data: { params: { form: 'malformed multipart body' } } });
+  }
+  return e;
+}
+
+/**
+ * Reads a multipart form: text fields from `allowed`, and one `file` part streamed straight into
+ * the chosen driver's private staging while its SHA-256, size and zip trailer are computed. The
+ * driver is chosen when the file part starts, from the fields seen so far, so `storage_driver`
+ * must come before `file` (curl -F keeps the order given). Any failure removes the staged file.
+ */
+export async function receiveUpload(
+  request: FastifyRequest,
+  opts: {
+    allowed: ReadonlySet<string>;
+    limit: number;
+    storage: ArtifactStorage;
+    /** Chooses the driver when the file part starts; may throw (e.g. vault_not_private). */
+    chooseDriver: (fields: Record<string, unknown>) => Promise<ManagedDriverName>;
+  },
+): Promise<ReceivedUpload> {
+  const fields: Record<string, unknown> = {};
+  let file: ReceivedFile | null = null;
+  try {
+    const parts = request.parts({ limits: { ...FIELD_LIMITS, fileSize: opts.limit + 1 } });
+    for await (const part of parts as AsyncIterable<Multipart>) {
+      const name = part.fieldname;
+      if (part.type === 'field') {
+        if (!opts.allowed.has(name) || name === 'file') {
+          throw new ApiError('invalid_parameters', {
+            data: { params: { [name.slice(0, 100)]: 'unknown parameter' } },
+          });
+        }
+        if (Object.hasOwn(fields, name)) {
+          throw new ApiError('invalid_parameters', { data: { params: { [name]: 'given twice' } } });
+        }
+        if (part.valueTruncated || part.fieldnameTruncated) {
+          throw new ApiError('rest_invalid_param', { data: { params: { [name]: 'too long' } } });
+        }
+        if (name === 'storage_driver' && file && part.value !== file.driver) {
+          throw new ApiError('invalid_parameters', {
+            data: { params: { storage_driver: 'send storage_driver before the file part' } },
+          });
+        }
+        fields[name] = part.value;
+        continue;
+      }
+      if (name !== 'file' || file) {
+        throw new ApiError('invalid_parameters', {
+          data: { params: { [name.slice(0, 100)]: 'unexpected file' } },
+        });
+      }
+      const clientFileName = part.filename ?? '';
+      if (!clientFileName.toLowerCase().endsWith('.zip')) throw new ApiError('invalid_file_type');
+      const driver = await opts.chooseDriver(fields);
+      const downloadId = uuid();
+      const storageKey = storageKeyFor(downloadId, driver);
+      const inspector = new Inspector(opts.limit);
+      const staged = await opts.storage.driver(driver).put!(part.file, storageKey, inspector);
+      if (part.file.truncated) {
+        await staged.discard();
+        throw new ApiError('upload_too_large');
+      }
+      file = {
+        staged,
+        driver,
+        downloadId,
+        storageKey,
+        size: inspector.size,
+        sha256: inspector.sha256,
+        isZip: inspector.isZip(),
+        clientFileName,
+      };
+    }
+  } catch (e) {
+    if (file) await file.staged.discard();
+    throw mapStreamError(e);
+  }
+  return { fields, file };
+}

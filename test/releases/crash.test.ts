@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { type ServerProcess, startServer } from '../helpers/server.js';
+import { makeZip } from './helpers.js';
+
+/**
+ * Real server processes: an upload cut off by a dropped connection or by SIGKILL of the server
+ * leaves no release and no visible file, and a restart sweeps the staging leftovers.
+ */
+
+const ADMIN = { email: 'crash-admin@example.com', password: 'crash test password' };
+let dataDir: string;
+let db: TestDatabase | null = null;
+let env: Record<string, string>;
+let server: ServerProcess;
+let auth: string;
+let productId: number;
+
+async function api(
+  path: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
+  const res = await fetch(`${server.url}/v1${path}`, {
+    method: init.method ?? 'GET',
+    headers: {
+      authorization: auth,
+      ...(init.body ? { 'content-type': 'application/json' } : {}),
+      ...init.headers,
+    },
+    body: init.body ? JSON.stringify(init.body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const staging = () => {
+  const dir = join(dataDir, 'vault', '.staging');
+  return existsSync(dir) ? readdirSync(dir) : [];
+};
+const vaultFiles = () =>
+  readdirSync(join(dataDir, 'vault'), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && !e.parentPath.includes('.staging'))
+    .map((e) => e.name);
+
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Starts a multipart upload of `total` bytes and sends only the first `sent` of the file,
+ * answering the request so the caller can cut it off.
+ */
+function partialUpload(version: string, sent: number) {
+  const boundary = `----crash${randomBytes(6).toString('hex')}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="version"\r\n\r\n${version}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.zip"\r\n` +
+      'Content-Type: application/zip\r\n\r\n',
+  );
+  const url = new URL(`${server.url}/v1/software/products/${productId}/versions`);
+  const req = request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers: {
+      authorization: auth,
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': String(head.length + 50 * 1024 * 1024),
+    },
+  });
+  req.on('error', () => {});
+  req.write(head);
+  req.write(makeZip(sent - 200).subarray(0, sent));
+  return req;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-crash-'));
+  env = { DATA_DIR: dataDir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password };
+  if (process.env.DATABASE_URL) {
+    db = await freshDatabase();
+    if (db.config.kind === 'postgres') env.DATABASE_URL = db.config.url;
+  }
+  server = await startServer(env);
+  const login = await fetch(`${server.url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const { nonce } = (await login.json()) as { nonce: string };
+  const pw = await fetch(`${server.url}/v1/users/me/application-passwords`, {
+    method: 'POST',
+    headers: { cookie, 'x-rest-nonce': nonce, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'crash' }),
+  });
+  const { password } = (await pw.json()) as { password: string };
+  auth = `Basic ${Buffer.from(`${ADMIN.email}:${password}`).toString('base64')}`;
+  const product = await api('/products', {
+    method: 'POST',
+    body: { name: 'Crash', type: 'simple', price: '1.00' },
+  });
+  productId = product.body.id as number;
+  expect(
+    (await api(`/software/products/${productId}/config`, { method: 'POST', body: { slug: 'crash-plugin' } }))
+      .status,
+  ).toBe(200);
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+  await db?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('an interrupted upload publishes nothing', () => {
+  it('a dropped connection mid-upload removes the staging file and creates no release', async () => {
+    const req = partialUpload('1.0.0', 2 * 1024 * 1024);
+    await until(() => staging().length === 1, 'the staging file');
+    req.destroy();
+    await until(() => staging().length === 0, 'the staging file to be removed');
+    const list = await api(`/software/products/${productId}/versions`);
+    expect(list.body.releases).toEqual([]);
+    expect(vaultFiles()).toEqual([]);
+  });
+
+  it('SIGKILL of the server mid-upload: nothing published, and the restart sweeps staging', async () => {
+    const req = partialUpload('1.0.0', 3 * 1024 * 1024);
+    await until(() => staging().length === 1, 'the staging file');
+    await server.kill('SIGKILL');
+    req.destroy();
+    // The dead process could not clean up: its partial file is still there.
+    expect(staging()).toHaveLength(1);
+    expect(vaultFiles()).toEqual([]);
+
+    server = await startServer(env);
+    expect(staging()).toEqual([]);
+    const list = await api(`/software/products/${productId}/versions`);
+    expect(list.status).toBe(200);
+    expect(list.body.releases).toEqual([]);
+    expect(vaultFiles()).toEqual([]);
+    const status = await api('/software/storage/status');
+    expect(status.body.staging).toMatchObject({ files: 0, bytes: 0 });
+    expect(status.body.counts).toMatchObject({ artifacts: {}, releases: {} });
+  });
+
+  it('after the restart the same upload completes', async () => {
+    const zip = makeZip(100_000);
+    const form = new FormData();
+    form.append('version', '1.0.0');
+    form.append('file', new Blob([zip]), 'plugin.zip');
+    const res = await fetch(`${server.url}/v1/software/products/${productId}/versions`, {
+      method: 'POST',
+      headers: { authorization: auth },
+      body: form,
+    });
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { status: string }).status).toBe('published');
+    expect(vaultFiles()).toHaveLength(1);
+  });
+});
