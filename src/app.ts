@@ -21,6 +21,12 @@ import { cartRoutes } from './modules/cart/cart.routes.js';
 import { CartService } from './modules/cart/cart.service.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
 import { CatalogueService } from './modules/catalogue/catalogue.service.js';
+import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
+import { CheckoutService } from './modules/checkout/checkout.service.js';
+import { PaymentService } from './modules/checkout/payment.service.js';
+import { SubmitService } from './modules/checkout/submit.service.js';
+import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
+import { distributionRoutes } from './modules/distribution/distribution.routes.js';
 import { activationRoutes } from './modules/licensing/activation.routes.js';
 import { ActivationService } from './modules/licensing/activation.service.js';
 import { LicenseRepository } from './modules/licensing/license.repository.js';
@@ -30,12 +36,18 @@ import { OAuthRepository } from './modules/licensing/oauth.repository.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
 import { OAuthService } from './modules/licensing/oauth.service.js';
 import { StateSigner } from './modules/licensing/oauth.state.js';
+import { OrdersRepository } from './modules/orders/orders.repository.js';
+import { ordersRoutes } from './modules/orders/orders.routes.js';
+import { OrdersService } from './modules/orders/orders.service.js';
 import { createReleases } from './modules/releases/releases.module.js';
 import { releasesRoutes } from './modules/releases/releases.routes.js';
 import type { ReleasesService } from './modules/releases/releases.service.js';
 import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { SettingsService } from './modules/settings/settings.service.js';
+import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
+import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
+import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { Outbox } from './modules/webhooks/outbox.js';
@@ -71,8 +83,16 @@ export interface Services {
   webhooks: WebhooksService;
   /** Releases and their artifacts: candidates, artifact checks and streams, withdraw hooks (docs/releases.md). */
   releases: ReleasesService;
+  /** Package issuance, update checks, download tokens and their redemption (docs/distribution.md). */
+  distribution: DistributionModule;
   /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
   dispatcher: WebhookDispatcher;
+  /** Orders, status changes and license issuance on payment (docs/checkout.md). */
+  orders: OrdersService;
+  subscriptions: SubscriptionsService;
+  checkout: CheckoutService;
+  /** Creates renewal orders when payments fall due; started when the server listens. */
+  renewals: RenewalScheduler;
 }
 
 declare module 'fastify' {
@@ -164,12 +184,53 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     self: () => ({ origin: urls.origin, port: listeningPort(app.server) }),
     filter: opts.webhookTarget,
   });
+  const orders = new OrdersService(
+    new OrdersRepository(database.db, database.dialect),
+    catalogue,
+    licenses,
+    settings,
+    clock,
+  );
+  const subscriptions = new SubscriptionsService(
+    database.db,
+    database.dialect,
+    orders,
+    catalogue,
+    accounts,
+    settings,
+    outbox,
+    clock,
+  );
+  const checkout = new CheckoutService(cart, catalogue, settings, orders.repo, clock);
+  const submit = new SubmitService(
+    checkout,
+    orders.repo,
+    accounts,
+    subscriptions,
+    rates,
+    () => urls.base,
+    app.log.child({ module: 'checkout' }),
+  );
+  const payments = new PaymentService(checkout, orders, subscriptions, submit);
+  const renewals = new RenewalScheduler(subscriptions, testClock, app.log.child({ module: 'renewals' }));
   const releasesModule = createReleases({
     database,
     catalogue,
     clock,
     config,
     publicOrigin: () => urls.origin,
+  });
+  const distributionModule = createDistribution({
+    database,
+    clock,
+    settings,
+    catalogue,
+    releases: releasesModule.releases,
+    licenses,
+    activations,
+    licenseRepository,
+    rates,
+    baseUrl: () => urls.base,
   });
   const services: Services = {
     database,
@@ -188,6 +249,11 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     webhooks,
     dispatcher,
     releases: releasesModule.releases,
+    distribution: distributionModule,
+    orders,
+    subscriptions,
+    checkout,
+    renewals,
   };
   app.decorate('services', services);
 
@@ -207,6 +273,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   // Webhook delivery runs in every serving process; inject-only tests start it themselves.
   app.addHook('onListen', async () => dispatcher.start());
   app.addHook('onClose', async () => dispatcher.stop());
+  app.addHook('onListen', async () => renewals.start());
+  app.addHook('onClose', async () => renewals.stop());
   await app.register(cookie);
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
   installAuth(app, accounts);
@@ -253,6 +321,16 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       });
       await api.register(webhooksRoutes, { webhooks });
       await api.register(releasesRoutes, { module: releasesModule });
+      await api.register(distributionRoutes, distributionModule);
+      await api.register(ordersRoutes, { orders });
+      await api.register(subscriptionsRoutes, { subscriptions, orders });
+      await api.register(checkoutRoutes, {
+        checkout,
+        submit,
+        payments,
+        accounts,
+        secureCookies: config.publicUrl.startsWith('https:'),
+      });
     },
     { prefix: '/v1' },
   );

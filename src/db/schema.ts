@@ -2,8 +2,10 @@ import type { Generated } from 'kysely';
 import type { AccountsTables } from '../modules/accounts/accounts.tables.js';
 import type { CartTables } from '../modules/cart/cart.tables.js';
 import type { CatalogueTables } from '../modules/catalogue/catalogue.tables.js';
+import type { DistributionTables } from '../modules/distribution/distribution.tables.js';
 import type { LicensingTables } from '../modules/licensing/licensing.tables.js';
 import type { OAuthTables } from '../modules/licensing/oauth.tables.js';
+import type { OrdersTables } from '../modules/orders/orders.tables.js';
 import type { ReleasesTables } from '../modules/releases/releases.tables.js';
 import type { SubscriptionsTables } from '../modules/subscriptions/subscriptions.tables.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
@@ -25,6 +27,8 @@ export interface DB
     LicensingTables,
     OAuthTables,
     ReleasesTables,
-    SubscriptionsTables {}
+    DistributionTables,
+    SubscriptionsTables,
+    OrdersTables {}
 
 export type Id = Generated<number>;

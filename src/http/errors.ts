@@ -193,6 +193,9 @@ const catalogue = {
   coupon_failed: [400, 'The coupon cannot be applied.'],
   coupon_not_applied: [400, 'This coupon is not applied to the cart.'],
   remove_coupon_failed: [400, 'The coupon could not be removed; try again.'],
+  // orders and subscriptions (docs/checkout.md)
+  order_not_found: [404, 'Order not found.'],
+  subscription_not_found: [404, 'Subscription not found.'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof catalogue;

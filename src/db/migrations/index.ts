@@ -6,6 +6,8 @@ import * as m2026112204 from './2026112204_licensing.js';
 import * as m2026112206 from './2026112206_releases.js';
 import * as m2026112207 from './2026112207_cart.js';
 import * as m2026112208 from './2026112208_oauth.js';
+import * as m2026112209 from './2026112209_orders.js';
+import * as m2026112210 from './2026112210_distribution.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -18,4 +20,6 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112206_releases': m2026112206,
   '2026112207_cart': m2026112207,
   '2026112208_oauth': m2026112208,
+  '2026112209_orders': m2026112209,
+  '2026112210_distribution': m2026112210,
 };

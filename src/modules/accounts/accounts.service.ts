@@ -178,6 +178,12 @@ export class AccountsService {
     return user;
   }
 
+  /** The user with this email (any case), for checkout's linking of orders to customers. */
+  async findByEmail(email: string): Promise<AuthUser | null> {
+    const row = await this.repo.findUserByEmail(normaliseEmail(email));
+    return row ? toAuthUser(row) : null;
+  }
+
   async getUser(id: number): Promise<AuthUser | null> {
     const row = await this.repo.findUserById(id);
     return row ? toAuthUser(row) : null;

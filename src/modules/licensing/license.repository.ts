@@ -115,8 +115,8 @@ export class LicenseRepository {
     return this.one(this.records().where('l.license_key', '=', key).executeTakeFirst());
   }
 
-  findById(id: number): Promise<LicenseRecord | undefined> {
-    return this.one(this.records().where('l.id', '=', id).executeTakeFirst());
+  findById(id: number, db: Kysely<DB> = this.db): Promise<LicenseRecord | undefined> {
+    return this.one(this.records(db).where('l.id', '=', id).executeTakeFirst());
   }
 
   /** The validate hot path: the license and whether this identity holds an active activation, in one query. */
@@ -233,12 +233,12 @@ export class LicenseRepository {
     await this.db.updateTable('licenses').set(patch).where('id', '=', id).execute();
   }
 
-  async productExists(id: number): Promise<boolean> {
-    return !!(await this.db.selectFrom('products').select('id').where('id', '=', id).executeTakeFirst());
+  async productExists(id: number, db: Kysely<DB> = this.db): Promise<boolean> {
+    return !!(await db.selectFrom('products').select('id').where('id', '=', id).executeTakeFirst());
   }
 
-  async variationOf(productId: number, variationId: number): Promise<boolean> {
-    return !!(await this.db
+  async variationOf(productId: number, variationId: number, db: Kysely<DB> = this.db): Promise<boolean> {
+    return !!(await db
       .selectFrom('product_variations')
       .select('id')
       .where('id', '=', variationId)
@@ -246,8 +246,13 @@ export class LicenseRepository {
       .executeTakeFirst());
   }
 
-  async subscriptionExists(id: number): Promise<boolean> {
-    return !!(await this.db.selectFrom('subscriptions').select('id').where('id', '=', id).executeTakeFirst());
+  /** For callers inside a transaction, which may not use another connection (SQLite has one). */
+  async userExists(id: number, db: Kysely<DB>): Promise<boolean> {
+    return !!(await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst());
+  }
+
+  async subscriptionExists(id: number, db: Kysely<DB> = this.db): Promise<boolean> {
+    return !!(await db.selectFrom('subscriptions').select('id').where('id', '=', id).executeTakeFirst());
   }
 
   /** Marks the license revoked; false when it already was (no second event). */

@@ -67,13 +67,13 @@ export class LicenseService {
     this.revocationHooks.push(hook);
   }
 
-  private async view(license: LicenseRecord): Promise<LicenseView> {
-    const settings = await this.settings.get();
+  private async view(license: LicenseRecord, db?: Kysely<DB>): Promise<LicenseView> {
+    const settings = await this.settings.get(db);
     return licenseView(license, settings.default_activation_limit, this.clock.now());
   }
 
-  private async find(id: number): Promise<LicenseRecord> {
-    const license = await this.repo.findById(id);
+  private async find(id: number, db?: Kysely<DB>): Promise<LicenseRecord> {
+    const license = await this.repo.findById(id, db);
     if (!license) throw new ApiError('license_not_found');
     return license;
   }
@@ -118,16 +118,20 @@ export class LicenseService {
    * Issues a license. Without `activation_limit` the limit stays unset and is resolved on every
    * read (variation, product, global default), so a later change of those applies. Without
    * `entitlement_policy` the license is legacy. A policy whose usage mode is `days` sets the
-   * usage expiry when none is given.
+   * usage expiry when none is given. With `trx` every query runs in the caller's transaction
+   * (orders issue licenses inside theirs; on SQLite any other query would wait forever).
    */
-  async create(input: CreateLicenseInput): Promise<LicenseView> {
-    if (!(await this.repo.productExists(input.product_id))) throw new ApiError('product_not_found');
+  async create(input: CreateLicenseInput, trx?: Kysely<DB>): Promise<LicenseView> {
+    if (!(await this.repo.productExists(input.product_id, trx))) throw new ApiError('product_not_found');
     const variationId = input.variation_id ?? 0;
-    if (variationId !== 0 && !(await this.repo.variationOf(input.product_id, variationId))) {
+    if (variationId !== 0 && !(await this.repo.variationOf(input.product_id, variationId, trx))) {
       throw new ApiError('variation_not_found');
     }
-    if (!(await this.users.getUser(input.user_id))) throw new ApiError('user_not_found');
-    if (input.subscription_id != null && !(await this.repo.subscriptionExists(input.subscription_id))) {
+    const userFound = trx
+      ? await this.repo.userExists(input.user_id, trx)
+      : !!(await this.users.getUser(input.user_id));
+    if (!userFound) throw new ApiError('user_not_found');
+    if (input.subscription_id != null && !(await this.repo.subscriptionExists(input.subscription_id, trx))) {
       throw new ApiError('not_found', { message: 'Subscription not found.' });
     }
     const now = this.clock.now();
@@ -154,16 +158,16 @@ export class LicenseService {
     };
     let id: number | undefined;
     if (input.license_key !== undefined) {
-      id = await this.repo.insertLicense({ ...values, license_key: input.license_key });
+      id = await this.repo.insertLicense({ ...values, license_key: input.license_key }, trx);
       if (id === undefined) throw new ApiError('license_key_exists');
     } else {
       // 125 random bits: a collision is practically impossible, but it must never be an error.
       for (let attempt = 0; id === undefined && attempt < 5; attempt++) {
-        id = await this.repo.insertLicense({ ...values, license_key: generateLicenseKey() });
+        id = await this.repo.insertLicense({ ...values, license_key: generateLicenseKey() }, trx);
       }
       if (id === undefined) throw new ApiError('internal_error');
     }
-    return this.view(await this.find(id));
+    return this.view(await this.find(id, trx), trx);
   }
 
   /**

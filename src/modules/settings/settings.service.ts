@@ -28,10 +28,11 @@ export class SettingsService {
 
   constructor(private readonly db: Kysely<DB>) {}
 
-  async get(): Promise<Settings> {
+  /** With `trx`, a cached value or a read inside the caller's transaction (SQLite has one connection). */
+  async get(trx?: Kysely<DB>): Promise<Settings> {
     const now = Date.now();
     if (this.cached && now - this.cached.at < SettingsService.CACHE_MS) return this.cached.value;
-    const rows = await this.db.selectFrom('settings').select(['key', 'value']).execute();
+    const rows = await (trx ?? this.db).selectFrom('settings').select(['key', 'value']).execute();
     const value: Settings = structuredClone(DEFAULT_SETTINGS);
     for (const row of rows) {
       if (Object.hasOwn(DEFAULT_SETTINGS, row.key))

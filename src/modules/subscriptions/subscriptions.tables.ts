@@ -13,6 +13,15 @@ export interface SubscriptionsTables {
     /** `active`, `on-hold`, `pending-cancel`, `cancelled`, `expired`. */
     status: string;
     next_payment_at: string | null;
+    /** Added by the orders migration: the billing schedule and what a renewal charges. */
+    billing_period: string | null;
+    billing_interval: number | null;
+    quantity: number | null;
+    currency: string | null;
+    recurring_total: number | null;
+    payment_method: string | null;
+    parent_order_id: number | null;
+    status_reason: string | null;
     created_at: string;
     updated_at: string;
   };

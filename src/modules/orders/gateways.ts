@@ -1,0 +1,58 @@
+/**
+ * Payment gateways behind one interface (CONTRACT §4). Offline gateways take no money here: the
+ * order waits `on-hold` for the store to confirm the transfer. `test_card` is an online gateway
+ * for tests and demos: 4242424242424242 pays, 4000000000000002 is declined, anything else is
+ * refused as an invalid card.
+ */
+
+export interface PaymentOutcome {
+  ok: boolean;
+  /** The status a successful payment moves the order to. */
+  status?: 'processing' | 'on-hold';
+  /** Why the payment failed, for the customer. */
+  messages?: string[];
+}
+
+export interface PaymentGateway {
+  id: string;
+  offline: boolean;
+  pay(input: {
+    total: number;
+    currency: string;
+    payment_data: Record<string, unknown>;
+  }): Promise<PaymentOutcome>;
+}
+
+const offline = (id: string): PaymentGateway => ({
+  id,
+  offline: true,
+  pay: async () => ({ ok: true, status: 'on-hold' }),
+});
+
+export const TEST_CARD_SUCCESS = '4242424242424242';
+export const TEST_CARD_DECLINED = '4000000000000002';
+
+const testCard: PaymentGateway = {
+  id: 'test_card',
+  offline: false,
+  async pay({ payment_data }) {
+    const raw = payment_data.card_number;
+    const card = typeof raw === 'string' ? raw.replace(/[\s-]/g, '') : '';
+    if (card === TEST_CARD_SUCCESS) return { ok: true, status: 'processing' };
+    if (card === TEST_CARD_DECLINED) return { ok: false, messages: ['Your card was declined.'] };
+    return { ok: false, messages: ['The card number is invalid.'] };
+  },
+};
+
+const BUILT_IN = new Map<string, PaymentGateway>([
+  ['bacs', offline('bacs')],
+  ['cheque', offline('cheque')],
+  ['test_card', testCard],
+]);
+
+/** The implementation behind a gateway id (the catalogue holds titles, switches and currencies). */
+export const gatewayImplementation = (id: string): PaymentGateway | null => BUILT_IN.get(id) ?? null;
+
+/** Whether a gateway accepts a currency: its list is empty (all) or names it. */
+export const acceptsCurrency = (g: { currencies: string[] }, currency: string): boolean =>
+  g.currencies.length === 0 || g.currencies.includes(currency);

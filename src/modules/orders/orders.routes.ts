@@ -1,0 +1,55 @@
+import { Type } from 'typebox';
+import { requireAdmin } from '../../http/auth.js';
+import { IdParams } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { ORDER_STATUSES, type OrdersService } from './orders.service.js';
+
+const Status = Type.Union(ORDER_STATUSES.map((s) => Type.Literal(s)));
+const StatusBody = Type.Object({ status: Status }, { additionalProperties: false });
+const ListQuery = Type.Object({
+  customer_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+  status: Type.Optional(Status),
+  page: Type.Integer({ minimum: 1, maximum: 100000, default: 1 }),
+  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+});
+const tags = ['orders'];
+
+/** Order administration (CONTRACT §5): read orders, move an offline-paid order on. */
+export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
+  const { orders } = opts;
+
+  app.get(
+    '/orders',
+    {
+      preHandler: requireAdmin,
+      schema: { tags, summary: 'List orders (administrator)', querystring: ListQuery },
+    },
+    async (request) => {
+      const { page, per_page, ...filter } = request.query;
+      return orders.list(filter, page, per_page);
+    },
+  );
+
+  app.get(
+    '/orders/:id',
+    {
+      preHandler: requireAdmin,
+      schema: { tags, summary: 'One order (administrator)', params: IdParams },
+    },
+    async (request) => orders.get(request.params.id),
+  );
+
+  app.post(
+    '/orders/:id/status',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags,
+        summary: "Change an order's status (administrator); a paid status issues its licenses once",
+        params: IdParams,
+        body: StatusBody,
+      },
+    },
+    async (request) => orders.setStatus(request.params.id, request.body.status),
+  );
+}

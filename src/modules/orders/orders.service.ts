@@ -1,0 +1,229 @@
+import type { Kysely } from 'kysely';
+import { type Clock, iso } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { ApiError } from '../../http/errors.js';
+import { type Product, resolveActivationLimit } from '../catalogue/catalogue.model.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { fromMinor } from '../catalogue/money.js';
+import type { LicenseService } from '../licensing/license.service.js';
+import type { EntitlementPolicyInput } from '../licensing/policy.js';
+import type { Settings } from '../settings/settings.schemas.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import type { OrderItemRow, OrderRow, OrdersRepository, StockHold } from './orders.repository.js';
+import type { OrderStatus } from './orders.tables.js';
+
+export const ORDER_STATUSES: readonly OrderStatus[] = [
+  'pending',
+  'processing',
+  'on-hold',
+  'completed',
+  'failed',
+  'cancelled',
+];
+/** Statuses of a paid order: entering one issues the order's licenses (once). */
+export const PAID: ReadonlySet<string> = new Set(['processing', 'completed']);
+/** Statuses that give the order's held stock back. */
+const RELEASING: ReadonlySet<string> = new Set(['failed', 'cancelled']);
+
+/** What the subscriptions module does inside an order's transaction when the order is paid. */
+export type OrderPaidHook = (trx: Kysely<DB>, order: OrderRow, now: Date) => Promise<void>;
+
+/** Products of an order's items, read before its transaction (SQLite has one connection). */
+export type ProductMap = Map<number, Product | null>;
+
+export const parseHolds = (order: Pick<OrderRow, 'stock_held'>): StockHold[] =>
+  JSON.parse(order.stock_held) as StockHold[];
+
+/**
+ * Orders: status changes, stock holds and license issuance on payment (CONTRACT §5). Every change
+ * of one order runs in a transaction that holds its row, so parallel changes (two admins, a
+ * payment racing an admin) apply one after the other and licenses are issued exactly once.
+ */
+export class OrdersService {
+  private paidHooks: OrderPaidHook[] = [];
+
+  constructor(
+    readonly repo: OrdersRepository,
+    private readonly catalogue: CatalogueService,
+    private readonly licenses: LicenseService,
+    private readonly settings: SettingsService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Runs inside the transaction of every order that enters a paid status (subscriptions, renewals). */
+  onPaid(hook: OrderPaidHook): void {
+    this.paidHooks.push(hook);
+  }
+
+  async require(id: number): Promise<OrderRow> {
+    const order = await this.repo.find(id);
+    if (!order) throw new ApiError('order_not_found');
+    return order;
+  }
+
+  async get(id: number) {
+    const order = await this.require(id);
+    return this.view(order, await this.repo.items(order.id));
+  }
+
+  async list(filter: { customer_id?: number; status?: string }, page: number, perPage: number) {
+    const rows = await this.repo.list(filter, perPage, (page - 1) * perPage);
+    return Promise.all(rows.map(async (o) => this.view(o, await this.repo.items(o.id))));
+  }
+
+  async productsOf(items: Pick<OrderItemRow, 'product_id'>[]): Promise<ProductMap> {
+    const ids = [...new Set(items.map((i) => i.product_id))];
+    const products = await Promise.all(ids.map((id) => this.catalogue.getProduct(id)));
+    return new Map(ids.map((id, i) => [id, products[i] ?? null]));
+  }
+
+  /** The administrator's status change: moves an offline-paid order on, cancels, completes. */
+  async setStatus(id: number, status: OrderStatus) {
+    const order = await this.require(id);
+    const items = await this.repo.items(id);
+    const products = await this.productsOf(items);
+    const settings = await this.settings.get();
+    await this.repo.transaction(async (trx) => {
+      const locked = await this.repo.lock(trx, id);
+      if (!locked) throw new ApiError('order_not_found');
+      await this.transition(trx, locked, status, { products, settings });
+    });
+    return this.get(order.id);
+  }
+
+  /**
+   * Moves a locked order to `to`: gives held stock back on failure or cancellation, and on
+   * entering a paid status records the payment time, issues the licenses not yet issued and runs
+   * the paid hooks (first payment only). The caller holds the order's row in `trx`.
+   */
+  async transition(
+    trx: Kysely<DB>,
+    order: OrderRow,
+    to: OrderStatus,
+    ctx: { products: ProductMap; settings: Settings },
+  ): Promise<OrderRow> {
+    const now = this.clock.now();
+    const patch: Partial<OrderRow> = { status: to, updated_at: iso(now) };
+    if (RELEASING.has(to) && order.stock_held !== '[]') {
+      for (const hold of parseHolds(order)) await this.repo.giveStock(trx, hold);
+      patch.stock_held = '[]';
+    }
+    const firstPayment = PAID.has(to) && order.paid_at === null;
+    if (firstPayment) patch.paid_at = iso(now);
+    await this.repo.update(trx, order.id, patch);
+    const updated = { ...order, ...patch } as OrderRow;
+    if (PAID.has(to)) await this.issueLicenses(trx, updated, ctx);
+    if (firstPayment) for (const hook of this.paidHooks) await hook(trx, updated, now);
+    return updated;
+  }
+
+  /**
+   * One license per licensed line item that has none yet (the unique index on order_item_id is
+   * the last defence): limit = the resolved limit × quantity (0 stays unlimited), the entitlement
+   * snapshot from the variation or else the product (none = legacy).
+   */
+  private async issueLicenses(
+    trx: Kysely<DB>,
+    order: OrderRow,
+    ctx: { products: ProductMap; settings: Settings },
+  ): Promise<void> {
+    if (order.customer_id === null) return; // a license needs an owner
+    if (order.created_via === 'renewal') return; // a renewal extends the subscription's licenses instead
+    const items = await this.repo.items(order.id, trx);
+    const issued = new Set((await this.repo.licensesOfOrder(order.id, trx)).map((l) => l.order_item_id));
+    for (const item of items) {
+      if (issued.has(item.id)) continue;
+      const product = ctx.products.get(item.product_id);
+      if (!product || product.licensing_enabled === 'no') continue;
+      const variation = product.variations.find((v) => v.id === item.variation_id) ?? null;
+      const limit = resolveActivationLimit(product, variation, ctx.settings.default_activation_limit);
+      const policy = variation?.entitlement_policy ?? product.entitlement_policy;
+      await this.licenses.create(
+        {
+          product_id: product.id,
+          variation_id: variation ? variation.id : 0,
+          user_id: order.customer_id,
+          activation_limit: limit === 0 ? 0 : limit * item.quantity,
+          entitlement_policy: (policy as EntitlementPolicyInput | null) ?? null,
+          order_id: order.id,
+          order_item_id: item.id,
+          subscription_id: item.subscription_id,
+        },
+        trx,
+      );
+    }
+  }
+
+  /** The administrator's view of an order. */
+  view(order: OrderRow, items: OrderItemRow[]) {
+    const money = (minor: number) => fromMinor(Number(minor), order.decimals);
+    return {
+      id: order.id,
+      number: String(order.id),
+      order_key: order.order_key,
+      status: order.status,
+      created_via: order.created_via,
+      customer_id: order.customer_id,
+      currency: order.currency,
+      currency_symbol: order.currency_symbol,
+      base_currency: order.base_currency,
+      exchange_rate: order.rate,
+      rate_id: order.rate_id,
+      prices_include_tax: order.prices_include_tax === 1,
+      subtotal: money(order.subtotal),
+      subtotal_tax: money(order.subtotal_tax),
+      discount_total: money(order.discount_total),
+      discount_tax: money(order.discount_tax),
+      shipping_total: money(order.shipping_total),
+      shipping_tax: money(order.shipping_tax),
+      total_tax: money(order.total_tax),
+      total: money(order.total),
+      payment_method: order.payment_method,
+      payment_method_title: order.payment_method_title,
+      billing: JSON.parse(order.billing) as Record<string, string>,
+      shipping: JSON.parse(order.shipping) as Record<string, string>,
+      shipping_lines: (JSON.parse(order.shipping_lines) as ShippingLine[]).map((l) => ({
+        ...l,
+        total: money(l.total),
+      })),
+      coupons: (JSON.parse(order.coupons) as OrderCoupon[]).map((c) => ({
+        code: c.code,
+        discount_total: money(c.discount_total),
+        discount_tax: money(c.discount_tax),
+      })),
+      customer_note: order.customer_note,
+      subscription_id: order.subscription_id,
+      renewal_due_at: order.renewal_due_at,
+      paid_at: order.paid_at,
+      items: items.map((i) => ({
+        id: i.id,
+        product_id: i.product_id,
+        variation_id: i.variation_id,
+        name: i.name,
+        quantity: i.quantity,
+        price: money(i.price),
+        subtotal: money(i.subtotal),
+        total: money(i.total),
+        total_tax: money(i.total_tax),
+        subscription_id: i.subscription_id,
+      })),
+      created_at: order.created_at,
+      updated_at: order.updated_at,
+    };
+  }
+}
+
+export interface ShippingLine {
+  id: number;
+  method_title: string;
+  method_id: string;
+  /** Minor units. */
+  total: number;
+}
+
+export interface OrderCoupon {
+  code: string;
+  coupon_id: number;
+  discount_total: number;
+  discount_tax: number;
+}

@@ -1,0 +1,72 @@
+import type { Id } from '../../db/schema.js';
+
+export type OrderStatus = 'pending' | 'processing' | 'on-hold' | 'completed' | 'failed' | 'cancelled';
+
+export interface OrdersTables {
+  orders: {
+    id: Id;
+    order_key: string;
+    customer_id: number | null;
+    status: OrderStatus;
+    /** `checkout`, `admin` or `renewal`. */
+    created_via: string;
+    currency: string;
+    currency_symbol: string;
+    decimals: number;
+    base_currency: string;
+    /** Units of `currency` per base unit, locked at creation. */
+    rate: string;
+    rate_id: string;
+    rate_updated_at: string | null;
+    prices_include_tax: number;
+    subtotal: number;
+    subtotal_tax: number;
+    discount_total: number;
+    discount_tax: number;
+    shipping_total: number;
+    shipping_tax: number;
+    total_tax: number;
+    total: number;
+    payment_method: string;
+    payment_method_title: string;
+    /** JSON address objects. */
+    billing: string;
+    shipping: string;
+    /** JSON [{id, method_title, method_id, total}] (total in minor units). */
+    shipping_lines: string;
+    /** JSON [{code, coupon_id, discount_total, discount_tax}]. */
+    coupons: string;
+    customer_note: string;
+    custom_fields: string;
+    referral_code: string;
+    ip_address: string;
+    /** JSON [{product_id, variation_id, quantity}] held back from stock; [] once released. */
+    stock_held: string;
+    audit: string | null;
+    subscription_id: number | null;
+    renewal_of: string | null;
+    renewal_due_at: string | null;
+    idempotency_hash: string | null;
+    tracking_number: string;
+    tracking_url: string;
+    paid_at: string | null;
+    created_at: string;
+    updated_at: string;
+  };
+  order_items: {
+    id: Id;
+    order_id: number;
+    product_id: number;
+    variation_id: number;
+    name: string;
+    quantity: number;
+    price: number;
+    subtotal: number;
+    subtotal_tax: number;
+    total: number;
+    total_tax: number;
+    meta: string;
+    subscription_id: number | null;
+  };
+  customer_addresses: { user_id: number; billing: string; shipping: string; updated_at: string };
+}

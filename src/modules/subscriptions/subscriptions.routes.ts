@@ -1,0 +1,78 @@
+import { Type } from 'typebox';
+import { requireAdmin } from '../../http/auth.js';
+import { IdParams, PlainText } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { OrdersService } from '../orders/orders.service.js';
+import { SUBSCRIPTION_STATUSES } from './subscriptions.model.js';
+import type { SubscriptionsService } from './subscriptions.service.js';
+
+const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
+const Status = Type.Union(SUBSCRIPTION_STATUSES.map((s) => Type.Literal(s)));
+const CreateBody = Type.Object(
+  {
+    user_id: Id,
+    product_id: Id,
+    variation_id: Type.Optional(Type.Integer({ minimum: 0, maximum: 2147483647 })),
+    status: Type.Optional(Status),
+    next_payment_at: Type.Optional(Type.Union([Type.Null(), Type.String({ format: 'date-time' })])),
+  },
+  { additionalProperties: false },
+);
+const StatusBody = Type.Object(
+  { status: Status, reason: Type.Optional(PlainText({ maxLength: 500 })) },
+  { additionalProperties: false },
+);
+const tags = ['subscriptions'];
+
+/** Subscription administration (CONTRACT §5). */
+export async function subscriptionsRoutes(
+  app: App,
+  opts: { subscriptions: SubscriptionsService; orders: OrdersService },
+) {
+  const { subscriptions, orders } = opts;
+
+  app.post(
+    '/subscriptions',
+    {
+      preHandler: requireAdmin,
+      schema: { tags, summary: 'Create a subscription (administrator)', body: CreateBody },
+    },
+    async (request, reply) => reply.status(201).send(await subscriptions.create(request.body)),
+  );
+
+  app.get(
+    '/subscriptions/:id',
+    {
+      preHandler: requireAdmin,
+      schema: { tags, summary: 'One subscription (administrator)', params: IdParams },
+    },
+    async (request) => subscriptions.get(request.params.id),
+  );
+
+  app.post(
+    '/subscriptions/:id/status',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags,
+        summary: 'Change the status; emits subscription.status_changed',
+        params: IdParams,
+        body: StatusBody,
+      },
+    },
+    async (request) =>
+      subscriptions.setStatus(request.params.id, request.body.status, request.body.reason ?? ''),
+  );
+
+  app.post(
+    '/subscriptions/:id/renewal-orders',
+    {
+      preHandler: requireAdmin,
+      schema: { tags, summary: 'Create the pending renewal order of the due payment', params: IdParams },
+    },
+    async (request, reply) => {
+      const order = await subscriptions.createRenewalOrder(request.params.id);
+      return reply.status(201).send(await orders.get(order.id));
+    },
+  );
+}

@@ -1,0 +1,406 @@
+import type { Kysely } from 'kysely';
+import { type Clock, iso, rfc3339 } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { ApiError } from '../../http/errors.js';
+import { randomHex } from '../../random.js';
+import type { AccountsService } from '../accounts/accounts.service.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { currencyDecimals } from '../catalogue/money.js';
+import type { OrderRow } from '../orders/orders.repository.js';
+import type { OrdersService } from '../orders/orders.service.js';
+import { resolveCurrency } from '../pricing/currency.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import type { Outbox } from '../webhooks/outbox.js';
+import {
+  addPeriod,
+  type BillingPeriod,
+  type SubscriptionRow,
+  type SubscriptionView,
+  subscriptionView,
+} from './subscriptions.model.js';
+
+export interface CreateSubscriptionInput {
+  user_id: number;
+  product_id: number;
+  variation_id?: number;
+  status?: string;
+  next_payment_at?: string | null;
+}
+
+/** Renewal orders that may still be paid (a closed window cancels them). */
+const OPEN_RENEWAL = ['pending', 'failed', 'on-hold'] as const;
+
+/**
+ * Subscriptions (CONTRACT §5): status changes with their event, renewal orders (by hand and by the
+ * scheduler), and what paying an order means for them: the first payment activates the checkout's
+ * subscriptions, a renewal payment extends the linked licenses and moves the next payment on.
+ */
+export class SubscriptionsService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly dialect: 'sqlite' | 'postgres',
+    private readonly orders: OrdersService,
+    private readonly catalogue: CatalogueService,
+    private readonly accounts: Pick<AccountsService, 'getUser'>,
+    private readonly settings: SettingsService,
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+  ) {
+    orders.onPaid((trx, order, now) => this.orderPaid(trx, order, now));
+  }
+
+  private async find(id: number, db: Kysely<DB> = this.db): Promise<SubscriptionRow> {
+    const row = await db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new ApiError('subscription_not_found');
+    return row;
+  }
+
+  private lock(trx: Kysely<DB>, id: number) {
+    return trx
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('id', '=', id)
+      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
+  }
+
+  async view(row: SubscriptionRow): Promise<SubscriptionView> {
+    const settings = await this.settings.get();
+    return subscriptionView(row, currencyDecimals(row.currency ?? settings.base_currency, settings));
+  }
+
+  async get(id: number): Promise<SubscriptionView> {
+    return this.view(await this.find(id));
+  }
+
+  /** Administrator-created subscription: the product's schedule and price in the base currency. */
+  async create(input: CreateSubscriptionInput): Promise<SubscriptionView> {
+    if (!(await this.accounts.getUser(input.user_id))) throw new ApiError('user_not_found');
+    const product = await this.catalogue.getProduct(input.product_id);
+    if (!product) throw new ApiError('product_not_found');
+    const variationId = input.variation_id ?? 0;
+    const variation = variationId ? product.variations.find((v) => v.id === variationId) : null;
+    if (variationId && !variation) throw new ApiError('variation_not_found');
+    const settings = await this.settings.get();
+    const now = this.clock.now();
+    const period = product.subscription?.period ?? 'month';
+    const interval = product.subscription?.interval ?? 1;
+    const next =
+      input.next_payment_at === undefined
+        ? iso(addPeriod(now, period, interval))
+        : input.next_payment_at === null
+          ? null
+          : iso(new Date(input.next_payment_at));
+    const row = await this.db
+      .insertInto('subscriptions')
+      .values({
+        user_id: input.user_id,
+        product_id: product.id,
+        variation_id: variationId,
+        status: input.status ?? 'active',
+        next_payment_at: next,
+        billing_period: period,
+        billing_interval: interval,
+        quantity: 1,
+        currency: settings.base_currency,
+        recurring_total: variation ? variation.price_minor : product.price_minor,
+        payment_method: '',
+        parent_order_id: null,
+        created_at: iso(now),
+        updated_at: iso(now),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return this.view(row);
+  }
+
+  /** Checkout's subscription for one line, created with its order (pending until paid). */
+  async createForOrder(
+    trx: Kysely<DB>,
+    input: {
+      user_id: number;
+      product_id: number;
+      variation_id: number;
+      quantity: number;
+      period: BillingPeriod;
+      interval: number;
+      currency: string;
+      recurring_total: number;
+      payment_method: string;
+      order_id: number;
+    },
+  ): Promise<number> {
+    const now = iso(this.clock.now());
+    const row = await trx
+      .insertInto('subscriptions')
+      .values({
+        user_id: input.user_id,
+        product_id: input.product_id,
+        variation_id: input.variation_id,
+        status: 'pending',
+        next_payment_at: null,
+        billing_period: input.period,
+        billing_interval: input.interval,
+        quantity: input.quantity,
+        currency: input.currency,
+        recurring_total: input.recurring_total,
+        payment_method: input.payment_method,
+        parent_order_id: input.order_id,
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  /** Changes the status and records `subscription.status_changed` in the same transaction. */
+  async setStatus(id: number, status: string, reason = ''): Promise<SubscriptionView> {
+    await this.db.transaction().execute(async (trx) => {
+      const row = await this.lock(trx, id);
+      if (!row) throw new ApiError('subscription_not_found');
+      await this.changeStatus(trx, row, status, reason);
+    });
+    return this.get(id);
+  }
+
+  private async changeStatus(
+    trx: Kysely<DB>,
+    row: SubscriptionRow,
+    status: string,
+    reason: string,
+    extra: { next_payment_at?: string | null } = {},
+  ): Promise<void> {
+    const now = iso(this.clock.now());
+    await trx
+      .updateTable('subscriptions')
+      .set({ status, status_reason: reason, updated_at: now, ...extra })
+      .where('id', '=', row.id)
+      .execute();
+    if (row.status !== status) {
+      await this.outbox.record(trx, 'subscription.status_changed', {
+        subscription_id: row.id,
+        status,
+        reason,
+      });
+    }
+  }
+
+  /**
+   * A pending renewal order for the subscription's due payment (its next_payment_at, or now when
+   * it has none). One order per due date however often this runs, from any process.
+   */
+  async createRenewalOrder(id: number): Promise<OrderRow> {
+    const sub = await this.find(id);
+    const settings = await this.settings.get();
+    const due = sub.next_payment_at ?? iso(this.clock.now());
+    const renewalOf = `${sub.id}:${due}`;
+    const existing = await this.db
+      .selectFrom('orders')
+      .selectAll()
+      .where('renewal_of', '=', renewalOf)
+      .executeTakeFirst();
+    if (existing) return existing;
+    const product = await this.catalogue.getProduct(sub.product_id);
+    const parent = sub.parent_order_id ? await this.orders.repo.find(sub.parent_order_id) : undefined;
+    const ctx = resolveCurrency(settings, sub.currency) ?? resolveCurrency(settings, null)!;
+    const quantity = sub.quantity ?? 1;
+    const total = Number(sub.recurring_total ?? 0);
+    const variation = product?.variations.find((v) => v.id === sub.variation_id) ?? null;
+    const name = product
+      ? variation
+        ? `${product.name} - ${variation.name}`
+        : product.name
+      : `Product ${sub.product_id}`;
+    const now = iso(this.clock.now());
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const orderId = await this.orders.repo.insert(trx, {
+          order_key: `wc_order_${randomHex(16)}`,
+          customer_id: sub.user_id,
+          status: 'pending',
+          created_via: 'renewal',
+          currency: ctx.code,
+          currency_symbol: ctx.symbol,
+          decimals: ctx.decimals,
+          base_currency: ctx.base_currency,
+          rate: ctx.rate,
+          rate_id: ctx.rate_id,
+          rate_updated_at: ctx.rate_updated_at,
+          prices_include_tax: settings.prices_include_tax ? 1 : 0,
+          subtotal: total,
+          subtotal_tax: 0,
+          discount_total: 0,
+          discount_tax: 0,
+          shipping_total: 0,
+          shipping_tax: 0,
+          total_tax: 0,
+          total,
+          payment_method: sub.payment_method ?? '',
+          payment_method_title: parent?.payment_method_title ?? '',
+          billing: parent?.billing ?? '{}',
+          shipping: parent?.shipping ?? '{}',
+          shipping_lines: '[]',
+          coupons: '[]',
+          customer_note: '',
+          custom_fields: '{}',
+          referral_code: '',
+          ip_address: '',
+          stock_held: '[]',
+          audit: null,
+          subscription_id: sub.id,
+          renewal_of: renewalOf,
+          renewal_due_at: due,
+          idempotency_hash: null,
+          tracking_number: '',
+          tracking_url: '',
+          paid_at: null,
+          created_at: now,
+          updated_at: now,
+        });
+        await this.orders.repo.insertItem(trx, {
+          order_id: orderId,
+          product_id: sub.product_id,
+          variation_id: sub.variation_id ?? 0,
+          name,
+          quantity,
+          price: Math.round(total / quantity),
+          subtotal: total,
+          subtotal_tax: 0,
+          total,
+          total_tax: 0,
+          meta: '[]',
+          subscription_id: sub.id,
+        });
+        return (await this.orders.repo.find(orderId, trx))!;
+      });
+    } catch (e) {
+      // Another process created this due date's order first.
+      const raced = await this.db
+        .selectFrom('orders')
+        .selectAll()
+        .where('renewal_of', '=', renewalOf)
+        .executeTakeFirst();
+      if (raced) return raced;
+      throw e;
+    }
+  }
+
+  /** Active subscriptions whose next payment is due and has no renewal order yet (scheduler). */
+  async createDueRenewals(limit = 50): Promise<number> {
+    const now = iso(this.clock.now());
+    const due = await this.db
+      .selectFrom('subscriptions as s')
+      .select('s.id')
+      .where('s.status', '=', 'active')
+      .where('s.next_payment_at', 'is not', null)
+      .where('s.next_payment_at', '<=', now)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('orders as o')
+              .select('o.id')
+              .whereRef('o.subscription_id', '=', 's.id')
+              .whereRef('o.renewal_due_at', '=', 's.next_payment_at'),
+          ),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    for (const { id } of due) await this.createRenewalOrder(id);
+    return due.length;
+  }
+
+  /**
+   * Whether the renewal order's payment window is closed: `renewal_window_days` after its due
+   * date. When it is, every open renewal order of the subscription is cancelled.
+   */
+  async closeExpiredRenewal(order: OrderRow): Promise<boolean> {
+    if (order.created_via !== 'renewal' || order.renewal_due_at === null || order.subscription_id === null) {
+      return false;
+    }
+    const settings = await this.settings.get();
+    const closesAt = Date.parse(order.renewal_due_at) + settings.renewal_window_days * 86_400_000;
+    if (this.clock.now().getTime() <= closesAt) return false;
+    const now = iso(this.clock.now());
+    await this.db
+      .updateTable('orders')
+      .set({ status: 'cancelled', updated_at: now })
+      .where('subscription_id', '=', order.subscription_id)
+      .where('created_via', '=', 'renewal')
+      .where('status', 'in', [...OPEN_RENEWAL])
+      .execute();
+    return true;
+  }
+
+  /**
+   * The paid hook of orders. A renewal extends each linked license's usage expiry by one period
+   * (from the later of now and the current expiry; a license without expiry keeps none) with one
+   * `license.renewed` each, moves next_payment_at on and reactivates the subscription. A first
+   * order activates the subscriptions checkout created for it.
+   */
+  private async orderPaid(trx: Kysely<DB>, order: OrderRow, now: Date): Promise<void> {
+    if (order.created_via === 'renewal' && order.subscription_id !== null) {
+      const sub = await this.lock(trx, order.subscription_id);
+      if (!sub) return;
+      const period = (sub.billing_period ?? 'month') as BillingPeriod;
+      const interval = sub.billing_interval ?? 1;
+      const licenses = await trx
+        .selectFrom('licenses')
+        .select(['id', 'usage_expires_at'])
+        .where('subscription_id', '=', sub.id)
+        .orderBy('id')
+        .execute();
+      for (const l of licenses) {
+        if (l.usage_expires_at !== null) {
+          const current = Date.parse(l.usage_expires_at);
+          const from = Number.isNaN(current) ? now : new Date(Math.max(current, now.getTime()));
+          await trx
+            .updateTable('licenses')
+            .set({ usage_expires_at: rfc3339(addPeriod(from, period, interval)), updated_at: iso(now) })
+            .where('id', '=', l.id)
+            .execute();
+        }
+        await this.outbox.record(trx, 'license.renewed', {
+          license_id: l.id,
+          subscription_id: sub.id,
+          order_id: order.id,
+        });
+      }
+      const base = order.renewal_due_at ? new Date(order.renewal_due_at) : now;
+      const next = iso(addPeriod(base, period, interval));
+      await this.changeStatus(trx, sub, 'active', 'renewal_paid', { next_payment_at: next });
+      return;
+    }
+    const subs = await trx
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('parent_order_id', '=', order.id)
+      .where('status', '=', 'pending')
+      .execute();
+    for (const sub of subs) {
+      const next = iso(
+        addPeriod(now, (sub.billing_period ?? 'month') as BillingPeriod, sub.billing_interval ?? 1),
+      );
+      await this.changeStatus(trx, sub, 'active', 'payment_received', { next_payment_at: next });
+    }
+  }
+
+  /** The subscription a receipt shows: the renewal's, else the first one the order created. */
+  async ofOrder(order: OrderRow): Promise<SubscriptionView | null> {
+    const row =
+      order.subscription_id !== null
+        ? await this.db
+            .selectFrom('subscriptions')
+            .selectAll()
+            .where('id', '=', order.subscription_id)
+            .executeTakeFirst()
+        : await this.db
+            .selectFrom('subscriptions')
+            .selectAll()
+            .where('parent_order_id', '=', order.id)
+            .orderBy('id')
+            .executeTakeFirst();
+    return row ? this.view(row) : null;
+  }
+}

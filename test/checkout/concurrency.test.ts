@@ -1,0 +1,127 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { type ServerProcess, startServer } from '../helpers/server.js';
+
+/**
+ * Parallel submits over real HTTP. SQLite: one server process. PostgreSQL: two server processes
+ * on one database, requests alternating, so only the atomic conditional updates keep counts exact.
+ */
+let database: TestDatabase;
+let servers: ServerProcess[] = [];
+let dataDir: string;
+const ADMIN = { email: 'checkout-admin@example.com', password: 'checkout admin password' };
+let adminHeaders: Record<string, string>;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-checkout-conc-'));
+  const env: Record<string, string> = {
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    ...(database.config.kind === 'postgres'
+      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
+      : { DATA_DIR: dirname(database.config.file) }),
+  };
+  servers = [await startServer(env)];
+  if (dialectUnderTest === 'postgres') servers.push(await startServer(env));
+  const res = await fetch(`${servers[0]!.url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const cookie = res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('tollgate_session='))!
+    .split(';')[0]!;
+  adminHeaders = { cookie, 'x-rest-nonce': ((await res.json()) as { nonce: string }).nonce };
+  await adminCall('PATCH', '/settings', { checkout_rate_limit: 1000 });
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  await database.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function adminCall(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${servers[0]!.url}/v1${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...adminHeaders },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+async function submit(i: number, body: Record<string, unknown>) {
+  const res = await fetch(`${servers[i % servers.length]!.url}/v1/checkout/submit`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      payment_method: 'test_card',
+      billing: {
+        first_name: 'P',
+        last_name: 'Q',
+        email: `parallel-${i}-${Math.random()}@example.com`,
+        country: 'US',
+      },
+      ...body,
+    }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const ordersWith = async (
+  pred: (o: { coupons: { code: string }[]; items: { product_id: number }[] }) => boolean,
+) => {
+  const list = (await adminCall('GET', '/orders?per_page=100')) as unknown as {
+    coupons: { code: string }[];
+    items: { product_id: number }[];
+  }[];
+  return list.filter(pred).length;
+};
+
+describe(`parallel submits over HTTP (${dialectUnderTest})`, () => {
+  it('20 parallel submits with a coupon of usage_limit 5 give exactly 5 orders with it', async () => {
+    const product = await adminCall('POST', '/products', { name: 'Coupon target', price: '10.00' });
+    await adminCall('POST', '/coupons', {
+      code: 'FIVEONLY',
+      discount_type: 'percent',
+      amount: '10',
+      usage_limit: 5,
+    });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        submit(i, { items: [{ product_id: product.id, qty: 1 }], coupons: ['FIVEONLY'] }),
+      ),
+    );
+    const ok = results.filter((r) => r.body.ok === true);
+    expect(ok).toHaveLength(5);
+    for (const r of results.filter((x) => x.body.ok !== true))
+      expect(r.body.error_code).toBe('coupon_failed');
+    expect(await ordersWith((o) => o.coupons.some((c) => c.code === 'fiveonly'))).toBe(5);
+    const coupons = (await adminCall('GET', '/coupons')) as unknown as {
+      code: string;
+      usage_count: number;
+    }[];
+    expect(coupons.find((c) => c.code === 'fiveonly')?.usage_count).toBe(5);
+  }, 60_000);
+
+  it('20 parallel submits for a product with stock 3 give exactly 3 orders', async () => {
+    const product = await adminCall('POST', '/products', {
+      name: 'Scarce',
+      price: '10.00',
+      stock_quantity: 3,
+    });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => submit(i, { items: [{ product_id: product.id, qty: 1 }] })),
+    );
+    expect(results.filter((r) => r.body.ok === true)).toHaveLength(3);
+    expect(await ordersWith((o) => o.items.some((i) => i.product_id === product.id))).toBe(3);
+    const after = await adminCall('GET', `/products/${product.id}`);
+    expect(after.stock_quantity).toBe(0);
+  }, 60_000);
+});
