@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -49,8 +50,16 @@ export async function startPinned(core: number, argv: string[], env: Record<stri
   };
 }
 
+/** CPU seconds (user + system) a process has used: robust against other load on a shared machine. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export interface LoadResult {
   rps: number;
+  /** Server CPU time per request, in microseconds (when a pid was given). */
+  cpuUs?: number;
   p50: number;
   p99: number;
   non2xx: number;
@@ -64,8 +73,11 @@ export async function load(opts: {
   connections?: number;
   seconds?: number;
   expectStatus?: number;
+  /** The server's pid: its CPU time per request is reported too. */
+  pid?: number;
 }): Promise<LoadResult> {
   let i = 0;
+  const cpuBefore = opts.pid ? cpuSeconds(opts.pid) : 0;
   const result = await autocannon({
     url: opts.url,
     method: 'POST',
@@ -81,8 +93,12 @@ export async function load(opts: {
       },
     ],
   });
+  const cpuUs = opts.pid
+    ? ((cpuSeconds(opts.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total)
+    : undefined;
   return {
     rps: result.requests.average,
+    cpuUs,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
@@ -91,4 +107,5 @@ export async function load(opts: {
 }
 
 export const fmt = (r: LoadResult) =>
-  `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`;
+  `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}` +
+  (r.cpuUs === undefined ? '' : `, server CPU ${r.cpuUs.toFixed(0)} µs/request`);

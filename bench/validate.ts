@@ -87,7 +87,7 @@ async function seed(): Promise<string[]> {
     }
   });
   for (let i = 0; i < LICENSES; i += 10_000) batch(i, Math.min(LICENSES, i + 10_000));
-  db.exec('analyze');
+  if (process.env.BENCH_ANALYZE) db.exec('analyze');
   db.close();
   console.log(
     `seeded ${LICENSES} licenses, ${LICENSES * ACTIVATIONS_PER_LICENSE} activations in ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -116,14 +116,19 @@ async function main() {
       throw new Error(`validate probe failed: ${probe.status} ${text}`);
     responseSize = Buffer.byteLength(text);
     await load({ url: `${server.url}/v1/licenses/validate`, bodies, seconds: 3 }); // warm-up
-    const ours = await load({ url: `${server.url}/v1/licenses/validate`, bodies, seconds: SECONDS });
+    const ours = await load({
+      url: `${server.url}/v1/licenses/validate`,
+      bodies,
+      seconds: SECONDS,
+      pid: server.child.pid,
+    });
     await server.stop();
 
     const bare = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
       BODY_SIZE: String(responseSize),
     });
     await load({ url: `${bare.url}/bare`, bodies, seconds: 3 });
-    const base = await load({ url: `${bare.url}/bare`, bodies, seconds: SECONDS });
+    const base = await load({ url: `${bare.url}/bare`, bodies, seconds: SECONDS, pid: bare.child.pid });
     await bare.stop();
 
     console.log(`licenses:          ${LICENSES}`);
