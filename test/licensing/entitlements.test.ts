@@ -277,6 +277,9 @@ describe('stored timestamps', () => {
     expect(parseTimestamp('2026-03-01 10:00:00')?.toISOString()).toBe('2026-03-01T10:00:00.000Z');
     expect(parseTimestamp('2026-03-01T12:00:00+02:00')?.toISOString()).toBe('2026-03-01T10:00:00.000Z');
     expect(parseTimestamp('2026-02-29T00:00:00Z')).toBeNull();
+    expect(parseTimestamp('2028-02-29T00:00:00Z')?.toISOString()).toBe('2028-02-29T00:00:00.000Z');
+    expect(parseTimestamp('2026-03-01T05:30:00-04:30')?.toISOString()).toBe('2026-03-01T10:00:00.000Z');
+    expect(parseTimestamp('2026-03-01T10:00:00+24:00')).toBeNull();
     expect(parseTimestamp('2026-03-01T24:00:00Z')).toBeNull();
     expect(parseTimestamp('2026-03-01')).toBeNull();
   });

@@ -74,22 +74,38 @@ const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9}
 export function parseTimestamp(text: string): Date | null {
   const m = TIMESTAMP.exec(text.trim());
   if (!m) return null;
-  const [, y, mo, d, h, mi, s, , zone] = m;
-  const date = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}${m[7] ?? ''}${zone ?? 'Z'}`);
-  if (Number.isNaN(date.getTime())) return null;
-  // Date() rolls 2026-02-30 over to March; compare the fields it kept.
-  const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)));
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  // Arithmetic rather than Date's string parser: this runs on every validate.
+  const fields = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
+  fields.setUTCFullYear(year);
+  // Date.UTC rolls 2026-02-30 over to March; compare the fields it kept.
   if (
-    check.getUTCFullYear() !== Number(y) ||
-    check.getUTCMonth() !== Number(mo) - 1 ||
-    check.getUTCDate() !== Number(d) ||
-    check.getUTCHours() !== Number(h) ||
-    check.getUTCMinutes() !== Number(mi) ||
-    check.getUTCSeconds() !== Number(s)
+    fields.getUTCFullYear() !== year ||
+    fields.getUTCMonth() !== month - 1 ||
+    fields.getUTCDate() !== day ||
+    fields.getUTCHours() !== hour ||
+    fields.getUTCMinutes() !== minute ||
+    fields.getUTCSeconds() !== second
   ) {
     return null;
   }
-  return date;
+  const fraction = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
+  let offsetMinutes = 0;
+  const zone = m[8];
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const hours = Number(zone.slice(1, 3));
+    const minutes = Number(zone.slice(4, 6));
+    if (hours > 23 || minutes > 59) return null;
+    offsetMinutes = (zone[0] === '-' ? -1 : 1) * (hours * 60 + minutes);
+  }
+  return new Date(fields.getTime() + fraction - offsetMinutes * 60_000);
 }
 
 interface Window {
