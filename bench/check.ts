@@ -1,0 +1,176 @@
+/**
+ * bench/check: POST /v1/software/check throughput against a bare Fastify JSON route of the same
+ * response size, same run. Many licenses and client addresses (X-Forwarded-For behind
+ * TRUST_PROXY=1) keep the issuance rate limit out of the measurement, as on a real store where
+ * every site checks a few times a day. Run by hand:
+ *
+ *   taskset -c 1 node --import tsx bench/check.ts [--licenses 2000] [--seconds 10] [--eligible]
+ *
+ * Without --eligible every site is up to date (the common case: no token minted); with it every
+ * check is eligible and mints a single-use token.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { makeZip } from '../test/releases/helpers.js';
+import { type LoadResult, startPinned } from './lib.js';
+
+const { values } = parseArgs({
+  options: {
+    licenses: { type: 'string', default: '2000' },
+    seconds: { type: 'string', default: '10' },
+    eligible: { type: 'boolean', default: false },
+  },
+});
+const LICENSES = Number(values.licenses);
+const SECONDS = Number(values.seconds);
+const ADMIN = { email: 'bench@example.com', password: 'bench password 123' };
+const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-check-'));
+
+async function seed(base: string): Promise<string[]> {
+  const login = await fetch(`${base}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const { nonce, user } = (await login.json()) as { nonce: string; user: { id: number } };
+  const auth = { cookie, 'x-rest-nonce': nonce };
+  const json = async (path: string, body: unknown, headers: Record<string, string> = auth) => {
+    const res = await fetch(`${base}/v1${path}`, {
+      method: path === '/settings' ? 'PATCH' : 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as Record<string, string & number>;
+  };
+  await json('/settings', { rate_limit: 100 });
+  const product = await json('/products', {
+    name: 'Bench',
+    type: 'simple',
+    price: '10.00',
+    licensing_enabled: 'yes',
+  });
+  await json(`/software/products/${product.id}/config`, { slug: 'bench-plugin', software_enabled: 'yes' });
+  for (const version of ['1.0.0', '1.1.0']) {
+    const form = new FormData();
+    form.append('version', version);
+    form.append('file', new Blob([makeZip(200_000)]), 'upload.zip');
+    const up = await fetch(`${base}/v1/software/products/${product.id}/versions`, {
+      method: 'POST',
+      headers: auth,
+      body: form,
+    });
+    if (up.status !== 201) throw new Error(`upload: ${up.status}`);
+  }
+  const bodies: string[] = [];
+  for (let i = 0; i < LICENSES; i++) {
+    const lic = await json('/licenses', { product_id: product.id, user_id: user.id });
+    const site = { domain: `site${i}.example.com`, installation_id: randomUUID() };
+    await json('/licenses/activate', { license_key: lic.license_key, ...site }, {});
+    bodies.push(
+      JSON.stringify({
+        slug: 'bench-plugin',
+        version: values.eligible ? '1.0.0' : '1.1.0',
+        license_key: lic.license_key,
+        site_url: `https://${site.domain}/`,
+        installation_id: site.installation_id,
+      }),
+    );
+  }
+  return bodies;
+}
+
+async function run(url: string, bodies: string[], seconds: number): Promise<LoadResult> {
+  let i = 0;
+  const r = await autocannon({
+    url,
+    method: 'POST',
+    connections: 50,
+    duration: seconds,
+    requests: [
+      {
+        setupRequest: (req) => {
+          const n = i++;
+          return {
+            ...req,
+            body: bodies[n % bodies.length]!,
+            headers: {
+              'content-type': 'application/json',
+              'x-forwarded-for': `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
+            },
+          };
+        },
+      },
+    ],
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+}
+
+const fmt = (r: LoadResult) =>
+  `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`;
+
+async function main() {
+  const node = process.env.BENCH_PROFILE ? ['node', '--cpu-prof', '--cpu-prof-dir=/tmp/tgprof'] : ['node'];
+  const server = await startPinned(0, [...node, '--import', 'tsx', 'src/main.ts', 'serve'], {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    TRUST_PROXY: '1',
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+  });
+  try {
+    const started = Date.now();
+    const bodies = await seed(server.url);
+    console.log(`seeded ${LICENSES} licenses in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const probe = await fetch(`${server.url}/v1/software/check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodies[0],
+    });
+    const text = await probe.text();
+    if (probe.status !== 200) throw new Error(`probe: ${probe.status} ${text}`);
+    const size = Buffer.byteLength(text);
+    const url = `${server.url}/v1/software/check`;
+    await run(url, bodies, 3);
+    // A fresh minute: every license's bucket starts empty.
+    if (!process.env.BENCH_PROFILE) await new Promise((r) => setTimeout(r, 61_000 - (Date.now() % 60_000)));
+    const ours = await run(url, bodies, SECONDS);
+    await server.stop();
+    const bare = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
+      BODY_SIZE: String(size),
+    });
+    await run(`${bare.url}/bare`, bodies, 3);
+    const base = await run(`${bare.url}/bare`, bodies, SECONDS);
+    await bare.stop();
+    console.log(
+      `mode:          ${values.eligible ? 'eligible (token minted per check)' : 'up to date (no token)'}`,
+    );
+    console.log(`response size: ${size} bytes`);
+    console.log(`bare Fastify:  ${fmt(base)}`);
+    console.log(`check:         ${fmt(ours)}`);
+    console.log(`ratio:         ${((ours.rps / base.rps) * 100).toFixed(1)}% of bare (target >= 35%)`);
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  rmSync(dataDir, { recursive: true, force: true });
+  process.exit(1);
+});

@@ -1,0 +1,135 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../http/errors.js';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import * as S from './distribution.schemas.js';
+import type { DistributionService } from './distribution.service.js';
+import type { DownloadService } from './download.service.js';
+
+const tags = ['distribution'];
+
+/** Headers of every download answer, success or refusal: never cached, never ranged. */
+const NO_CACHE = {
+  'cache-control': 'no-cache, must-revalidate',
+  pragma: 'no-cache',
+  expires: '0',
+};
+
+/** Software distribution (spec 4.3). Bodies and token URLs are never logged (redact.ts). */
+export async function distributionRoutes(
+  app: App,
+  opts: { distribution: DistributionService; downloads: DownloadService },
+) {
+  const { distribution, downloads } = opts;
+
+  app.post(
+    '/software/package',
+    {
+      schema: {
+        tags,
+        summary: 'Server-selected package issuance: a single-use download URL, or an external link',
+        body: S.PackageBody,
+        response: { 200: S.PackageResponse, ...errors(400, 403, 404, 409, 429, 500, 501, 503) },
+      },
+    },
+    (request) => distribution.package(request.body as S.PackageBodyType, request.ip),
+  );
+
+  app.get(
+    '/software/check',
+    {
+      schema: {
+        tags,
+        summary: 'Update check (a download URL only when eligible for a local package)',
+        querystring: S.CheckInput,
+        response: { 200: S.CheckResponse, ...errors(400, 403, 404, 409, 429, 500, 503) },
+      },
+    },
+    (request) => distribution.check(request.query, request.ip),
+  );
+
+  app.post(
+    '/software/check',
+    {
+      schema: {
+        tags,
+        summary: 'Update check (POST form of GET /software/check)',
+        body: S.CheckInput,
+        response: { 200: S.CheckResponse, ...errors(400, 403, 404, 409, 429, 500, 503) },
+      },
+    },
+    (request) => distribution.check(request.body, request.ip),
+  );
+
+  app.get(
+    '/software/changelog',
+    {
+      schema: {
+        tags,
+        summary: 'Public changelog of published releases (never rate limited)',
+        querystring: S.ChangelogQuery,
+        response: { 200: S.ChangelogResponse, ...errors(400, 404, 409) },
+      },
+    },
+    (request) => distribution.changelog(request.query),
+  );
+
+  app.get(
+    '/software/products/:product_id/versions/:version_id/external-link',
+    {
+      schema: {
+        tags,
+        summary: 'Gated manual download link of an external release',
+        params: S.ExternalLinkParams,
+        querystring: S.ExternalLinkQuery,
+        response: { 200: S.ExternalLinkResponse, ...errors(400, 401, 403, 404, 409, 410, 429, 500, 503) },
+      },
+    },
+    (request) =>
+      distribution.externalLink(request.params.product_id, request.params.version_id, request.query, {
+        ip: request.ip,
+        user: request.user,
+      }),
+  );
+
+  // HEAD never reaches the GET handler (it would otherwise run it): refused without touching the token.
+  app.head('/software/download', { schema: { hide: true } }, async (_request, reply) => {
+    const e = new ApiError('head_not_supported');
+    reply.status(405).headers({ allow: 'GET', 'accept-ranges': 'none', ...NO_CACHE });
+    return reply.send(e.toBody());
+  });
+
+  app.get(
+    '/software/download',
+    {
+      exposeHeadRoute: false,
+      schema: {
+        tags,
+        summary: 'Redeem a single-use token and stream the package (HEAD and Range are refused)',
+        querystring: {
+          type: 'object',
+          properties: { token: { description: 'the single-use token (64 characters)' } },
+        },
+        response: errors(400, 403, 404, 405, 409, 410, 416, 500, 503),
+      },
+    },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      reply.headers({ 'accept-ranges': 'none', ...NO_CACHE });
+      const query = (request.query ?? {}) as Record<string, unknown>;
+      if (Object.keys(query).some((k) => k !== 'token') || Array.isArray(query.token)) {
+        throw new ApiError('download_override_rejected');
+      }
+      if (request.headers.range !== undefined) throw new ApiError('range_not_supported');
+      const token = typeof query.token === 'string' ? query.token : '';
+      if (token === '') throw new ApiError('missing_token');
+      const file = await downloads.redeem(token);
+      reply.headers({
+        'content-type': 'application/zip',
+        'content-disposition': `attachment; filename="${file.fileName}"`,
+        'content-length': String(file.size),
+        'x-package-sha256': file.sha256,
+      });
+      return reply.send(file.stream);
+    },
+  );
+}

@@ -1,0 +1,302 @@
+import { ApiError, type ErrorCode } from '../../http/errors.js';
+import type { Product } from '../catalogue/catalogue.model.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import type { Changelog, Release } from '../releases/releases.model.js';
+import type { ReleasesService } from '../releases/releases.service.js';
+import { isNewerVersion } from '../releases/version-compare.js';
+import {
+  authorizeRelease,
+  type EntitlementSubset,
+  entitlementSubset,
+  PUBLIC_ENTITLEMENT,
+  PURPOSES,
+} from './authorize.js';
+import type { TokenPurpose } from './distribution.tables.js';
+import type { Grant, LicenseInput, Preflight } from './preflight.js';
+import type { MintedToken, TokenIssuer } from './tokens.js';
+import type { TokensRepository } from './tokens.repository.js';
+
+export interface PackageBody extends LicenseInput {
+  slug?: unknown;
+  purpose?: unknown;
+  current_version?: unknown;
+  [field: string]: unknown;
+}
+
+export interface CheckInput extends LicenseInput {
+  slug?: unknown;
+  version?: unknown;
+}
+
+const PACKAGE_FIELDS = new Set([
+  'slug',
+  'purpose',
+  'current_version',
+  'license_key',
+  'site_url',
+  'installation_id',
+]);
+
+const missing = (v: unknown) => v === undefined || v === null || v === '';
+const str = (v: unknown, field: string): string => {
+  if (typeof v !== 'string')
+    throw new ApiError('rest_invalid_param', { data: { params: { [field]: 'string' } } });
+  return v;
+};
+
+/** Spec 2.5: published_at, falling back to release_date. */
+const releaseDate = (r: Release) => r.published_at ?? r.release_date;
+
+function narrativeOf(c: Changelog | null): string {
+  if (c === null) return '';
+  return typeof c === 'string' ? c : c.narrative;
+}
+
+/** What candidate selection found (spec 4.3 steps 1-4). */
+type Selection = { release: Release } | { error: ErrorCode; status?: number; available?: Release };
+
+/**
+ * Server-selected package issuance, update checks, the public changelog and gated external links
+ * (spec 4.3). Redemption of tokens lives in download.service.ts.
+ */
+export class DistributionService {
+  constructor(
+    private readonly preflight: Preflight,
+    private readonly catalogue: CatalogueService,
+    private readonly releases: ReleasesService,
+    private readonly tokens: TokenIssuer,
+    private readonly repo: TokensRepository,
+    private readonly urls: { base: () => string },
+  ) {}
+
+  // ---- POST /software/package ----
+
+  async package(body: PackageBody, ip: string) {
+    const settings = await this.preflight.requireModule();
+    if (missing(body.slug) || missing(body.purpose)) throw new ApiError('missing_params');
+    const unknown = Object.keys(body).filter((k) => !PACKAGE_FIELDS.has(k));
+    if (unknown.length > 0) {
+      throw new ApiError('unsupported_parameter', {
+        data: { params: Object.fromEntries(unknown.map((k) => [k, 'unsupported'])) },
+      });
+    }
+    const slug = str(body.slug, 'slug');
+    const purpose = body.purpose as TokenPurpose;
+    if (!PURPOSES.includes(purpose)) throw new ApiError('invalid_purpose');
+    let current: string | null = null;
+    if (purpose === 'update') {
+      if (typeof body.current_version !== 'string' || body.current_version === '')
+        throw new ApiError('current_version_required');
+      current = body.current_version;
+    } else if (Object.hasOwn(body, 'current_version')) {
+      throw new ApiError('current_version_not_allowed');
+    }
+    const grant = await this.preflight.resolve(settings, { slug }, body, ip);
+    const selection = await this.select(grant, purpose, current);
+    if ('error' in selection) throw new ApiError(selection.error, { status: selection.status });
+    return this.packageResponse(grant, selection.release, purpose);
+  }
+
+  private async packageResponse(grant: Grant, release: Release, purpose: TokenPurpose) {
+    const product = grant.product;
+    const external = release.manual_download_only;
+    const token: MintedToken | null = external ? null : await this.tokens.mint(grant, release, purpose);
+    return {
+      success: true as const,
+      purpose,
+      product: { id: product.id, name: product.name, slug: product.slug ?? '' },
+      version_id: release.version_id,
+      version: release.version,
+      artifact_download_id: release.artifact_download_id,
+      file_name: release.file_name,
+      file_size: release.file_size,
+      file_sha256: release.file_sha256,
+      signature: null,
+      signing_key_id: null,
+      signed_at: null,
+      release_date: releaseDate(release),
+      manual_download_only: external,
+      download_url: token?.download_url ?? null,
+      token_expires_at: token?.token_expires_at ?? null,
+      token_binding_version: token?.token_binding_version ?? null,
+      ...(external ? { external_link_url: this.externalLinkUrl(product.id, release.version_id) } : {}),
+      entitlement: this.entitlementOf(grant),
+    };
+  }
+
+  private externalLinkUrl(productId: number, versionId: number) {
+    return `${this.urls.base()}/software/products/${productId}/versions/${versionId}/external-link`;
+  }
+
+  private entitlementOf(grant: Grant): EntitlementSubset {
+    return grant.kind === 'public' ? PUBLIC_ENTITLEMENT : entitlementSubset(grant.evaluation.entitlements);
+  }
+
+  /**
+   * Spec 4.3: the first candidate (current first, newest publication, highest id) that is newer
+   * for an update, has a valid artifact and, for a protected product, is entitled. 404 when there
+   * is nothing to choose from; 403 when everything failed, naming the authorization error if any.
+   */
+  private async select(grant: Grant, purpose: TokenPurpose, current: string | null): Promise<Selection> {
+    let candidates = await this.releases.listPublishedCandidates(grant.product.id);
+    if (current !== null) candidates = candidates.filter((r) => isNewerVersion(r.version, current));
+    if (candidates.length === 0) return { error: 'no_eligible_release', status: 404 };
+    let authError: ErrorCode | null = null;
+    let available: Release | undefined;
+    for (const release of candidates) {
+      if (release.product_id !== grant.product.id || release.status !== 'published') continue;
+      if (await this.releases.candidateProblem(release)) continue;
+      available ??= release;
+      if (grant.kind === 'protected') {
+        const problem = authorizeRelease(
+          grant.evaluation.entitlements,
+          release,
+          grant.license.product_id,
+          purpose,
+        );
+        if (problem) {
+          authError ??= problem;
+          continue;
+        }
+      }
+      return { release };
+    }
+    return authError
+      ? { error: authError, available }
+      : { error: 'no_eligible_release', status: 403, available };
+  }
+
+  // ---- GET|POST /software/check ----
+
+  async check(input: CheckInput, ip: string) {
+    const settings = await this.preflight.requireModule();
+    if (missing(input.slug) || input.version === undefined || input.version === null)
+      throw new ApiError('missing_params');
+    const slug = str(input.slug, 'slug');
+    const current = str(input.version, 'version');
+    if (current === '') throw new ApiError('current_version_required');
+    const grant = await this.preflight.resolve(settings, { slug }, input, ip);
+    const selection = await this.select(grant, 'update', current);
+    const eligible = 'release' in selection ? selection.release : null;
+    const available = eligible ?? ('available' in selection ? (selection.available ?? null) : null);
+    const offered = available;
+    const local = eligible !== null && !eligible.manual_download_only;
+    const token = local ? await this.tokens.mint(grant, eligible, 'update') : null;
+    const product = grant.product;
+    const reason = eligible || !available ? null : 'error' in selection ? selection.error : null;
+    return {
+      success: true as const,
+      update_available: eligible !== null,
+      available: available !== null,
+      eligible: eligible !== null,
+      update_eligible: eligible !== null,
+      product: { id: product.id, name: product.name, slug: product.slug ?? '' },
+      current_version: current,
+      latest_version: eligible?.version ?? available?.version ?? current,
+      available_version: available?.version ?? null,
+      eligible_version: eligible?.version ?? null,
+      eligibility_reason: reason,
+      changelog: offered ? narrativeOf(offered.changelog) : '',
+      release_date: offered ? releaseDate(offered) : null,
+      file_size: offered?.file_size ?? null,
+      file_sha256: offered?.file_sha256 ?? null,
+      signature: null,
+      signing_key_id: null,
+      signed_at: null,
+      download_url: token?.download_url ?? null,
+      token_expires_at: token?.token_expires_at ?? null,
+      token_binding_version: token?.token_binding_version ?? null,
+      manual_download_only: offered?.manual_download_only ?? false,
+      ...(eligible?.manual_download_only
+        ? { external_link_url: this.externalLinkUrl(product.id, eligible.version_id) }
+        : {}),
+      entitlement: this.entitlementOf(grant),
+      changelog_url: `${this.urls.base()}/software/changelog?slug=${encodeURIComponent(slug)}`,
+    };
+  }
+
+  // ---- GET /software/changelog ----
+
+  async changelog(query: { slug?: string; version?: string }) {
+    if (!query.slug) throw new ApiError('missing_slug');
+    const products = await this.catalogue.findPublishedBySlug(query.slug);
+    if (products.length === 0) throw new ApiError('product_not_found');
+    if (products.length > 1) throw new ApiError('software_slug_ambiguous');
+    const product = products[0]!;
+    let releases: Release[];
+    if (query.version !== undefined) {
+      const one = await this.releases.findPublishedVersion(product.id, query.version);
+      if (!one) throw new ApiError('version_not_found');
+      releases = [one];
+    } else {
+      releases = await this.releases.listPublishedCandidates(product.id);
+    }
+    return {
+      slug: query.slug,
+      versions: releases.map((r) => ({
+        version: r.version,
+        release_date: releaseDate(r),
+        changelog:
+          r.changelog !== null && typeof r.changelog === 'object'
+            ? { narrative: r.changelog.narrative, points: r.changelog.points }
+            : { narrative: r.changelog ?? '', points: [] },
+        download_count: r.download_count,
+        file_size: r.file_size ?? 0,
+        file_sha256: r.file_sha256,
+        signature: null,
+        signing_key_id: null,
+      })),
+    };
+  }
+
+  // ---- GET external-link ----
+
+  async externalLink(
+    productId: number,
+    versionId: number,
+    query: LicenseInput & { purpose?: string },
+    caller: { ip: string; user: { id: number; role: string } | null },
+  ) {
+    const settings = await this.preflight.requireModule();
+    const purpose = (
+      query.purpose === undefined || query.purpose === '' ? 'reinstall' : query.purpose
+    ) as TokenPurpose;
+    if (!PURPOSES.includes(purpose)) throw new ApiError('invalid_purpose');
+    const product: Product | null = await this.catalogue.getProduct(productId);
+    const grant = await this.preflight.resolve(settings, { product }, query, caller.ip);
+    const release = await this.releases.getRelease(versionId);
+    if (!release || release.product_id !== productId) throw new ApiError('release_not_found');
+    this.releases.assertPublished(release);
+    // A driver we do not know is neither local nor external: say so rather than guess.
+    const problem = await this.releases.candidateProblem(release);
+    if (problem === 'unsupported_storage_driver') throw new ApiError(problem);
+    if (!release.manual_download_only) throw new ApiError('not_external_version');
+    if (problem) throw new ApiError(problem);
+    if (grant.kind === 'protected') {
+      const denied = authorizeRelease(
+        grant.evaluation.entitlements,
+        release,
+        grant.license.product_id,
+        purpose,
+      );
+      if (denied) throw new ApiError(denied);
+    } else {
+      if (!caller.user) throw new ApiError('authentication_required');
+      if (
+        caller.user.role !== 'administrator' &&
+        !(await this.repo.hasLicenseFor(caller.user.id, productId))
+      ) {
+        throw new ApiError('customer_not_entitled');
+      }
+    }
+    return {
+      success: true as const,
+      download_url: release.external_url!,
+      version: release.version,
+      file_name: release.file_name,
+      file_sha256: release.file_sha256,
+      purpose,
+      manual_download: true as const,
+    };
+  }
+}

@@ -1,0 +1,34 @@
+import type { Id } from '../../db/schema.js';
+
+export type TokenPolicy = 'protected' | 'public';
+export type TokenPurpose = 'install' | 'reinstall' | 'update';
+
+export interface DistributionTables {
+  /**
+   * Single-use download tokens (spec 2.6). Only the SHA-256 of the bearer string is stored; every
+   * column after it is Token Binding v1. Protected tokens also bind the license and activation.
+   */
+  download_tokens: {
+    id: Id;
+    token_hash: string;
+    binding_version: number;
+    policy: TokenPolicy;
+    product_id: number;
+    release_id: number;
+    artifact_id: number;
+    artifact_sha256: string;
+    purpose: TokenPurpose;
+    license_id: number | null;
+    activation_id: number | null;
+    activation_revision: number | null;
+    identity_key: string | null;
+    installation_id: string | null;
+    domain_normalized: string | null;
+    created_at: string;
+    expires_at: string;
+    /** Claim time; set once by the atomic claim and never cleared. */
+    used_at: string | null;
+    invalidated_at: string | null;
+    invalidated_reason: string | null;
+  };
+}

@@ -1,0 +1,143 @@
+import type { Kysely } from 'kysely';
+import { type Clock, iso } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { ApiError } from '../../http/errors.js';
+import { sha256 } from '../../random.js';
+import { isPublicProduct } from '../catalogue/catalogue.model.js';
+import { identityKey } from '../identity/identity.js';
+import { evaluateLicense } from '../licensing/entitlements.js';
+import type { OpenedArtifact, ReleasesService } from '../releases/releases.service.js';
+import type { StatSnapshot } from '../releases/storage/driver.js';
+import { refOf } from '../releases/storage/storage.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import { authorizeRelease } from './authorize.js';
+import { BINDING_VERSION } from './tokens.js';
+import type { TokenRow, TokensRepository } from './tokens.repository.js';
+
+const TOKEN_FORMAT = /^[0-9a-f]{64}$/;
+
+/** Binding v1 complete: every field of spec 2.6, and the identity fields agree with each other. */
+function bindingComplete(t: TokenRow): boolean {
+  if (t.binding_version !== BINDING_VERSION) return false;
+  if (!t.product_id || !t.release_id || !t.artifact_id || !/^[0-9a-f]{64}$/.test(t.artifact_sha256))
+    return false;
+  if (!['install', 'reinstall', 'update'].includes(t.purpose) || !t.created_at || !t.expires_at) return false;
+  if (t.policy === 'public') return t.license_id === null && t.activation_id === null;
+  if (t.policy !== 'protected') return false;
+  if (
+    t.license_id === null ||
+    t.activation_id === null ||
+    t.activation_revision === null ||
+    !t.identity_key ||
+    !t.installation_id ||
+    !t.domain_normalized
+  )
+    return false;
+  return identityKey(t.installation_id, t.domain_normalized) === t.identity_key;
+}
+
+/**
+ * Redemption of a single-use token (spec 4.3 rules 5-7): checks that do not claim, the artifact
+ * pre-check (a full SHA-256 or authenticated pass), then one short transaction that re-checks
+ * everything the token was bound to and claims it; it commits before the first byte is sent.
+ */
+export class DownloadService {
+  constructor(
+    private readonly repo: TokensRepository,
+    private readonly releases: ReleasesService,
+    private readonly settings: SettingsService,
+    private readonly clock: Clock,
+  ) {}
+
+  async redeem(token: string): Promise<OpenedArtifact> {
+    const settings = await this.settings.get();
+    if (!settings.software_enabled) throw new ApiError('module_disabled');
+    const row = TOKEN_FORMAT.test(token) ? await this.repo.findByHash(sha256(token)) : undefined;
+    if (!row) throw new ApiError('invalid_token');
+    if (this.clock.now().getTime() >= new Date(row.expires_at).getTime()) throw new ApiError('token_expired');
+    if (row.invalidated_at !== null) throw new ApiError('token_invalidated');
+    if (!bindingComplete(row)) throw new ApiError('token_binding_required');
+    if (row.used_at !== null) throw new ApiError('token_consumed');
+
+    const release = await this.releases.getRelease(row.release_id);
+    if (!release) throw new ApiError('release_not_found');
+    this.releases.assertPublished(release);
+    if (release.manual_download_only) throw new ApiError('updater_external_link_prohibited');
+    if (release.artifact_id !== row.artifact_id || release.file_sha256 !== row.artifact_sha256) {
+      throw new ApiError('release_binding_changed');
+    }
+    // Reads every byte (local: SHA-256; encrypted: every chunk authenticated) before any claim.
+    const snapshot = await this.releases.precheckArtifact(release);
+
+    await this.repo.db.transaction().execute((trx) => this.claimIn(trx, row, snapshot));
+    // Committed: from here on a failure never reopens the token (rule 7).
+    return this.releases.openArtifact(release);
+  }
+
+  private async claimIn(trx: Kysely<DB>, token: TokenRow, snapshot: StatSnapshot): Promise<void> {
+    const locked = await this.repo.lockToken(trx, token.id);
+    if (!locked) throw new ApiError('invalid_token');
+    const release = await this.releases.lockRelease(trx, token.release_id);
+    if (!release) throw new ApiError('release_not_found');
+    this.releases.assertPublished(release);
+    if (
+      release.product_id !== token.product_id ||
+      release.artifact_id !== token.artifact_id ||
+      release.file_sha256 !== token.artifact_sha256
+    ) {
+      throw new ApiError('release_binding_changed');
+    }
+    const product = await this.repo.productIn(trx, token.product_id);
+    if (product?.status !== 'publish' || product.software_enabled !== 'yes') {
+      throw new ApiError('software_product_unavailable');
+    }
+    const policy = isPublicProduct(product) ? 'public' : 'protected';
+    if (policy !== token.policy) throw new ApiError('license_policy_changed');
+
+    const now = this.clock.now();
+    if (token.policy === 'protected') {
+      const settings = await this.settings.get(trx);
+      if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
+      const found = await this.repo.licenseIn(trx, token.license_id!);
+      if (!found) throw new ApiError('invalid_license');
+      const { license, subscriptionStatus } = found;
+      if (license.product_id !== token.product_id) throw new ApiError('license_product_mismatch');
+      const ev = evaluateLicense(
+        {
+          status: license.status,
+          usage_expires_at: license.usage_expires_at,
+          entitlement_policy: license.entitlement_policy,
+          created_at: license.created_at,
+          subscription_linked: license.subscription_id !== null,
+          subscription_status: subscriptionStatus,
+        },
+        now,
+      );
+      if (ev.effective_status !== 'valid') throw new ApiError(ev.effective_status);
+      const denied = authorizeRelease(ev.entitlements, release, license.product_id, token.purpose);
+      if (denied) throw new ApiError(denied);
+      const activation = await this.repo.activationIn(trx, token.activation_id!);
+      if (activation?.status !== 'active') throw new ApiError('activation_inactive');
+      if (
+        activation.license_id !== token.license_id ||
+        activation.activation_revision !== token.activation_revision ||
+        activation.identity_key !== token.identity_key ||
+        activation.installation_id !== token.installation_id ||
+        activation.domain_normalized !== token.domain_normalized
+      ) {
+        throw new ApiError('activation_binding_changed');
+      }
+    }
+
+    const artifact = await this.repo.artifactIn(trx, token.artifact_id);
+    if (!artifact) throw new ApiError('artifact_not_found');
+    const driver = this.releases.storage.driver(artifact.driver);
+    if (!driver.stat) throw new ApiError('storage_stat_unsupported');
+    const stat = await driver.stat(refOf(artifact));
+    if (!stat.exists || stat.size !== snapshot.size || stat.mtimeMs !== snapshot.mtimeMs) {
+      throw new ApiError('artifact_changed');
+    }
+    if (!(await this.repo.claim(trx, token.id, iso(now)))) throw new ApiError('token_consumed');
+    await this.releases.recordDownload(trx, release.version_id);
+  }
+}

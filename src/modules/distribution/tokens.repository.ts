@@ -1,0 +1,146 @@
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import type { DistributionTables } from './distribution.tables.js';
+
+export type TokenRow = Selectable<DistributionTables['download_tokens']>;
+export type NewToken = Insertable<DistributionTables['download_tokens']>;
+
+/**
+ * Every download-token query, plus the few reads the redemption transaction must make on its own
+ * connection (on SQLite the transaction holds the only connection, so another service's query
+ * would wait for it forever). Rows are locked FOR UPDATE on PostgreSQL.
+ */
+export class TokensRepository {
+  constructor(
+    readonly db: Kysely<DB>,
+    readonly dialect: Dialect,
+  ) {}
+
+  async insert(values: NewToken): Promise<number> {
+    const row = await this.db
+      .insertInto('download_tokens')
+      .values(values)
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  findByHash(hash: string): Promise<TokenRow | undefined> {
+    return this.db
+      .selectFrom('download_tokens')
+      .selectAll()
+      .where('token_hash', '=', hash)
+      .executeTakeFirst();
+  }
+
+  lockToken(trx: Kysely<DB>, id: number): Promise<TokenRow | undefined> {
+    return trx
+      .selectFrom('download_tokens')
+      .selectAll()
+      .where('id', '=', id)
+      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
+  }
+
+  /** The atomic claim of spec 3.6: true for exactly one caller. */
+  async claim(trx: Kysely<DB>, id: number, now: string): Promise<boolean> {
+    const r = await trx
+      .updateTable('download_tokens')
+      .set({ used_at: now })
+      .where('id', '=', id)
+      .where('used_at', 'is', null)
+      .where('invalidated_at', 'is', null)
+      .where('expires_at', '>', now)
+      .where('binding_version', '=', 1)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** Marks unclaimed tokens matching `column = value` invalidated (inside the caller's transaction). */
+  async invalidate(
+    trx: Kysely<DB>,
+    column: 'license_id' | 'activation_id' | 'release_id' | 'artifact_id',
+    value: number,
+    reason: string,
+    now: string,
+  ): Promise<void> {
+    await trx
+      .updateTable('download_tokens')
+      .set({ invalidated_at: now, invalidated_reason: reason })
+      .where(column, '=', value)
+      .where('used_at', 'is', null)
+      .where('invalidated_at', 'is', null)
+      .execute();
+  }
+
+  async outstanding(artifactIds: number[], now: string): Promise<Map<number, number>> {
+    const out = new Map(artifactIds.map((id) => [id, 0]));
+    if (artifactIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('download_tokens')
+      .select(['artifact_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('artifact_id', 'in', artifactIds)
+      .where('used_at', 'is', null)
+      .where('invalidated_at', 'is', null)
+      .where('expires_at', '>', now)
+      .groupBy('artifact_id')
+      .execute();
+    for (const r of rows) out.set(r.artifact_id, Number(r.n));
+    return out;
+  }
+
+  // ---- reads inside the redemption transaction ----
+
+  productIn(trx: Kysely<DB>, id: number) {
+    return trx
+      .selectFrom('products')
+      .select(['id', 'status', 'licensing_enabled', 'software_enabled'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /** The license with its subscription status, locked on PostgreSQL. */
+  async licenseIn(trx: Kysely<DB>, id: number) {
+    const license = await trx
+      .selectFrom('licenses')
+      .selectAll()
+      .where('id', '=', id)
+      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
+    if (!license) return undefined;
+    const subscription =
+      license.subscription_id === null
+        ? undefined
+        : await trx
+            .selectFrom('subscriptions')
+            .select('status')
+            .where('id', '=', license.subscription_id)
+            .executeTakeFirst();
+    return { license, subscriptionStatus: subscription?.status ?? null };
+  }
+
+  activationIn(trx: Kysely<DB>, id: number) {
+    return trx
+      .selectFrom('activations')
+      .selectAll()
+      .where('id', '=', id)
+      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
+  }
+
+  artifactIn(trx: Kysely<DB>, id: number) {
+    return trx.selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Whether the user holds any license for the product (the purchaser test of external links). */
+  async hasLicenseFor(userId: number, productId: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('licenses')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where('product_id', '=', productId)
+      .executeTakeFirst();
+    return !!row;
+  }
+}

@@ -1,0 +1,88 @@
+import { type Clock, iso, mysqlTime } from '../../clock.js';
+import { ApiError } from '../../http/errors.js';
+import { randomHex, sha256 } from '../../random.js';
+import type { Release } from '../releases/releases.model.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import type { TokenPurpose } from './distribution.tables.js';
+import type { Grant } from './preflight.js';
+import type { TokensRepository } from './tokens.repository.js';
+
+export const BINDING_VERSION = 1;
+
+export interface MintedToken {
+  download_url: string;
+  token_expires_at: string;
+  token_binding_version: number;
+}
+
+/** Issues single-use download tokens bound to everything they were issued for (spec 2.6). */
+export class TokenIssuer {
+  constructor(
+    private readonly repo: TokensRepository,
+    private readonly settings: SettingsService,
+    private readonly clock: Clock,
+    private readonly downloadUrl: () => string,
+  ) {}
+
+  async mint(grant: Grant, release: Release, purpose: TokenPurpose): Promise<MintedToken> {
+    let token: string;
+    try {
+      token = randomHex(32);
+    } catch (e) {
+      throw Object.assign(new ApiError('token_generation_failed'), { cause: e });
+    }
+    const settings = await this.settings.get();
+    const now = this.clock.now();
+    const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
+    const bound =
+      grant.kind === 'protected'
+        ? {
+            license_id: grant.license.id,
+            activation_id: grant.activationId,
+            activation_revision: await this.revisionOf(grant.activationId),
+            identity_key: grant.identity.identity_key,
+            installation_id: grant.identity.installation_id,
+            domain_normalized: grant.identity.domain_normalized,
+          }
+        : {
+            license_id: null,
+            activation_id: null,
+            activation_revision: null,
+            identity_key: null,
+            installation_id: null,
+            domain_normalized: null,
+          };
+    try {
+      await this.repo.insert({
+        token_hash: sha256(token),
+        binding_version: BINDING_VERSION,
+        policy: grant.kind,
+        product_id: grant.product.id,
+        release_id: release.version_id,
+        artifact_id: release.artifact_id,
+        artifact_sha256: release.file_sha256,
+        purpose,
+        ...bound,
+        created_at: iso(now),
+        expires_at: iso(expires),
+        used_at: null,
+        invalidated_at: null,
+        invalidated_reason: null,
+      });
+    } catch (e) {
+      throw Object.assign(new ApiError('token_write_failed'), { cause: e });
+    }
+    return {
+      download_url: `${this.downloadUrl()}?token=${token}`,
+      token_expires_at: mysqlTime(expires),
+      token_binding_version: BINDING_VERSION,
+    };
+  }
+
+  private async revisionOf(activationId: number): Promise<number> {
+    const row = await this.repo.activationIn(this.repo.db, activationId);
+    // Deactivated between the preflight read and now: the token would fail anyway.
+    if (row?.status !== 'active') throw new ApiError('domain_not_activated');
+    return row.activation_revision;
+  }
+}

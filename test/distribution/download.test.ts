@@ -1,0 +1,376 @@
+import { readFileSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/random.js';
+import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { setLicenseColumns } from '../helpers/licensing.js';
+import {
+  admin,
+  call,
+  download,
+  type Fixture,
+  issue,
+  protectedFixture,
+  publicFixture,
+  settings,
+  tokenOf,
+} from './helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ env: { TEST_CLOCK: '1' } });
+  await settings(t, { rate_limit: 100 });
+});
+afterAll(async () => t.close());
+
+const db = () => t.app.services.database.db;
+const tokenRow = (url: string) =>
+  db()
+    .selectFrom('download_tokens')
+    .selectAll()
+    .where('token_hash', '=', sha256(tokenOf(url)))
+    .executeTakeFirstOrThrow();
+const unclaimed = async (url: string) => expect((await tokenRow(url)).used_at).toBeNull();
+
+async function vaultPath(artifactId: number) {
+  const a = await db()
+    .selectFrom('artifacts')
+    .selectAll()
+    .where('id', '=', artifactId)
+    .executeTakeFirstOrThrow();
+  return t.app.services.releases.storage.vault.pathOf(a.storage_key);
+}
+
+describe('GET /software/download: success (rule 6) and single use', () => {
+  it('streams the exact bytes with every header, once; the second try is token_consumed', async () => {
+    const f = await protectedFixture(t);
+    const { download_url } = await issue(t, f);
+    const res = await download(t, download_url);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/zip');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="${f.release.file_name}"`);
+    expect(res.headers['content-length']).toBe(String(f.zip.length));
+    expect(res.headers['accept-ranges']).toBe('none');
+    expect(res.headers['x-package-sha256']).toBe(sha256(f.zip));
+    expect(res.headers['cache-control']).toBe('no-cache, must-revalidate');
+    expect(res.headers.pragma).toBe('no-cache');
+    expect(res.headers.expires).toBe('0');
+    expect(sha256(res.rawPayload)).toBe(sha256(f.zip));
+    expect((await tokenRow(download_url)).used_at).not.toBeNull();
+    const rel = await db()
+      .selectFrom('releases')
+      .select('download_count')
+      .where('id', '=', f.release.version_id)
+      .executeTakeFirstOrThrow();
+    expect(Number(rel.download_count)).toBe(1);
+    expectError(await download(t, download_url), 403, 'token_consumed');
+  });
+
+  it('public product tokens redeem too; encrypted-at-rest releases stream the plaintext', async () => {
+    const p = await publicFixture(t);
+    const pub = (await call(t, 'POST', '/software/package', { slug: p.slug, purpose: 'install' })).json();
+    const res = await download(t, pub.download_url);
+    expect(res.statusCode).toBe(200);
+    expect(sha256(res.rawPayload)).toBe(sha256(p.zip));
+    const e = await protectedFixture(t, { software: { storage_driver: 'local_encrypted' } });
+    const enc = await issue(t, e);
+    const r2 = await download(t, enc.download_url);
+    expect(r2.statusCode).toBe(200);
+    expect(sha256(r2.rawPayload)).toBe(sha256(e.zip));
+  });
+});
+
+describe('GET /software/download: refusals that never consume (rules 1-4)', () => {
+  let f: Fixture;
+  let url: string;
+  beforeAll(async () => {
+    f = await protectedFixture(t);
+    url = (await issue(t, f)).download_url;
+  });
+
+  it('400 download_override_rejected for any other query parameter', async () => {
+    expectError(await download(t, `${url}&version=9`), 400, 'download_override_rejected');
+    expectError(await download(t, `${url}&token=${tokenOf(url)}`), 400, 'download_override_rejected');
+    await unclaimed(url);
+  });
+
+  it('405 head_not_supported with Allow: GET and Accept-Ranges: none', async () => {
+    const u = new URL(url);
+    const res = await t.app.inject({ method: 'HEAD', url: `${u.pathname}${u.search}` });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('GET');
+    expect(res.headers['accept-ranges']).toBe('none');
+    await unclaimed(url);
+  });
+
+  it('416 range_not_supported with Accept-Ranges: none', async () => {
+    const res = await download(t, url, { range: 'bytes=0-10' });
+    expectError(res, 416, 'range_not_supported');
+    expect(res.headers['accept-ranges']).toBe('none');
+    await unclaimed(url);
+  });
+
+  it('400 missing_token when empty or absent; 403 invalid_token for an unknown token', async () => {
+    expectError(await t.app.inject({ method: 'GET', url: '/v1/software/download' }), 400, 'missing_token');
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/v1/software/download?token=' }),
+      400,
+      'missing_token',
+    );
+    expectError(
+      await t.app.inject({ method: 'GET', url: `/v1/software/download?token=${'0'.repeat(64)}` }),
+      403,
+      'invalid_token',
+    );
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/v1/software/download?token=short' }),
+      403,
+      'invalid_token',
+    );
+  });
+
+  it('503 module_disabled while distribution is off', async () => {
+    await settings(t, { software_enabled: false });
+    expectError(await download(t, url), 503, 'module_disabled');
+    await settings(t, { software_enabled: true });
+    await unclaimed(url);
+    expect((await download(t, url)).statusCode).toBe(200);
+  });
+});
+
+describe('GET /software/download: token states (spec 3.6)', () => {
+  it('403 token_expired once the lifetime has passed (test clock)', async () => {
+    const f = await protectedFixture(t);
+    const { download_url } = await issue(t, f);
+    await admin(t, 'POST', '/test-clock', { advance_seconds: 5 * 60 });
+    expectError(await download(t, download_url), 403, 'token_expired');
+  });
+
+  it('403 token_invalidated after deactivation, revocation and withdrawal (in their transactions)', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    const deact = await call(t, 'POST', '/licenses/deactivate', {
+      license_key: f.key,
+      activation_id: f.activationId,
+    });
+    expect(deact.statusCode).toBe(200);
+    expectError(await download(t, a), 403, 'token_invalidated');
+    expect((await tokenRow(a)).invalidated_reason).toBe('deactivated');
+
+    const g = await protectedFixture(t);
+    const b = (await issue(t, g)).download_url;
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/licenses/${g.licenseId}`, headers: t.adminAuth }))
+        .statusCode,
+    ).toBe(200);
+    expectError(await download(t, b), 403, 'token_invalidated');
+
+    const h = await protectedFixture(t);
+    const c = (await issue(t, h)).download_url;
+    await admin(
+      t,
+      'POST',
+      `/software/products/${h.product.id}/versions/${h.release.version_id}/withdraw`,
+      {},
+    );
+    expectError(await download(t, c), 403, 'token_invalidated');
+    expect((await tokenRow(c)).invalidated_reason).toBe('withdrawn');
+  });
+
+  it('403 token_binding_required when the binding is not v1 or its identity is incomplete', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    await db()
+      .updateTable('download_tokens')
+      .set({ binding_version: 0 })
+      .where('token_hash', '=', sha256(tokenOf(a)))
+      .execute();
+    expectError(await download(t, a), 403, 'token_binding_required');
+    const b = (await issue(t, f)).download_url;
+    await db()
+      .updateTable('download_tokens')
+      .set({ identity_key: null })
+      .where('token_hash', '=', sha256(tokenOf(b)))
+      .execute();
+    expectError(await download(t, b), 403, 'token_binding_required');
+  });
+});
+
+describe('GET /software/download: re-checks in the claim transaction (rule 5)', () => {
+  const clearInvalidation = (url: string) =>
+    db()
+      .updateTable('download_tokens')
+      .set({ invalidated_at: null, invalidated_reason: null })
+      .where('token_hash', '=', sha256(tokenOf(url)))
+      .execute();
+
+  it('410 release_withdrawn / release_not_published; 404 release_not_found', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    await admin(
+      t,
+      'POST',
+      `/software/products/${f.product.id}/versions/${f.release.version_id}/withdraw`,
+      {},
+    );
+    await clearInvalidation(a);
+    expectError(await download(t, a), 410, 'release_withdrawn');
+    await db()
+      .updateTable('releases')
+      .set({ status: 'draft' })
+      .where('id', '=', f.release.version_id)
+      .execute();
+    expectError(await download(t, a), 410, 'release_not_published');
+    await db()
+      .updateTable('download_tokens')
+      .set({ release_id: 999999 })
+      .where('token_hash', '=', sha256(tokenOf(a)))
+      .execute();
+    expectError(await download(t, a), 404, 'release_not_found');
+    await unclaimed(a);
+  });
+
+  it('403 software_product_unavailable and license_policy_changed', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    await db()
+      .updateTable('products')
+      .set({ software_enabled: 'no' })
+      .where('id', '=', f.product.id)
+      .execute();
+    expectError(await download(t, a), 403, 'software_product_unavailable');
+    await db()
+      .updateTable('products')
+      .set({ software_enabled: 'yes', status: 'draft' })
+      .where('id', '=', f.product.id)
+      .execute();
+    expectError(await download(t, a), 403, 'software_product_unavailable');
+    await db()
+      .updateTable('products')
+      .set({ status: 'publish', licensing_enabled: 'no' })
+      .where('id', '=', f.product.id)
+      .execute();
+    expectError(await download(t, a), 403, 'license_policy_changed');
+    await unclaimed(a);
+  });
+
+  it('license state is re-read: revoked, expired, release_not_entitled, licensing_unavailable', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    await setLicenseColumns(db(), f.licenseId, { usage_expires_at: '2001-01-01T00:00:00Z' });
+    expectError(await download(t, a), 403, 'expired');
+    await setLicenseColumns(db(), f.licenseId, {
+      usage_expires_at: null,
+      entitlement_policy: JSON.stringify({
+        updates: { mode: 'days', expires_at: '2001-01-01T00:00:00Z' },
+        historical_downloads: false,
+      }),
+    });
+    expectError(await download(t, a), 403, 'release_not_entitled');
+    await setLicenseColumns(db(), f.licenseId, { entitlement_policy: null, status: 'revoked' });
+    expectError(await download(t, a), 403, 'revoked');
+    await setLicenseColumns(db(), f.licenseId, { status: 'active' });
+    await settings(t, { licensing_enabled: false });
+    expectError(await download(t, a), 503, 'licensing_unavailable');
+    await settings(t, { licensing_enabled: true });
+    await unclaimed(a);
+    expect((await download(t, a)).statusCode).toBe(200);
+  });
+
+  it('403 activation_inactive and activation_binding_changed', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    await db()
+      .updateTable('activations')
+      .set({ activation_revision: 7 })
+      .where('id', '=', f.activationId)
+      .execute();
+    expectError(await download(t, a), 403, 'activation_binding_changed');
+    await call(t, 'POST', '/licenses/deactivate', { license_key: f.key, activation_id: f.activationId });
+    await clearInvalidation(a);
+    expectError(await download(t, a), 403, 'activation_inactive');
+    await unclaimed(a);
+  });
+
+  it('403 release_binding_changed; 403 updater_external_link_prohibited', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    await db()
+      .updateTable('download_tokens')
+      .set({ artifact_sha256: 'c'.repeat(64) })
+      .where('token_hash', '=', sha256(tokenOf(a)))
+      .execute();
+    expectError(await download(t, a), 403, 'release_binding_changed');
+    const ext = await admin(t, 'POST', `/software/products/${f.product.id}/versions`, {
+      version: '3.0.0',
+      external_url: 'https://downloads.example.com/x.zip',
+      file_sha256: 'd'.repeat(64),
+      set_current: false,
+    });
+    await db()
+      .updateTable('download_tokens')
+      .set({ release_id: ext.json().version_id })
+      .where('token_hash', '=', sha256(tokenOf(a)))
+      .execute();
+    expectError(await download(t, a), 403, 'updater_external_link_prohibited');
+    await unclaimed(a);
+  });
+});
+
+describe('GET /software/download: artifact checks before the claim', () => {
+  it('404 artifact_not_found when the vault file is gone; token stays unclaimed', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    unlinkSync(await vaultPath(f.release.artifact_id));
+    expectError(await download(t, a), 404, 'artifact_not_found');
+    await unclaimed(a);
+  });
+
+  it('500 artifact_integrity_failed when the bytes changed on disk (local and encrypted)', async () => {
+    for (const driver of ['local', 'local_encrypted']) {
+      const f = await protectedFixture(t, { software: { storage_driver: driver } });
+      const a = (await issue(t, f)).download_url;
+      const path = await vaultPath(f.release.artifact_id);
+      const bytes = readFileSync(path);
+      bytes.writeUInt8(bytes.readUInt8(bytes.length - 40) ^ 0xff, bytes.length - 40);
+      writeFileSync(path, bytes);
+      expectError(await download(t, a), 500, 'artifact_integrity_failed');
+      await unclaimed(a);
+    }
+  });
+
+  it('409 artifact_changed when size or mtime moves between the pre-check and the claim', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    const releases = t.app.services.releases;
+    const original = releases.precheckArtifact.bind(releases);
+    const path = await vaultPath(f.release.artifact_id);
+    releases.precheckArtifact = async (r) => {
+      const snap = await original(r);
+      utimesSync(path, new Date(), new Date(Date.now() + 10_000));
+      return snap;
+    };
+    try {
+      expectError(await download(t, a), 409, 'artifact_changed');
+    } finally {
+      releases.precheckArtifact = original;
+    }
+    await unclaimed(a);
+  });
+
+  it('a failure after the claim never reopens the token (rule 7)', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    const releases = t.app.services.releases;
+    const original = releases.openArtifact.bind(releases);
+    releases.openArtifact = async () => {
+      throw new Error('disk vanished');
+    };
+    try {
+      expect((await download(t, a)).statusCode).toBe(500);
+    } finally {
+      releases.openArtifact = original;
+    }
+    expect((await tokenRow(a)).used_at).not.toBeNull();
+    expectError(await download(t, a), 403, 'token_consumed');
+  });
+});
