@@ -4,7 +4,7 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { crc32 } from 'node:zlib';
+import { zipParts } from '../test/helpers/zip.js';
 import { type Proc, startPinned } from './lib.js';
 
 /**
@@ -31,40 +31,11 @@ const run = promisify(execFile);
 async function writeZip(path: string, megabytes: number): Promise<void> {
   const out = createWriteStream(path);
   const write = (b: Buffer) => new Promise<void>((r) => (out.write(b) ? r() : out.once('drain', r)));
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (let i = 0; i < megabytes; i++) {
-    const name = Buffer.from(`plugin/blob-${i}.bin`);
-    const data = randomBytes(1024 * 1024);
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    const c = Buffer.alloc(46);
-    c.writeUInt32LE(0x02014b50, 0);
-    c.writeUInt16LE(20, 4);
-    c.writeUInt16LE(20, 6);
-    c.writeUInt32LE(crc, 16);
-    c.writeUInt32LE(data.length, 20);
-    c.writeUInt32LE(data.length, 24);
-    c.writeUInt16LE(name.length, 28);
-    c.writeUInt32LE(offset, 42);
-    central.push(c, name);
-    await write(Buffer.concat([local, name, data]));
-    offset += 30 + name.length + data.length;
+  function* entries() {
+    for (let i = 0; i < megabytes; i++)
+      yield { name: `plugin/blob-${i}.bin`, data: randomBytes(1024 * 1024) };
   }
-  const cd = Buffer.concat(central);
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(megabytes, 8);
-  eocd.writeUInt16LE(megabytes, 10);
-  eocd.writeUInt32LE(cd.length, 12);
-  eocd.writeUInt32LE(offset, 16);
-  await write(Buffer.concat([cd, eocd]));
+  for (const part of zipParts(entries())) await write(part);
   await new Promise<void>((r) => out.end(r));
 }
 

@@ -1,51 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import type { LightMyRequestResponse } from 'fastify';
 import { sha256 } from '../../src/random.js';
 import type { TestApp } from '../helpers/app.js';
 import { type ApiProduct, createProduct } from '../helpers/catalogue.js';
+import { zipParts } from '../helpers/zip.js';
 
 /** A valid zip archive (stored entries) with `payload` bytes of random content per entry. */
 export function makeZip(payload = 1000, entries = 1, comment = ''): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (let i = 0; i < entries; i++) {
-    const name = Buffer.from(`plugin/file-${i}.php`);
-    const data = randomBytes(payload);
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, data);
-    centrals.push(central, name);
-    offset += local.length + name.length + data.length;
-  }
-  const cd = Buffer.concat(centrals);
-  const c = Buffer.from(comment);
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(entries, 8);
-  eocd.writeUInt16LE(entries, 10);
-  eocd.writeUInt32LE(cd.length, 12);
-  eocd.writeUInt32LE(offset, 16);
-  eocd.writeUInt16LE(c.length, 20);
-  return Buffer.concat([...locals, cd, eocd, c]);
+  const files = Array.from({ length: entries }, (_, i) => ({
+    name: `plugin/file-${i}.php`,
+    data: randomBytes(payload),
+  }));
+  return Buffer.concat([...zipParts(files, comment)]);
 }
 
 export type FormValue = string | { filename: string; content: Buffer; type?: string };
