@@ -187,4 +187,54 @@ describe('subscriptions', () => {
     expect((await events('license.renewed')).filter((e) => e.data.order_id === renewal.id)).toEqual([]);
     await setSettings(t, { renewal_window_days: 30 });
   });
+
+  it('a customer cancels their own subscription: pending-cancel while paid through, event recorded; others get 404', async () => {
+    const product = await createProduct(t, {
+      type: 'subscription',
+      subscription: { period: 'month', interval: 1 },
+    });
+    const owner = await createCustomer(t, `own-${Math.random().toString(36).slice(2)}@example.com`);
+    const other = await createCustomer(t, `oth-${Math.random().toString(36).slice(2)}@example.com`);
+    const future = new Date(t.app.services.clock.now().getTime() + 10 * 86400_000).toISOString();
+    const sub = (
+      await admin(t, 'POST', '/subscriptions', {
+        user_id: owner.id,
+        product_id: product.id,
+        next_payment_at: future,
+      })
+    ).json() as Sub;
+
+    const mine = await t.app.inject({
+      method: 'GET',
+      url: '/v1/account/subscriptions',
+      headers: owner.headers,
+    });
+    expect((mine.json() as Sub[]).map((s) => s.id)).toContain(sub.id);
+    const theirs = await t.app.inject({
+      method: 'GET',
+      url: '/v1/account/subscriptions',
+      headers: other.headers,
+    });
+    expect((theirs.json() as Sub[]).map((s) => s.id)).not.toContain(sub.id);
+
+    const url = `/v1/account/subscriptions/${sub.id}/cancel`;
+    expectError(await t.app.inject({ method: 'POST', url, headers: other.headers }), 404, 'not_found');
+    expectError(await t.app.inject({ method: 'POST', url }), 401, 'rest_not_logged_in');
+    expect((await adminOk<Sub>(t, 'GET', `/subscriptions/${sub.id}`)).status).toBe('active');
+
+    const res = await t.app.inject({ method: 'POST', url, headers: owner.headers });
+    expect(res.statusCode).toBe(200);
+    expect((res.json() as Sub).status).toBe('pending-cancel');
+    expect((await events('subscription.status_changed')).at(-1)!.data).toEqual({
+      subscription_id: sub.id,
+      status: 'pending-cancel',
+      reason: 'cancelled_by_customer',
+    });
+    // Cancelling again changes nothing and records no second event.
+    const before = (await events('subscription.status_changed')).length;
+    expect(((await t.app.inject({ method: 'POST', url, headers: owner.headers })).json() as Sub).status).toBe(
+      'pending-cancel',
+    );
+    expect((await events('subscription.status_changed')).length).toBe(before);
+  });
 });

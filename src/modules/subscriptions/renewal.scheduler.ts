@@ -8,6 +8,7 @@ export const RENEWAL_TICK_MS = 1000;
  * Creates renewal orders when payments fall due, on the injected clock (the test clock too:
  * within a tick of it being moved). Runs in every serving process like the webhook dispatcher;
  * the unique `renewal_of` of orders makes each due payment one order however many processes race.
+ * Then puts overdue subscriptions on hold and expires those past `renewal_window_days`.
  */
 export class RenewalScheduler {
   private timer: NodeJS.Timeout | null = null;
@@ -38,6 +39,7 @@ export class RenewalScheduler {
       try {
         await this.testClock?.sync();
         await this.subscriptions.createDueRenewals();
+        await this.subscriptions.lapseOverdue();
       } catch (err) {
         this.log.warn({ err }, 'renewal scheduling failed');
       } finally {

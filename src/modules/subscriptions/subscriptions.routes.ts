@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { requireAdmin } from '../../http/auth.js';
+import { requireAdmin, requireUser } from '../../http/auth.js';
 import { IdParams, PlainText } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { OrdersService } from '../orders/orders.service.js';
@@ -74,5 +74,24 @@ export async function subscriptionsRoutes(
       const order = await subscriptions.createRenewalOrder(request.params.id);
       return reply.status(201).send(await orders.get(order.id));
     },
+  );
+
+  app.get(
+    '/account/subscriptions',
+    { preHandler: requireUser, schema: { tags, summary: "The signed-in customer's subscriptions" } },
+    async (request) => subscriptions.listForUser(request.user!.id),
+  );
+
+  app.post(
+    '/account/subscriptions/:id/cancel',
+    {
+      preHandler: requireUser,
+      schema: {
+        tags,
+        summary: 'Cancel as the customer: pending-cancel while a paid period remains, else cancelled',
+        params: IdParams,
+      },
+    },
+    async (request) => subscriptions.cancelByCustomer(request.params.id, request.user!.id),
   );
 }

@@ -8,6 +8,7 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import type { OrderRow } from '../orders/orders.repository.js';
 import type { OrdersService } from '../orders/orders.service.js';
+import type { OrderStatus } from '../orders/orders.tables.js';
 import { resolveCurrency } from '../pricing/currency.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -164,6 +165,34 @@ export class SubscriptionsService {
     return this.get(id);
   }
 
+  /** The customer's own subscriptions, newest first. */
+  async listForUser(userId: number): Promise<SubscriptionView[]> {
+    const rows = await this.db
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('id', 'desc')
+      .execute();
+    return Promise.all(rows.map((r) => this.view(r)));
+  }
+
+  /**
+   * Cancellation by the customer: `pending-cancel` while a paid period remains (licenses stay
+   * valid until it ends), else `cancelled`. Someone else's subscription is 404 `not_found`, so ids
+   * cannot be probed; cancelling an ended subscription changes nothing.
+   */
+  async cancelByCustomer(id: number, userId: number): Promise<SubscriptionView> {
+    await this.db.transaction().execute(async (trx) => {
+      const row = await this.lock(trx, id);
+      if (!row || row.user_id !== userId) throw new ApiError('not_found');
+      if (['cancelled', 'expired', 'pending-cancel'].includes(row.status)) return;
+      const paidThrough = row.next_payment_at !== null && row.next_payment_at > iso(this.clock.now());
+      const status = row.status === 'active' && paidThrough ? 'pending-cancel' : 'cancelled';
+      await this.changeStatus(trx, row, status, 'cancelled_by_customer');
+    });
+    return this.get(id);
+  }
+
   private async changeStatus(
     trx: Kysely<DB>,
     row: SubscriptionRow,
@@ -309,6 +338,65 @@ export class SubscriptionsService {
       .execute();
     for (const { id } of due) await this.createRenewalOrder(id);
     return due.length;
+  }
+
+  /**
+   * Overdue subscriptions (scheduler): an `active` subscription whose due payment has a renewal
+   * order but is not paid goes `on-hold` (reason `renewal_payment_overdue`); an `on-hold` one
+   * whose due date is more than `renewal_window_days` past with that payment still unpaid goes
+   * `expired` (reason `renewal_window_expired`) and its open renewal orders are cancelled, as
+   * pay-order would. Each change re-reads the row under its lock, so a payment that lands first
+   * wins; every change records `subscription.status_changed`. Answers how many changed.
+   */
+  async lapseOverdue(limit = 50): Promise<number> {
+    const settings = await this.settings.get();
+    const nowMs = this.clock.now().getTime();
+    const now = iso(new Date(nowMs));
+    const windowStart = iso(new Date(nowMs - settings.renewal_window_days * 86_400_000));
+    const candidates = (status: 'active' | 'on-hold', dueBy: string, orderStatuses: readonly OrderStatus[]) =>
+      this.db
+        .selectFrom('subscriptions as s')
+        .select(['s.id', 's.next_payment_at'])
+        .where('s.status', '=', status)
+        .where('s.next_payment_at', 'is not', null)
+        .where('s.next_payment_at', '<=', dueBy)
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('orders as o')
+              .select('o.id')
+              .whereRef('o.subscription_id', '=', 's.id')
+              .whereRef('o.renewal_due_at', '=', 's.next_payment_at')
+              .where('o.status', 'in', [...orderStatuses]),
+          ),
+        )
+        .orderBy('s.id')
+        .limit(limit)
+        .execute();
+    let changed = 0;
+    const move = async (id: number, due: string | null, from: string, to: string, reason: string) =>
+      this.db.transaction().execute(async (trx) => {
+        const row = await this.lock(trx, id);
+        if (!row || row.status !== from || row.next_payment_at !== due) return false;
+        await this.changeStatus(trx, row, to, reason);
+        return true;
+      });
+    for (const s of await candidates('active', now, OPEN_RENEWAL)) {
+      if (await move(s.id, s.next_payment_at, 'active', 'on-hold', 'renewal_payment_overdue')) changed++;
+    }
+    for (const s of await candidates('on-hold', windowStart, [...OPEN_RENEWAL, 'cancelled'])) {
+      // Strictly past the window, like pay-order's check.
+      if (Date.parse(s.next_payment_at!) + settings.renewal_window_days * 86_400_000 >= nowMs) continue;
+      if (!(await move(s.id, s.next_payment_at, 'on-hold', 'expired', 'renewal_window_expired'))) continue;
+      changed++;
+      await this.db
+        .updateTable('orders')
+        .set({ status: 'cancelled', updated_at: now })
+        .where('subscription_id', '=', s.id)
+        .where('created_via', '=', 'renewal')
+        .where('status', 'in', [...OPEN_RENEWAL])
+        .execute();
+    }
+    return changed;
   }
 
   /**
