@@ -1,50 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { type ServerProcess, startServer } from '../helpers/server.js';
+import { dialectUnderTest } from '../helpers/db.js';
+import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
 
 /**
  * Parallel changes of one cart over real HTTP lose nothing. SQLite: one server process (its one
  * connection runs transactions one at a time). PostgreSQL: two server processes on one database,
  * requests alternating between them, so only the cart row lock (FOR UPDATE) keeps them exact.
  */
-let database: TestDatabase;
+let cluster: Cluster;
 let servers: ServerProcess[] = [];
-let dataDir: string;
-const ADMIN = { email: 'cart-admin@example.com', password: 'cart admin password' };
-let admin: { cookie: string; nonce: string };
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cart-conc-'));
-  const env: Record<string, string> = {
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    ...(database.config.kind === 'postgres'
-      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
-      : { DATA_DIR: dirname(database.config.file) }),
-  };
-  servers = [await startServer(env)];
-  if (dialectUnderTest === 'postgres') servers.push(await startServer(env));
-  const res = await fetch(`${servers[0]!.url}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  const cookie = res.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('tollgate_session='))!
-    .split(';')[0]!;
-  admin = { cookie, nonce: ((await res.json()) as { nonce: string }).nonce };
+  cluster = await startCluster();
+  servers = cluster.servers;
 }, 90_000);
 
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-  await database.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => cluster.stop());
 
 async function call(i: number, method: string, path: string, body: unknown, cookie: string) {
   const server = servers[i % servers.length]!;
@@ -65,7 +36,7 @@ async function createProducts(n: number): Promise<number[]> {
   for (let i = 0; i < n; i++) {
     const res = await fetch(`${servers[0]!.url}/v1/products`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: admin.cookie, 'x-rest-nonce': admin.nonce },
+      headers: { 'content-type': 'application/json', ...cluster.adminHeaders },
       body: JSON.stringify({ name: `Parallel ${i}`, price: '1.00' }),
     });
     expect(res.status).toBe(201);

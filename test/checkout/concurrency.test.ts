@@ -1,50 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { type ServerProcess, startServer } from '../helpers/server.js';
+import { dialectUnderTest } from '../helpers/db.js';
+import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
 
 /**
  * Parallel submits over real HTTP. SQLite: one server process. PostgreSQL: two server processes
  * on one database, requests alternating, so only the atomic conditional updates keep counts exact.
  */
-let database: TestDatabase;
+let cluster: Cluster;
 let servers: ServerProcess[] = [];
-let dataDir: string;
-const ADMIN = { email: 'checkout-admin@example.com', password: 'checkout admin password' };
 let adminHeaders: Record<string, string>;
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-checkout-conc-'));
-  const env: Record<string, string> = {
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    ...(database.config.kind === 'postgres'
-      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
-      : { DATA_DIR: dirname(database.config.file) }),
-  };
-  servers = [await startServer(env)];
-  if (dialectUnderTest === 'postgres') servers.push(await startServer(env));
-  const res = await fetch(`${servers[0]!.url}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  const cookie = res.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('tollgate_session='))!
-    .split(';')[0]!;
-  adminHeaders = { cookie, 'x-rest-nonce': ((await res.json()) as { nonce: string }).nonce };
+  cluster = await startCluster();
+  servers = cluster.servers;
+  adminHeaders = cluster.adminHeaders;
   await adminCall('PATCH', '/settings', { checkout_rate_limit: 1000 });
 }, 90_000);
 
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-  await database.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => cluster.stop());
 
 async function adminCall(method: string, path: string, body?: unknown) {
   const res = await fetch(`${servers[0]!.url}/v1${path}`, {

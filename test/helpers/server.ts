@@ -1,5 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dialectUnderTest, freshDatabase } from './db.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -67,5 +71,52 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
         child.once('exit', () => resolve());
         child.kill(signal);
       }),
+  };
+}
+
+export interface Cluster {
+  /** One server on SQLite (its one connection serialises transactions); two on PostgreSQL. */
+  servers: ServerProcess[];
+  /** Cookie and X-REST-Nonce of the bootstrap administrator, signed in on the first server. */
+  adminHeaders: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Real server processes sharing one fresh database, for concurrency tests over real HTTP: on
+ * PostgreSQL two processes, so only database locks keep results exact.
+ */
+export async function startCluster(
+  admin = { email: 'cluster-admin@example.com', password: 'cluster admin password' },
+): Promise<Cluster> {
+  const database = await freshDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-'));
+  const env: Record<string, string> = {
+    ADMIN_EMAIL: admin.email,
+    ADMIN_PASSWORD: admin.password,
+    ...(database.config.kind === 'postgres'
+      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
+      : { DATA_DIR: dirname(database.config.file) }),
+  };
+  const servers = [await startServer(env)];
+  if (dialectUnderTest === 'postgres') servers.push(await startServer(env));
+  const res = await fetch(`${servers[0]!.url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(admin),
+  });
+  const cookie = res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('tollgate_session='))!
+    .split(';')[0]!;
+  const adminHeaders = { cookie, 'x-rest-nonce': ((await res.json()) as { nonce: string }).nonce };
+  return {
+    servers,
+    adminHeaders,
+    async stop() {
+      await Promise.all(servers.map((s) => s.stop()));
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }
