@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/db/schema.js';
+import { generateLicenseKey } from '../../src/modules/licensing/license-key.js';
 import type { TestApp } from './app.js';
 
 /**
@@ -154,4 +155,54 @@ export async function licenseFixture(
   const p = await createProduct(db, product);
   const lic = await createLicense(t, { product_id: p.id, user_id: await adminId(t), ...license });
   return { product: p, license: lic, key: lic.license_key };
+}
+
+/**
+ * A customer and an active license of a new product, inserted straight into a database that
+ * server processes share (multi-process tests have no in-process app to call the API on).
+ */
+export async function seedOwnedLicense(
+  db: Kysely<DB>,
+  opts: { limit: number; activation_mode?: 'simple' | 'oauth'; password_hash?: string },
+): Promise<{ userId: number; email: string; licenseId: number; key: string }> {
+  const now = new Date().toISOString();
+  const email = `owner-${Math.random().toString(36).slice(2)}@example.com`;
+  const user = await db
+    .insertInto('users')
+    .values({
+      email,
+      password_hash: opts.password_hash ?? 'x',
+      role: 'customer',
+      first_name: '',
+      last_name: '',
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const product = await createProduct(db, {
+    activation_limit: opts.limit,
+    activation_mode: opts.activation_mode,
+  });
+  const key = generateLicenseKey();
+  const license = await db
+    .insertInto('licenses')
+    .values({
+      license_key: key,
+      product_id: product.id,
+      variation_id: 0,
+      order_id: null,
+      order_item_id: null,
+      user_id: user.id,
+      subscription_id: null,
+      status: 'active',
+      activation_limit: null,
+      usage_expires_at: null,
+      entitlement_policy: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { userId: user.id, email, licenseId: license.id, key };
 }

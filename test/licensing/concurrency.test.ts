@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateLicenseKey } from '../../src/modules/licensing/license-key.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { createProduct, identity } from '../helpers/licensing.js';
+import { identity, seedOwnedLicense } from '../helpers/licensing.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
 
 /**
@@ -35,43 +34,8 @@ afterAll(async () => {
 });
 
 async function seedLicense(limit: number): Promise<{ id: number; key: string }> {
-  const db = database.database.db;
-  const now = new Date().toISOString();
-  const user = await db
-    .insertInto('users')
-    .values({
-      email: `owner-${Math.random().toString(36).slice(2)}@example.com`,
-      password_hash: 'x',
-      role: 'customer',
-      first_name: '',
-      last_name: '',
-      created_at: now,
-      updated_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const product = await createProduct(db, { activation_limit: limit });
-  const key = generateLicenseKey();
-  const row = await db
-    .insertInto('licenses')
-    .values({
-      license_key: key,
-      product_id: product.id,
-      variation_id: 0,
-      order_id: null,
-      order_item_id: null,
-      user_id: user.id,
-      subscription_id: null,
-      status: 'active',
-      activation_limit: null,
-      usage_expires_at: null,
-      entitlement_policy: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { id: row.id, key };
+  const seeded = await seedOwnedLicense(database.database.db, { limit });
+  return { id: seeded.licenseId, key: seeded.key };
 }
 
 async function activate(i: number, body: unknown) {

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/modules/accounts/password.js';
-import { generateLicenseKey } from '../../src/modules/licensing/license-key.js';
 import { sha256 } from '../../src/random.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { createProduct, identity } from '../helpers/licensing.js';
+import { identity, seedOwnedLicense } from '../helpers/licensing.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
 
 /**
@@ -58,48 +57,17 @@ async function call(
 
 /** A customer (signed in on server 0) owning a license of a product that requires approval. */
 async function seed(limit: number) {
-  const now = new Date().toISOString();
-  const email = `owner-${Math.random().toString(36).slice(2)}@example.com`;
-  const user = await db()
-    .insertInto('users')
-    .values({
-      email,
-      password_hash: await hashPassword(PASSWORD),
-      role: 'customer',
-      first_name: '',
-      last_name: '',
-      created_at: now,
-      updated_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const product = await createProduct(db(), { activation_limit: limit, activation_mode: 'oauth' });
-  const key = generateLicenseKey();
-  const license = await db()
-    .insertInto('licenses')
-    .values({
-      license_key: key,
-      product_id: product.id,
-      variation_id: 0,
-      order_id: null,
-      order_item_id: null,
-      user_id: user.id,
-      subscription_id: null,
-      status: 'active',
-      activation_limit: null,
-      usage_expires_at: null,
-      entitlement_policy: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const { email, licenseId, key } = await seedOwnedLicense(db(), {
+    limit,
+    activation_mode: 'oauth',
+    password_hash: await hashPassword(PASSWORD),
+  });
   const login = await call(0, 'POST', '/v1/auth/login', { email, password: PASSWORD });
   const cookie = login.headers
     .getSetCookie()
     .find((c) => c.startsWith('tollgate_session='))!
     .split(';')[0]!;
-  return { key, licenseId: license.id, auth: { cookie, 'x-rest-nonce': login.body.nonce as string } };
+  return { key, licenseId, auth: { cookie, 'x-rest-nonce': login.body.nonce as string } };
 }
 
 /** Request on server 0, confirm on the last server: answers the activation token. */
