@@ -1,22 +1,26 @@
 /**
  * bench/download: GET /v1/software/download of a 100 MB package (local and local_encrypted)
  * against a minimal reference server that does the same integrity pass before the first byte (a
- * full SHA-256, or one authenticated decryption pass) and then streams in 1 MiB reads. Each
+ * full SHA-256, or one authenticated decryption pass) and then streams in 1 MiB reads, and, for
+ * context, nginx serving the stored file as it is (when the `nginx` binary is installed). Each
  * round issues a fresh token (not timed) and times the redemption from request to last byte.
+ * Then 4 encrypted downloads run in parallel while the server's RSS is sampled.
  *
- *   taskset -c 1 node --import tsx bench/download.ts [--mb 100] [--rounds 5]
+ *   npm run build && taskset -c 1 node --import tsx bench/download.ts [--mb 100] [--rounds 20]
  */
+
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sha256 } from '../src/random.js';
 import { makeZip } from '../test/releases/helpers.js';
-import { startPinned } from './lib.js';
+import { rssMb, SERVER_NODE, startPinned, watchRss } from './lib.js';
 
 const { values } = parseArgs({
-  options: { mb: { type: 'string', default: '100' }, rounds: { type: 'string', default: '5' } },
+  options: { mb: { type: 'string', default: '100' }, rounds: { type: 'string', default: '20' } },
 });
 const MB = Number(values.mb);
 const ROUNDS = Number(values.rounds);
@@ -38,6 +42,45 @@ async function timed(url: string, size: number): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** nginx (Debian package) serving `file` from 127.0.0.1, pinned like the others; null when absent. */
+async function startNginx(file: string): Promise<{ url: string; stop(): void } | null> {
+  const bin = ['/usr/sbin/nginx', 'nginx'].find((b) => spawnSync(b, ['-v']).status === 0);
+  if (!bin) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-nginx-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `${process.getuid?.() === 0 ? 'user root; ' : ''}daemon off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
+events { worker_connections 64; }
+http { access_log off; sendfile on; client_body_temp_path ${dir}; proxy_temp_path ${dir};
+  fastcgi_temp_path ${dir}; uwsgi_temp_path ${dir}; scgi_temp_path ${dir};
+  server { listen 127.0.0.1:${port}; root ${dirname(file)}; } }\n`,
+  );
+  const child = spawn('taskset', ['-c', '0', bin, '-c', join(dir, 'nginx.conf'), '-p', dir], {
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}/${basename(file)}`;
+  for (let i = 0; i < 100; i++) {
+    if (
+      await fetch(url, { method: 'HEAD' }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    ) {
+      return {
+        url,
+        stop: () => {
+          child.kill('SIGTERM');
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  return null;
+}
+
 function vaultFiles(): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -55,7 +98,7 @@ function vaultFiles(): string[] {
 async function main() {
   const zip = makeZip(MB * 1_000_000);
   const digest = sha256(zip);
-  const server = await startPinned(0, ['node', '--import', 'tsx', 'src/main.ts', 'serve'], {
+  const server = await startPinned(0, [...SERVER_NODE, 'dist/main.js', 'serve'], {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
     VAULT_KEY: KEY,
@@ -63,6 +106,8 @@ async function main() {
     ADMIN_PASSWORD: ADMIN.password,
   });
   const results: string[] = [];
+  const pid = server.child.pid!;
+  results.push(`server RSS when ready: ${rssMb(pid).toFixed(0)} MB`);
   try {
     const base = server.url;
     const login = await fetch(`${base}/v1/auth/login`, {
@@ -127,10 +172,23 @@ async function main() {
         installation_id: site.installation_id,
       };
       ours[driver] = [];
+      const sequentialRss = watchRss(pid);
       for (let i = 0; i <= ROUNDS; i++) {
         const pkg = await json('POST', '/software/package', body, {});
         const mbps = await timed(String(pkg.download_url), zip.length);
         if (i > 0) ours[driver]!.push(mbps); // round 0 warms up
+      }
+      const sequentialPeak = sequentialRss.stop();
+      let parallel = '';
+      if (driver === 'local_encrypted') {
+        const urls = [];
+        for (let i = 0; i < 4; i++)
+          urls.push(String((await json('POST', '/software/package', body, {})).download_url));
+        const rss = watchRss(pid);
+        const started = process.hrtime.bigint();
+        await Promise.all(urls.map((u) => timed(u, zip.length)));
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        parallel = `; 4 in parallel: ${((4 * zip.length) / 1e6 / seconds).toFixed(0)} MB/s in all, peak RSS ${rss.stop().toFixed(0)} MB (target < 150 MB)`;
       }
       const ref = await startPinned(0, ['node', '--import', 'tsx', 'bench/download-reference.ts'], {
         FILE: file,
@@ -144,10 +202,21 @@ async function main() {
         if (i > 0) theirs.push(mbps);
       }
       await ref.stop();
+      let context = 'nginx not installed';
+      const nginx = await startNginx(file);
+      if (nginx) {
+        const plain: number[] = [];
+        for (let i = 0; i <= ROUNDS; i++) {
+          const mbps = await timed(nginx.url, statSync(file).size);
+          if (i > 0) plain.push(mbps);
+        }
+        nginx.stop();
+        context = `nginx (stored bytes, no check) ${median(plain).toFixed(0)} MB/s`;
+      }
       const a = median(ours[driver]!);
       const b = median(theirs);
       results.push(
-        `${driver.padEnd(16)} file ${statSync(file).size} B; ours ${a.toFixed(0)} MB/s, reference ${b.toFixed(0)} MB/s, ratio ${((a / b) * 100).toFixed(1)}% (target >= 80%)`,
+        `${driver.padEnd(16)} file ${statSync(file).size} B; ours ${a.toFixed(0)} MB/s, reference ${b.toFixed(0)} MB/s, ratio ${((a / b) * 100).toFixed(1)}% (target >= 80%); ${context}; peak RSS over the sequential downloads ${sequentialPeak.toFixed(0)} MB${parallel}`,
       );
     }
   } finally {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { zipParts } from '../test/helpers/zip.js';
-import { type Proc, startPinned } from './lib.js';
+import { type Proc, SERVER_NODE, startPinned } from './lib.js';
 
 /**
  * Release upload throughput, run by hand (`node --import tsx bench/upload.ts`), never by npm test.
@@ -79,7 +79,7 @@ const rssMb = (p: Proc, field: 'VmRSS' | 'VmHWM') => {
 /** Our server as `npm start` runs it (compiled, no TypeScript loader), with an admin, a product and a slug. */
 async function startOurs(work: string, driver: string): Promise<Target> {
   const admin = { email: 'bench@example.com', password: 'bench password 1' };
-  const proc = await startPinned(1, ['node', 'dist/main.js', 'serve'], {
+  const proc = await startPinned(1, [...SERVER_NODE, 'dist/main.js', 'serve'], {
     DATA_DIR: join(work, `data-${driver}`),
     ADMIN_EMAIL: admin.email,
     ADMIN_PASSWORD: admin.password,

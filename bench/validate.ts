@@ -17,7 +17,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { identityKey } from '../src/modules/identity/identity.js';
 import { randomHex, uuid } from '../src/random.js';
-import { fmt, load, startPinned } from './lib.js';
+import { fmt, load, SERVER_NODE, startPinned } from './lib.js';
 
 const { values } = parseArgs({
   options: { licenses: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '10' } },
@@ -97,9 +97,10 @@ async function seed(): Promise<string[]> {
 
 async function main() {
   const bodies = await seed();
-  const nodeArgs = process.env.BENCH_PROFILE
-    ? ['node', '--cpu-prof', '--cpu-prof-dir=/tmp/tgprof']
-    : ['node'];
+  const nodeArgs = [
+    ...SERVER_NODE,
+    ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/tgprof'] : []),
+  ];
   const server = await startPinned(0, [...nodeArgs, 'dist/main.js', 'serve'], {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',

@@ -150,7 +150,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
 
   const testClock = config.testClock ? makeTestClock(database) : null;
   const clock: Clock = testClock ?? systemClock;
-  const rates = new RateCounter(database.db, clock);
+  const rates = new RateCounter(database, clock);
   const settings = new SettingsService(database.db);
   const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
   const catalogue = CatalogueService.create(database, clock, settings);
@@ -267,8 +267,10 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  // Hooks on every request are written callback-style: an async hook costs a promise per request.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   // Webhook delivery runs in every serving process; inject-only tests start it themselves.
   app.addHook('onListen', async () => dispatcher.start());
@@ -278,9 +280,10 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   await app.register(cookie);
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
   installAuth(app, accounts);
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     // A POST without a body is validated as an empty object, so missing fields get their own codes.
     if (request.body === undefined || request.body === null) request.body = {};
+    done();
   });
 
   await app.register(swagger, {

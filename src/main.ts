@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, resolvePublicUrl } from './config.js';
 import { openDatabase } from './db/database.js';

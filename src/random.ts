@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 /** All randomness and hashing of secrets goes through here. */
 
@@ -10,7 +10,8 @@ export const randomBytesOf = (bytes: number): Buffer => randomBytes(bytes);
 
 export const uuid = (): string => randomUUID();
 
-export const sha256 = (value: string | Buffer): string => createHash('sha256').update(value).digest('hex');
+// The one-shot form: about half the cost of createHash().update().digest() for short inputs.
+export const sha256 = (value: string | Buffer): string => hash('sha256', value, 'hex');
 
 /** Constant-time comparison of two strings (different lengths compare unequal without early exit on content). */
 export function safeEqual(a: string, b: string): boolean {

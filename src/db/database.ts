@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
+import { GroupCommit } from './group-commit.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -11,6 +12,13 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
+  /**
+   * The SQLite connection itself (absent on PostgreSQL), for the few hot reads that run it
+   * synchronously (src/db/precompiled.ts). Everything else goes through `db`.
+   */
+  sqlite?: SQLite.Database;
+  /** SQLite only: batches the hot single-statement writes into one commit. */
+  groupCommit?: GroupCommit;
   close(): Promise<void>;
 }
 
@@ -32,7 +40,7 @@ export function openDatabase(config: DatabaseConfig): Database {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  return { db, dialect: 'sqlite', sqlite, groupCommit: new GroupCommit(sqlite), close: () => db.destroy() };
 }
 
 /**
@@ -44,7 +52,7 @@ function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database
   const prepare = (source: string) => {
     let stmt = cache.get(source);
     if (stmt) return stmt;
-    stmt = sqlite.prepare(source);
+    stmt = prepareRows(sqlite, source);
     if (cache.size >= max) cache.delete(cache.keys().next().value as string);
     cache.set(source, stmt);
     return stmt;
@@ -56,4 +64,36 @@ function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * Prepares a statement whose rows are built here from raw value arrays. better-sqlite3 builds each
+ * row object value by value through the V8 API, which on Node 20 costs about 0.4 µs a column:
+ * 13 µs for two 16-column rows, against 5 µs read raw and named in JavaScript. Rows are the same
+ * plain objects (a repeated column name keeps its last value, as before).
+ */
+export function prepareRows(sqlite: SQLite.Database, source: string): SQLite.Statement {
+  const stmt = sqlite.prepare(source);
+  if (!stmt.reader) return stmt;
+  const names = stmt.columns().map((c) => c.name);
+  stmt.raw(true);
+  const toRow = (values: unknown[]) => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
+    return row;
+  };
+  const rows = {
+    reader: true,
+    all: (...params: unknown[]) => (stmt.all(...params) as unknown[][]).map(toRow),
+    get: (...params: unknown[]) => {
+      const values = stmt.get(...params) as unknown[] | undefined;
+      return values && toRow(values);
+    },
+    *iterate(...params: unknown[]) {
+      for (const values of stmt.iterate(...params) as IterableIterator<unknown[]>) yield toRow(values);
+    },
+    // A reader (SELECT, or a write with RETURNING) may still be run for its effect alone.
+    run: (...params: unknown[]) => stmt.run(...params),
+  };
+  return rows as unknown as SQLite.Statement;
 }

@@ -1,25 +1,60 @@
-import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
+import { type Compilable, CompiledQuery } from 'kysely';
+import { type Database, prepareRows } from './database.js';
 
 /**
  * A query built and compiled once, run many times with new parameter values. Building and
  * compiling a Kysely query costs more than running a short indexed query, so hot paths keep the
  * compiled SQL and substitute their values by position. `build` receives sentinel placeholders
  * and must use each exactly where the value goes.
+ *
+ * On SQLite the statement runs synchronously on the connection, skipping Kysely's driver path
+ * (its connection mutex and promise chain cost more than the query) — but only while no
+ * transaction is open: the one connection is shared, and a transaction another request holds
+ * across an await must not be read half-done. Then the query waits its turn through Kysely.
  */
-export function precompile<Schema, Args extends string, Row>(
-  db: Kysely<Schema>,
+export interface Precompiled<Args extends string, Row> {
+  first(values: Record<Args, unknown>): Promise<Row | undefined>;
+  all(values: Record<Args, unknown>): Promise<Row[]>;
+}
+
+export function precompile<Args extends string, Row>(
+  database: Pick<Database, 'db' | 'sqlite' | 'groupCommit'>,
   names: readonly Args[],
   build: (placeholders: Record<Args, string>) => Compilable<Row>,
-): (values: Record<Args, unknown>) => Promise<Row | undefined> {
+  /** A single-statement write: on SQLite it joins the next group commit (src/db/group-commit.ts). */
+  options: { write?: boolean } = {},
+): Precompiled<Args, Row> {
   const placeholders = Object.fromEntries(names.map((n) => [n, `\u0000${n}\u0000`])) as Record<Args, string>;
   const compiled = build(placeholders).compile();
   const slots = compiled.parameters.map((p) => names.find((n) => placeholders[n] === p));
-  return async (values) => {
-    const parameters = compiled.parameters.map((p, i) => {
+  const parametersOf = (values: Record<Args, unknown>) =>
+    compiled.parameters.map((p, i) => {
       const name = slots[i];
       return name === undefined ? p : values[name];
     });
-    const result = await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
-    return result.rows[0];
+  const { sqlite } = database;
+  const statement = sqlite && prepareRows(sqlite, compiled.sql);
+  const viaKysely = async (parameters: unknown[]) =>
+    (await database.db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows;
+  const { groupCommit } = database;
+  if (options.write) {
+    const all = (values: Record<Args, unknown>): Promise<Row[]> => {
+      const parameters = parametersOf(values);
+      if (!statement || !groupCommit) return viaKysely(parameters);
+      return groupCommit.run(statement, parameters, () => viaKysely(parameters)) as Promise<Row[]>;
+    };
+    return { all, first: async (values) => (await all(values))[0] };
+  }
+  return {
+    async first(values) {
+      const parameters = parametersOf(values);
+      if (statement && !sqlite!.inTransaction) return statement.get(parameters) as Row | undefined;
+      return (await viaKysely(parameters))[0];
+    },
+    async all(values) {
+      const parameters = parametersOf(values);
+      if (statement && !sqlite!.inTransaction) return statement.all(parameters) as Row[];
+      return viaKysely(parameters);
+    },
   };
 }

@@ -26,7 +26,13 @@ export function installAuth(app: FastifyInstance, accounts: AccountsService): vo
   app.decorateRequest('user', null);
   app.decorateRequest('sessionId', null);
   app.decorateRequest('sessionNonce', null);
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
+    // Most calls (the licensing and update API) carry no credentials: they skip the promise.
+    if (request.headers.authorization === undefined && request.headers.cookie === undefined) return done();
+    resolveCaller(request).then(() => done(), done);
+  });
+
+  async function resolveCaller(request: FastifyRequest): Promise<void> {
     const authz = request.headers.authorization;
     if (authz?.startsWith('Basic ')) {
       const decoded = Buffer.from(authz.slice(6), 'base64').toString('utf8');
@@ -50,7 +56,7 @@ export function installAuth(app: FastifyInstance, accounts: AccountsService): vo
     if (typeof nonce !== 'string' || !safeEqual(nonce, session.nonce))
       throw new ApiError('rest_cookie_invalid_nonce');
     request.user = session.user;
-  });
+  }
 }
 
 export async function requireUser(request: FastifyRequest, _reply: FastifyReply): Promise<void> {

@@ -1,5 +1,7 @@
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../clock.js';
+import type { Database } from '../db/database.js';
+import { precompile } from '../db/precompiled.js';
 import type { DB } from '../db/schema.js';
 
 export interface RateResult {
@@ -13,10 +15,14 @@ export interface RateResult {
  * upsert; it is best effort under concurrency in the way the specification allows.
  */
 export class RateCounter {
+  private readonly db: Kysely<DB>;
+
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly database: Pick<Database, 'db' | 'sqlite' | 'groupCommit'>,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.db = database.db;
+  }
 
   private window(windowSeconds: number) {
     const nowS = Math.floor(this.clock.now().getTime() / 1000);
@@ -39,7 +45,25 @@ export class RateCounter {
     return { count: row.count, retryAfter };
   }
 
-  private pairQuery?: CompiledQuery<{ bucket: string; count: number }>;
+  private compilePair() {
+    return precompile(
+      this.database,
+      ['a', 'b', 'start'] as const,
+      (p) =>
+        this.db
+          .insertInto('rate_counters')
+          .values([
+            { bucket: p.a, window_start: p.start as unknown as number, count: 1 },
+            { bucket: p.b, window_start: p.start as unknown as number, count: 1 },
+          ])
+          .onConflict((oc) =>
+            oc.columns(['bucket', 'window_start']).doUpdateSet({ count: sql`rate_counters.count + 1` }),
+          )
+          .returning(['bucket', 'count']),
+      { write: true },
+    );
+  }
+  private pairQuery?: ReturnType<RateCounter['compilePair']>;
 
   /**
    * Adds one to two buckets' current windows in a single statement (one write instead of two on
@@ -47,23 +71,8 @@ export class RateCounter {
    */
   async hitPair(a: string, b: string, windowSeconds: number): Promise<[RateResult, RateResult]> {
     const { start, retryAfter } = this.window(windowSeconds);
-    this.pairQuery ??= this.db
-      .insertInto('rate_counters')
-      .values([
-        { bucket: '\u0000a', window_start: -1, count: 1 },
-        { bucket: '\u0000b', window_start: -1, count: 1 },
-      ])
-      .onConflict((oc) =>
-        oc.columns(['bucket', 'window_start']).doUpdateSet({ count: sql`rate_counters.count + 1` }),
-      )
-      .returning(['bucket', 'count'])
-      .compile();
-    const params = this.pairQuery.parameters.map((p) =>
-      p === '\u0000a' ? a : p === '\u0000b' ? b : p === -1 ? start : p,
-    );
-    const { rows } = await this.db.executeQuery<{ bucket: string; count: number }>(
-      CompiledQuery.raw(this.pairQuery.sql, params),
-    );
+    this.pairQuery ??= this.compilePair();
+    const rows = await this.pairQuery.all({ a, b, start });
     if (Math.random() < 0.01) void this.prune().catch(() => {});
     const countOf = (bucket: string) => Number(rows.find((r) => r.bucket === bucket)?.count ?? 0);
     return [

@@ -282,5 +282,16 @@ describe('stored timestamps', () => {
     expect(parseTimestamp('2026-03-01T10:00:00+24:00')).toBeNull();
     expect(parseTimestamp('2026-03-01T24:00:00Z')).toBeNull();
     expect(parseTimestamp('2026-03-01')).toBeNull();
+    expect(parseTimestamp('2026-04-31T00:00:00Z')).toBeNull();
+    expect(parseTimestamp('2026-13-01T00:00:00Z')).toBeNull();
+    expect(parseTimestamp('2026-00-10T00:00:00Z')).toBeNull();
+    expect(parseTimestamp('2026-03-00T00:00:00Z')).toBeNull();
+    expect(parseTimestamp('2026-03-01T10:60:00Z')).toBeNull();
+    expect(parseTimestamp('2026-03-01T10:00:60Z')).toBeNull();
+    expect(parseTimestamp('1900-02-29T00:00:00Z')).toBeNull();
+    expect(parseTimestamp('2000-02-29T00:00:00Z')?.toISOString()).toBe('2000-02-29T00:00:00.000Z');
+    expect(parseTimestamp('2026-12-31T23:59:59z')?.toISOString()).toBe('2026-12-31T23:59:59.000Z');
+    // Years below 100 are years, not 1900 + n.
+    expect(parseTimestamp('0050-06-01T00:00:00Z')?.toISOString()).toBe('0050-06-01T00:00:00.000Z');
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,5 +167,35 @@ describe('an interrupted upload publishes nothing', () => {
     expect(res.status).toBe(201);
     expect(((await res.json()) as { status: string }).status).toBe('published');
     expect(vaultFiles()).toHaveLength(1);
+  });
+
+  it('a file moved into the vault whose commit never came is swept at restart once an hour old', async () => {
+    // What SIGKILL between the move into the vault and the database commit leaves: a file at a
+    // generated key that no artifact row names. A fresh one may be another process's upload
+    // about to commit, so it stays; the artifact committed above stays whatever its age.
+    const dir = join(dataDir, 'vault', 'ab');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const old = join(dir, 'abcdef01-2345-4678-89ab-cdef01234567.zip');
+    const fresh = join(dir, 'abcdef01-2345-4678-89ab-cdef01234568.tgv');
+    writeFileSync(old, makeZip(1000), { mode: 0o600 });
+    writeFileSync(fresh, makeZip(1000), { mode: 0o600 });
+    const twoHoursAgo = (Date.now() - 2 * 3600_000) / 1000;
+    utimesSync(old, twoHoursAgo, twoHoursAgo);
+    const committed = readdirSync(join(dataDir, 'vault'), { recursive: true, withFileTypes: true }).find(
+      (e) =>
+        e.isFile() &&
+        !e.parentPath.includes('.staging') &&
+        !e.name.startsWith('abcdef01-2345-4678-89ab-cdef0123456'),
+    )!;
+    utimesSync(join(committed.parentPath, committed.name), twoHoursAgo, twoHoursAgo);
+    expect(vaultFiles()).toHaveLength(3);
+
+    await server.stop();
+    server = await startServer(env);
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(fresh)).toBe(true);
+    expect(vaultFiles().sort()).toEqual([committed.name, 'abcdef01-2345-4678-89ab-cdef01234568.tgv'].sort());
+    const list = await api(`/software/products/${productId}/versions`);
+    expect((list.body.releases as { status: string }[]).map((r) => r.status)).toEqual(['published']);
   });
 });

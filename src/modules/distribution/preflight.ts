@@ -89,7 +89,9 @@ export class Preflight {
       }
       license = identity
         ? await this.licenses.findForIdentity(key, identity.identity_key)
-        : await this.licenses.findByKey(key).then((l) => l && { ...l, identity_activation_id: null });
+        : await this.licenses
+            .findByKey(key)
+            .then((l) => l && Object.assign(l, { identity_activation_id: null }));
     }
     await this.limit(settings, single, isPublic, license, ip);
 

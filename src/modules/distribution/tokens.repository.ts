@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { Dialect } from '../../db/database.js';
+import type { Database, Dialect } from '../../db/database.js';
+import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import type { DistributionTables } from './distribution.tables.js';
 
@@ -11,19 +12,77 @@ export type NewToken = Insertable<DistributionTables['download_tokens']>;
  * connection (on SQLite the transaction holds the only connection, so another service's query
  * would wait for it forever). Rows are locked FOR UPDATE on PostgreSQL.
  */
+const TOKEN_COLUMNS = [
+  'token_hash',
+  'binding_version',
+  'policy',
+  'product_id',
+  'release_id',
+  'artifact_id',
+  'artifact_sha256',
+  'purpose',
+  'license_id',
+  'activation_id',
+  'activation_revision',
+  'identity_key',
+  'installation_id',
+  'domain_normalized',
+  'created_at',
+  'expires_at',
+  'used_at',
+  'invalidated_at',
+  'invalidated_reason',
+] as const satisfies readonly (keyof NewToken)[];
+
 export class TokensRepository {
   constructor(
     readonly db: Kysely<DB>,
     readonly dialect: Dialect,
+    /** The issuance hot path's statements are compiled once against it (src/db/precompiled.ts). */
+    private readonly root: Pick<Database, 'db' | 'sqlite' | 'groupCommit'> = { db },
   ) {}
 
+  private hotQueries?: ReturnType<TokensRepository['compileHot']>;
+  private compileHot() {
+    const { root } = this;
+    return {
+      insert: precompile(
+        root,
+        TOKEN_COLUMNS,
+        (p) =>
+          root.db
+            .insertInto('download_tokens')
+            .values(p as unknown as NewToken)
+            .returning('id'),
+        { write: true },
+      ),
+      revision: precompile(root, ['id'] as const, (p) =>
+        root.db
+          .selectFrom('activations')
+          .select(['status', 'activation_revision'])
+          .where('id', '=', p.id as unknown as number),
+      ),
+    };
+  }
+  private get hot() {
+    this.hotQueries ??= this.compileHot();
+    return this.hotQueries;
+  }
+
   async insert(values: NewToken): Promise<number> {
-    const row = await this.db
-      .insertInto('download_tokens')
-      .values(values)
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const row = await this.hot.insert.first(
+      Object.fromEntries(TOKEN_COLUMNS.map((c) => [c, values[c] ?? null])) as Record<
+        (typeof TOKEN_COLUMNS)[number],
+        unknown
+      >,
+    );
+    if (!row) throw new Error('token insert returned no row');
     return row.id;
+  }
+
+  /** The activation's status and revision as committed (outside any transaction). */
+  activationRevision(id: number) {
+    return this.hot.revision.first({ id });
   }
 
   findByHash(hash: string): Promise<TokenRow | undefined> {

@@ -80,7 +80,7 @@ export class TokenIssuer {
   }
 
   private async revisionOf(activationId: number): Promise<number> {
-    const row = await this.repo.activationIn(this.repo.db, activationId);
+    const row = await this.repo.activationRevision(activationId);
     // Deactivated between the preflight read and now: the token would fail anyway.
     if (row?.status !== 'active') throw new ApiError('domain_not_activated');
     return row.activation_revision;

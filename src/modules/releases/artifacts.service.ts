@@ -18,6 +18,9 @@ import { type ArtifactStorage, refOf } from './storage/storage.js';
 import { moveFile } from './storage/vault.js';
 import { storageKeyFor } from './upload.js';
 
+/** A vault file without a row is an orphan only once no upload can still be committing it. */
+export const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
+
 /** Catalogue file names: the client's base name, reduced to safe characters. */
 export function sanitiseUploadName(raw: string): string {
   const base = raw.split(/[\\/]/).pop() ?? '';
@@ -208,6 +211,25 @@ export class ArtifactsService {
   }
 
   // ---- checks and diagnostics ----
+
+  /**
+   * Removes vault files no artifact row names: what a crash between the move into the vault and
+   * the database commit leaves behind (never published, but taking space). Only files older than
+   * ORPHAN_MIN_AGE_MS go: another server process sharing the vault may have just moved a file in
+   * and be about to commit its row. Runs at start; answers how many files were removed.
+   */
+  async sweepOrphans(nowMs = Date.now()): Promise<number> {
+    const files = await this.storage.vault.storedFiles();
+    if (files.length === 0) return 0;
+    const known = new Set(await this.repo.managedStorageKeys());
+    let removed = 0;
+    for (const f of files) {
+      if (known.has(f.key) || nowMs - f.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
+      await unlink(this.storage.vault.pathOf(f.key)).catch(() => {});
+      removed += 1;
+    }
+    return removed;
+  }
 
   async validateFileName(productId: number, fileName: string, version: string): Promise<TemplateCheck> {
     const config = await this.catalogue.getSoftwareConfig(productId);

@@ -1,5 +1,6 @@
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
-import type { Dialect } from '../../db/database.js';
+import type { Database, Dialect } from '../../db/database.js';
+import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import type { ArtifactRow, DeletionRow, LegacyDownloadRow, ReleaseRow } from './releases.model.js';
 import type { ArtifactState, ReleaseStatus, ReleasesTables } from './releases.tables.js';
@@ -13,11 +14,87 @@ export type DeletionInsert = Insertable<ReleasesTables['artifact_deletions']>;
 export type DeletionUpdate = Updateable<ReleasesTables['artifact_deletions']>;
 
 /** Releases, artifacts, catalogue downloads and deletion jobs: queries only. */
+const ARTIFACT_COLUMNS = [
+  'id',
+  'product_id',
+  'download_id',
+  'driver',
+  'storage_key',
+  'key_id',
+  'file_name',
+  'file_size',
+  'stored_size',
+  'file_sha256',
+  'state',
+  'source_download_id',
+  'deletion_op',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const satisfies readonly (keyof ArtifactRow)[];
+const ARTIFACT_ALIASES = ARTIFACT_COLUMNS.map((c) => `a_${c}` as const);
+
 export class ReleasesRepository {
+  private hotQueries?: ReturnType<ReleasesRepository['compileHot']>;
+
   constructor(
     readonly db: Kysely<DB>,
     readonly dialect: Dialect,
+    /** Given to the root repository only: a bound (transaction) one runs every query through `db`. */
+    private readonly root?: Pick<Database, 'db' | 'sqlite'>,
   ) {}
+
+  /** The update check's reads, compiled once on the root connection (src/db/precompiled.ts). */
+  private compileHot(root: Pick<Database, 'db' | 'sqlite'>) {
+    return {
+      published: precompile(root, ['product'] as const, (p) =>
+        this.publishedQuery(root.db, p.product as unknown as number),
+      ),
+      artifact: precompile(root, ['id'] as const, (p) =>
+        root.db
+          .selectFrom('artifacts')
+          .selectAll()
+          .where('id', '=', p.id as unknown as number),
+      ),
+    };
+  }
+
+  private get hot() {
+    if (!this.root) return undefined;
+    this.hotQueries ??= this.compileHot(this.root);
+    return this.hotQueries;
+  }
+
+  private publishedQuery(db: Kysely<DB>, productId: number) {
+    return db
+      .selectFrom('releases as r')
+      .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
+      .selectAll('r')
+      .select(ARTIFACT_COLUMNS.map((c) => `a.${c} as a_${c}` as const))
+      .where('r.product_id', '=', productId)
+      .where('r.status', '=', sql.lit('published'))
+      .orderBy('r.is_current', 'desc')
+      .orderBy(sql`coalesce(r.published_at, r.release_date)`, 'desc')
+      .orderBy('r.id', 'desc');
+  }
+
+  /**
+   * A product's published releases in candidate order (spec 4.3 step 1), each with its artifact:
+   * one query, where the update check used to make three.
+   */
+  async publishedWithArtifacts(productId: number): Promise<{ release: ReleaseRow; artifact: ArtifactRow }[]> {
+    const rows = this.hot
+      ? await this.hot.published.all({ product: productId })
+      : await this.publishedQuery(this.db, productId).execute();
+    return rows.map((row) => {
+      const artifact: Record<string, unknown> = {};
+      for (let i = 0; i < ARTIFACT_COLUMNS.length; i++) {
+        artifact[ARTIFACT_COLUMNS[i]!] = row[ARTIFACT_ALIASES[i]!];
+      }
+      // The row is the release's own columns plus the aliased artifact ones, which nothing reads.
+      return { release: row as ReleaseRow, artifact: artifact as ArtifactRow };
+    });
+  }
 
   /** The same queries on another connection (a caller's transaction). */
   bind(db: Kysely<DB>): ReleasesRepository {
@@ -68,12 +145,12 @@ export class ReleasesRepository {
    * A product's releases in candidate order (spec 4.3): current first, then effective publication
    * time (published_at, else release_date) newest first, then record id newest first.
    */
-  listReleases(productId: number, statuses?: ReleaseStatus[]): Promise<ReleaseRow[]> {
+  /** Every release of a product, in candidate order (the administrator's list). */
+  listReleases(productId: number): Promise<ReleaseRow[]> {
     return this.db
       .selectFrom('releases')
       .selectAll()
       .where('product_id', '=', productId)
-      .$if(statuses !== undefined, (q) => q.where('status', 'in', statuses!))
       .orderBy('is_current', 'desc')
       .orderBy(sql`coalesce(published_at, release_date)`, 'desc')
       .orderBy('id', 'desc')
@@ -117,12 +194,23 @@ export class ReleasesRepository {
   }
 
   findArtifact(id: number, lock = false): Promise<ArtifactRow | undefined> {
+    if (!lock && this.hot) return this.hot.artifact.first({ id });
     return this.db
       .selectFrom('artifacts')
       .selectAll()
       .where('id', '=', id)
       .$if(lock && this.dialect === 'postgres', (q) => q.forUpdate())
       .executeTakeFirst();
+  }
+
+  /** Every storage key of the vault drivers that a row names, whatever the artifact's state. */
+  async managedStorageKeys(): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('artifacts')
+      .select('storage_key')
+      .where('driver', 'in', ['local', 'local_encrypted'])
+      .execute();
+    return rows.map((r) => r.storage_key);
   }
 
   findArtifacts(ids: number[]): Promise<ArtifactRow[]> {

@@ -37,6 +37,9 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
   // Before the first request: leftovers of uploads cut off by a crash are swept.
   const swept = await storage.start();
   if (swept > 0) app.log.warn({ swept }, 'removed staging files left by an interrupted upload');
+  const orphans = await artifacts.sweepOrphans();
+  if (orphans > 0)
+    app.log.warn({ orphans }, 'removed vault files no artifact names (an upload cut off before its commit)');
 
   await app.register(uploadRoutes, { module: opts.module });
 

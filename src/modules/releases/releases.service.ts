@@ -129,7 +129,8 @@ export class ReleasesService {
 
   /** Published releases of a product in candidate order (spec 4.3 step 1). */
   async listPublishedCandidates(productId: number): Promise<Release[]> {
-    return this.hydrate(await this.repo.listReleases(productId, ['published']));
+    const rows = await this.repo.publishedWithArtifacts(productId);
+    return rows.map(({ release, artifact }) => toRelease(release, artifact));
   }
 
   /** Published releases of a product with this exact version string (changelog `version`). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat, unlink } from 'node:fs/promises';
+import { open, stat, unlink } from 'node:fs/promises';
 import { type Readable, type Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type {
@@ -13,7 +13,11 @@ import type {
 } from './driver.js';
 import type { Vault } from './vault.js';
 
-export const READ_CHUNK = 64 * 1024;
+/**
+ * Read size for files in the vault: 1 MiB, as the download reference does. Each read is a system
+ * call; at 64 KiB they cost a quarter of a local download's throughput here.
+ */
+export const READ_CHUNK = 1024 * 1024;
 
 /** Stat of a vault file: a missing file is `exists:false`, any other failure propagates. */
 export async function statVaultFile(path: string): Promise<StatSnapshot> {
@@ -41,6 +45,28 @@ export async function hashStream(source: Readable): Promise<{ size: number; sha2
       },
     }),
   );
+  return { size, sha256: hash.digest('hex') };
+}
+
+/**
+ * Hashes a file through one reused buffer: a read stream allocates a fresh buffer per read, and a
+ * 100 MB pass would leave 100 MB of garbage for the next collection (it showed as RSS).
+ */
+export async function hashFile(path: string): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(READ_CHUNK);
+  const file = await open(path, 'r');
+  let size = 0;
+  try {
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      size += bytesRead;
+    }
+  } finally {
+    await file.close();
+  }
   return { size, sha256: hash.digest('hex') };
 }
 
@@ -87,7 +113,7 @@ export class LocalVaultDriver implements StorageDriver {
     if (!snapshot.exists) return { ok: false, reason: 'missing' };
     if (ref.fileSize !== null && snapshot.size !== ref.fileSize)
       return { ok: false, reason: 'size_mismatch' };
-    const { size, sha256 } = await hashStream(createReadStream(path, { highWaterMark: READ_CHUNK }));
+    const { size, sha256 } = await hashFile(path);
     if (ref.fileSize !== null && size !== ref.fileSize) return { ok: false, reason: 'size_mismatch' };
     if (sha256 !== ref.sha256) return { ok: false, reason: 'hash_mismatch' };
     return { ok: true, snapshot };

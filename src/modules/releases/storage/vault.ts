@@ -162,6 +162,21 @@ export class Vault {
     return removed;
   }
 
+  /** Every file stored in the vault under a generated key, with its modification time. */
+  async storedFiles(): Promise<{ key: string; mtimeMs: number }[]> {
+    const out: { key: string; mtimeMs: number }[] = [];
+    for (const prefix of await readdir(this.dir).catch(() => [] as string[])) {
+      if (!/^[0-9a-f]{2}$/.test(prefix)) continue;
+      for (const name of await readdir(join(this.dir, prefix)).catch(() => [] as string[])) {
+        const key = `${prefix}/${name}`;
+        if (!STORAGE_KEY.test(key)) continue;
+        const s = await stat(join(this.dir, prefix, name)).catch(() => null);
+        if (s?.isFile()) out.push({ key, mtimeMs: s.mtimeMs });
+      }
+    }
+    return out;
+  }
+
   async stagingUsage(): Promise<{ files: number; bytes: number }> {
     let files = 0;
     let bytes = 0;

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Database, openDatabase, prepareRows } from '../../src/db/database.js';
+import { precompile } from '../../src/db/precompiled.js';
+
+// The SQLite-only shortcuts of src/db: rows built from raw arrays, synchronous precompiled reads
+// that never see another request's open transaction, and group commit for hot writes. They run on
+// a SQLite file whichever database the rest of the suite uses.
+
+let dir: string;
+let database: Database;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-fast-'));
+  database = openDatabase({ kind: 'sqlite', file: join(dir, 'db.sqlite'), synchronous: 'NORMAL' });
+  await sql`create table t (id integer primary key, name text unique not null, n integer not null default 0)`.execute(
+    database.db,
+  );
+});
+
+afterEach(async () => {
+  await database.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: the test table is outside the typed schema
+const db = () => database.db as any;
+
+const insertOne = () =>
+  precompile(
+    database,
+    ['name'] as const,
+    (p) => db().insertInto('t').values({ name: p.name }).returning(['id', 'name']),
+    {
+      write: true,
+    },
+  );
+
+describe('rows built from raw arrays', () => {
+  it('gives the same objects as better-sqlite3, including a repeated column name keeping its last value', () => {
+    const raw = new SQLite(':memory:');
+    raw.exec(
+      `create table a (x integer, y text, z blob, w real); insert into a values (1, 'one', x'00ff', 1.5), (2, null, null, null)`,
+    );
+    const query = 'select x, y, z, w, x as y from a order by x';
+    expect(prepareRows(raw, query).all()).toEqual(raw.prepare(query).all());
+    expect(prepareRows(raw, query).get()).toEqual(raw.prepare(query).get());
+    expect([...(prepareRows(raw, query).iterate() as Iterable<unknown>)]).toEqual(raw.prepare(query).all());
+    expect(prepareRows(raw, 'select x from a where x = 99').get()).toBeUndefined();
+    raw.close();
+  });
+});
+
+describe('precompiled reads', () => {
+  it('do not read what another request has written in a transaction it has not committed', async () => {
+    const read = precompile(database, ['name'] as const, (p) =>
+      db().selectFrom('t').selectAll().where('name', '=', p.name),
+    );
+    const trx = await database.db.startTransaction().execute();
+    await sql`insert into t (name) values ('pending')`.execute(trx);
+    // The transaction holds the connection across an await: the read waits for it to finish.
+    const seen = read.first({ name: 'pending' });
+    await trx.rollback().execute();
+    expect(await seen).toBeUndefined();
+    await sql`insert into t (name) values ('committed')`.execute(database.db);
+    expect(await read.first({ name: 'committed' })).toMatchObject({ name: 'committed' });
+  });
+});
+
+describe('group commit', () => {
+  it('commits writes of the same turn together and answers each caller its own rows', async () => {
+    const insert = insertOne();
+    const names = Array.from({ length: 20 }, (_, i) => `row-${i}`);
+    const rows = await Promise.all(names.map((name) => insert.first({ name })));
+    expect(rows.map((r) => (r as { name: string }).name)).toEqual(names);
+    const count = await sql<{ n: number }>`select count(*) as n from t`.execute(database.db);
+    expect(count.rows[0]!.n).toBe(20);
+  });
+
+  it('rejects only the statement that fails; the rest of the batch is committed', async () => {
+    const insert = insertOne();
+    const results = await Promise.allSettled([
+      insert.first({ name: 'a' }),
+      insert.first({ name: 'a' }), // unique violation
+      insert.first({ name: 'b' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const names = await sql<{ name: string }>`select name from t order by name`.execute(database.db);
+    expect(names.rows.map((r) => r.name)).toEqual(['a', 'b']);
+  });
+
+  it('waits for a transaction another request holds, and is not rolled back with it', async () => {
+    const insert = insertOne();
+    const trx = await database.db.startTransaction().execute();
+    await sql`insert into t (name) values ('theirs')`.execute(trx);
+    const ours = insert.first({ name: 'ours' });
+    await new Promise((r) => setImmediate(r));
+    await trx.rollback().execute();
+    expect(await ours).toMatchObject({ name: 'ours' });
+    const names = await sql<{ name: string }>`select name from t`.execute(database.db);
+    expect(names.rows.map((r) => r.name)).toEqual(['ours']);
+  });
+});
