@@ -10,17 +10,12 @@
  * check is eligible and mints a single-use token.
  */
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
-
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { makeZip } from '../test/releases/helpers.js';
-import { cpuSeconds, fmt, type LoadResult, SERVER_NODE, startPinned } from './lib.js';
+import { fmt, type LoadResult, load, SERVER_NODE, startPinned } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -92,39 +87,13 @@ async function seed(base: string): Promise<string[]> {
   return bodies;
 }
 
-async function run(url: string, bodies: string[], seconds: number, pid?: number): Promise<LoadResult> {
-  let i = 0;
-  const cpuBefore = pid ? cpuSeconds(pid) : 0;
-  const r = await autocannon({
-    url,
-    method: 'POST',
-    connections: 50,
-    duration: seconds,
-    requests: [
-      {
-        setupRequest: (req) => {
-          const n = i++;
-          return {
-            ...req,
-            body: bodies[n % bodies.length]!,
-            headers: {
-              'content-type': 'application/json',
-              'x-forwarded-for': `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
-            },
-          };
-        },
-      },
-    ],
-  });
-  return {
-    cpuUs: pid ? ((cpuSeconds(pid) - cpuBefore) * 1e6) / Math.max(1, r.requests.total) : undefined,
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors,
-  };
-}
+/** Every request from another client address, so the per-address cap stays out of the way. */
+const clientAddress = (n: number) => ({
+  'x-forwarded-for': `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
+});
+
+const run = (url: string, bodies: string[], seconds: number, pid?: number): Promise<LoadResult> =>
+  load({ url, bodies, seconds, pid, headersFor: clientAddress });
 
 async function main() {
   const node = [
@@ -170,7 +139,6 @@ async function main() {
     console.log(`ratio:         ${((ours.rps / base.rps) * 100).toFixed(1)}% of bare (target >= 35%)`);
   } finally {
     await server.stop();
-    if (process.env.ZZ_KEEP) require('node:fs').cpSync(dataDir, process.env.ZZ_KEEP, { recursive: true });
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -105,6 +105,8 @@ export async function load(opts: {
   expectStatus?: number;
   /** The server's pid: its CPU time per request is reported too. */
   pid?: number;
+  /** Extra headers for the n-th request. */
+  headersFor?: (n: number) => Record<string, string>;
 }): Promise<LoadResult> {
   let i = 0;
   const cpuBefore = opts.pid ? cpuSeconds(opts.pid) : 0;
@@ -117,8 +119,10 @@ export async function load(opts: {
     requests: [
       {
         setupRequest: (req) => {
-          const body = opts.bodies[i++ % opts.bodies.length]!;
-          return { ...req, body };
+          const n = i++;
+          const body = opts.bodies[n % opts.bodies.length]!;
+          if (!opts.headersFor) return { ...req, body };
+          return { ...req, body, headers: { ...req.headers, ...opts.headersFor(n) } };
         },
       },
     ],

@@ -66,10 +66,9 @@ export class GroupCommit {
       } catch (e) {
         p.reject(e);
         if (!this.sqlite.inTransaction) {
-          // SQLite abandoned the whole transaction (I/O error, disk full): nothing before it stands.
+          // SQLite abandoned the whole transaction (I/O error, disk full): nothing in it stands.
           for (const [q] of done) q.reject(e);
-          done.length = 0;
-          this.rejectRest(batch, p, e);
+          for (const q of batch.slice(batch.indexOf(p) + 1)) q.reject(e);
           return;
         }
       }
@@ -83,8 +82,4 @@ export class GroupCommit {
     }
     for (const [p, rows] of done) p.resolve(rows);
   };
-
-  private rejectRest(batch: Pending[], failed: Pending, error: unknown) {
-    for (let i = batch.indexOf(failed) + 1; i < batch.length; i++) batch[i]!.reject(error);
-  }
 }

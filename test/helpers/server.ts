@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dialectUnderTest, freshDatabase } from './db.js';
+import { dialectUnderTest, freshDatabase, type TestDatabase } from './db.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -77,6 +77,8 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
 export interface Cluster {
   /** One server on SQLite (its one connection serialises transactions); two on PostgreSQL. */
   servers: ServerProcess[];
+  /** The database they share, for seeding rows directly. */
+  database: TestDatabase;
   /** Cookie and X-REST-Nonce of the bootstrap administrator, signed in on the first server. */
   adminHeaders: Record<string, string>;
   stop(): Promise<void>;
@@ -112,6 +114,7 @@ export async function startCluster(
   const adminHeaders = { cookie, 'x-rest-nonce': ((await res.json()) as { nonce: string }).nonce };
   return {
     servers,
+    database,
     adminHeaders,
     async stop() {
       await Promise.all(servers.map((s) => s.stop()));

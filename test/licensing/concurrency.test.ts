@@ -1,37 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { dialectUnderTest, type TestDatabase } from '../helpers/db.js';
 import { identity, seedOwnedLicense } from '../helpers/licensing.js';
-import { type ServerProcess, startServer } from '../helpers/server.js';
+import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
 
 /**
  * Activation limits under real parallel HTTP. SQLite: one server process (its one connection runs
  * transactions one at a time). PostgreSQL: two server processes on one database, so only the
  * license row lock (FOR UPDATE) can keep the count exact.
  */
+let cluster: Cluster;
 let database: TestDatabase;
-let servers: ServerProcess[] = [];
-const dirs: string[] = [];
+let servers: ServerProcess[];
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-conc-'));
-  dirs.push(dataDir);
-  const env: Record<string, string> =
-    database.config.kind === 'postgres'
-      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
-      : { DATA_DIR: dirname(database.config.file) };
-  const count = dialectUnderTest === 'postgres' ? 2 : 1;
-  servers = await Promise.all(Array.from({ length: count }, () => startServer(env)));
+  cluster = await startCluster();
+  ({ database, servers } = cluster);
 }, 90_000);
 
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-  await database.drop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+afterAll(() => cluster.stop());
 
 async function seedLicense(limit: number): Promise<{ id: number; key: string }> {
   const seeded = await seedOwnedLicense(database.database.db, { limit });

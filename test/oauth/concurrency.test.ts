@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/modules/accounts/password.js';
 import { sha256 } from '../../src/random.js';
-import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { dialectUnderTest, type TestDatabase } from '../helpers/db.js';
 import { identity, seedOwnedLicense } from '../helpers/licensing.js';
-import { type ServerProcess, startServer } from '../helpers/server.js';
+import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
 
 /**
  * Exchanging one activation token many times at once over real HTTP. SQLite: one server process.
@@ -14,28 +11,17 @@ import { type ServerProcess, startServer } from '../helpers/server.js';
  * the other (the signing secret is shared through the database), and only the conditional claim
  * (UPDATE … WHERE used_at IS NULL) inside the activation transaction keeps the token single-use.
  */
+let cluster: Cluster;
 let database: TestDatabase;
-let servers: ServerProcess[] = [];
-const dirs: string[] = [];
+let servers: ServerProcess[];
 const PASSWORD = 'customer-password-1';
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-oauth-conc-'));
-  dirs.push(dataDir);
-  const env: Record<string, string> =
-    database.config.kind === 'postgres'
-      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
-      : { DATA_DIR: dirname(database.config.file) };
-  const count = dialectUnderTest === 'postgres' ? 2 : 1;
-  servers = await Promise.all(Array.from({ length: count }, () => startServer(env)));
+  cluster = await startCluster();
+  ({ database, servers } = cluster);
 }, 90_000);
 
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-  await database.drop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+afterAll(() => cluster.stop());
 
 const db = () => database.database.db;
 const server = (i: number) => servers[i % servers.length]!;

@@ -13,7 +13,7 @@ import type { ReleasesRepository } from './releases.repository.js';
 import type { ReleasesService } from './releases.service.js';
 import { encryptedSize } from './storage/crypto-stream.js';
 import { IntegrityError } from './storage/driver.js';
-import { hashStream } from './storage/local.js';
+import { hashFile } from './storage/local.js';
 import { type ArtifactStorage, refOf } from './storage/storage.js';
 import { moveFile } from './storage/vault.js';
 import { storageKeyFor } from './upload.js';
@@ -197,7 +197,7 @@ export class ArtifactsService {
     if (artifact.state !== 'available') throw new ApiError('artifact_not_available');
     await this.storage.verify(artifact);
     const path = join(this.storage.publicDir, legacy.public_path);
-    const publicCopy = await hashStream(createReadStream(path)).catch((e: NodeJS.ErrnoException) => {
+    const publicCopy = await hashFile(path).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') return null;
       throw e;
     });
