@@ -30,7 +30,7 @@ const ref = {
 
 const server = createServer(async (_req, res) => {
   try {
-    let body: NodeJS.ReadableStream;
+    let body: AsyncIterable<Buffer> | NodeJS.ReadableStream;
     if (encrypted) {
       const v = await encrypted.verify({ ...ref });
       if (!v.ok) throw new Error(v.reason);

@@ -173,6 +173,7 @@ async function main() {
       };
       ours[driver] = [];
       const sequentialRss = watchRss(pid);
+      console.log(`${driver}: RSS before the downloads ${rssMb(pid).toFixed(0)} MB`);
       for (let i = 0; i <= ROUNDS; i++) {
         const pkg = await json('POST', '/software/package', body, {});
         const mbps = await timed(String(pkg.download_url), zip.length);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,6 +166,18 @@ describe(`download tokens over real HTTP (${dialectUnderTest})`, () => {
     expect(again.status).toBe(403);
     expect(((await again.json()) as { code: string }).code).toBe('token_consumed');
     expect((await fetch(`${base}/v1/health`)).status).toBe(200);
+    // The server let go of the file (the download stopped reading when the connection closed).
+    const vault = join(dataDir, 'vault');
+    const openVaultFiles = () =>
+      readdirSync(`/proc/${servers[0]!.pid}/fd`).filter((fd) => {
+        try {
+          return readlinkSync(`/proc/${servers[0]!.pid}/fd/${fd}`).startsWith(vault);
+        } catch {
+          return false; // closed while listing
+        }
+      });
+    for (let i = 0; i < 100 && openVaultFiles().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(openVaultFiles()).toEqual([]);
     // A fresh package still downloads in full.
     const fresh = await fetch(await packageUrl(base, f.body));
     expect(sha256(Buffer.from(await fresh.arrayBuffer()))).toBe(sha256(zip));

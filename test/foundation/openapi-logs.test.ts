@@ -32,7 +32,7 @@ describe('OpenAPI document', () => {
 describe('log redaction', () => {
   it('keeps passwords, license keys, tokens and ?token= values out of every log line', async () => {
     const licenseKey = 'TGL-SECRET-LICENSE-KEY-77777';
-    const token = 'a'.repeat(20) + 'TOKENSECRET' + 'b'.repeat(33);
+    const token = `${'a'.repeat(20)}TOKENSECRET${'b'.repeat(33)}`;
     await t.app.inject({
       method: 'POST',
       url: '/v1/auth/login',

@@ -2,7 +2,7 @@ import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
-import { hashStream } from '../../src/modules/releases/storage/local.js';
+import { hashChunks } from '../../src/modules/releases/storage/local.js';
 import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { hashOf, makeZip, publish, softwareProduct, vaultFiles, versions } from './helpers.js';
 
@@ -347,7 +347,7 @@ describe('the service API the distribution module calls', () => {
         sha256: hashOf(zip),
         fileName: `${product.slug}-1.0.0.zip`,
       });
-      expect(await hashStream(opened.stream)).toEqual({ size: zip.length, sha256: hashOf(zip) });
+      expect(await hashChunks(opened.chunks)).toEqual({ size: zip.length, sha256: hashOf(zip) });
       await t.app.services.database.db.transaction().execute(async (trx) => {
         expect((await releases.lockRelease(trx, r.version_id))?.version).toBe('1.0.0');
         await releases.recordDownload(trx, r.version_id);

@@ -15,7 +15,7 @@ import {
 import type { ArtifactRef } from '../../src/modules/releases/storage/driver.js';
 import { EncryptedVaultDriver } from '../../src/modules/releases/storage/encrypted.js';
 import { Keyring, keyIdOf } from '../../src/modules/releases/storage/keyring.js';
-import { hashStream } from '../../src/modules/releases/storage/local.js';
+import { hashChunks } from '../../src/modules/releases/storage/local.js';
 import { Vault } from '../../src/modules/releases/storage/vault.js';
 import { sha256 } from '../../src/random.js';
 
@@ -55,7 +55,7 @@ describe('local_encrypted: AES-256-GCM in 64 KiB authenticated chunks', () => {
       expect(statSync(path).size).toBe(encryptedSize(size));
       expect((statSync(path).mode & 0o777).toString(8)).toBe('600');
       expect(await driver.verify(ref)).toMatchObject({ ok: true });
-      const out = await hashStream(await driver.open(ref));
+      const out = await hashChunks(await driver.open(ref));
       expect(out).toEqual({ size, sha256: sha256(plain) });
       // The plaintext is nowhere in the stored file.
       if (size >= 64) expect(readFileSync(path).includes(plain.subarray(0, 64))).toBe(false);
@@ -70,7 +70,7 @@ describe('local_encrypted: AES-256-GCM in 64 KiB authenticated chunks', () => {
       bytes[offset]! ^= 0x01;
       writeFileSync(path, bytes);
       expect(await driver.verify(ref)).toEqual({ ok: false, reason: 'authentication_failed' });
-      await expect(hashStream(await driver.open(ref))).rejects.toThrow(/integrity/);
+      await expect(hashChunks(await driver.open(ref))).rejects.toThrow(/integrity/);
     }
   });
 
@@ -136,7 +136,7 @@ describe('local_encrypted: AES-256-GCM in 64 KiB authenticated chunks', () => {
     );
     const staged = await driver.put(source, storageKey);
     await staged.commit();
-    const expected = await hashStream(
+    const expected = await hashChunks(
       Readable.from(
         (function* () {
           for (let i = 0; i < size / block.length; i++) yield block;

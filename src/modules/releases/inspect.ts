@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
+import { shortLived } from '../../memory.js';
 
 /** The end-of-central-directory record: 22 bytes plus a comment of up to 65535 bytes. */
 const EOCD_SIZE = 22;
@@ -28,6 +29,8 @@ export class Inspector extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.size += chunk.length;
+    // An upload's chunks (socket reads) are dead once written to staging.
+    shortLived(chunk.length);
     if (this.size > this.limit) {
       cb(new UploadTooLarge('upload exceeds the size limit'));
       return;

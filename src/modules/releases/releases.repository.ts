@@ -3,7 +3,7 @@ import type { Database, Dialect } from '../../db/database.js';
 import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import type { ArtifactRow, DeletionRow, LegacyDownloadRow, ReleaseRow } from './releases.model.js';
-import type { ArtifactState, ReleaseStatus, ReleasesTables } from './releases.tables.js';
+import type { ArtifactState, ReleasesTables } from './releases.tables.js';
 
 export type ArtifactInsert = Insertable<ReleasesTables['artifacts']>;
 export type ReleaseInsert = Insertable<ReleasesTables['releases']>;

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
@@ -54,7 +53,8 @@ interface Publication {
 
 /** What the distribution module streams after a successful claim. */
 export interface OpenedArtifact {
-  stream: Readable;
+  /** The plaintext; each chunk is valid until the next is asked for (see StorageDriver.open). */
+  chunks: AsyncGenerator<Buffer, void, undefined>;
   size: number;
   sha256: string;
   fileName: string;
@@ -541,12 +541,12 @@ export class ReleasesService {
     if (!artifact) throw new ApiError('artifact_not_found');
     const driver = this.storage.driver(artifact.driver);
     if (!driver.open) throw new ApiError('updater_external_link_prohibited');
-    const stream = await driver.open(refOf(artifact)).catch((e: NodeJS.ErrnoException) => {
+    const chunks = await driver.open(refOf(artifact)).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') throw new ApiError('artifact_not_found');
       throw e;
     });
     return {
-      stream,
+      chunks,
       size: Number(artifact.file_size),
       sha256: artifact.file_sha256,
       fileName: release.file_name,

@@ -1,5 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
+import { shortLived } from '../../../memory.js';
 import { IntegrityError } from './driver.js';
 
 /**
@@ -91,6 +93,7 @@ export class EncryptStream extends Transform {
     this.push(body);
     if (tail.length > 0) this.push(tail);
     this.push(cipher.getAuthTag());
+    shortLived(body.length);
     this.index += 1n;
   }
 
@@ -116,86 +119,69 @@ export class EncryptStream extends Transform {
   }
 }
 
+/** Records read and authenticated per read of an encrypted file: about 1 MiB, as for plain files. */
+const BATCH_RECORDS = 16;
+
+/** Reads exactly `length` bytes into `buffer`; a file that ends sooner was cut. */
+async function readFully(handle: FileHandle, buffer: Buffer, length: number): Promise<void> {
+  for (let at = 0; at < length; ) {
+    const { bytesRead } = await handle.read(buffer, at, length - at, null);
+    if (bytesRead === 0) throw new IntegrityError('authentication_failed');
+    at += bytesRead;
+  }
+}
+
 /**
- * The encrypted format in, authenticated plaintext out. A record is released only after its tag
- * verified; any failure (tag, header, truncation) is an IntegrityError. Memory: about two records.
+ * An encrypted file in, authenticated plaintext out, record by record: a record is yielded only
+ * after its tag verified; any failure (tag, header, truncation, appended bytes) is an
+ * IntegrityError. The file's size at opening tells which record is the final one. Reads go
+ * through one buffer of whole records, so the only allocation per record is its plaintext.
+ * The handle is closed at the end, on error, and when the consumer stops early.
  */
-export class DecryptStream extends Transform {
-  private buf: Buffer = Buffer.alloc(0);
-  private header: Buffer | null = null;
-  private recordSize = 0;
-  private index = 0n;
-
-  constructor(
-    private readonly keyFor: (keyId: string) => Buffer | null,
-    private readonly expectedKeyId: string | null,
-  ) {
-    super({ highWaterMark: 4 * CHUNK_SIZE });
-  }
-
-  private open(record: Buffer, final: boolean): Buffer {
-    const key = this.keyFor(parseHeader(this.header!)!.keyId)!;
-    const nonce = record.subarray(0, NONCE);
-    const tag = record.subarray(record.length - TAG);
-    const decipher = createDecipheriv('aes-256-gcm', key, nonce);
-    decipher.setAAD(aad(this.header!, this.index, final));
-    decipher.setAuthTag(tag);
-    const body = decipher.update(record.subarray(NONCE, record.length - TAG));
-    try {
-      decipher.final();
-    } catch {
-      throw new IntegrityError('authentication_failed');
-    }
-    this.index += 1n;
-    return body;
-  }
-
-  private readHeader(): void {
-    const parsed = parseHeader(this.buf);
+export async function* decryptChunks(
+  handle: FileHandle,
+  keyFor: (keyId: string) => Buffer | null,
+  expectedKeyId: string | null,
+): AsyncGenerator<Buffer, void, undefined> {
+  try {
+    const { size } = await handle.stat();
+    if (size < HEADER_SIZE + RECORD_OVERHEAD) throw new IntegrityError('authentication_failed');
+    const header = Buffer.allocUnsafe(HEADER_SIZE);
+    await readFully(handle, header, HEADER_SIZE);
+    const parsed = parseHeader(header);
     if (!parsed) throw new IntegrityError('authentication_failed');
-    if (this.expectedKeyId !== null && parsed.keyId !== this.expectedKeyId.slice(0, 16)) {
+    if (expectedKeyId !== null && parsed.keyId !== expectedKeyId.slice(0, 16)) {
       throw new IntegrityError('authentication_failed');
     }
-    if (!this.keyFor(parsed.keyId)) throw new IntegrityError('key_unavailable');
-    this.header = Buffer.from(this.buf.subarray(0, HEADER_SIZE));
-    this.recordSize = parsed.chunkSize + RECORD_OVERHEAD;
-    this.buf = this.buf.subarray(HEADER_SIZE);
-  }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    try {
-      this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-      if (!this.header) {
-        if (this.buf.length < HEADER_SIZE) {
-          cb();
-          return;
+    const key = keyFor(parsed.keyId);
+    if (!key) throw new IntegrityError('key_unavailable');
+    const recordSize = parsed.chunkSize + RECORD_OVERHEAD;
+    const batch = Buffer.allocUnsafe(BATCH_RECORDS * recordSize);
+    let remaining = size - HEADER_SIZE;
+    let index = 0n;
+    while (remaining > 0) {
+      const length = Math.min(batch.length, remaining);
+      await readFully(handle, batch, length);
+      remaining -= length;
+      for (let at = 0; at < length; at += recordSize) {
+        const record = batch.subarray(at, Math.min(at + recordSize, length));
+        const final = remaining === 0 && at + recordSize >= length;
+        if (record.length < RECORD_OVERHEAD) throw new IntegrityError('authentication_failed');
+        const decipher = createDecipheriv('aes-256-gcm', key, record.subarray(0, NONCE));
+        decipher.setAAD(aad(header, index, final));
+        decipher.setAuthTag(record.subarray(record.length - TAG));
+        const plain = decipher.update(record.subarray(NONCE, record.length - TAG));
+        try {
+          decipher.final();
+        } catch {
+          throw new IntegrityError('authentication_failed');
         }
-        this.readHeader();
+        index += 1n;
+        shortLived(plain.length);
+        yield plain;
       }
-      // Keep at least one record back: only the end of the input tells which record is final.
-      while (this.buf.length > this.recordSize) {
-        this.push(this.open(this.buf.subarray(0, this.recordSize), false));
-        this.buf = this.buf.subarray(this.recordSize);
-      }
-      // Do not pin a large input chunk for the sake of a small remainder.
-      if (this.buf.length > 0 && this.buf.buffer.byteLength > 2 * this.recordSize) {
-        this.buf = Buffer.from(this.buf);
-      }
-      cb();
-    } catch (e) {
-      cb(e as Error);
     }
-  }
-
-  override _flush(cb: TransformCallback): void {
-    try {
-      if (!this.header) throw new IntegrityError('authentication_failed');
-      if (this.buf.length < RECORD_OVERHEAD) throw new IntegrityError('authentication_failed');
-      this.push(this.open(this.buf, true));
-      this.buf = Buffer.alloc(0);
-      cb();
-    } catch (e) {
-      cb(e as Error);
-    }
+  } finally {
+    await handle.close();
   }
 }

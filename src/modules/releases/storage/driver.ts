@@ -1,4 +1,4 @@
-import { pipeline, type Readable, type Transform } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 
 /**
  * The one small interface every artifact store implements. A capability a driver lacks is simply
@@ -56,8 +56,13 @@ export interface StorageDriver {
    * nothing is visible until `commit()`.
    */
   put?(source: Readable, storageKey: string, inspect?: Transform): Promise<StagedFile>;
-  /** The plaintext bytes. An encrypting driver authenticates each chunk as it streams. */
-  open?(ref: ArtifactRef): Promise<Readable>;
+  /**
+   * The plaintext bytes, chunk by chunk; opening fails when the file is missing. A chunk is valid
+   * only until the next is asked for (a driver may read into the same memory): a consumer that
+   * keeps chunks copies them. An encrypting driver yields a chunk only once it is authenticated.
+   * Stopping early (`return()`, or `break` in `for await`) releases the file.
+   */
+  open?(ref: ArtifactRef): Promise<AsyncGenerator<Buffer, void, undefined>>;
   stat?(ref: ArtifactRef): Promise<StatSnapshot>;
   delete?(ref: ArtifactRef): Promise<DeleteOutcome>;
   /** Reads everything once in bounded memory and checks size and SHA-256 (and authentication). */
@@ -87,13 +92,4 @@ export class IntegrityError extends Error {
   constructor(readonly reason: VerifyFailure) {
     super(`artifact integrity: ${reason}`);
   }
-}
-
-/**
- * `source` into `through`, answering `through`: an error on either side destroys both and stays on
- * `through` for whoever consumes it later (never an uncaught 'error' in between).
- */
-export function chain<T extends Transform>(source: Readable, through: T): T {
-  pipeline(source, through, () => {});
-  return through;
 }

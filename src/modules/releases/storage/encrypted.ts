@@ -1,11 +1,8 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import type { Readable, Transform } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { Inspector } from '../inspect.js';
-import { DecryptStream, EncryptStream, encryptedSize, makeHeader } from './crypto-stream.js';
+import { decryptChunks, EncryptStream, encryptedSize, makeHeader } from './crypto-stream.js';
 import {
   type ArtifactRef,
-  chain,
   type DeleteOutcome,
   IntegrityError,
   type StagedFile,
@@ -14,7 +11,7 @@ import {
   type VerifyResult,
 } from './driver.js';
 import type { Keyring } from './keyring.js';
-import { deleteVaultFile, hashStream, READ_CHUNK, statVaultFile } from './local.js';
+import { deleteVaultFile, hashChunks, openVaultFile, statVaultFile } from './local.js';
 import type { Vault } from './vault.js';
 
 /** `local_encrypted`: the private vault, AES-256-GCM at rest (format in crypto-stream.ts). */
@@ -34,16 +31,10 @@ export class EncryptedVaultDriver implements StorageDriver {
     return { ...staged, keyId };
   }
 
-  private decryptor(ref: ArtifactRef): DecryptStream {
-    return new DecryptStream((id) => this.keyring.get(id), ref.keyId);
-  }
-
-  async open(ref: ArtifactRef): Promise<Readable> {
+  async open(ref: ArtifactRef): Promise<AsyncGenerator<Buffer, void, undefined>> {
     await this.keyring.load();
-    const path = this.vault.pathOf(ref.storageKey);
-    const s = await stat(path);
-    if (!s.isFile()) throw new Error('not a file');
-    return chain(createReadStream(path, { highWaterMark: READ_CHUNK }), this.decryptor(ref));
+    const handle = await openVaultFile(this.vault.pathOf(ref.storageKey));
+    return decryptChunks(handle, (id) => this.keyring.get(id), ref.keyId);
   }
 
   stat(ref: ArtifactRef): Promise<StatSnapshot> {
@@ -65,8 +56,7 @@ export class EncryptedVaultDriver implements StorageDriver {
       return { ok: false, reason: 'size_mismatch' };
     }
     try {
-      const source = createReadStream(path, { highWaterMark: READ_CHUNK });
-      const { size, sha256 } = await hashStream(chain(source, this.decryptor(ref)));
+      const { size, sha256 } = await hashChunks(await this.open(ref));
       if (ref.fileSize !== null && size !== ref.fileSize) return { ok: false, reason: 'size_mismatch' };
       if (sha256 !== ref.sha256) return { ok: false, reason: 'hash_mismatch' };
       return { ok: true, snapshot };
@@ -83,7 +73,9 @@ export class EncryptedVaultDriver implements StorageDriver {
    */
   async reseal(ref: ArtifactRef): Promise<{ keyId: string; storedSize: number }> {
     const inspector = new Inspector();
-    const staged = await this.put(await this.open(ref), ref.storageKey, inspector);
+    // Plaintext chunks are fresh buffers (never reused), so a stream may queue them.
+    const plain = Readable.from(await this.open(ref), { objectMode: false });
+    const staged = await this.put(plain, ref.storageKey, inspector);
     if (inspector.sha256 !== ref.sha256) {
       await staged.discard();
       throw new IntegrityError('hash_mismatch');
