@@ -11,7 +11,12 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
  * RSS that V8's default would reserve, at no measurable cost in throughput; a fixed glibc mmap
  * threshold makes freed large buffers go back to the system (docs/performance.md, memory).
  */
-export const SERVER_NODE = ['env', 'GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072', 'node', '--max-semi-space-size=4'];
+export const SERVER_NODE = [
+  'env',
+  'GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072',
+  'node',
+  '--max-semi-space-size=4',
+];
 
 /** taskset pins a process to one core so the load generator and the server do not share one. */
 function pinned(core: number, argv: string[]): string[] {

@@ -3,6 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { shortLived } from '../../../memory.js';
 import { IntegrityError } from './driver.js';
+import { borrowReadBuffer, returnReadBuffer } from './local.js';
 
 /**
  * The encrypted-at-rest format (`local_encrypted`), AES-256-GCM in 64 KiB chunks:
@@ -119,9 +120,6 @@ export class EncryptStream extends Transform {
   }
 }
 
-/** Records read and authenticated per read of an encrypted file: about 1 MiB, as for plain files. */
-const BATCH_RECORDS = 16;
-
 /** Reads exactly `length` bytes into `buffer`; a file that ends sooner was cut. */
 async function readFully(handle: FileHandle, buffer: Buffer, length: number): Promise<void> {
   for (let at = 0; at < length; ) {
@@ -134,8 +132,8 @@ async function readFully(handle: FileHandle, buffer: Buffer, length: number): Pr
 /**
  * An encrypted file in, authenticated plaintext out, record by record: a record is yielded only
  * after its tag verified; any failure (tag, header, truncation, appended bytes) is an
- * IntegrityError. The file's size at opening tells which record is the final one. Reads go
- * through one buffer of whole records, so the only allocation per record is its plaintext.
+ * IntegrityError. The file's size at opening tells which record is the final one. Reads of whole
+ * records go through one borrowed 1 MiB buffer, so the only allocation per record is its plaintext.
  * The handle is closed at the end, on error, and when the consumer stops early.
  */
 export async function* decryptChunks(
@@ -143,6 +141,7 @@ export async function* decryptChunks(
   keyFor: (keyId: string) => Buffer | null,
   expectedKeyId: string | null,
 ): AsyncGenerator<Buffer, void, undefined> {
+  const buffer = borrowReadBuffer();
   try {
     const { size } = await handle.stat();
     if (size < HEADER_SIZE + RECORD_OVERHEAD) throw new IntegrityError('authentication_failed');
@@ -156,7 +155,10 @@ export async function* decryptChunks(
     const key = keyFor(parsed.keyId);
     if (!key) throw new IntegrityError('key_unavailable');
     const recordSize = parsed.chunkSize + RECORD_OVERHEAD;
-    const batch = Buffer.allocUnsafe(BATCH_RECORDS * recordSize);
+    const batch =
+      recordSize <= buffer.length
+        ? buffer.subarray(0, Math.floor(buffer.length / recordSize) * recordSize)
+        : Buffer.allocUnsafe(recordSize);
     let remaining = size - HEADER_SIZE;
     let index = 0n;
     while (remaining > 0) {
@@ -182,6 +184,7 @@ export async function* decryptChunks(
       }
     }
   } finally {
+    returnReadBuffer(buffer);
     await handle.close();
   }
 }
