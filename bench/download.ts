@@ -3,7 +3,8 @@
  * against a minimal reference server that does the same integrity pass before the first byte (a
  * full SHA-256, or one authenticated decryption pass) and then streams in 1 MiB reads, and, for
  * context, nginx serving the stored file as it is (when the `nginx` binary is installed). Each
- * round issues a fresh token (not timed) and times the redemption from request to last byte.
+ * round issues a fresh token (not timed) and times the redemption from request to last byte, then
+ * one download from the reference and one from nginx: the servers take turns.
  * Then 4 encrypted downloads run in parallel while the server's RSS is sampled.
  *
  *   npm run build && taskset -c 1 node --import tsx bench/download.ts [--mb 100] [--rounds 20]
@@ -171,13 +172,34 @@ async function main() {
         site_url: site.domain,
         installation_id: site.installation_id,
       };
+      // The three servers answer in turn, round by round, so a change in the machine's load
+      // between phases cannot skew the ratio (these machines are shared).
+      const ref = await startPinned(0, ['node', '--import', 'tsx', 'bench/download-reference.ts'], {
+        FILE: file,
+        SIZE: String(zip.length),
+        SHA: digest,
+        ...(driver === 'local_encrypted' ? { KEY } : {}),
+      });
+      const nginx = await startNginx(file);
       ours[driver] = [];
+      const theirs: number[] = [];
+      const plain: number[] = [];
       const sequentialRss = watchRss(pid);
       console.log(`${driver}: RSS before the downloads ${rssMb(pid).toFixed(0)} MB`);
-      for (let i = 0; i <= ROUNDS; i++) {
-        const pkg = await json('POST', '/software/package', body, {});
-        const mbps = await timed(String(pkg.download_url), zip.length);
-        if (i > 0) ours[driver]!.push(mbps); // round 0 warms up
+      try {
+        for (let i = 0; i <= ROUNDS; i++) {
+          const pkg = await json('POST', '/software/package', body, {});
+          const mbps = await timed(String(pkg.download_url), zip.length);
+          const reference = await timed(`${ref.url}/`, zip.length);
+          const stored = nginx ? await timed(nginx.url, statSync(file).size) : 0;
+          if (i === 0) continue; // round 0 warms up
+          ours[driver]!.push(mbps);
+          theirs.push(reference);
+          plain.push(stored);
+        }
+      } finally {
+        await ref.stop();
+        nginx?.stop();
       }
       const sequentialPeak = sequentialRss.stop();
       let parallel = '';
@@ -191,29 +213,9 @@ async function main() {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         parallel = `; 4 in parallel: ${((4 * zip.length) / 1e6 / seconds).toFixed(0)} MB/s in all, peak RSS ${rss.stop().toFixed(0)} MB (target < 150 MB)`;
       }
-      const ref = await startPinned(0, ['node', '--import', 'tsx', 'bench/download-reference.ts'], {
-        FILE: file,
-        SIZE: String(zip.length),
-        SHA: digest,
-        ...(driver === 'local_encrypted' ? { KEY } : {}),
-      });
-      const theirs: number[] = [];
-      for (let i = 0; i <= ROUNDS; i++) {
-        const mbps = await timed(`${ref.url}/`, zip.length);
-        if (i > 0) theirs.push(mbps);
-      }
-      await ref.stop();
-      let context = 'nginx not installed';
-      const nginx = await startNginx(file);
-      if (nginx) {
-        const plain: number[] = [];
-        for (let i = 0; i <= ROUNDS; i++) {
-          const mbps = await timed(nginx.url, statSync(file).size);
-          if (i > 0) plain.push(mbps);
-        }
-        nginx.stop();
-        context = `nginx (stored bytes, no check) ${median(plain).toFixed(0)} MB/s`;
-      }
+      const context = nginx
+        ? `nginx (stored bytes, no check) ${median(plain).toFixed(0)} MB/s`
+        : 'nginx not installed';
       const a = median(ours[driver]!);
       const b = median(theirs);
       results.push(

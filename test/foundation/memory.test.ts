@@ -7,7 +7,8 @@ describe('memory of package transfers', () => {
   it('asks V8 for a young-generation collection every 8 MB of reported short-lived buffers', async () => {
     const kinds: number[] = [];
     const observer = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) kinds.push((e.detail as { kind: number }).kind);
+      for (const e of list.getEntries())
+        kinds.push((e as unknown as { detail: { kind: number } }).detail.kind);
     });
     observer.observe({ entryTypes: ['gc'] });
     const minor = () => kinds.filter((k) => k === constants.NODE_PERFORMANCE_GC_MINOR).length;

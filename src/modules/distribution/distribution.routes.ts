@@ -137,10 +137,11 @@ export async function distributionRoutes(
 }
 
 /**
- * Writes the package to the socket chunk by chunk, each write finished before the next chunk is
- * read: the driver reads into the same buffer again, so a download holds one chunk of memory
- * however slow the client (fresh buffers per chunk were garbage that V8 reclaimed late, tens of MB
- * of RSS under parallel downloads). Fastify's stream sending pipes, which cannot tell when a chunk
+ * Writes the package to the socket with at most two chunks in flight: the next chunk is asked for
+ * only once the one before the last is written, because the driver reads into the same buffers
+ * again. A download so holds a few MiB however slow the client (fresh buffers per chunk were
+ * garbage that V8 reclaimed late: tens of MB of RSS under parallel downloads), and the socket
+ * always has the next chunk queued. Fastify's stream sending pipes, which cannot tell when a chunk
  * has been written, so the claimed download takes the reply over with its headers final.
  */
 async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<void> {
@@ -153,13 +154,19 @@ async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<v
   const closed = new Promise<Error>((resolve) =>
     res.once('close', () => resolve(new Error('connection closed before the end'))),
   );
+  const settled = async (write: Promise<Error | null | undefined> | null) => {
+    const error = write && (await Promise.race([write, closed]));
+    if (error) throw error;
+  };
   res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
   try {
+    let previous: Promise<Error | null | undefined> | null = null;
     for await (const chunk of file.chunks) {
       const written = new Promise<Error | null | undefined>((resolve) => res.write(chunk, resolve));
-      const error = await Promise.race([written, closed]);
-      if (error) throw error;
+      await settled(previous);
+      previous = written;
     }
+    await settled(previous);
     res.end();
   } catch (e) {
     // The token is spent and the headers are out: a cut connection is the only signal left (the

@@ -53,7 +53,7 @@ interface Publication {
 
 /** What the distribution module streams after a successful claim. */
 export interface OpenedArtifact {
-  /** The plaintext; each chunk is valid until the next is asked for (see StorageDriver.open). */
+  /** The plaintext; a chunk is valid until the second chunk after it is asked for (StorageDriver.open). */
   chunks: AsyncGenerator<Buffer, void, undefined>;
   size: number;
   sha256: string;

@@ -58,8 +58,9 @@ export interface StorageDriver {
   put?(source: Readable, storageKey: string, inspect?: Transform): Promise<StagedFile>;
   /**
    * The plaintext bytes, chunk by chunk; opening fails when the file is missing. A chunk is valid
-   * only until the next is asked for (a driver may read into the same memory): a consumer that
-   * keeps chunks copies them. An encrypting driver yields a chunk only once it is authenticated.
+   * until the consumer asks for the second chunk after it (a driver may read into the same memory
+   * again): a consumer that keeps chunks longer copies them. An encrypting driver yields a chunk
+   * only once it is authenticated.
    * Stopping early (`return()`, or `break` in `for await`) releases the file.
    */
   open?(ref: ArtifactRef): Promise<AsyncGenerator<Buffer, void, undefined>>;

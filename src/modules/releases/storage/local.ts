@@ -23,7 +23,7 @@ export const READ_CHUNK = 1024 * 1024;
  * rare (dead 1 MiB buffers piled up to about 45 MB over twenty downloads).
  */
 const spareBuffers: Buffer[] = [];
-const SPARE_BUFFERS = 8;
+const SPARE_BUFFERS = 4;
 
 export function borrowReadBuffer(): Buffer {
   return spareBuffers.pop() ?? Buffer.allocUnsafeSlow(READ_CHUNK);
@@ -35,37 +35,34 @@ export function returnReadBuffer(buffer: Buffer): void {
 }
 
 /**
- * A file's bytes in READ_CHUNK reads through two buffers: the next read fills one while the
- * consumer has the other, and a chunk is valid until the consumer asks for the next. A download
- * writes a chunk out before asking, so it allocates nothing per chunk (fresh buffers per read were
- * garbage that V8 collected late: tens of MB of RSS). The handle is closed at the end, on error,
- * and when the consumer stops early.
+ * A file's bytes in READ_CHUNK reads through a ring of three buffers: the next read fills one while
+ * the consumer has the other two, so a chunk stays valid until the consumer asks for the second
+ * chunk after it (StorageDriver.open). A download keeps at most two chunks in the socket and
+ * allocates nothing per chunk (fresh buffers per read were garbage that V8 collected late: tens of
+ * MB of RSS). The handle is closed at the end, on error, and when the consumer stops early.
  */
 export async function* readChunks(handle: FileHandle): AsyncGenerator<Buffer, void, undefined> {
-  let filling = borrowReadBuffer();
-  let spare = borrowReadBuffer();
+  const ring = [borrowReadBuffer(), borrowReadBuffer(), borrowReadBuffer()];
   const readInto = (buffer: Buffer) => {
     const read = handle.read(buffer, 0, buffer.length, null);
     // Awaited later; until then a failure must not count as unhandled.
     read.catch(() => {});
     return read;
   };
-  let pending = readInto(filling);
+  let filling = 0;
+  let pending = readInto(ring[filling]!);
   try {
     for (;;) {
-      const { bytesRead } = await pending;
+      const { bytesRead, buffer } = await pending;
       if (bytesRead === 0) return;
-      const full = filling;
-      filling = spare;
-      spare = full;
-      pending = readInto(filling);
-      yield full.subarray(0, bytesRead);
+      filling = (filling + 1) % ring.length;
+      pending = readInto(ring[filling]!);
+      yield buffer.subarray(0, bytesRead);
     }
   } finally {
     // A read still filling a buffer must end before the buffer is lent again or the file closed.
     await pending.catch(() => {});
-    returnReadBuffer(filling);
-    returnReadBuffer(spare);
+    for (const buffer of ring) returnReadBuffer(buffer);
     await handle.close();
   }
 }
