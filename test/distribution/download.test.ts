@@ -357,6 +357,31 @@ describe('GET /software/download: artifact checks before the claim', () => {
     await unclaimed(a);
   });
 
+  it('a package that cannot be read after the claim gets an error answer, not a 200 (rule 7)', async () => {
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    const releases = t.app.services.releases;
+    const original = releases.openArtifact.bind(releases);
+    releases.openArtifact = async (release) => {
+      const opened = await original(release);
+      await opened.chunks.return();
+      return {
+        ...opened,
+        chunks: (async function* () {
+          yield* [];
+          throw new Error('read failed');
+        })(),
+      };
+    };
+    try {
+      expectError(await download(t, a), 500, 'internal_error');
+    } finally {
+      releases.openArtifact = original;
+    }
+    expect((await tokenRow(a)).used_at).not.toBeNull();
+    expectError(await download(t, a), 403, 'token_consumed');
+  });
+
   it('a failure after the claim never reopens the token (rule 7)', async () => {
     const f = await protectedFixture(t);
     const a = (await issue(t, f)).download_url;

@@ -145,6 +145,9 @@ export async function distributionRoutes(
  * has been written, so the claimed download takes the reply over with its headers final.
  */
 async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<void> {
+  // The first chunk before the headers: a file that cannot be read at all still gets an error
+  // answer from the error handler (the token stays used, rule 7).
+  const first = await file.chunks.next();
   reply.hijack();
   const res = reply.raw;
   if (res.destroyed) {
@@ -161,10 +164,14 @@ async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<v
   res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
   try {
     let previous: Promise<Error | null | undefined> | null = null;
-    for await (const chunk of file.chunks) {
+    const write = async (chunk: Buffer) => {
       const written = new Promise<Error | null | undefined>((resolve) => res.write(chunk, resolve));
       await settled(previous);
       previous = written;
+    };
+    if (!first.done) {
+      await write(first.value);
+      for await (const chunk of file.chunks) await write(chunk);
     }
     await settled(previous);
     res.end();
@@ -173,5 +180,8 @@ async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<v
     // client sees a short body against Content-Length and X-Package-SHA256).
     reply.log.info({ reason: (e as Error).message }, 'download stopped before the end');
     res.destroy();
+  } finally {
+    // Releases the file when the loop did not run to its end (a no-op when it did).
+    await file.chunks.return();
   }
 }
