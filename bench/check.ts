@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeZip } from '../test/releases/helpers.js';
-import { fmt, type LoadResult, load, SERVER_NODE, startPinned } from './lib.js';
+import { fmt, type LoadResult, load, SERVER_NODE, signIn, startPinned } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -30,34 +30,18 @@ const ADMIN = { email: 'bench@example.com', password: 'bench password 123' };
 const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-check-'));
 
 async function seed(base: string): Promise<string[]> {
-  const login = await fetch(`${base}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  const cookie = login.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  const { nonce, user } = (await login.json()) as { nonce: string; user: { id: number } };
-  const auth = { cookie, 'x-rest-nonce': nonce };
-  const json = async (path: string, body: unknown, headers: Record<string, string> = auth) => {
-    const res = await fetch(`${base}/v1${path}`, {
-      method: path === '/settings' ? 'PATCH' : 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, string & number>;
-  };
-  await json('/settings', { rate_limit: 100 });
-  const product = await json('/products', {
+  const { auth, userId, json } = await signIn(base, ADMIN);
+  await json('PATCH', '/settings', { rate_limit: 100 });
+  const product = await json('POST', '/products', {
     name: 'Bench',
     type: 'simple',
     price: '10.00',
     licensing_enabled: 'yes',
   });
-  await json(`/software/products/${product.id}/config`, { slug: 'bench-plugin', software_enabled: 'yes' });
+  await json('POST', `/software/products/${product.id}/config`, {
+    slug: 'bench-plugin',
+    software_enabled: 'yes',
+  });
   for (const version of ['1.0.0', '1.1.0']) {
     const form = new FormData();
     form.append('version', version);
@@ -71,9 +55,9 @@ async function seed(base: string): Promise<string[]> {
   }
   const bodies: string[] = [];
   for (let i = 0; i < LICENSES; i++) {
-    const lic = await json('/licenses', { product_id: product.id, user_id: user.id });
+    const lic = await json('POST', '/licenses', { product_id: product.id, user_id: userId });
     const site = { domain: `site${i}.example.com`, installation_id: randomUUID() };
-    await json('/licenses/activate', { license_key: lic.license_key, ...site }, {});
+    await json('POST', '/licenses/activate', { license_key: lic.license_key, ...site }, {});
     bodies.push(
       JSON.stringify({
         slug: 'bench-plugin',

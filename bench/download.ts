@@ -18,7 +18,7 @@ import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sha256 } from '../src/random.js';
 import { makeZip } from '../test/releases/helpers.js';
-import { rssMb, SERVER_NODE, startPinned, watchRss } from './lib.js';
+import { rssMb, SERVER_NODE, signIn, startPinned, watchRss } from './lib.js';
 
 const { values } = parseArgs({
   options: { mb: { type: 'string', default: '100' }, rounds: { type: 'string', default: '20' } },
@@ -111,31 +111,7 @@ async function main() {
   results.push(`server RSS when ready: ${rssMb(pid).toFixed(0)} MB`);
   try {
     const base = server.url;
-    const login = await fetch(`${base}/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(ADMIN),
-    });
-    const cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const { nonce, user } = (await login.json()) as { nonce: string; user: { id: number } };
-    const auth = { cookie, 'x-rest-nonce': nonce };
-    const json = async (
-      method: string,
-      path: string,
-      body: unknown,
-      headers: Record<string, string> = auth,
-    ) => {
-      const res = await fetch(`${base}/v1${path}`, {
-        method,
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-      return (await res.json()) as Record<string, string & number>;
-    };
+    const { auth, userId, json } = await signIn(base, ADMIN);
     await json('PATCH', '/settings', { rate_limit: 100 });
     const ours: Record<string, number[]> = {};
     for (const driver of ['local', 'local_encrypted']) {
@@ -162,7 +138,7 @@ async function main() {
       });
       if (up.status !== 201) throw new Error(`upload: ${up.status} ${await up.text()}`);
       const file = vaultFiles().find((f) => !before.has(f))!;
-      const lic = await json('POST', '/licenses', { product_id: product.id, user_id: user.id });
+      const lic = await json('POST', '/licenses', { product_id: product.id, user_id: userId });
       const site = { domain: `${slug}.example.com`, installation_id: randomUUID() };
       await json('POST', '/licenses/activate', { license_key: lic.license_key, ...site }, {});
       const body = {

@@ -149,3 +149,45 @@ export async function load(opts: {
 export const fmt = (r: LoadResult) =>
   `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}` +
   (r.cpuUs === undefined ? '' : `, server CPU ${r.cpuUs.toFixed(0)} µs/request`);
+
+export interface Admin {
+  /** Session cookie and nonce, for requests made by hand (multipart uploads). */
+  auth: Record<string, string>;
+  userId: number;
+  /** A JSON request as the administrator (or with `headers`); throws on any status >= 300. */
+  json(
+    method: string,
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Record<string, string & number>>;
+}
+
+/** Signs in to a bench server as its administrator. */
+export async function signIn(base: string, admin: { email: string; password: string }): Promise<Admin> {
+  const login = await fetch(`${base}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(admin),
+  });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${await login.text()}`);
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const { nonce, user } = (await login.json()) as { nonce: string; user: { id: number } };
+  const auth = { cookie, 'x-rest-nonce': nonce };
+  return {
+    auth,
+    userId: user.id,
+    async json(method, path, body, headers = auth) {
+      const res = await fetch(`${base}/v1${path}`, {
+        method,
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as Record<string, string & number>;
+    },
+  };
+}

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { zipParts } from '../test/helpers/zip.js';
-import { type Proc, SERVER_NODE, startPinned } from './lib.js';
+import { type Proc, SERVER_NODE, signIn, startPinned } from './lib.js';
 
 /**
  * Release upload throughput, run by hand (`node --import tsx bench/upload.ts`), never by npm test.
@@ -86,33 +86,11 @@ async function startOurs(work: string, driver: string): Promise<Target> {
     DATABASE_URL: '',
     SQLITE_SYNCHRONOUS: DURABLE ? 'FULL' : 'NORMAL',
   });
-  const login = await fetch(`${proc.url}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(admin),
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-  const { nonce } = (await login.json()) as { nonce: string };
-  const pw = await fetch(`${proc.url}/v1/users/me/application-passwords`, {
-    method: 'POST',
-    headers: { cookie, 'x-rest-nonce': nonce, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench' }),
-  });
-  const { password } = (await pw.json()) as { password: string };
+  const session = await signIn(proc.url, admin);
+  const { password } = await session.json('POST', '/users/me/application-passwords', { name: 'bench' });
   const auth = `Basic ${Buffer.from(`${admin.email}:${password}`).toString('base64')}`;
-  const json = { authorization: auth, 'content-type': 'application/json' };
-  const product = (await (
-    await fetch(`${proc.url}/v1/products`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify({ name: 'Bench', type: 'simple', price: '1.00' }),
-    })
-  ).json()) as { id: number };
-  await fetch(`${proc.url}/v1/software/products/${product.id}/config`, {
-    method: 'POST',
-    headers: json,
-    body: JSON.stringify({ slug: 'bench-plugin' }),
-  });
+  const product = await session.json('POST', '/products', { name: 'Bench', type: 'simple', price: '1.00' });
+  await session.json('POST', `/software/products/${product.id}/config`, { slug: 'bench-plugin' });
   return {
     name: driver,
     proc,
