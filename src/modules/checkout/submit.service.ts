@@ -8,7 +8,7 @@ import type { CartSession } from '../cart/cart.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
 import { isUniqueViolation, type OrderRow, type OrdersRepository } from '../orders/orders.repository.js';
-import { parseHolds } from '../orders/orders.service.js';
+import { newOrderBasis, parseHolds } from '../orders/orders.service.js';
 import { rateAgeSeconds, resolveCurrency } from '../pricing/currency.js';
 import type { BillingPeriod } from '../subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -227,18 +227,10 @@ export class SubmitService {
     try {
       order = await this.repo.transaction(async (trx) => {
         const id = await this.repo.insert(trx, {
-          order_key: `order_${randomHex(16)}`,
+          ...newOrderBasis(ctx, settings),
           customer_id: userId,
           status: 'pending',
           created_via: 'checkout',
-          currency: ctx.code,
-          currency_symbol: ctx.symbol,
-          decimals: ctx.decimals,
-          base_currency: ctx.base_currency,
-          rate: ctx.rate,
-          rate_id: ctx.rate_id,
-          rate_updated_at: ctx.rate_updated_at,
-          prices_include_tax: settings.prices_include_tax ? 1 : 0,
           subtotal: totals.subtotal,
           subtotal_tax: totals.subtotal_tax,
           discount_total: totals.discount_total,

@@ -6,26 +6,9 @@ import type { TokenPurpose } from './distribution.tables.js';
 export const PURPOSES: readonly TokenPurpose[] = ['install', 'reinstall', 'update'];
 
 /** The entitlements subset of package and check responses (spec 2.3). */
-export interface EntitlementSubset {
+export type EntitlementSubset = Omit<Entitlements, 'history_access' | 'usage_expires_at_utc'> & {
   license_required: boolean;
-  license_active: boolean;
-  update_entitled: boolean;
-  support_active: boolean | null;
-  usage_expires_at: string | null;
-  updates_expires_at: string | null;
-  support_expires_at: string | null;
-  policy_mode: string;
-  historical_downloads: boolean;
-  updates_mode: string;
-  support_mode: string;
-  usage_expiry_valid: boolean;
-  policy_valid: boolean;
-  policy_error: string | null;
-  issued_at: string;
-  subscription_status: string | null;
-  subscription_active: boolean;
-  subscription_linked: boolean;
-}
+};
 
 export function entitlementSubset(e: Entitlements): EntitlementSubset {
   return {

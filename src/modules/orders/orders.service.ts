@@ -2,11 +2,13 @@ import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
+import { randomHex } from '../../random.js';
 import { type Product, resolveActivationLimit } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { fromMinor } from '../catalogue/money.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { EntitlementPolicyInput } from '../licensing/policy.js';
+import type { CurrencyContext } from '../pricing/currency.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { OrderItemRow, OrderRow, OrdersRepository, StockHold } from './orders.repository.js';
@@ -24,6 +26,24 @@ export const ORDER_STATUSES: readonly OrderStatus[] = [
 export const PAID: ReadonlySet<string> = new Set(['processing', 'completed']);
 /** Statuses that give the order's held stock back. */
 const RELEASING: ReadonlySet<string> = new Set(['failed', 'cancelled']);
+
+/**
+ * The fields every new order starts with, whoever creates it (checkout or a renewal): its key and
+ * the currency snapshot it is priced in (the rate is locked with the order).
+ */
+export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
+  return {
+    order_key: `order_${randomHex(16)}`,
+    currency: ctx.code,
+    currency_symbol: ctx.symbol,
+    decimals: ctx.decimals,
+    base_currency: ctx.base_currency,
+    rate: ctx.rate,
+    rate_id: ctx.rate_id,
+    rate_updated_at: ctx.rate_updated_at,
+    prices_include_tax: settings.prices_include_tax ? 1 : 0,
+  };
+}
 
 /** What the subscriptions module does inside an order's transaction when the order is paid. */
 export type OrderPaidHook = (trx: Kysely<DB>, order: OrderRow, now: Date) => Promise<void>;

@@ -2,12 +2,11 @@ import type { Kysely } from 'kysely';
 import { type Clock, iso, rfc3339 } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
-import { randomHex } from '../../random.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import type { OrderRow } from '../orders/orders.repository.js';
-import type { OrdersService } from '../orders/orders.service.js';
+import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
 import type { OrderStatus } from '../orders/orders.tables.js';
 import { resolveCurrency } from '../pricing/currency.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -245,18 +244,10 @@ export class SubscriptionsService {
     try {
       return await this.db.transaction().execute(async (trx) => {
         const orderId = await this.orders.repo.insert(trx, {
-          order_key: `wc_order_${randomHex(16)}`,
+          ...newOrderBasis(ctx, settings),
           customer_id: sub.user_id,
           status: 'pending',
           created_via: 'renewal',
-          currency: ctx.code,
-          currency_symbol: ctx.symbol,
-          decimals: ctx.decimals,
-          base_currency: ctx.base_currency,
-          rate: ctx.rate,
-          rate_id: ctx.rate_id,
-          rate_updated_at: ctx.rate_updated_at,
-          prices_include_tax: settings.prices_include_tax ? 1 : 0,
           subtotal: total,
           subtotal_tax: 0,
           discount_total: 0,
