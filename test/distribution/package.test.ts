@@ -365,17 +365,16 @@ describe('POST /software/package: release selection (spec 4.3)', () => {
       .set({ created_at: past(3) })
       .where('id', '=', g.licenseId)
       .execute();
-    await db()
-      .updateTable('licenses')
-      .set({
+    // Updates ended yesterday; with or without access to the releases of the entitled window.
+    const policy = (historical_downloads: boolean) =>
+      setLicenseColumns(db(), g.licenseId, {
         entitlement_policy: JSON.stringify({
           updates: { mode: 'days', expires_at: past(1) },
           support: { mode: 'unspecified' },
-          historical_downloads: true,
+          historical_downloads,
         }),
-      })
-      .where('id', '=', g.licenseId)
-      .execute();
+      });
+    await policy(true);
     await db()
       .updateTable('releases')
       .set({ published_at: past(2) })
@@ -391,17 +390,7 @@ describe('POST /software/package: release selection (spec 4.3)', () => {
       policy_mode: 'explicit',
     });
     // Without history the same license gets the specific authorization error.
-    await db()
-      .updateTable('licenses')
-      .set({
-        entitlement_policy: JSON.stringify({
-          updates: { mode: 'days', expires_at: past(1) },
-          support: { mode: 'unspecified' },
-          historical_downloads: false,
-        }),
-      })
-      .where('id', '=', g.licenseId)
-      .execute();
+    await policy(false);
     expectError(await pkg(t, { slug: g.slug, purpose: 'install', ...g.creds }), 403, 'release_not_entitled');
   });
 
