@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/random.js';
-import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { type ServerProcess, startServer } from '../helpers/server.js';
+import { dialectUnderTest } from '../helpers/db.js';
+import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
 import { makeZip } from '../releases/helpers.js';
 
 /**
@@ -17,8 +16,8 @@ import { makeZip } from '../releases/helpers.js';
  * up mid-stream, and a curl download checked byte for byte.
  */
 const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
+let cluster: Cluster;
 let dataDir: string;
-let db: TestDatabase | null = null;
 let servers: ServerProcess[] = [];
 let auth: Record<string, string>;
 
@@ -83,38 +82,12 @@ async function packageUrl(base: string, body: unknown): Promise<string> {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tollgate-dist-'));
-  const env: Record<string, string> = {
-    DATA_DIR: dataDir,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-  };
-  if (dialectUnderTest === 'postgres') {
-    db = await freshDatabase();
-    env.DATABASE_URL = (db.config as { url: string }).url;
-    servers = [await startServer(env), await startServer(env)];
-  } else {
-    servers = [await startServer(env)];
-  }
-  const login = await fetch(`${servers[0]!.url}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  const cookie = login.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  const { nonce } = (await login.json()) as { nonce: string };
-  auth = { cookie, 'x-rest-nonce': nonce };
+  cluster = await startCluster(ADMIN);
+  ({ servers, dataDir, adminHeaders: auth } = cluster);
   await api(servers[0]!.url, 'PATCH', '/settings', { rate_limit: 100 }, auth);
 }, 120_000);
 
-afterAll(async () => {
-  for (const s of servers) await s.stop();
-  await db?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => cluster.stop());
 
 describe(`download tokens over real HTTP (${dialectUnderTest})`, () => {
   it(`one token fired 100 times in parallel${dialectUnderTest === 'postgres' ? ' at two processes' : ''}: exactly one 200, 99 token_consumed`, async () => {

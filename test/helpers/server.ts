@@ -79,6 +79,8 @@ export interface Cluster {
   servers: ServerProcess[];
   /** The database they share, for seeding rows directly. */
   database: TestDatabase;
+  /** Their DATA_DIR (the vault lives in it). */
+  dataDir: string;
   /** Cookie and X-REST-Nonce of the bootstrap administrator, signed in on the first server. */
   adminHeaders: Record<string, string>;
   stop(): Promise<void>;
@@ -92,13 +94,16 @@ export async function startCluster(
   admin = { email: 'cluster-admin@example.com', password: 'cluster admin password' },
 ): Promise<Cluster> {
   const database = await freshDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-'));
+  // On SQLite the database file's own (fresh) directory; on PostgreSQL one made for the cluster.
+  const dataDir =
+    database.config.kind === 'postgres'
+      ? mkdtempSync(join(tmpdir(), 'tollgate-cluster-'))
+      : dirname(database.config.file);
   const env: Record<string, string> = {
     ADMIN_EMAIL: admin.email,
     ADMIN_PASSWORD: admin.password,
-    ...(database.config.kind === 'postgres'
-      ? { DATA_DIR: dataDir, DATABASE_URL: database.config.url }
-      : { DATA_DIR: dirname(database.config.file) }),
+    DATA_DIR: dataDir,
+    ...(database.config.kind === 'postgres' ? { DATABASE_URL: database.config.url } : {}),
   };
   const servers = [await startServer(env)];
   if (dialectUnderTest === 'postgres') servers.push(await startServer(env));
@@ -115,6 +120,7 @@ export async function startCluster(
   return {
     servers,
     database,
+    dataDir,
     adminHeaders,
     async stop() {
       await Promise.all(servers.map((s) => s.stop()));
