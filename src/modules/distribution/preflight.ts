@@ -79,13 +79,15 @@ export class Preflight {
           : null;
     const key = text(input.license_key) || undefined;
     let identity: Identity | null = null;
+    // Answered only after the product and license-required checks (7.1 order), not recomputed.
+    let identityError: unknown = null;
     let license: LicenseWithIdentity | undefined;
     const isPublic = single ? isPublicProduct(single) : false;
     if (single && !isPublic && key) {
       try {
         identity = resolveIdentity(text(input.site_url), text(input.installation_id));
-      } catch {
-        identity = null;
+      } catch (e) {
+        identityError = e;
       }
       license = identity
         ? await this.licenses.findForIdentity(key, identity.identity_key)
@@ -104,7 +106,7 @@ export class Preflight {
     if (isPublic) return { kind: 'public', product };
     if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
     if (!key) throw new ApiError('license_required');
-    identity = resolveIdentity(text(input.site_url), text(input.installation_id));
+    if (!identity) throw identityError;
     if (!license) throw new ApiError('invalid_license');
     if (license.product_id !== product.id) throw new ApiError('license_product_mismatch');
     const evaluation = evaluateLicense(
