@@ -6,22 +6,21 @@ import { sha256 } from '../../random.js';
 import { isPublicProduct } from '../catalogue/catalogue.model.js';
 import { identityKey } from '../identity/identity.js';
 import { evaluateLicense } from '../licensing/entitlements.js';
+import { SHA256_HEX } from '../releases/releases.model.js';
 import type { OpenedArtifact, ReleasesService } from '../releases/releases.service.js';
 import type { StatSnapshot } from '../releases/storage/driver.js';
 import { refOf } from '../releases/storage/storage.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import { authorizeRelease } from './authorize.js';
+import { authorizeRelease, PURPOSES } from './authorize.js';
+import type { TokenPurpose } from './distribution.tables.js';
 import { BINDING_VERSION } from './tokens.js';
 import type { TokenRow, TokensRepository } from './tokens.repository.js';
-
-const TOKEN_FORMAT = /^[0-9a-f]{64}$/;
 
 /** Binding v1 complete: every field of spec 2.6, and the identity fields agree with each other. */
 function bindingComplete(t: TokenRow): boolean {
   if (t.binding_version !== BINDING_VERSION) return false;
-  if (!t.product_id || !t.release_id || !t.artifact_id || !/^[0-9a-f]{64}$/.test(t.artifact_sha256))
-    return false;
-  if (!['install', 'reinstall', 'update'].includes(t.purpose) || !t.created_at || !t.expires_at) return false;
+  if (!t.product_id || !t.release_id || !t.artifact_id || !SHA256_HEX.test(t.artifact_sha256)) return false;
+  if (!PURPOSES.includes(t.purpose as TokenPurpose) || !t.created_at || !t.expires_at) return false;
   if (t.policy === 'public') return t.license_id === null && t.activation_id === null;
   if (t.policy !== 'protected') return false;
   if (
@@ -52,7 +51,8 @@ export class DownloadService {
   async redeem(token: string): Promise<OpenedArtifact> {
     const settings = await this.settings.get();
     if (!settings.software_enabled) throw new ApiError('module_disabled');
-    const row = TOKEN_FORMAT.test(token) ? await this.repo.findByHash(sha256(token)) : undefined;
+    // A token is 64 lowercase hex characters (32 random bytes): the form of a SHA-256.
+    const row = SHA256_HEX.test(token) ? await this.repo.findByHash(sha256(token)) : undefined;
     if (!row) throw new ApiError('invalid_token');
     if (this.clock.now().getTime() >= new Date(row.expires_at).getTime()) throw new ApiError('token_expired');
     if (row.invalidated_at !== null) throw new ApiError('token_invalidated');

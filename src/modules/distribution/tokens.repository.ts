@@ -69,13 +69,9 @@ export class TokensRepository {
     return this.hotQueries;
   }
 
-  async insert(values: NewToken): Promise<number> {
-    const row = await this.hot.insert.first(
-      Object.fromEntries(TOKEN_COLUMNS.map((c) => [c, values[c] ?? null])) as Record<
-        (typeof TOKEN_COLUMNS)[number],
-        unknown
-      >,
-    );
+  /** Every column is given (null where unbound), so the values are the statement's parameters. */
+  async insert(values: { [C in (typeof TOKEN_COLUMNS)[number]]-?: NewToken[C] | null }): Promise<number> {
+    const row = await this.hot.insert.first(values);
     if (!row) throw new Error('token insert returned no row');
     return row.id;
   }

@@ -34,24 +34,9 @@ export class TokenIssuer {
     const settings = await this.settings.get();
     const now = this.clock.now();
     const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
-    const bound =
-      grant.kind === 'protected'
-        ? {
-            license_id: grant.license.id,
-            activation_id: grant.activationId,
-            activation_revision: await this.revisionOf(grant.activationId),
-            identity_key: grant.identity.identity_key,
-            installation_id: grant.identity.installation_id,
-            domain_normalized: grant.identity.domain_normalized,
-          }
-        : {
-            license_id: null,
-            activation_id: null,
-            activation_revision: null,
-            identity_key: null,
-            installation_id: null,
-            domain_normalized: null,
-          };
+    // Every column written out (no spread): this runs on each eligible check.
+    const p = grant.kind === 'protected' ? grant : null;
+    const revision = p ? await this.revisionOf(p.activationId) : null;
     try {
       await this.repo.insert({
         token_hash: sha256(token),
@@ -62,7 +47,12 @@ export class TokenIssuer {
         artifact_id: release.artifact_id,
         artifact_sha256: release.file_sha256,
         purpose,
-        ...bound,
+        license_id: p ? p.license.id : null,
+        activation_id: p ? p.activationId : null,
+        activation_revision: revision,
+        identity_key: p ? p.identity.identity_key : null,
+        installation_id: p ? p.identity.installation_id : null,
+        domain_normalized: p ? p.identity.domain_normalized : null,
         created_at: iso(now),
         expires_at: iso(expires),
         used_at: null,
