@@ -140,6 +140,8 @@ describe('subscriptions', () => {
     expect(renewals).toHaveLength(1);
     expect(renewals[0]).toMatchObject({ status: 'pending', created_via: 'renewal', total: 1000 });
     const renewal = renewals[0]!;
+    // The same key form as a checkout order's (one basis for new orders).
+    expect(renewal.order_key).toMatch(/^order_[0-9a-f]{32}$/);
     // The sign-in session has expired by now (7 days): the order key is what a renewal email carries.
     const paid = await payOrder(new Browser(t), renewal.id, {
       key: renewal.order_key,
