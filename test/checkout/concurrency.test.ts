@@ -15,12 +15,21 @@ beforeAll(async () => {
   servers = cluster.servers;
   adminHeaders = cluster.adminHeaders;
   await adminCall('PATCH', '/settings', { checkout_rate_limit: 1000 });
+  // Another server process sees a settings change within a second (its settings cache): wait
+  // until every process does, or its first submits meet the default limit of 5 per address.
+  for (const server of servers) {
+    for (let i = 0; i < 50; i++) {
+      const settings = await adminCall('GET', '/settings', undefined, server);
+      if (settings.checkout_rate_limit === 1000) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }, 90_000);
 
 afterAll(async () => cluster.stop());
 
-async function adminCall(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${servers[0]!.url}/v1${path}`, {
+async function adminCall(method: string, path: string, body?: unknown, server = servers[0]!) {
+  const res = await fetch(`${server.url}/v1${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...adminHeaders },
     body: body === undefined ? undefined : JSON.stringify(body),
