@@ -9,7 +9,7 @@ import type { Database } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { RateCounter } from './http/rate-limit.js';
-import { loggerOptions } from './http/redact.js';
+import { loggerOptions, requestLogger } from './http/redact.js';
 import { serializerCompiler } from './http/serialization.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
@@ -141,6 +141,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     : loggerOptions(config.logLevel);
   const app = Fastify({
     logger,
+    childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,

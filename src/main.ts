@@ -1,4 +1,4 @@
-#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072 node --max-semi-space-size=4
+#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=524288 node --max-semi-space-size=4
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, resolvePublicUrl } from './config.js';
 import { openDatabase } from './db/database.js';

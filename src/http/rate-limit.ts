@@ -4,6 +4,8 @@ import type { Database } from '../db/database.js';
 import { precompile } from '../db/precompiled.js';
 import type { DB } from '../db/schema.js';
 
+const PRUNE_EVERY_MS = 60_000;
+
 export interface RateResult {
   count: number;
   /** Seconds until the current window ends. */
@@ -41,7 +43,7 @@ export class RateCounter {
       )
       .returning('count')
       .executeTakeFirstOrThrow();
-    if (Math.random() < 0.01) void this.prune().catch(() => {});
+    this.pruneNowAndThen();
     return { count: row.count, retryAfter };
   }
 
@@ -73,7 +75,7 @@ export class RateCounter {
     const { start, retryAfter } = this.window(windowSeconds);
     this.pairQuery ??= this.compilePair();
     const rows = await this.pairQuery.all({ a, b, start });
-    if (Math.random() < 0.01) void this.prune().catch(() => {});
+    this.pruneNowAndThen();
     const countOf = (bucket: string) => Number(rows.find((r) => r.bucket === bucket)?.count ?? 0);
     return [
       { count: countOf(a), retryAfter },
@@ -91,6 +93,19 @@ export class RateCounter {
       .where('window_start', '=', start)
       .executeTakeFirst();
     return { count: row?.count ?? 0, retryAfter };
+  }
+
+  private nextPrune = 0;
+
+  /**
+   * At most once a minute per process: the old windows are found by a scan of the table (its key
+   * starts with the bucket), which on a busy day holds a row for every client address.
+   */
+  private pruneNowAndThen(): void {
+    const now = this.clock.now().getTime();
+    if (now < this.nextPrune) return;
+    this.nextPrune = now + PRUNE_EVERY_MS;
+    void this.prune().catch(() => {});
   }
 
   /** Windows older than a day can never matter again. */

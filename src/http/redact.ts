@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fastify';
 
 /** Query parameters whose values are secrets: never written to a log line. */
 // `search` too: an administrator searches licenses by key (GET /licenses?search=).
@@ -34,3 +34,75 @@ export function loggerOptions(level: string) {
     },
   };
 }
+
+type Bindings = Parameters<FastifyBaseLogger['child']>[0];
+type ChildLoggerOptions = Parameters<FastifyBaseLogger['child']>[1];
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type Logger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+
+/**
+ * The logger a request gets. Fastify makes a pino child for every request, and with redaction on
+ * that costs about 5 µs, a tenth of a short route, while most requests never write a line at the
+ * configured level. This one makes the child (with the same bindings, so lines still carry the
+ * request id) the first time a line is written at an enabled level.
+ */
+class RequestLogger implements FastifyBaseLogger {
+  #made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+  ) {}
+
+  private get made(): Logger {
+    this.#made ??= this.parent.child(this.bindings) as Logger;
+    return this.#made;
+  }
+
+  get level(): string {
+    return (this.#made ?? this.parent).level;
+  }
+
+  set level(level: string) {
+    this.made.level = level;
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    if (!(this.#made ?? this.parent).isLevelEnabled(level)) return;
+    (this.made[level] as (...a: unknown[]) => void)(...args);
+  }
+
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.made.child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: a route with its own level or serializers gets its child at once. */
+export const requestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (
+  logger,
+  bindings,
+  options,
+) =>
+  options.level !== undefined || options.serializers !== undefined
+    ? logger.child(bindings, options)
+    : new RequestLogger(logger as Logger, bindings);

@@ -158,11 +158,15 @@ describe('GET /software/download: token states (spec 3.6)', () => {
 
     const g = await protectedFixture(t);
     const b = (await issue(t, g)).download_url;
+    const other = (await issue(t, await protectedFixture(t))).download_url;
     expect(
       (await t.app.inject({ method: 'DELETE', url: `/v1/licenses/${g.licenseId}`, headers: t.adminAuth }))
         .statusCode,
     ).toBe(200);
     expectError(await download(t, b), 403, 'token_invalidated');
+    expect((await tokenRow(b)).invalidated_reason).toBe('revoked');
+    // Found through the license's activations: another license's token is left alone.
+    expect((await tokenRow(other)).invalidated_at).toBeNull();
 
     const h = await protectedFixture(t);
     const c = (await issue(t, h)).download_url;

@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestLogger } from '../../src/http/redact.js';
 import { ADMIN, createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -64,5 +65,49 @@ describe('log redaction', () => {
     ]) {
       expect(logs).not.toContain(secret);
     }
+  });
+
+  it("writes a request's lines with its request id, and nothing below the configured level", async () => {
+    const before = t.logs().length;
+    await t.app.inject({ method: 'GET', url: '/v1/health' });
+    const lines = t
+      .logs()
+      .slice(before)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { reqId?: string; msg: string });
+    const incoming = lines.find((l) => l.msg === 'incoming request');
+    const completed = lines.find((l) => l.msg === 'request completed');
+    expect(incoming?.reqId).toMatch(/^req-/);
+    expect(completed?.reqId).toBe(incoming?.reqId);
+    const quiet = await createTestApp({ captureLogs: true, env: { LOG_LEVEL: 'warn' } });
+    try {
+      await quiet.app.inject({ method: 'GET', url: '/v1/health' });
+      expect(quiet.logs()).not.toContain('incoming request');
+    } finally {
+      await quiet.close();
+    }
+  });
+
+  it("makes a request's child logger only once a line is written at an enabled level", () => {
+    let children = 0;
+    const parent = Object.create(t.app.log) as typeof t.app.log;
+    parent.child = (...args: Parameters<typeof t.app.log.child>) => {
+      children++;
+      return t.app.log.child(...args);
+    };
+    const log = requestLogger.call(t.app as never, parent, { reqId: 'req-lazy-1' }, {}, {} as never);
+    log.debug('below the level');
+    log.trace('below the level');
+    expect(children).toBe(0);
+    expect(log.level).toBe('info');
+    log.info('first line');
+    log.warn('second line');
+    expect(children).toBe(1);
+    const written = t
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('req-lazy-1'));
+    expect(written.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['first line', 'second line']);
   });
 });

@@ -42,9 +42,7 @@ export function createDistribution(deps: {
   deps.activations.onDeactivate((trx, activationId) =>
     tokens.invalidate(trx, 'activation_id', activationId, 'deactivated', now()),
   );
-  deps.licenses.onRevoke((trx, licenseId) =>
-    tokens.invalidate(trx, 'license_id', licenseId, 'revoked', now()),
-  );
+  deps.licenses.onRevoke((trx, licenseId) => tokens.invalidateForLicense(trx, licenseId, 'revoked', now()));
   deps.releases.onWithdraw(({ db, release, reason }) =>
     tokens.invalidate(db, 'release_id', release.id, reason, now()),
   );

@@ -115,7 +115,7 @@ export class TokensRepository {
   /** Marks unclaimed tokens matching `column = value` invalidated (inside the caller's transaction). */
   async invalidate(
     trx: Kysely<DB>,
-    column: 'license_id' | 'activation_id' | 'release_id' | 'artifact_id',
+    column: 'activation_id' | 'release_id' | 'artifact_id',
     value: number,
     reason: string,
     now: string,
@@ -124,6 +124,23 @@ export class TokensRepository {
       .updateTable('download_tokens')
       .set({ invalidated_at: now, invalidated_reason: reason })
       .where(column, '=', value)
+      .where('used_at', 'is', null)
+      .where('invalidated_at', 'is', null)
+      .execute();
+  }
+
+  /**
+   * A license's unclaimed tokens, found through its activations: a licensed token always names
+   * its activation, and the table keeps no index on license_id (one page less written per token).
+   */
+  async invalidateForLicense(trx: Kysely<DB>, licenseId: number, reason: string, now: string): Promise<void> {
+    await trx
+      .updateTable('download_tokens')
+      .set({ invalidated_at: now, invalidated_reason: reason })
+      .where('activation_id', 'in', (eb) =>
+        eb.selectFrom('activations').select('id').where('license_id', '=', licenseId),
+      )
+      .where('license_id', '=', licenseId)
       .where('used_at', 'is', null)
       .where('invalidated_at', 'is', null)
       .execute();
