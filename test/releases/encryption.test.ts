@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -15,7 +23,7 @@ import {
 import type { ArtifactRef } from '../../src/modules/releases/storage/driver.js';
 import { EncryptedVaultDriver } from '../../src/modules/releases/storage/encrypted.js';
 import { Keyring, keyIdOf } from '../../src/modules/releases/storage/keyring.js';
-import { hashChunks } from '../../src/modules/releases/storage/local.js';
+import { hashChunks, openVaultFile, readChunks } from '../../src/modules/releases/storage/local.js';
 import { Vault } from '../../src/modules/releases/storage/vault.js';
 import { sha256 } from '../../src/random.js';
 
@@ -46,6 +54,19 @@ async function store(plain: Buffer): Promise<{ ref: ArtifactRef; path: string }>
 
 const RECORD = CHUNK_SIZE + RECORD_OVERHEAD;
 
+/** How many of this process's descriptors are open on `path` (Linux /proc). */
+function openDescriptors(path: string): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === path) count++;
+    } catch {
+      // closed between the listing and the look
+    }
+  }
+  return count;
+}
+
 describe('local_encrypted: AES-256-GCM in 64 KiB authenticated chunks', () => {
   it.each([0, 1, CHUNK_SIZE - 1, CHUNK_SIZE, CHUNK_SIZE + 1, 3 * CHUNK_SIZE, 3 * CHUNK_SIZE + 17])(
     'round-trips %i bytes, verifies, and stores the documented size',
@@ -61,6 +82,32 @@ describe('local_encrypted: AES-256-GCM in 64 KiB authenticated chunks', () => {
       if (size >= 64) expect(readFileSync(path).includes(plain.subarray(0, 64))).toBe(false);
     },
   );
+
+  it('a consumer that stops before, after or during reading leaves no file open (both drivers)', async () => {
+    const plain = randomBytes(3 * CHUNK_SIZE + 5);
+    const { ref, path } = await store(plain);
+    const plainPath = join(dir, `plain-${n}.bin`);
+    writeFileSync(plainPath, plain);
+    const openers = [
+      { path, open: () => driver.open(ref) },
+      { path: plainPath, open: async () => readChunks(await openVaultFile(plainPath)) },
+    ];
+    for (const opener of openers) {
+      const unread = await opener.open();
+      expect(openDescriptors(opener.path)).toBe(1);
+      await unread.return();
+      expect(openDescriptors(opener.path)).toBe(0);
+      const partly = await opener.open();
+      expect((await partly.next()).done).toBe(false);
+      await partly.return();
+      expect(openDescriptors(opener.path)).toBe(0);
+      const thrown = await opener.open();
+      await expect(thrown.throw(new Error('consumer failed'))).rejects.toThrow('consumer failed');
+      expect(openDescriptors(opener.path)).toBe(0);
+      expect(await hashChunks(await opener.open())).toEqual({ size: plain.length, sha256: sha256(plain) });
+      expect(openDescriptors(opener.path)).toBe(0);
+    }
+  });
 
   it('a flipped bit in any record is detected', async () => {
     const { ref, path } = await store(randomBytes(3 * CHUNK_SIZE + 100));

@@ -3,7 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { shortLived } from '../../../memory.js';
 import { IntegrityError } from './driver.js';
-import { borrowReadBuffer, returnReadBuffer } from './local.js';
+import { borrowReadBuffer, closingUnread, returnReadBuffer } from './local.js';
 
 /**
  * The encrypted-at-rest format (`local_encrypted`), AES-256-GCM in 64 KiB chunks:
@@ -134,9 +134,17 @@ async function readFully(handle: FileHandle, buffer: Buffer, length: number): Pr
  * after its tag verified; any failure (tag, header, truncation, appended bytes) is an
  * IntegrityError. The file's size at opening tells which record is the final one. Reads of whole
  * records go through one borrowed 1 MiB buffer, so the only allocation per record is its plaintext.
- * The handle is closed at the end, on error, and when the consumer stops early.
+ * The handle is closed at the end, on error, and when the consumer stops early (even before it read).
  */
-export async function* decryptChunks(
+export function decryptChunks(
+  handle: FileHandle,
+  keyFor: (keyId: string) => Buffer | null,
+  expectedKeyId: string | null,
+): AsyncGenerator<Buffer, void, undefined> {
+  return closingUnread(handle, decryptRecords(handle, keyFor, expectedKeyId));
+}
+
+async function* decryptRecords(
   handle: FileHandle,
   keyFor: (keyId: string) => Buffer | null,
   expectedKeyId: string | null,

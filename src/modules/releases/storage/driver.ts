@@ -61,7 +61,8 @@ export interface StorageDriver {
    * until the consumer asks for the second chunk after it (a driver may read into the same memory
    * again): a consumer that keeps chunks longer copies them. An encrypting driver yields a chunk
    * only once it is authenticated.
-   * Stopping early (`return()`, or `break` in `for await`) releases the file.
+   * Stopping early (`return()` or `throw()`, or `break` in `for await`) releases the file, even
+   * before the first chunk was asked for (`closingUnread` in local.ts).
    */
   open?(ref: ArtifactRef): Promise<AsyncGenerator<Buffer, void, undefined>>;
   stat?(ref: ArtifactRef): Promise<StatSnapshot>;

@@ -41,7 +41,45 @@ export function returnReadBuffer(buffer: Buffer): void {
  * allocates nothing per chunk (fresh buffers per read were garbage that V8 collected late: tens of
  * MB of RSS). The handle is closed at the end, on error, and when the consumer stops early.
  */
-export async function* readChunks(handle: FileHandle): AsyncGenerator<Buffer, void, undefined> {
+export function readChunks(handle: FileHandle): AsyncGenerator<Buffer, void, undefined> {
+  return closingUnread(handle, ringReads(handle));
+}
+
+/**
+ * A generator's `finally` runs only once its body has started: a consumer that stops before
+ * asking for the first chunk (a response that failed first, a stream destroyed before it read)
+ * would leave the file open until the handle is garbage-collected. This closes it then too.
+ */
+export function closingUnread(
+  handle: FileHandle,
+  chunks: AsyncGenerator<Buffer, void, undefined>,
+): AsyncGenerator<Buffer, void, undefined> {
+  let started = false;
+  const closeUnstarted = async () => {
+    if (started) return;
+    started = true;
+    await handle.close();
+  };
+  return {
+    next() {
+      started = true;
+      return chunks.next();
+    },
+    async return(value) {
+      await closeUnstarted();
+      return chunks.return(value);
+    },
+    async throw(error) {
+      await closeUnstarted();
+      return chunks.throw(error);
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+async function* ringReads(handle: FileHandle): AsyncGenerator<Buffer, void, undefined> {
   const ring = [borrowReadBuffer(), borrowReadBuffer(), borrowReadBuffer()];
   const readInto = (buffer: Buffer) => {
     const read = handle.read(buffer, 0, buffer.length, null);
