@@ -37,7 +37,7 @@ export function createDistribution(deps: {
   baseUrl: () => string;
 }): DistributionModule {
   const { clock } = deps;
-  const tokens = new TokensRepository(deps.database.db, deps.database.dialect, deps.database);
+  const tokens = new TokensRepository(deps.database);
   const now = () => iso(clock.now());
   deps.activations.onDeactivate((trx, activationId) =>
     tokens.invalidate(trx, 'activation_id', activationId, 'deactivated', now()),

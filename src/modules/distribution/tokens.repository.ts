@@ -7,11 +7,7 @@ import type { DistributionTables } from './distribution.tables.js';
 export type TokenRow = Selectable<DistributionTables['download_tokens']>;
 export type NewToken = Insertable<DistributionTables['download_tokens']>;
 
-/**
- * Every download-token query, plus the few reads the redemption transaction must make on its own
- * connection (on SQLite the transaction holds the only connection, so another service's query
- * would wait for it forever). Rows are locked FOR UPDATE on PostgreSQL.
- */
+/** The token row's columns, in the order the issuance statement takes them. */
 const TOKEN_COLUMNS = [
   'token_hash',
   'binding_version',
@@ -34,17 +30,24 @@ const TOKEN_COLUMNS = [
   'invalidated_reason',
 ] as const satisfies readonly (keyof NewToken)[];
 
+/**
+ * Every download-token query, plus the few reads the redemption transaction must make on its own
+ * connection (on SQLite the transaction holds the only connection, so another service's query
+ * would wait for it forever). Rows are locked FOR UPDATE on PostgreSQL.
+ */
 export class TokensRepository {
-  constructor(
-    readonly db: Kysely<DB>,
-    readonly dialect: Dialect,
-    /** The issuance hot path's statements are compiled once against it (src/db/precompiled.ts). */
-    private readonly root: Pick<Database, 'db' | 'sqlite' | 'groupCommit'> = { db },
-  ) {}
+  readonly db: Kysely<DB>;
+  readonly dialect: Dialect;
+
+  /** The issuance hot path's statements are compiled once against `database` (src/db/precompiled.ts). */
+  constructor(private readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit'>) {
+    this.db = database.db;
+    this.dialect = database.dialect;
+  }
 
   private hotQueries?: ReturnType<TokensRepository['compileHot']>;
   private compileHot() {
-    const { root } = this;
+    const root = this.database;
     return {
       insert: precompile(
         root,

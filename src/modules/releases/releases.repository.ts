@@ -13,7 +13,7 @@ export type LegacyInsert = Insertable<ReleasesTables['legacy_downloads']>;
 export type DeletionInsert = Insertable<ReleasesTables['artifact_deletions']>;
 export type DeletionUpdate = Updateable<ReleasesTables['artifact_deletions']>;
 
-/** Releases, artifacts, catalogue downloads and deletion jobs: queries only. */
+/** The artifact columns the published-releases query reads alongside each release, aliased `a_…`. */
 const ARTIFACT_COLUMNS = [
   'id',
   'product_id',
@@ -34,6 +34,7 @@ const ARTIFACT_COLUMNS = [
 ] as const satisfies readonly (keyof ArtifactRow)[];
 const ARTIFACT_ALIASES = ARTIFACT_COLUMNS.map((c) => `a_${c}` as const);
 
+/** Releases, artifacts, catalogue downloads and deletion jobs: queries only. */
 export class ReleasesRepository {
   private hotQueries?: ReturnType<ReleasesRepository['compileHot']>;
 
@@ -142,10 +143,10 @@ export class ReleasesRepository {
   }
 
   /**
-   * A product's releases in candidate order (spec 4.3): current first, then effective publication
-   * time (published_at, else release_date) newest first, then record id newest first.
+   * Every release of a product (the administrator's list), in candidate order (spec 4.3): current
+   * first, then effective publication time (published_at, else release_date) newest first, then
+   * record id newest first: the order of publishedQuery.
    */
-  /** Every release of a product, in candidate order (the administrator's list). */
   listReleases(productId: number): Promise<ReleaseRow[]> {
     return this.db
       .selectFrom('releases')
