@@ -53,6 +53,21 @@ describe('rows built from raw arrays', () => {
     expect(prepareRows(raw, 'select x from a where x = 99').get()).toBeUndefined();
     raw.close();
   });
+
+  it('keeps column names that are not identifiers, and never lets one set the prototype', () => {
+    const raw = new SQLite(':memory:');
+    const query = `select 1 as "__proto__", 2 as "it's", 3 as "a\\b""c", 4 as "}; throw 1; ({", 5 as "constructor"`;
+    const row = prepareRows(raw, query).get() as Record<string, unknown>;
+    expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+    expect(Object.entries(row)).toEqual([
+      ['__proto__', 1],
+      ["it's", 2],
+      ['a\\b"c', 3],
+      ['}; throw 1; ({', 4],
+      ['constructor', 5],
+    ]);
+    raw.close();
+  });
 });
 
 describe('precompiled reads', () => {

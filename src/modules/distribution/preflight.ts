@@ -7,7 +7,11 @@ import { isPublicProduct, isSoftwareEnabled } from '../catalogue/catalogue.model
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
 import { type Evaluation, evaluateLicense } from '../licensing/entitlements.js';
-import type { LicenseRecord, LicenseRepository } from '../licensing/license.repository.js';
+import type {
+  LicenseForIdentity,
+  LicenseRecord,
+  LicenseRepository,
+} from '../licensing/license.repository.js';
 import { factsOf } from '../licensing/license.view.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -16,15 +20,13 @@ import type { SettingsService } from '../settings/settings.service.js';
 export const RATE_WINDOW_S = 60;
 const SLUG_CACHE_MS = 1000;
 
-export type LicenseWithIdentity = LicenseRecord & { identity_activation_id: number | null };
-
 /** Who may receive packages: a public product, or a license bound to an active identity. */
 export type Grant =
   | { kind: 'public'; product: Product }
   | {
       kind: 'protected';
       product: Product;
-      license: LicenseWithIdentity;
+      license: LicenseForIdentity;
       identity: Identity;
       evaluation: Evaluation;
       activationId: number;
@@ -81,7 +83,7 @@ export class Preflight {
     let identity: Identity | null = null;
     // Answered only after the product and license-required checks (7.1 order), not recomputed.
     let identityError: unknown = null;
-    let license: LicenseWithIdentity | undefined;
+    let license: LicenseForIdentity | undefined;
     const isPublic = single ? isPublicProduct(single) : false;
     if (single && !isPublic && key) {
       try {
@@ -145,7 +147,7 @@ export class Preflight {
     settings: Settings,
     product: Product | null,
     isPublic: boolean,
-    license: LicenseRecord | undefined,
+    license: Pick<LicenseRecord, 'id'> | undefined,
     ip: string,
   ): Promise<void> {
     const limit = settings.rate_limit;

@@ -9,7 +9,7 @@ import type { SettingsService } from '../settings/settings.service.js';
 import type { ValidateFailure, ValidateSuccess } from './activation.schemas.js';
 import { step } from './db-steps.js';
 import { type Entitlements, evaluateLicense } from './entitlements.js';
-import type { LicenseRecord, LicenseRepository, Trx } from './license.repository.js';
+import type { LicenseRepository, LicenseTerms, Trx } from './license.repository.js';
 import { factsOf, remainingOf, resolveActivationLimit } from './license.view.js';
 import type { OAuthActivation } from './oauth.js';
 
@@ -112,7 +112,7 @@ export class ActivationService {
     try {
       const locked = await step('activation_read_failed', () => this.repo.lockLicense(trx, license.id));
       if (!locked) throw new ApiError('invalid_license');
-      const current: LicenseRecord = { ...license, ...locked };
+      const current: LicenseTerms = { ...license, ...locked };
       // Revocation or a changed expiry may have committed since the first read.
       assertUsable(current, this.clock.now());
       if (mode === 'oauth' && token) {
@@ -176,7 +176,7 @@ export class ActivationService {
   }
 
   private async requestApproval(
-    license: LicenseRecord,
+    license: LicenseTerms,
     identity: Identity,
     input: ActivateInput,
   ): Promise<ActivateResult> {
@@ -328,7 +328,7 @@ function requireKey(key: string | undefined): string {
 }
 
 /** Refuses a license whose base status, usage expiry or subscription forbids use (spec 3.2). */
-function assertUsable(license: LicenseRecord, now: Date): void {
+function assertUsable(license: LicenseTerms, now: Date): void {
   const status = evaluateLicense(factsOf(license), now).effective_status;
   if (status !== 'valid') throw new ApiError(status);
 }

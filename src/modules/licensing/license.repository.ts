@@ -38,15 +38,42 @@ export interface LicenseRecord extends LicenseRow {
   activation_count: number;
 }
 
+/** What the licensing rules read of a license: its own columns and the limits and subscription around it. */
+export type LicenseTerms = Pick<
+  LicenseRecord,
+  | 'id'
+  | 'license_key'
+  | 'product_id'
+  | 'variation_id'
+  | 'subscription_id'
+  | 'status'
+  | 'activation_limit'
+  | 'usage_expires_at'
+  | 'entitlement_policy'
+  | 'created_at'
+  | 'product_activation_limit'
+  | 'product_activation_mode'
+  | 'variation_found'
+  | 'variation_activation_limit'
+  | 'subscription_found'
+  | 'subscription_status'
+  | 'activation_count'
+>;
+
+/** A license as the identity lookup answers it: the facts, and this identity's active activation. */
+export type LicenseForIdentity = LicenseTerms & { identity_activation_id: number | null };
+
 type RawRecord = Omit<LicenseRecord, 'activation_count'> & { activation_count: unknown };
 
 /**
  * The count arrives as a bigint-ish value on some drivers. The row is ours, so it is fixed in place:
  * on Node 20 a spread copy with changed fields costs microseconds, and this runs on every validate.
  */
-function asRecord<T extends RawRecord>(row: T): T & LicenseRecord {
-  (row as LicenseRecord).activation_count = Number(row.activation_count ?? 0);
-  return row as T & LicenseRecord;
+function asRecord<T extends { activation_count: unknown }>(
+  row: T,
+): Omit<T, 'activation_count'> & { activation_count: number } {
+  row.activation_count = Number(row.activation_count ?? 0);
+  return row as Omit<T, 'activation_count'> & { activation_count: number };
 }
 
 export interface LicenseFilter {
@@ -128,12 +155,47 @@ export class LicenseRepository {
     return this.one(this.records(db).where('l.id', '=', id).executeTakeFirst());
   }
 
-  /** The validate hot path: the license and whether this identity holds an active activation, in one query. */
+  /**
+   * The hot path of validate, activate and the update routes: the license and whether this
+   * identity holds an active activation, in one query, with only the columns those callers read
+   * (each column is a value built per request; the owner's name and the product's names are not
+   * needed to decide anything).
+   */
   private forIdentityQuery?: ReturnType<typeof this.compileForIdentity>;
   private compileForIdentity() {
     return precompile(this.database, ['key', 'identity'] as const, (p) =>
-      this.records()
-        .select((eb) =>
+      this.db
+        .selectFrom('licenses as l')
+        .leftJoin('products as p', 'p.id', 'l.product_id')
+        .leftJoin('product_variations as v', (j) =>
+          j.onRef('v.id', '=', 'l.variation_id').onRef('v.product_id', '=', 'l.product_id'),
+        )
+        .leftJoin('subscriptions as s', 's.id', 'l.subscription_id')
+        .select([
+          'l.id',
+          'l.license_key',
+          'l.product_id',
+          'l.variation_id',
+          'l.subscription_id',
+          'l.status',
+          'l.activation_limit',
+          'l.usage_expires_at',
+          'l.entitlement_policy',
+          'l.created_at',
+          'p.activation_limit as product_activation_limit',
+          'p.activation_mode as product_activation_mode',
+          'v.id as variation_found',
+          'v.activation_limit as variation_activation_limit',
+          's.id as subscription_found',
+          's.status as subscription_status',
+        ])
+        .select((eb) => [
+          eb
+            .selectFrom('activations as a')
+            .select((e) => e.fn.countAll<number>().as('n'))
+            .whereRef('a.license_id', '=', 'l.id')
+            .where('a.status', '=', ACTIVE)
+            .as('activation_count'),
           eb
             .selectFrom('activations as ia')
             .select('ia.id')
@@ -142,15 +204,12 @@ export class LicenseRepository {
             .where('ia.status', '=', ACTIVE)
             .limit(1)
             .as('identity_activation_id'),
-        )
+        ])
         .where('l.license_key', '=', p.key),
     );
   }
 
-  async findForIdentity(
-    key: string,
-    identityKey: string,
-  ): Promise<(LicenseRecord & { identity_activation_id: number | null }) | undefined> {
+  async findForIdentity(key: string, identityKey: string): Promise<LicenseForIdentity | undefined> {
     this.forIdentityQuery ??= this.compileForIdentity();
     const row = await this.forIdentityQuery.first({ key, identity: identityKey });
     if (!row) return undefined;

@@ -1,6 +1,6 @@
 import { mysqlTime } from '../../clock.js';
 import { type Evaluation, evaluateLicense, type LicenseFacts } from './entitlements.js';
-import type { ActivationRow, LicenseRecord } from './license.repository.js';
+import type { ActivationRow, LicenseRecord, LicenseTerms } from './license.repository.js';
 
 /** Shapes of spec 2.1 and 2.2 built from stored rows. Timestamps use the spec's `YYYY-MM-DD HH:MM:SS` UTC. */
 
@@ -11,7 +11,7 @@ const legacyTime = (isoText: string | null): string | null => {
 };
 
 /** Spec 2.1: the license's own limit, else the variation's, else the product's, else the global default. */
-export function resolveActivationLimit(license: LicenseRecord, globalDefault: number): number {
+export function resolveActivationLimit(license: LicenseTerms, globalDefault: number): number {
   if (license.activation_limit !== null) return license.activation_limit;
   const variation = license.variation_found !== null ? license.variation_activation_limit : null;
   return variation ?? license.product_activation_limit ?? globalDefault;
@@ -21,7 +21,7 @@ export function resolveActivationLimit(license: LicenseRecord, globalDefault: nu
 export const remainingOf = (limit: number, count: number): number =>
   limit === 0 ? -1 : Math.max(0, limit - count);
 
-export function factsOf(license: LicenseRecord): LicenseFacts {
+export function factsOf(license: LicenseTerms): LicenseFacts {
   return {
     status: license.status,
     usage_expires_at: license.usage_expires_at,

@@ -54,7 +54,7 @@ export class OAuthService implements OAuthActivation {
   ) {}
 
   async begin(request: {
-    license: LicenseRecord;
+    license: Pick<LicenseRecord, 'id' | 'license_key'>;
     identity: Identity;
     return_url: string;
   }): Promise<{ redirect_url: string }> {

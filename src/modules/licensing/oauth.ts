@@ -13,7 +13,7 @@ import type { LicenseRecord } from './license.repository.js';
 export interface OAuthActivation {
   /** Starts approval for this identity; returns the opaque redirect_url of the `oauth_required` answer. */
   begin(request: {
-    license: LicenseRecord;
+    license: Pick<LicenseRecord, 'id' | 'license_key'>;
     identity: Identity;
     return_url: string;
     machine_id: string | null;

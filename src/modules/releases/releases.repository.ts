@@ -34,6 +34,13 @@ const ARTIFACT_COLUMNS = [
 ] as const satisfies readonly (keyof ArtifactRow)[];
 const ARTIFACT_ALIASES = ARTIFACT_COLUMNS.map((c) => `a_${c}` as const);
 
+/**
+ * Candidate order (spec 4.3 step 1) of releases aliased `r`: the current release first, then
+ * effective publication time (published_at, else release_date) newest first, then record id
+ * newest first.
+ */
+const CANDIDATE_ORDER = sql`r.is_current desc, coalesce(r.published_at, r.release_date) desc, r.id desc`;
+
 /** Releases, artifacts, catalogue downloads and deletion jobs: queries only. */
 export class ReleasesRepository {
   private hotQueries?: ReturnType<ReleasesRepository['compileHot']>;
@@ -74,9 +81,7 @@ export class ReleasesRepository {
       .select(ARTIFACT_COLUMNS.map((c) => `a.${c} as a_${c}` as const))
       .where('r.product_id', '=', productId)
       .where('r.status', '=', sql.lit('published'))
-      .orderBy('r.is_current', 'desc')
-      .orderBy(sql`coalesce(r.published_at, r.release_date)`, 'desc')
-      .orderBy('r.id', 'desc');
+      .orderBy(CANDIDATE_ORDER);
   }
 
   /**
@@ -142,19 +147,13 @@ export class ReleasesRepository {
       .executeTakeFirst();
   }
 
-  /**
-   * Every release of a product (the administrator's list), in candidate order (spec 4.3): current
-   * first, then effective publication time (published_at, else release_date) newest first, then
-   * record id newest first: the order of publishedQuery.
-   */
+  /** Every release of a product (the administrator's list), in candidate order. */
   listReleases(productId: number): Promise<ReleaseRow[]> {
     return this.db
-      .selectFrom('releases')
-      .selectAll()
-      .where('product_id', '=', productId)
-      .orderBy('is_current', 'desc')
-      .orderBy(sql`coalesce(published_at, release_date)`, 'desc')
-      .orderBy('id', 'desc')
+      .selectFrom('releases as r')
+      .selectAll('r')
+      .where('r.product_id', '=', productId)
+      .orderBy(CANDIDATE_ORDER)
       .execute();
   }
 
