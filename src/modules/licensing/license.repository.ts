@@ -108,27 +108,24 @@ export class LicenseRepository {
     this.dialect = database.dialect;
   }
 
-  private records(db: Kysely<DB> = this.db) {
+  /**
+   * Licenses with what the licensing rules read around them: the product's and variation's limits,
+   * the subscription's status and the count of active activations. Each caller adds the license
+   * columns it needs.
+   */
+  private withTerms(db: Kysely<DB> = this.db) {
     return db
       .selectFrom('licenses as l')
       .leftJoin('products as p', 'p.id', 'l.product_id')
       .leftJoin('product_variations as v', (j) =>
         j.onRef('v.id', '=', 'l.variation_id').onRef('v.product_id', '=', 'l.product_id'),
       )
-      .leftJoin('users as u', 'u.id', 'l.user_id')
       .leftJoin('subscriptions as s', 's.id', 'l.subscription_id')
-      .selectAll('l')
       .select([
-        'p.name as product_name',
-        'p.slug as product_slug',
         'p.activation_limit as product_activation_limit',
         'p.activation_mode as product_activation_mode',
-        'v.name as variation_name',
         'v.id as variation_found',
         'v.activation_limit as variation_activation_limit',
-        'u.email as user_email',
-        'u.first_name as user_first_name',
-        'u.last_name as user_last_name',
         's.id as subscription_found',
         's.status as subscription_status',
       ])
@@ -140,6 +137,21 @@ export class LicenseRepository {
           .where('a.status', '=', ACTIVE)
           .as('activation_count'),
       );
+  }
+
+  /** The whole license record: every column, with the names of its product, variation and owner. */
+  private records(db: Kysely<DB> = this.db) {
+    return this.withTerms(db)
+      .leftJoin('users as u', 'u.id', 'l.user_id')
+      .selectAll('l')
+      .select([
+        'p.name as product_name',
+        'p.slug as product_slug',
+        'v.name as variation_name',
+        'u.email as user_email',
+        'u.first_name as user_first_name',
+        'u.last_name as user_last_name',
+      ]);
   }
 
   private async one(query: Promise<RawRecord | undefined>): Promise<LicenseRecord | undefined> {
@@ -164,13 +176,7 @@ export class LicenseRepository {
   private forIdentityQuery?: ReturnType<typeof this.compileForIdentity>;
   private compileForIdentity() {
     return precompile(this.database, ['key', 'identity'] as const, (p) =>
-      this.db
-        .selectFrom('licenses as l')
-        .leftJoin('products as p', 'p.id', 'l.product_id')
-        .leftJoin('product_variations as v', (j) =>
-          j.onRef('v.id', '=', 'l.variation_id').onRef('v.product_id', '=', 'l.product_id'),
-        )
-        .leftJoin('subscriptions as s', 's.id', 'l.subscription_id')
+      this.withTerms()
         .select([
           'l.id',
           'l.license_key',
@@ -182,20 +188,8 @@ export class LicenseRepository {
           'l.usage_expires_at',
           'l.entitlement_policy',
           'l.created_at',
-          'p.activation_limit as product_activation_limit',
-          'p.activation_mode as product_activation_mode',
-          'v.id as variation_found',
-          'v.activation_limit as variation_activation_limit',
-          's.id as subscription_found',
-          's.status as subscription_status',
         ])
-        .select((eb) => [
-          eb
-            .selectFrom('activations as a')
-            .select((e) => e.fn.countAll<number>().as('n'))
-            .whereRef('a.license_id', '=', 'l.id')
-            .where('a.status', '=', ACTIVE)
-            .as('activation_count'),
+        .select((eb) =>
           eb
             .selectFrom('activations as ia')
             .select('ia.id')
@@ -204,7 +198,7 @@ export class LicenseRepository {
             .where('ia.status', '=', ACTIVE)
             .limit(1)
             .as('identity_activation_id'),
-        ])
+        )
         .where('l.license_key', '=', p.key),
     );
   }
