@@ -18,7 +18,7 @@ import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sha256 } from '../src/random.js';
 import { makeZip } from '../test/releases/helpers.js';
-import { rssMb, SERVER_NODE, signIn, startPinned, watchRss } from './lib.js';
+import { median, rssMb, SERVER_NODE, signIn, startPinned, watchRss } from './lib.js';
 
 const { values } = parseArgs({
   options: { mb: { type: 'string', default: '100' }, rounds: { type: 'string', default: '20' } },
@@ -40,8 +40,6 @@ async function timed(url: string, size: number): Promise<number> {
   if (n !== size) throw new Error(`short body ${n} of ${size}`);
   return size / 1e6 / seconds;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** nginx (Debian package) serving `file` from 127.0.0.1, pinned like the others; null when absent. */
 async function startNginx(file: string): Promise<{ url: string; stop(): void } | null> {

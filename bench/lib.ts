@@ -147,6 +147,58 @@ export async function load(opts: {
   };
 }
 
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** A server under load: where to send requests, and its pid for the CPU figure. */
+export interface Target {
+  url: string;
+  pid: number;
+}
+
+/**
+ * Loads our route and the bare baseline in turn, `rounds` times, each after a warm-up (3 s before
+ * the first round, 1 s before the others). Both servers run the whole time, pinned to the same
+ * core; the idle one costs nothing. On a shared machine the neighbours' load changes from minute
+ * to minute: a ratio taken round by round, its two halves seconds apart, moves far less than one
+ * taken from runs minutes apart, and the median of the rounds is the figure to quote.
+ */
+export async function alternate(opts: {
+  ours: Target;
+  bare: Target;
+  rounds: number;
+  seconds: number;
+  load: (url: string, seconds: number, pid?: number) => Promise<LoadResult>;
+}): Promise<{ ours: LoadResult[]; bare: LoadResult[] }> {
+  const ours: LoadResult[] = [];
+  const bare: LoadResult[] = [];
+  for (let round = 0; round < opts.rounds; round++) {
+    const warmup = round === 0 ? 3 : 1;
+    for (const [target, results] of [
+      [opts.ours, ours],
+      [opts.bare, bare],
+    ] as const) {
+      await opts.load(target.url, warmup);
+      results.push(await opts.load(target.url, opts.seconds, target.pid));
+    }
+  }
+  return { ours, bare };
+}
+
+/** Prints every round and the medians: throughput ratio, server CPU per request, p99. */
+export function report(name: string, runs: { ours: LoadResult[]; bare: LoadResult[] }, target: string): void {
+  const ratios = runs.ours.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
+  runs.ours.forEach((r, i) => {
+    console.log(`round ${i + 1}:`);
+    console.log(`  bare Fastify:  ${fmt(runs.bare[i]!)}`);
+    console.log(`  ${`${name}:`.padEnd(14)} ${fmt(r)}`);
+    console.log(`  ratio:         ${ratios[i]!.toFixed(1)}% of bare`);
+  });
+  const cpu = (rs: LoadResult[]) => median(rs.map((r) => r.cpuUs ?? 0)).toFixed(0);
+  console.log(
+    `median of ${ratios.length}: ${median(ratios).toFixed(1)}% of bare (${target}); server CPU ${cpu(runs.ours)} µs vs ${cpu(runs.bare)} µs a request; ${name} p99 ${median(runs.ours.map((r) => r.p99))} ms`,
+  );
+}
+
 export const fmt = (r: LoadResult) =>
   `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}` +
   (r.cpuUs === undefined ? '' : `, server CPU ${r.cpuUs.toFixed(0)} µs/request`);

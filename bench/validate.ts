@@ -3,10 +3,10 @@
  * route of the same response size, measured in the same run (the ratio is what counts on a shared,
  * noisy machine). Run by hand:
  *
- *   npm run build && taskset -c 1 node --import tsx bench/validate.ts [--licenses 100000] [--seconds 10]
+ *   npm run build && taskset -c 1 node --import tsx bench/validate.ts [--licenses 100000] [--seconds 10] [--rounds 3]
  *
- * The server under test and the baseline are each pinned to core 0; this process (the load
- * generator) should run on core 1.
+ * The server under test and the baseline are both pinned to core 0 and loaded in turn, round by
+ * round; this process (the load generator) should run on core 1.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,14 +17,19 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { identityKey } from '../src/modules/identity/identity.js';
 import { randomHex, uuid } from '../src/random.js';
-import { fmt, load, SERVER_NODE, startPinned } from './lib.js';
+import { alternate, load, type Proc, report, SERVER_NODE, startPinned } from './lib.js';
 
 const { values } = parseArgs({
-  options: { licenses: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '10' } },
+  options: {
+    licenses: { type: 'string', default: '100000' },
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+  },
 });
 const LICENSES = Number(values.licenses);
 const ACTIVATIONS_PER_LICENSE = 3;
 const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
 const SAMPLE = 5000;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
@@ -105,7 +110,7 @@ async function main() {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   });
-  let responseSize = 0;
+  let bare: Proc | undefined;
   try {
     const probe = await fetch(`${server.url}/v1/licenses/validate`, {
       method: 'POST',
@@ -115,32 +120,23 @@ async function main() {
     const text = await probe.text();
     if (probe.status !== 200 || !JSON.parse(text).valid)
       throw new Error(`validate probe failed: ${probe.status} ${text}`);
-    responseSize = Buffer.byteLength(text);
-    await load({ url: `${server.url}/v1/licenses/validate`, bodies, seconds: 3 }); // warm-up
-    const ours = await load({
-      url: `${server.url}/v1/licenses/validate`,
-      bodies,
-      seconds: SECONDS,
-      pid: server.child.pid,
-    });
-    await server.stop();
-
-    const bare = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
+    const responseSize = Buffer.byteLength(text);
+    bare = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
       BODY_SIZE: String(responseSize),
     });
-    await load({ url: `${bare.url}/bare`, bodies, seconds: 3 });
-    const base = await load({ url: `${bare.url}/bare`, bodies, seconds: SECONDS, pid: bare.child.pid });
-    await bare.stop();
-
-    console.log(`licenses:          ${LICENSES}`);
-    console.log(`response size:     ${responseSize} bytes`);
-    console.log(`bare Fastify:      ${fmt(base)}`);
-    console.log(`validate:          ${fmt(ours)}`);
-    console.log(
-      `ratio:             ${((ours.rps / base.rps) * 100).toFixed(1)}% of bare (target >= 50%), p99 ${ours.p99} ms (target < 5 ms)`,
-    );
+    const runs = await alternate({
+      ours: { url: `${server.url}/v1/licenses/validate`, pid: server.child.pid! },
+      bare: { url: `${bare.url}/bare`, pid: bare.child.pid! },
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      load: (url, seconds, pid) => load({ url, bodies, seconds, pid }),
+    });
+    console.log(`licenses:      ${LICENSES}`);
+    console.log(`response size: ${responseSize} bytes`);
+    report('validate', runs, 'target >= 50%, p99 < 5 ms');
   } finally {
     await server.stop();
+    await bare?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
