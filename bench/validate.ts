@@ -3,7 +3,7 @@
  * route of the same response size, measured in the same run (the ratio is what counts on a shared,
  * noisy machine). Run by hand:
  *
- *   npm run build && taskset -c 1 node --import tsx bench/validate.ts [--licenses 100000] [--seconds 10] [--rounds 3]
+ *   npm run build && taskset -c 1 node --import tsx bench/validate.ts [--licenses 100000] [--seconds 10] [--rounds 3] [--connections 50]
  *
  * The server under test and the baseline are both pinned to core 0 and loaded in turn, round by
  * round; this process (the load generator) should run on core 1.
@@ -24,12 +24,14 @@ const { values } = parseArgs({
     licenses: { type: 'string', default: '100000' },
     seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
   },
 });
 const LICENSES = Number(values.licenses);
 const ACTIVATIONS_PER_LICENSE = 3;
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
+const CONNECTIONS = Number(values.connections);
 const SAMPLE = 5000;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
@@ -129,9 +131,9 @@ async function main() {
       bare: { url: `${bare.url}/bare`, pid: bare.child.pid! },
       rounds: ROUNDS,
       seconds: SECONDS,
-      load: (url, seconds, pid) => load({ url, bodies, seconds, pid }),
+      load: (url, seconds, pid) => load({ url, bodies, seconds, pid, connections: CONNECTIONS }),
     });
-    console.log(`licenses:      ${LICENSES}`);
+    console.log(`licenses:      ${LICENSES}, ${CONNECTIONS} connections`);
     console.log(`response size: ${responseSize} bytes`);
     report('validate', runs, 'target >= 50%, p99 < 5 ms');
   } finally {
