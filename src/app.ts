@@ -2,14 +2,14 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyServerOptions, LogController } from 'fastify';
 import { type Clock, systemClock, TestClock } from './clock.js';
 import { type Config, resolvePublicUrl } from './config.js';
 import type { Database } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { RateCounter } from './http/rate-limit.js';
-import { loggerOptions, requestLogger } from './http/redact.js';
+import { loggerOptions, logsRequests, requestLogger } from './http/redact.js';
 import { serializerCompiler } from './http/serialization.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
@@ -142,6 +142,9 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   const app = Fastify({
     logger,
     childLoggerFactory: requestLogger,
+    // The level is fixed at start: above `info`, Fastify's per-request lines would only be built
+    // to be dropped (an object and a call on every request), so they are not made at all.
+    logController: new LogController({ disableRequestLogging: !logsRequests(config.logLevel) }),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
@@ -278,7 +281,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('onClose', async () => dispatcher.stop());
   app.addHook('onListen', async () => renewals.start());
   app.addHook('onClose', async () => renewals.stop());
-  await app.register(cookie);
+  // Cookies are parsed by the auth hook, and only when a request carries any (src/http/auth.ts).
+  await app.register(cookie, { hook: false });
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
   installAuth(app, accounts);
   app.addHook('preValidation', (request, _reply, done) => {

@@ -15,6 +15,8 @@ declare module 'fastify' {
   }
 }
 
+const NO_COOKIES: Record<string, string | undefined> = Object.freeze({});
+
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
@@ -27,8 +29,11 @@ export function installAuth(app: FastifyInstance, accounts: AccountsService): vo
   app.decorateRequest('sessionId', null);
   app.decorateRequest('sessionNonce', null);
   app.addHook('preValidation', (request, _reply, done) => {
-    // Most calls (the licensing and update API) carry no credentials: they skip the promise.
-    if (request.headers.authorization === undefined && request.headers.cookie === undefined) return done();
+    // The cookie plugin's own hook would give every request a fresh object and Map; most calls
+    // (the licensing and update API) carry no cookie and no credentials, and skip the promise.
+    const header = request.headers.cookie;
+    request.cookies = header === undefined ? NO_COOKIES : app.parseCookie(header);
+    if (request.headers.authorization === undefined && header === undefined) return done();
     resolveCaller(request).then(() => done(), done);
   });
 

@@ -35,6 +35,9 @@ export function loggerOptions(level: string) {
   };
 }
 
+/** Whether `level` lets Fastify's `info` lines (incoming request, request completed) through. */
+export const logsRequests = (level: string): boolean => ['info', 'debug', 'trace'].includes(level);
+
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];
 type ChildLoggerOptions = Parameters<FastifyBaseLogger['child']>[1];
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

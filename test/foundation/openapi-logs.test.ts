@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestLogger } from '../../src/http/redact.js';
+import { logsRequests, requestLogger } from '../../src/http/redact.js';
 import { ADMIN, createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -86,6 +86,18 @@ describe('log redaction', () => {
       expect(quiet.logs()).not.toContain('incoming request');
     } finally {
       await quiet.close();
+    }
+  });
+
+  it('builds request lines only at levels that write them', async () => {
+    expect(['trace', 'debug', 'info'].filter(logsRequests)).toEqual(['trace', 'debug', 'info']);
+    expect(['warn', 'error', 'fatal', 'silent'].filter(logsRequests)).toEqual([]);
+    const verbose = await createTestApp({ captureLogs: true, env: { LOG_LEVEL: 'debug' } });
+    try {
+      await verbose.app.inject({ method: 'GET', url: '/v1/health' });
+      expect(verbose.logs()).toContain('request completed');
+    } finally {
+      await verbose.close();
     }
   });
 
