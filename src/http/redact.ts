@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fastify';
+import pino from 'pino';
 
 /** Query parameters whose values are secrets: never written to a log line. */
 // `search` too: an administrator searches licenses by key (GET /licenses?search=).
@@ -35,8 +36,9 @@ export function loggerOptions(level: string) {
   };
 }
 
-/** Whether `level` lets Fastify's `info` lines (incoming request, request completed) through. */
-export const logsRequests = (level: string): boolean => ['info', 'debug', 'trace'].includes(level);
+/** Whether `level` lets Fastify's `info` lines (incoming request, request completed) through, by pino's own order. */
+export const logsRequests = (level: string): boolean =>
+  (pino.levels.values[level] ?? Number.POSITIVE_INFINITY) <= pino.levels.values.info!;
 
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];
 type ChildLoggerOptions = Parameters<FastifyBaseLogger['child']>[1];
