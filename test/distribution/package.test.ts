@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/random.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { createProduct } from '../helpers/catalogue.js';
 import {
@@ -9,7 +10,17 @@ import {
   setLicenseColumns,
 } from '../helpers/licensing.js';
 import { publish, softwareProduct } from '../releases/helpers.js';
-import { admin, call, type Fixture, pkg, protectedFixture, publicFixture, settings } from './helpers.js';
+import {
+  admin,
+  call,
+  download,
+  type Fixture,
+  pkg,
+  protectedFixture,
+  publicFixture,
+  settings,
+  tokenOf,
+} from './helpers.js';
 
 let t: TestApp;
 let f: Fixture;
@@ -96,6 +107,24 @@ describe('POST /software/package: the response (spec 2.7)', () => {
       .executeTakeFirstOrThrow();
     expect(new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()).toBe(12 * 60_000);
     await settings(t, { token_expiry: 5 });
+  });
+
+  it('the token is bound to the activation revision the preflight read, and redeems with it', async () => {
+    const g = await protectedFixture(t);
+    await db()
+      .updateTable('activations')
+      .set({ activation_revision: 4 })
+      .where('id', '=', g.activationId)
+      .execute();
+    const res = await pkg(t, { slug: g.slug, purpose: 'install', ...g.creds });
+    expect(res.statusCode).toBe(200);
+    const row = await db()
+      .selectFrom('download_tokens')
+      .selectAll()
+      .where('token_hash', '=', sha256(tokenOf(res.json().download_url)))
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ activation_id: g.activationId, activation_revision: 4 });
+    expect((await download(t, res.json().download_url)).statusCode).toBe(200);
   });
 
   it('a public product needs no license and binds no license or activation', async () => {

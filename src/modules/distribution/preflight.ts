@@ -30,6 +30,7 @@ export type Grant =
       identity: Identity;
       evaluation: Evaluation;
       activationId: number;
+      activationRevision: number;
     };
 
 export interface LicenseInput {
@@ -92,10 +93,13 @@ export class Preflight {
         identityError = e;
       }
       license = identity
-        ? await this.licenses.findForIdentity(key, identity.identity_key)
+        ? await this.licenses.findForIdentity(key, identity.identity_key, { revision: true })
         : await this.licenses
             .findByKey(key)
-            .then((l) => l && Object.assign(l, { identity_activation_id: null }));
+            .then(
+              (l) =>
+                l && Object.assign(l, { identity_activation_id: null, identity_activation_revision: null }),
+            );
     }
     await this.limit(settings, single, isPublic, license, ip);
 
@@ -124,6 +128,7 @@ export class Preflight {
       identity,
       evaluation,
       activationId: license.identity_activation_id!,
+      activationRevision: license.identity_activation_revision!,
     };
   }
 

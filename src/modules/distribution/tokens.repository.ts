@@ -59,12 +59,6 @@ export class TokensRepository {
             .returning('id'),
         { write: true },
       ),
-      revision: precompile(root, ['id'] as const, (p) =>
-        root.db
-          .selectFrom('activations')
-          .select(['status', 'activation_revision'])
-          .where('id', '=', p.id as unknown as number),
-      ),
     };
   }
   private get hot() {
@@ -77,11 +71,6 @@ export class TokensRepository {
     const row = await this.hot.insert.first(values);
     if (!row) throw new Error('token insert returned no row');
     return row.id;
-  }
-
-  /** The activation's status and revision as committed (outside any transaction). */
-  activationRevision(id: number) {
-    return this.hot.revision.first({ id });
   }
 
   findByHash(hash: string): Promise<TokenRow | undefined> {

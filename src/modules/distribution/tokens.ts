@@ -36,7 +36,6 @@ export class TokenIssuer {
     const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
     // Every column written out (no spread): this runs on each eligible check.
     const p = grant.kind === 'protected' ? grant : null;
-    const revision = p ? await this.revisionOf(p.activationId) : null;
     try {
       await this.repo.insert({
         token_hash: sha256(token),
@@ -49,7 +48,8 @@ export class TokenIssuer {
         purpose,
         license_id: p ? p.license.id : null,
         activation_id: p ? p.activationId : null,
-        activation_revision: revision,
+        // As the preflight read it; redemption refuses the token if the binding changed since.
+        activation_revision: p ? p.activationRevision : null,
         identity_key: p ? p.identity.identity_key : null,
         installation_id: p ? p.identity.installation_id : null,
         domain_normalized: p ? p.identity.domain_normalized : null,
@@ -67,12 +67,5 @@ export class TokenIssuer {
       token_expires_at: mysqlTime(expires),
       token_binding_version: BINDING_VERSION,
     };
-  }
-
-  private async revisionOf(activationId: number): Promise<number> {
-    const row = await this.repo.activationRevision(activationId);
-    // Deactivated between the preflight read and now: the token would fail anyway.
-    if (row?.status !== 'active') throw new ApiError('domain_not_activated');
-    return row.activation_revision;
   }
 }

@@ -61,7 +61,11 @@ export type LicenseTerms = Pick<
 >;
 
 /** A license as the identity lookup answers it: the facts, and this identity's active activation. */
-export type LicenseForIdentity = LicenseTerms & { identity_activation_id: number | null };
+export type LicenseForIdentity = LicenseTerms & {
+  identity_activation_id: number | null;
+  /** That activation's revision, which a download token is bound to (spec 2.6); null unless asked for. */
+  identity_activation_revision: number | null;
+};
 
 type RawRecord = Omit<LicenseRecord, 'activation_count'> & { activation_count: unknown };
 
@@ -171,10 +175,11 @@ export class LicenseRepository {
    * The hot path of validate, activate and the update routes: the license and whether this
    * identity holds an active activation, in one query, with only the columns those callers read
    * (each column is a value built per request; the owner's name and the product's names are not
-   * needed to decide anything).
+   * needed to decide anything). The update routes also need the activation's revision, which a
+   * download token is bound to; reading it costs one more B-tree lookup (the activation row;
+   * its id alone comes from the index), so only they ask for it.
    */
-  private forIdentityQuery?: ReturnType<typeof this.compileForIdentity>;
-  private compileForIdentity() {
+  private compileForIdentity(withRevision: boolean) {
     return precompile(this.database, ['key', 'identity'] as const, (p) =>
       this.withTerms()
         .select([
@@ -189,23 +194,34 @@ export class LicenseRepository {
           'l.entitlement_policy',
           'l.created_at',
         ])
-        .select((eb) =>
-          eb
-            .selectFrom('activations as ia')
-            .select('ia.id')
-            .whereRef('ia.license_id', '=', 'l.id')
-            .where('ia.identity_key', '=', p.identity)
-            .where('ia.status', '=', ACTIVE)
-            .limit(1)
-            .as('identity_activation_id'),
+        // At most one row joins: activations_one_active_identity is unique where status is active.
+        .leftJoin('activations as ia', (j) =>
+          j
+            .onRef('ia.license_id', '=', 'l.id')
+            .on('ia.identity_key', '=', p.identity)
+            .on('ia.status', '=', ACTIVE),
         )
+        .select([
+          'ia.id as identity_activation_id',
+          sql<number | null>`${withRevision ? sql.ref('ia.activation_revision') : sql`null`}`.as(
+            'identity_activation_revision',
+          ),
+        ])
         .where('l.license_key', '=', p.key),
     );
   }
+  private forIdentityQuery?: ReturnType<LicenseRepository['compileForIdentity']>;
+  private forIdentityRevisionQuery?: ReturnType<LicenseRepository['compileForIdentity']>;
 
-  async findForIdentity(key: string, identityKey: string): Promise<LicenseForIdentity | undefined> {
-    this.forIdentityQuery ??= this.compileForIdentity();
-    const row = await this.forIdentityQuery.first({ key, identity: identityKey });
+  async findForIdentity(
+    key: string,
+    identityKey: string,
+    opts: { revision?: boolean } = {},
+  ): Promise<LicenseForIdentity | undefined> {
+    if (opts.revision) this.forIdentityRevisionQuery ??= this.compileForIdentity(true);
+    else this.forIdentityQuery ??= this.compileForIdentity(false);
+    const query = opts.revision ? this.forIdentityRevisionQuery! : this.forIdentityQuery!;
+    const row = await query.first({ key, identity: identityKey });
     if (!row) return undefined;
     row.identity_activation_id ??= null;
     return asRecord(row);
