@@ -18,6 +18,7 @@ export interface DistributionModule {
   distribution: DistributionService;
   downloads: DownloadService;
   tokens: TokensRepository;
+  issuer: TokenIssuer;
 }
 
 /**
@@ -53,5 +54,5 @@ export function createDistribution(deps: {
     base: deps.baseUrl,
   });
   const downloads = new DownloadService(tokens, deps.releases, deps.settings, clock);
-  return { distribution, downloads, tokens };
+  return { distribution, downloads, tokens, issuer };
 }

@@ -122,6 +122,28 @@ export class TokensRepository {
   }
 
   /**
+   * Deletes the oldest tokens (by id, which is issuance order) that expired before `before`, at
+   * most `limit`, and stops at the first one that did not: the scan reads the head of the table
+   * only, never all of it. Answers how many were deleted.
+   */
+  async pruneExpired(before: string, limit: number): Promise<number> {
+    const head = await this.db
+      .selectFrom('download_tokens')
+      .select(['id', 'expires_at'])
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    const ids: number[] = [];
+    for (const row of head) {
+      if (row.expires_at >= before) break;
+      ids.push(row.id);
+    }
+    if (ids.length === 0) return 0;
+    const r = await this.db.deleteFrom('download_tokens').where('id', 'in', ids).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  /**
    * A license's unclaimed tokens, found through its activations: a licensed token always names
    * its activation, and the table keeps no index on license_id (one page less written per token).
    */

@@ -9,6 +9,15 @@ import type { TokensRepository } from './tokens.repository.js';
 
 export const BINDING_VERSION = 1;
 
+/**
+ * A token that expired this long ago is deleted: it can never be redeemed again, and every
+ * eligible update check mints one, so a store would otherwise keep a row for each check forever.
+ * Until then a used, invalidated or expired token answers its own code; after, `invalid_token`.
+ */
+export const TOKEN_RETENTION_MS = 7 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 500;
+
 export interface MintedToken {
   download_url: string;
   token_expires_at: string;
@@ -62,10 +71,36 @@ export class TokenIssuer {
     } catch (e) {
       throw Object.assign(new ApiError('token_write_failed'), { cause: e });
     }
+    this.pruneNowAndThen(now);
     return {
       download_url: `${this.downloadUrl()}?token=${token}`,
       token_expires_at: mysqlTime(expires),
       token_binding_version: BINDING_VERSION,
     };
+  }
+
+  private nextPrune = 0;
+
+  /** At most once an hour per process, after a mint: tokens are only ever added by minting. */
+  private pruneNowAndThen(now: Date): void {
+    if (now.getTime() < this.nextPrune) return;
+    this.nextPrune = now.getTime() + PRUNE_EVERY_MS;
+    void this.prune().catch(() => {});
+  }
+
+  /**
+   * Deletes the tokens past retention, in batches with a turn of the event loop between them, so
+   * that a backlog never holds the database (or, on SQLite, the event loop) for long. Answers how
+   * many were deleted.
+   */
+  async prune(): Promise<number> {
+    const before = iso(new Date(this.clock.now().getTime() - TOKEN_RETENTION_MS));
+    let total = 0;
+    for (;;) {
+      const n = await this.repo.pruneExpired(before, PRUNE_BATCH);
+      total += n;
+      if (n < PRUNE_BATCH) return total;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 }
