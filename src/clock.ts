@@ -34,6 +34,27 @@ export class TestClock implements Clock {
   }
 }
 
+/**
+ * Background housekeeping that rides on the activity creating the rows it deletes (an idle store
+ * does no work, and no timer has to be started or stopped): `maybe(now)` starts the task at most
+ * once every `everyMs` of clock time, the first call included, and never waits for it.
+ */
+export class Occasionally {
+  private next = 0;
+
+  constructor(
+    private readonly everyMs: number,
+    private readonly task: (now: Date) => Promise<unknown>,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
+
+  maybe(now: Date): void {
+    if (now.getTime() < this.next) return;
+    this.next = now.getTime() + this.everyMs;
+    void this.task(now).catch(this.onError);
+  }
+}
+
 const DAY_MS = 86_400_000;
 const two = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
 const three = (n: number): string => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);

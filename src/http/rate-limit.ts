@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Clock } from '../clock.js';
+import { type Clock, Occasionally } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { precompile } from '../db/precompiled.js';
 import type { DB } from '../db/schema.js';
@@ -26,6 +26,12 @@ export class RateCounter {
     this.db = database.db;
   }
 
+  /**
+   * At most once a minute per process: the old windows are found by a scan of the table (its key
+   * starts with the bucket), which on a busy day holds a row for every client address.
+   */
+  private readonly pruning = new Occasionally(PRUNE_EVERY_MS, () => this.prune());
+
   private window(windowSeconds: number) {
     const nowS = Math.floor(this.clock.now().getTime() / 1000);
     const start = nowS - (nowS % windowSeconds);
@@ -43,7 +49,7 @@ export class RateCounter {
       )
       .returning('count')
       .executeTakeFirstOrThrow();
-    this.pruneNowAndThen();
+    this.pruning.maybe(this.clock.now());
     return { count: row.count, retryAfter };
   }
 
@@ -75,7 +81,7 @@ export class RateCounter {
     const { start, retryAfter } = this.window(windowSeconds);
     this.pairQuery ??= this.compilePair();
     const rows = await this.pairQuery.all({ a, b, start });
-    this.pruneNowAndThen();
+    this.pruning.maybe(this.clock.now());
     const countOf = (bucket: string) => Number(rows.find((r) => r.bucket === bucket)?.count ?? 0);
     return [
       { count: countOf(a), retryAfter },
@@ -93,19 +99,6 @@ export class RateCounter {
       .where('window_start', '=', start)
       .executeTakeFirst();
     return { count: row?.count ?? 0, retryAfter };
-  }
-
-  private nextPrune = 0;
-
-  /**
-   * At most once a minute per process: the old windows are found by a scan of the table (its key
-   * starts with the bucket), which on a busy day holds a row for every client address.
-   */
-  private pruneNowAndThen(): void {
-    const now = this.clock.now().getTime();
-    if (now < this.nextPrune) return;
-    this.nextPrune = now + PRUNE_EVERY_MS;
-    void this.prune().catch(() => {});
   }
 
   /** Windows older than a day can never matter again. */

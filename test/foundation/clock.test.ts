@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { iso, mysqlTime, rfc3339 } from '../../src/clock.js';
+import { iso, mysqlTime, Occasionally, rfc3339 } from '../../src/clock.js';
 
 // The formatters compute the calendar themselves; Date's own ISO form is the reference.
 const reference = (d: Date) => {
@@ -53,5 +53,29 @@ describe('timestamp formatters', () => {
     expect(() => iso(invalid)).toThrow(RangeError);
     expect(() => rfc3339(invalid)).toThrow(RangeError);
     expect(() => mysqlTime(invalid)).toThrow(RangeError);
+  });
+});
+
+describe('Occasionally', () => {
+  it('runs the task on the first call, then at most once per interval of clock time; errors go to onError', async () => {
+    const runs: number[] = [];
+    const errors: unknown[] = [];
+    let fail = false;
+    const job = new Occasionally(
+      60_000,
+      async (now) => {
+        runs.push(now.getTime());
+        if (fail) throw new Error('cleanup failed');
+      },
+      (err) => errors.push(err),
+    );
+    job.maybe(new Date(1_000_000));
+    job.maybe(new Date(1_000_000 + 59_999));
+    expect(runs).toEqual([1_000_000]);
+    fail = true;
+    job.maybe(new Date(1_000_000 + 60_000));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toEqual([1_000_000, 1_060_000]);
+    expect(errors).toHaveLength(1);
   });
 });

@@ -1,4 +1,4 @@
-import { type Clock, iso } from '../../clock.js';
+import { type Clock, iso, Occasionally } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
 import { randomHex, sha256, uuid } from '../../random.js';
@@ -30,6 +30,11 @@ export const publicUser = (u: AuthUser) => ({
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
 export class AccountsService {
+  /** Expired sessions are deleted at most once an hour per process, after a sign-in creates one. */
+  private readonly sessionCleanup = new Occasionally(3_600_000, (now) =>
+    this.repo.deleteExpiredSessions(iso(now)),
+  );
+
   constructor(
     private readonly repo: AccountsRepository,
     private readonly clock: Clock,
@@ -119,7 +124,7 @@ export class AccountsService {
       now: iso(now),
       expires_at: iso(new Date(now.getTime() + SESSION_DAYS * 86400_000)),
     });
-    if (Math.random() < 0.01) void this.repo.deleteExpiredSessions(iso(now)).catch(() => {});
+    this.sessionCleanup.maybe(now);
     return { sessionId, nonce };
   }
 

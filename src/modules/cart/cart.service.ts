@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { type Clock, iso } from '../../clock.js';
+import { type Clock, iso, Occasionally } from '../../clock.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { randomHex, sha256 } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -90,7 +90,12 @@ function loadState(row: CartRow, now: Date): CartState {
  * docs/cart.md.
  */
 export class CartService {
-  private lastCleanup = 0;
+  /** Deletes idle sessions and carts, at most once an hour per process, in the background. */
+  private readonly cleanup = new Occasionally(
+    CLEANUP_EVERY_MS,
+    (now) => this.repository.deleteExpired(iso(now)),
+    (err) => this.log.warn({ err }, 'cart cleanup failed'),
+  );
 
   constructor(
     readonly repository: CartRepository,
@@ -175,17 +180,8 @@ export class CartService {
       await repo.createSession(idHash, id, nowIso, expiresAt);
       return id;
     });
-    this.cleanup(now);
+    this.cleanup.maybe(now);
     return { token, idHash, cartId, expiresAt };
-  }
-
-  /** Deletes idle sessions and carts, at most once an hour per process, in the background. */
-  private cleanup(now: Date): void {
-    if (now.getTime() - this.lastCleanup < CLEANUP_EVERY_MS) return;
-    this.lastCleanup = now.getTime();
-    void this.repository
-      .deleteExpired(iso(now))
-      .catch((err) => this.log.warn({ err }, 'cart cleanup failed'));
   }
 
   /**

@@ -1,4 +1,4 @@
-import { type Clock, iso, mysqlTime } from '../../clock.js';
+import { type Clock, iso, mysqlTime, Occasionally } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import { randomHex, sha256 } from '../../random.js';
 import type { Release } from '../releases/releases.model.js';
@@ -71,7 +71,7 @@ export class TokenIssuer {
     } catch (e) {
       throw Object.assign(new ApiError('token_write_failed'), { cause: e });
     }
-    this.pruneNowAndThen(now);
+    this.pruning.maybe(now);
     return {
       download_url: `${this.downloadUrl()}?token=${token}`,
       token_expires_at: mysqlTime(expires),
@@ -79,14 +79,8 @@ export class TokenIssuer {
     };
   }
 
-  private nextPrune = 0;
-
   /** At most once an hour per process, after a mint: tokens are only ever added by minting. */
-  private pruneNowAndThen(now: Date): void {
-    if (now.getTime() < this.nextPrune) return;
-    this.nextPrune = now.getTime() + PRUNE_EVERY_MS;
-    void this.prune().catch(() => {});
-  }
+  private readonly pruning = new Occasionally(PRUNE_EVERY_MS, () => this.prune());
 
   /**
    * Deletes the tokens past retention, in batches with a turn of the event loop between them, so
