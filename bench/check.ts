@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeZip } from '../test/releases/helpers.js';
-import { alternate, load, type Proc, report, SERVER_NODE, signIn, startPinned } from './lib.js';
+import { againstBare, load, report, SERVER_NODE, signIn, startPinned } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -90,7 +90,6 @@ async function main() {
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
   });
-  let bare: Proc | undefined;
   try {
     const started = Date.now();
     const bodies = await seed(server.url);
@@ -103,14 +102,11 @@ async function main() {
     const text = await probe.text();
     if (probe.status !== 200) throw new Error(`probe: ${probe.status} ${text}`);
     const size = Buffer.byteLength(text);
-    bare = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
-      BODY_SIZE: String(size),
-    });
     // 2,000 licenses at rate_limit 100 a minute stay below their buckets: a round is 20-35 checks per
     // license, and a minute holds about two rounds. Non-2xx in the figures says if not.
-    const runs = await alternate({
+    const runs = await againstBare({
       ours: { url: `${server.url}/v1/software/check`, pid: server.child.pid! },
-      bare: { url: `${bare.url}/bare`, pid: bare.child.pid! },
+      responseSize: size,
       rounds: ROUNDS,
       seconds: SECONDS,
       load: (url, seconds, pid) => load({ url, bodies, seconds, pid, headersFor: clientAddress }),
@@ -122,7 +118,6 @@ async function main() {
     report('check', runs, 'target >= 35%');
   } finally {
     await server.stop();
-    await bare?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

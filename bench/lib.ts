@@ -156,30 +156,39 @@ export interface Target {
 }
 
 /**
- * Loads our route and the bare baseline in turn, `rounds` times, each after a warm-up (3 s before
- * the first round, 1 s before the others). Both servers run the whole time, pinned to the same
- * core; the idle one costs nothing. On a shared machine the neighbours' load changes from minute
- * to minute: a ratio taken round by round, its two halves seconds apart, moves far less than one
- * taken from runs minutes apart, and the median of the rounds is the figure to quote.
+ * Starts the baseline (a bare Fastify route answering `responseSize` bytes, pinned to the same core
+ * as ours) and loads our route and it in turn, `rounds` times, each after a warm-up (3 s before the
+ * first round, 1 s before the others). Both servers run the whole time; the idle one costs
+ * nothing. On a shared machine the neighbours' load changes from minute to minute: a ratio taken
+ * round by round, its two halves seconds apart, moves far less than one taken from runs minutes
+ * apart, and the median of the rounds is the figure to quote.
  */
-export async function alternate(opts: {
+export async function againstBare(opts: {
   ours: Target;
-  bare: Target;
+  responseSize: number;
   rounds: number;
   seconds: number;
   load: (url: string, seconds: number, pid?: number) => Promise<LoadResult>;
 }): Promise<{ ours: LoadResult[]; bare: LoadResult[] }> {
+  const server = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
+    BODY_SIZE: String(opts.responseSize),
+  });
+  const baseline: Target = { url: `${server.url}/bare`, pid: server.child.pid! };
   const ours: LoadResult[] = [];
   const bare: LoadResult[] = [];
-  for (let round = 0; round < opts.rounds; round++) {
-    const warmup = round === 0 ? 3 : 1;
-    for (const [target, results] of [
-      [opts.ours, ours],
-      [opts.bare, bare],
-    ] as const) {
-      await opts.load(target.url, warmup);
-      results.push(await opts.load(target.url, opts.seconds, target.pid));
+  try {
+    for (let round = 0; round < opts.rounds; round++) {
+      const warmup = round === 0 ? 3 : 1;
+      for (const [target, results] of [
+        [opts.ours, ours],
+        [baseline, bare],
+      ] as const) {
+        await opts.load(target.url, warmup);
+        results.push(await opts.load(target.url, opts.seconds, target.pid));
+      }
     }
+  } finally {
+    await server.stop();
   }
   return { ours, bare };
 }

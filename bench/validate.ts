@@ -17,7 +17,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { identityKey } from '../src/modules/identity/identity.js';
 import { randomHex, uuid } from '../src/random.js';
-import { alternate, load, type Proc, report, SERVER_NODE, startPinned } from './lib.js';
+import { againstBare, load, report, SERVER_NODE, startPinned } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -112,7 +112,6 @@ async function main() {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   });
-  let bare: Proc | undefined;
   try {
     const probe = await fetch(`${server.url}/v1/licenses/validate`, {
       method: 'POST',
@@ -123,12 +122,9 @@ async function main() {
     if (probe.status !== 200 || !JSON.parse(text).valid)
       throw new Error(`validate probe failed: ${probe.status} ${text}`);
     const responseSize = Buffer.byteLength(text);
-    bare = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
-      BODY_SIZE: String(responseSize),
-    });
-    const runs = await alternate({
+    const runs = await againstBare({
       ours: { url: `${server.url}/v1/licenses/validate`, pid: server.child.pid! },
-      bare: { url: `${bare.url}/bare`, pid: bare.child.pid! },
+      responseSize,
       rounds: ROUNDS,
       seconds: SECONDS,
       load: (url, seconds, pid) => load({ url, bodies, seconds, pid, connections: CONNECTIONS }),
@@ -138,7 +134,6 @@ async function main() {
     report('validate', runs, 'target >= 50%, p99 < 5 ms');
   } finally {
     await server.stop();
-    await bare?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

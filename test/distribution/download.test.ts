@@ -25,12 +25,12 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const db = () => t.app.services.database.db;
-const tokenRow = (url: string) =>
+const tokenQuery = (url: string) =>
   db()
     .selectFrom('download_tokens')
     .selectAll()
-    .where('token_hash', '=', sha256(tokenOf(url)))
-    .executeTakeFirstOrThrow();
+    .where('token_hash', '=', sha256(tokenOf(url)));
+const tokenRow = (url: string) => tokenQuery(url).executeTakeFirstOrThrow();
 const unclaimed = async (url: string) => expect((await tokenRow(url)).used_at).toBeNull();
 
 async function vaultPath(artifactId: number) {
@@ -407,12 +407,7 @@ describe('GET /software/download: artifact checks before the claim', () => {
 });
 
 const issuer = () => t.app.services.distribution.issuer;
-const exists = async (url: string) =>
-  (await db()
-    .selectFrom('download_tokens')
-    .select('id')
-    .where('token_hash', '=', sha256(tokenOf(url)))
-    .executeTakeFirst()) !== undefined;
+const exists = async (url: string) => (await tokenQuery(url).executeTakeFirst()) !== undefined;
 const advance = async (seconds: number) =>
   expect((await admin(t, 'POST', '/test-clock', { advance_seconds: seconds })).statusCode).toBe(200);
 const tokenCount = async () =>

@@ -210,17 +210,21 @@ export class LicenseRepository {
         .where('l.license_key', '=', p.key),
     );
   }
-  private forIdentityQuery?: ReturnType<LicenseRepository['compileForIdentity']>;
-  private forIdentityRevisionQuery?: ReturnType<LicenseRepository['compileForIdentity']>;
+  private forIdentityQueries?: Record<
+    'plain' | 'revision',
+    ReturnType<LicenseRepository['compileForIdentity']>
+  >;
 
   async findForIdentity(
     key: string,
     identityKey: string,
     opts: { revision?: boolean } = {},
   ): Promise<LicenseForIdentity | undefined> {
-    if (opts.revision) this.forIdentityRevisionQuery ??= this.compileForIdentity(true);
-    else this.forIdentityQuery ??= this.compileForIdentity(false);
-    const query = opts.revision ? this.forIdentityRevisionQuery! : this.forIdentityQuery!;
+    this.forIdentityQueries ??= {
+      plain: this.compileForIdentity(false),
+      revision: this.compileForIdentity(true),
+    };
+    const query = opts.revision ? this.forIdentityQueries.revision : this.forIdentityQueries.plain;
     const row = await query.first({ key, identity: identityKey });
     if (!row) return undefined;
     row.identity_activation_id ??= null;
