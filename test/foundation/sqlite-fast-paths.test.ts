@@ -86,6 +86,38 @@ describe('precompiled reads', () => {
   });
 });
 
+describe('mapped reads', () => {
+  it('are on, and see what another connection writes, before and after its checkpoints', async () => {
+    // The value in effect (SQLite caps it at its compile-time maximum, and 0 turns mapping off).
+    expect(database.sqlite!.pragma('mmap_size', { simple: true })).toBe(1024 ** 3);
+    const read = precompile(database, [] as const, () =>
+      db()
+        .selectFrom('t')
+        .select([sql<number>`count(*)`.as('rows'), sql<number>`sum(n)`.as('total')]),
+    );
+    expect(await read.first({})).toEqual({ rows: 0, total: null });
+    const other = new SQLite(join(dir, 'db.sqlite'));
+    try {
+      const insert = other.prepare('insert into t (name, n) values (?, 1)');
+      other.transaction(() => {
+        for (let i = 0; i < 5000; i++) insert.run(`row ${i} ${'x'.repeat(200)}`);
+      })();
+      expect(await read.first({})).toEqual({ rows: 5000, total: 5000 });
+      other.pragma('wal_checkpoint(TRUNCATE)');
+      expect(await read.first({})).toEqual({ rows: 5000, total: 5000 });
+      other.prepare('update t set n = 2 where id % 2 = 0').run();
+      other.pragma('wal_checkpoint(TRUNCATE)');
+      expect(await read.first({})).toEqual({ rows: 5000, total: 7500 });
+      other.prepare('delete from t where id > 1000').run();
+      other.pragma('wal_checkpoint(TRUNCATE)');
+      other.exec('vacuum');
+      expect(await read.first({})).toEqual({ rows: 1000, total: 1500 });
+    } finally {
+      other.close();
+    }
+  });
+});
+
 describe('group commit', () => {
   it('commits writes of the same turn together and answers each caller its own rows', async () => {
     const insert = insertOne();
