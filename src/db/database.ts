@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
-import { GroupCommit } from './group-commit.js';
+import { TurnBatch } from './batch.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -17,8 +17,10 @@ export interface Database {
    * synchronously (src/db/precompiled.ts). Everything else goes through `db`.
    */
   sqlite?: SQLite.Database;
-  /** SQLite only: batches the hot single-statement writes into one commit. */
-  groupCommit?: GroupCommit;
+  /** SQLite only: the hot single-statement writes of one event-loop turn, in one commit. */
+  groupCommit?: TurnBatch;
+  /** SQLite only: the hot reads of one event-loop turn, in one read transaction. */
+  readBatch?: TurnBatch;
   close(): Promise<void>;
 }
 
@@ -48,7 +50,14 @@ export function openDatabase(config: DatabaseConfig): Database {
   // are the kernel's page cache either way; mapped, the ones touched count in the process's RSS.
   sqlite.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', sqlite, groupCommit: new GroupCommit(sqlite), close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'sqlite',
+    sqlite,
+    groupCommit: new TurnBatch(sqlite, 'write'),
+    readBatch: new TurnBatch(sqlite, 'read'),
+    close: () => db.destroy(),
+  };
 }
 
 /**

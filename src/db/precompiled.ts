@@ -7,10 +7,11 @@ import { type Database, prepareRows } from './database.js';
  * compiled SQL and substitute their values by position. `build` receives sentinel placeholders
  * and must use each exactly where the value goes.
  *
- * On SQLite the statement runs synchronously on the connection, skipping Kysely's driver path
- * (its connection mutex and promise chain cost more than the query) — but only while no
- * transaction is open: the one connection is shared, and a transaction another request holds
- * across an await must not be read half-done. Then the query waits its turn through Kysely.
+ * On SQLite the statement runs on the connection itself, skipping Kysely's driver path (its
+ * connection mutex and promise chain cost more than the query), with the other hot reads or
+ * writes of the same event-loop turn (src/db/batch.ts). While another request holds a transaction
+ * open across an await, it waits its turn through Kysely instead: the one connection is shared,
+ * and that transaction must not be read half-done.
  */
 export interface Precompiled<Args extends string, Row> {
   first(values: Record<Args, unknown>): Promise<Row | undefined>;
@@ -18,10 +19,10 @@ export interface Precompiled<Args extends string, Row> {
 }
 
 export function precompile<Args extends string, Row>(
-  database: Pick<Database, 'db' | 'sqlite' | 'groupCommit'>,
+  database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'readBatch'>,
   names: readonly Args[],
   build: (placeholders: Record<Args, string>) => Compilable<Row>,
-  /** A single-statement write: on SQLite it joins the next group commit (src/db/group-commit.ts). */
+  /** A single-statement write: on SQLite it joins the turn's group commit (src/db/batch.ts). */
   options: { write?: boolean } = {},
 ): Precompiled<Args, Row> {
   const placeholders = Object.fromEntries(names.map((n) => [n, `\u0000${n}\u0000`])) as Record<Args, string>;
@@ -36,25 +37,11 @@ export function precompile<Args extends string, Row>(
   const statement = sqlite && prepareRows(sqlite, compiled.sql);
   const viaKysely = async (parameters: unknown[]) =>
     (await database.db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows;
-  const { groupCommit } = database;
-  if (options.write) {
-    const all = (values: Record<Args, unknown>): Promise<Row[]> => {
-      const parameters = parametersOf(values);
-      if (!statement || !groupCommit) return viaKysely(parameters);
-      return groupCommit.run(statement, parameters, () => viaKysely(parameters)) as Promise<Row[]>;
-    };
-    return { all, first: async (values) => (await all(values))[0] };
-  }
-  return {
-    async first(values) {
-      const parameters = parametersOf(values);
-      if (statement && !sqlite!.inTransaction) return statement.get(parameters) as Row | undefined;
-      return (await viaKysely(parameters))[0];
-    },
-    async all(values) {
-      const parameters = parametersOf(values);
-      if (statement && !sqlite!.inTransaction) return statement.all(parameters) as Row[];
-      return viaKysely(parameters);
-    },
+  const batch = options.write ? database.groupCommit : database.readBatch;
+  const all = (values: Record<Args, unknown>): Promise<Row[]> => {
+    const parameters = parametersOf(values);
+    if (!statement || !batch) return viaKysely(parameters);
+    return batch.run(statement, parameters, () => viaKysely(parameters)) as Promise<Row[]>;
   };
+  return { all, first: async (values) => (await all(values))[0] };
 }

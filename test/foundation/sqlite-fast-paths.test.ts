@@ -7,9 +7,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openDatabase, prepareRows } from '../../src/db/database.js';
 import { precompile } from '../../src/db/precompiled.js';
 
-// The SQLite-only shortcuts of src/db: rows built from raw arrays, synchronous precompiled reads
-// that never see another request's open transaction, and group commit for hot writes. They run on
-// a SQLite file whichever database the rest of the suite uses.
+// The SQLite-only shortcuts of src/db: rows built from raw arrays, precompiled reads that never see
+// another request's open transaction, the reads and the writes of one turn batched in one
+// transaction each (src/db/batch.ts), and mapped reads. They run on a SQLite file whichever
+// database the rest of the suite uses.
 
 let dir: string;
 let database: Database;
@@ -83,6 +84,71 @@ describe('precompiled reads', () => {
     expect(await seen).toBeUndefined();
     await sql`insert into t (name) values ('committed')`.execute(database.db);
     expect(await read.first({ name: 'committed' })).toMatchObject({ name: 'committed' });
+  });
+});
+
+describe('batched reads', () => {
+  const byName = () =>
+    precompile(database, ['name'] as const, (p) =>
+      db().selectFrom('t').selectAll().where('name', '=', p.name),
+    );
+
+  it('run the reads of one turn in one read transaction and answer each caller its own row', async () => {
+    await db()
+      .insertInto('t')
+      .values(Array.from({ length: 50 }, (_, i) => ({ name: `row-${i + 1}`, n: i + 1 })))
+      .execute();
+    // Records, for each row SQLite reads through it, whether a transaction was open.
+    const inTransaction: boolean[] = [];
+    database.sqlite!.function('probe', (n: number) => {
+      inTransaction.push(database.sqlite!.inTransaction);
+      return n;
+    });
+    const read = precompile(database, ['name'] as const, (p) =>
+      db()
+        .selectFrom('t')
+        .select(['name', sql<number>`probe(n)`.as('n')])
+        .where('name', '=', p.name),
+    );
+    const names = [...Array.from({ length: 50 }, (_, i) => `row-${50 - i}`), 'absent', 'row-7'];
+    const rows = await Promise.all(names.map((name) => read.first({ name })));
+    expect(rows).toEqual(
+      names.map((name) => (name === 'absent' ? undefined : { name, n: Number(name.slice(4)) })),
+    );
+    expect(inTransaction).toHaveLength(51);
+    expect(inTransaction.every(Boolean)).toBe(true);
+    expect(database.sqlite!.inTransaction).toBe(false);
+  });
+
+  it('reject only the read that fails; the others of its turn are answered', async () => {
+    await sql`insert into t (name) values ('kept')`.execute(database.db);
+    const read = byName();
+    // abs() of the smallest 64-bit integer is an integer overflow: an error while the read runs.
+    const failing = precompile(database, ['x'] as const, (p) =>
+      db().selectFrom('t').select(sql`abs(${p.x})`.as('a')),
+    );
+    const results = await Promise.allSettled([
+      read.first({ name: 'kept' }),
+      failing.first({ x: -9223372036854775808n }),
+      read.first({ name: 'kept' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(results[0]).toMatchObject({ value: { name: 'kept' } });
+    expect(results[2]).toMatchObject({ value: { name: 'kept' } });
+    expect(database.sqlite!.inTransaction).toBe(false);
+    expect(await read.first({ name: 'kept' })).toMatchObject({ name: 'kept' });
+  });
+
+  it('never keep a snapshot past their turn: a write by another connection is seen by the next read', async () => {
+    const read = byName();
+    expect(await read.first({ name: 'elsewhere' })).toBeUndefined();
+    const other = new SQLite(join(dir, 'db.sqlite'));
+    try {
+      other.prepare(`insert into t (name, n) values ('elsewhere', 3)`).run();
+      expect(await read.first({ name: 'elsewhere' })).toMatchObject({ name: 'elsewhere', n: 3 });
+    } finally {
+      other.close();
+    }
   });
 });
 

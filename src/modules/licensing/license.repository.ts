@@ -107,7 +107,7 @@ export class LicenseRepository {
   readonly db: Kysely<DB>;
   readonly dialect: Dialect;
 
-  constructor(private readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite'>) {
+  constructor(private readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'readBatch'>) {
     this.db = database.db;
     this.dialect = database.dialect;
   }

@@ -49,11 +49,11 @@ export class ReleasesRepository {
     readonly db: Kysely<DB>,
     readonly dialect: Dialect,
     /** Given to the root repository only: a bound (transaction) one runs every query through `db`. */
-    private readonly root?: Pick<Database, 'db' | 'sqlite'>,
+    private readonly root?: Pick<Database, 'db' | 'sqlite' | 'readBatch'>,
   ) {}
 
   /** The update check's reads, compiled once on the root connection (src/db/precompiled.ts). */
-  private compileHot(root: Pick<Database, 'db' | 'sqlite'>) {
+  private compileHot(root: Pick<Database, 'db' | 'sqlite' | 'readBatch'>) {
     return {
       published: precompile(root, ['product'] as const, (p) =>
         this.publishedQuery(root.db, p.product as unknown as number),
