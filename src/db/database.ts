@@ -27,8 +27,11 @@ export interface Database {
 // int8 (counts, sums) as JS numbers: every value we store fits in 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-/** How much of a SQLite file reads map (address space, not memory; beyond it reads use pread). */
-const SQLITE_MMAP_BYTES = 1024 ** 3;
+/**
+ * How much of a SQLite file reads map: address space, not memory; beyond it reads use pread. SQLite
+ * caps it at its compile-time maximum, just under 2 GiB.
+ */
+const SQLITE_MMAP_BYTES = 2 * 1024 ** 3;
 
 export function openDatabase(config: DatabaseConfig): Database {
   if (config.kind === 'postgres') {
