@@ -13,8 +13,8 @@ export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
   /**
-   * The SQLite connection itself (absent on PostgreSQL), for the few hot reads that run it
-   * synchronously (src/db/precompiled.ts). Everything else goes through `db`.
+   * The SQLite connection itself (absent on PostgreSQL), for the few hot statements that run on it
+   * directly, batched by event-loop turn (src/db/precompiled.ts). Everything else goes through `db`.
    */
   sqlite?: SQLite.Database;
   /** SQLite only: the hot single-statement writes of one event-loop turn, in one commit. */
