@@ -267,9 +267,13 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   // During shutdown, answers carry Connection: close so keep-alive sockets do not hold the exit.
+  // An answer whose headers left before the close began still says keep-alive, and its connection
+  // turns idle after Fastify has closed the idle ones: Node would keep it for the keep-alive
+  // timeout (72 s). Node reads that timeout when an answer ends, so from now on it is 1 ms.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    app.server.keepAliveTimeout = 1;
   });
   // Hooks on every request are written callback-style: an async hook costs a promise per request.
   app.addHook('onSend', (_request, reply, payload, done) => {

@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createTestApp } from '../helpers/app.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { startServer } from '../helpers/server.js';
 
@@ -91,4 +93,47 @@ describe('the server process', () => {
       /configuration error: PORT/,
     );
   });
+});
+
+describe('closing', () => {
+  it('does not wait on a keep-alive connection whose answer ends after the close began', async () => {
+    const t = await createTestApp();
+    // An answer whose headers leave before the close and whose last byte after it: without
+    // Connection: close, its connection turns idle only once the close has begun.
+    let finish = () => {};
+    t.app.get('/slow-end', (_request, reply) => {
+      reply.hijack();
+      reply.raw.writeHead(200, { 'content-type': 'text/plain', 'content-length': 10 });
+      reply.raw.write('hello');
+      finish = () => reply.raw.end('world');
+    });
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as AddressInfo;
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const body = new Promise<string>((resolve, reject) => {
+        request({ host: '127.0.0.1', port, path: '/slow-end', agent }, (res) => {
+          expect(res.headers.connection).toBe('keep-alive');
+          let text = '';
+          res.on('data', (d) => {
+            text += d;
+          });
+          res.on('end', () => resolve(text));
+        })
+          .on('error', reject)
+          .end();
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      const closed = t.close();
+      await new Promise((r) => setTimeout(r, 100));
+      finish();
+      expect(await body).toBe('helloworld');
+      await closed;
+      // Node would keep the connection for the keep-alive timeout (72 s) before letting go.
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      agent.destroy();
+    }
+  }, 30_000);
 });
