@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SettingsService } from '../../src/modules/settings/settings.service.js';
 import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -116,5 +117,40 @@ describe('settings', () => {
       401,
       'rest_not_logged_in',
     );
+  });
+});
+
+describe('the settings cache', () => {
+  it('is not refilled by a read that a write overtook', async () => {
+    const settings = t.app.services.settings;
+    await patch({ rate_limit: 10 });
+    // Past the cache's lifetime, so the next read goes to the table.
+    await new Promise((r) => setTimeout(r, SettingsService.CACHE_MS + 50));
+    // A read of the settings table whose answer reaches the service only after the write below
+    // has committed, as when a PostgreSQL read and write overlap on two connections of the pool.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const db = t.app.services.database.db;
+    const slow = {
+      selectFrom: (table: 'settings') => ({
+        select: (columns: ['key', 'value']) => ({
+          execute: async () => {
+            const rows = await db.selectFrom(table).select(columns).execute();
+            await gate;
+            return rows;
+          },
+        }),
+      }),
+    } as unknown as typeof db;
+    const overtaken = settings.get(slow);
+    expect((await settings.update({ rate_limit: 42 })).rate_limit).toBe(42);
+    release();
+    expect((await overtaken).rate_limit).toBe(10);
+    expect((await settings.get()).rate_limit).toBe(42);
+    const res = await get();
+    expect(res.json()).toMatchObject({ rate_limit: 42 });
+    await patch({ rate_limit: 10 });
   });
 });

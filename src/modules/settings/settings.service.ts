@@ -24,6 +24,8 @@ function normalise(patch: SettingsPatch): SettingsPatch {
  */
 export class SettingsService {
   private cached: { at: number; value: Settings } | null = null;
+  /** Counts writes: a read that a write overtook must not refill the cache with what it read. */
+  private generation = 0;
   static readonly CACHE_MS = 1000;
 
   constructor(private readonly db: Kysely<DB>) {}
@@ -32,13 +34,16 @@ export class SettingsService {
   async get(trx?: Kysely<DB>): Promise<Settings> {
     const now = Date.now();
     if (this.cached && now - this.cached.at < SettingsService.CACHE_MS) return this.cached.value;
+    const generation = this.generation;
     const rows = await (trx ?? this.db).selectFrom('settings').select(['key', 'value']).execute();
     const value: Settings = structuredClone(DEFAULT_SETTINGS);
     for (const row of rows) {
       if (Object.hasOwn(DEFAULT_SETTINGS, row.key))
         (value as Record<string, unknown>)[row.key] = JSON.parse(row.value);
     }
-    this.cached = { at: now, value };
+    // On PostgreSQL a read can start before a write commits and end after it: caching what it
+    // read would hide the change for a second (a webhook sent to the previous URL, say).
+    if (generation === this.generation) this.cached = { at: now, value };
     return value;
   }
 
@@ -49,6 +54,7 @@ export class SettingsService {
 
   async update(patch: SettingsPatch): Promise<Settings> {
     const entries = Object.entries(normalise(patch));
+    this.generation++;
     if (entries.length > 0) {
       await this.db.transaction().execute(async (trx) => {
         for (const [key, v] of entries) {
@@ -61,6 +67,7 @@ export class SettingsService {
         }
       });
     }
+    this.generation++;
     this.cached = null;
     return this.get();
   }
