@@ -226,9 +226,7 @@ export class LicenseRepository {
     };
     const query = opts.revision ? this.forIdentityQueries.revision : this.forIdentityQueries.plain;
     const row = await query.first({ key, identity: identityKey });
-    if (!row) return undefined;
-    row.identity_activation_id ??= null;
-    return asRecord(row);
+    return row && asRecord(row);
   }
 
   private filtered(filter: LicenseFilter) {
