@@ -233,7 +233,6 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     licenses,
     activations,
     licenseRepository,
-    rates,
     baseUrl: () => urls.base,
   });
   const services: Services = {

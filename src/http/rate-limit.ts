@@ -12,18 +12,36 @@ export interface RateResult {
   retryAfter: number;
 }
 
+export interface RateCounterOptions {
+  /**
+   * On SQLite, keep the counts in the memory of the one process that serves the store, for at
+   * most this many buckets (about 180 bytes each with its name), forgetting the least recently
+   * counted first when full (MemoryCounts). Only for limits the specification calls best effort.
+   */
+  memoryBuckets?: number;
+}
+
 /**
- * Fixed-window counters in the database, so every server process shares them. Counting is one
- * upsert; it is best effort under concurrency in the way the specification allows.
+ * Fixed-window counters, best effort under concurrency in the way the specification allows.
+ *
+ * In the database, so that every server process shares them (PostgreSQL) and a restart forgets
+ * nothing; counting is one upsert. With `memoryBuckets` on SQLite, in memory: the software
+ * issuance limits count every update check, and in the database that was two new rows in random
+ * places of an index per check (each license and client address has its own bucket), two of the
+ * four pages each check wrote to the WAL and a checkpoint copied back (docs/performance.md,
+ * bench/check). A restart then forgets the current minute's counts.
  */
 export class RateCounter {
   private readonly db: Kysely<DB>;
+  private readonly memory: MemoryCounts | null;
 
   constructor(
     private readonly database: Pick<Database, 'db' | 'sqlite' | 'groupCommit'>,
     private readonly clock: Clock,
+    options: RateCounterOptions = {},
   ) {
     this.db = database.db;
+    this.memory = database.sqlite && options.memoryBuckets ? new MemoryCounts(options.memoryBuckets) : null;
   }
 
   /**
@@ -41,6 +59,10 @@ export class RateCounter {
   /** Adds one to the bucket's current window and returns the new count. */
   async hit(bucket: string, windowSeconds: number): Promise<RateResult> {
     const { start, retryAfter } = this.window(windowSeconds);
+    if (this.memory) {
+      this.pruning.maybe(this.clock.now());
+      return { count: this.memory.add(bucket, start, windowSeconds), retryAfter };
+    }
     const row = await this.db
       .insertInto('rate_counters')
       .values({ bucket, window_start: start, count: 1 })
@@ -79,6 +101,13 @@ export class RateCounter {
    */
   async hitPair(a: string, b: string, windowSeconds: number): Promise<[RateResult, RateResult]> {
     const { start, retryAfter } = this.window(windowSeconds);
+    if (this.memory) {
+      this.pruning.maybe(this.clock.now());
+      return [
+        { count: this.memory.add(a, start, windowSeconds), retryAfter },
+        { count: this.memory.add(b, start, windowSeconds), retryAfter },
+      ];
+    }
     this.pairQuery ??= this.compilePair();
     const rows = await this.pairQuery.all({ a, b, start });
     this.pruning.maybe(this.clock.now());
@@ -92,6 +121,7 @@ export class RateCounter {
   /** The bucket's count in the current window, without adding to it. */
   async peek(bucket: string, windowSeconds: number): Promise<RateResult> {
     const { start, retryAfter } = this.window(windowSeconds);
+    if (this.memory) return { count: this.memory.peek(bucket, start), retryAfter };
     const row = await this.db
       .selectFrom('rate_counters')
       .select('count')
@@ -103,7 +133,46 @@ export class RateCounter {
 
   /** Windows older than a day can never matter again. */
   async prune(): Promise<void> {
+    if (this.memory) return this.memory.prune(Math.floor(this.clock.now().getTime() / 1000));
     const cutoff = Math.floor(this.clock.now().getTime() / 1000) - 86400;
     await this.db.deleteFrom('rate_counters').where('window_start', '<', cutoff).execute();
+  }
+}
+
+/**
+ * Counts by bucket for the current window of each, least recently counted first. Full, it forgets
+ * the least recently counted bucket: a client that hits its limit is counted on every request,
+ * so it stays; forgetting another only lets that one count again from zero, best effort.
+ */
+export class MemoryCounts {
+  private readonly counts = new Map<string, { start: number; end: number; count: number }>();
+
+  constructor(private readonly max: number) {}
+
+  add(bucket: string, start: number, windowSeconds: number): number {
+    let entry = this.counts.get(bucket);
+    if (entry) {
+      this.counts.delete(bucket);
+      if (entry.start !== start) entry = { start, end: start + windowSeconds, count: 0 };
+    } else {
+      if (this.counts.size >= this.max) this.counts.delete(this.counts.keys().next().value as string);
+      entry = { start, end: start + windowSeconds, count: 0 };
+    }
+    entry.count++;
+    this.counts.set(bucket, entry);
+    return entry.count;
+  }
+
+  peek(bucket: string, start: number): number {
+    const entry = this.counts.get(bucket);
+    return entry?.start === start ? entry.count : 0;
+  }
+
+  /** Forgets ended windows from the least recently counted on, up to the first that is still open. */
+  prune(nowS: number): void {
+    for (const [bucket, entry] of this.counts) {
+      if (entry.end > nowS) return;
+      this.counts.delete(bucket);
+    }
   }
 }

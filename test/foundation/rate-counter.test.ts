@@ -1,18 +1,24 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RateCounter } from '../../src/http/rate-limit.js';
-import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { openDatabase } from '../../src/db/database.js';
+import { MemoryCounts, RateCounter } from '../../src/http/rate-limit.js';
+import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
 
-// The database-kept counters of spec section 8 (shared by every server process), on the database
-// under test.
+// The counters of spec section 8 and of sign-in, on the database under test: in the database,
+// shared by every server process; the issuance counters in memory on SQLite, which one process
+// serves.
 
 let t: TestDatabase;
 let nowMs: number;
 let rates: RateCounter;
+const clock = { now: () => new Date(nowMs) };
 
 beforeEach(async () => {
   t = await freshDatabase();
   nowMs = Date.UTC(2026, 10, 22, 12, 0, 30);
-  rates = new RateCounter(t.database, { now: () => new Date(nowMs) });
+  rates = new RateCounter(t.database, clock);
 });
 afterEach(async () => t.drop());
 
@@ -33,13 +39,44 @@ describe('rate counters', () => {
     const [a, b] = await rates.hitPair('a', 'c', 60);
     expect([a.count, b.count]).toEqual([2, 1]);
     expect(await rates.peek('a', 60)).toEqual({ count: 2, retryAfter: 30 });
+    expect((await rates.hit('a', 60)).count).toBe(3);
+    expect(await rates.peek('never', 60)).toEqual({ count: 0, retryAfter: 30 });
     nowMs += 60_000;
+    expect(await rates.peek('a', 60)).toEqual({ count: 0, retryAfter: 30 });
     expect((await rates.hit('a', 60)).count).toBe(1);
+  });
+
+  it('are kept in the database, where every process (and the next one) sees them', async () => {
+    await rates.hitPair('a', 'b', 60);
+    await rates.hit('a', 60);
+    const start = Math.floor(nowMs / 1000) - 30;
+    expect((await windows()).sort()).toEqual([`a@${start}`, `b@${start}`]);
+    const other = new RateCounter(t.database, clock);
+    expect((await other.peek('a', 60)).count).toBe(2);
+    expect((await other.hit('a', 60)).count).toBe(3);
+    expect((await rates.peek('a', 60)).count).toBe(3);
+  });
+
+  it('with memoryBuckets: in memory on SQLite, in the database on PostgreSQL', async () => {
+    const issuance = new RateCounter(t.database, clock, { memoryBuckets: 100 });
+    expect((await issuance.hitPair('a', 'b', 60)).map((r) => r.count)).toEqual([1, 1]);
+    expect((await issuance.hit('a', 60)).count).toBe(2);
+    expect(await issuance.peek('a', 60)).toEqual({ count: 2, retryAfter: 30 });
+    const other = new RateCounter(t.database, clock, { memoryBuckets: 100 });
+    if (dialectUnderTest === 'postgres') {
+      expect(await windows()).toHaveLength(2);
+      expect((await other.peek('a', 60)).count).toBe(2);
+    } else {
+      // One process serves a SQLite store: nothing is written, and a restart starts from zero.
+      expect(await windows()).toEqual([]);
+      expect((await other.peek('a', 60)).count).toBe(0);
+    }
   });
 
   it('drop windows older than a day, at most once a minute per process', async () => {
     await rates.hit('first', 60);
     await settle();
+    const start = Math.floor(nowMs / 1000) - 30;
     const old = Math.floor(nowMs / 1000) - 2 * 86400;
     await t.database.db
       .insertInto('rate_counters')
@@ -55,6 +92,69 @@ describe('rate counters', () => {
     await settle();
     const left = await windows();
     expect(left).not.toContain(`old@${old}`);
-    expect(left.some((w) => w.startsWith('first@'))).toBe(true);
+    expect(left).toContain(`first@${start}`);
+  });
+
+  it('in memory (SQLite), forget ended windows once a minute', async () => {
+    // A SQLite store whichever database is under test: the counts never reach its tables.
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-rates-'));
+    const sqlite = openDatabase({ kind: 'sqlite', file: join(dir, 'db.sqlite'), synchronous: 'NORMAL' });
+    onTestFinished(async () => {
+      await sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const issuance = new RateCounter(sqlite, clock, { memoryBuckets: 100 });
+    await issuance.hit('first', 60);
+    const start = Math.floor(nowMs / 1000) - 30;
+    const memory = (issuance as unknown as { memory: MemoryCounts }).memory;
+    nowMs += 30_000;
+    await issuance.hitPair('x', 'y', 60);
+    expect(memory.peek('first', start)).toBe(1);
+    nowMs += 31_000;
+    await issuance.hitPair('x', 'y', 60);
+    // `first`'s window has ended: gone. `x` was counted twice in the next one.
+    expect(memory.peek('first', start)).toBe(0);
+    expect(memory.peek('x', start + 60)).toBe(2);
+  });
+});
+
+describe('counts in memory (SQLite)', () => {
+  it('are kept per bucket and window, and reset when a new window starts', () => {
+    const counts = new MemoryCounts(10);
+    expect([counts.add('a', 60, 60), counts.add('a', 60, 60), counts.add('b', 60, 60)]).toEqual([1, 2, 1]);
+    expect(counts.peek('a', 60)).toBe(2);
+    expect(counts.peek('a', 120)).toBe(0);
+    expect(counts.add('a', 120, 60)).toBe(1);
+    expect(counts.peek('a', 60)).toBe(0);
+  });
+
+  it('forget the least recently counted bucket when full, never one that keeps counting', () => {
+    const counts = new MemoryCounts(3);
+    counts.add('busy', 0, 60);
+    counts.add('b', 0, 60);
+    counts.add('c', 0, 60);
+    counts.add('busy', 0, 60);
+    // Full: each new bucket forgets the one counted longest ago; `busy` is counted in between.
+    counts.add('d', 0, 60);
+    expect(counts.peek('b', 0)).toBe(0);
+    counts.add('busy', 0, 60);
+    counts.add('e', 0, 60);
+    expect(counts.peek('c', 0)).toBe(0);
+    expect([counts.peek('busy', 0), counts.peek('d', 0), counts.peek('e', 0)]).toEqual([3, 1, 1]);
+  });
+
+  it('are pruned from the least recently counted on, up to the first open window', () => {
+    const counts = new MemoryCounts(10);
+    counts.add('minute', 0, 60);
+    counts.add('hour', 0, 3600);
+    counts.add('late', 0, 60);
+    counts.prune(59);
+    expect(counts.peek('minute', 0)).toBe(1);
+    counts.prune(60);
+    // `minute` ended and goes; `hour` is still open, so `late` behind it waits for a later prune.
+    expect([counts.peek('minute', 0), counts.peek('hour', 0), counts.peek('late', 0)]).toEqual([0, 1, 1]);
+    counts.add('hour', 0, 3600);
+    counts.prune(61);
+    expect([counts.peek('late', 0), counts.peek('hour', 0)]).toEqual([0, 2]);
   });
 });

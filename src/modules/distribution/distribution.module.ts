@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
-import type { RateCounter } from '../../http/rate-limit.js';
+import { RateCounter } from '../../http/rate-limit.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { ActivationService } from '../licensing/activation.service.js';
 import type { LicenseRepository } from '../licensing/license.repository.js';
@@ -10,7 +10,7 @@ import type { ReleasesService } from '../releases/releases.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { DistributionService } from './distribution.service.js';
 import { DownloadService } from './download.service.js';
-import { Preflight } from './preflight.js';
+import { ISSUANCE_BUCKETS, Preflight } from './preflight.js';
 import { TokenIssuer } from './tokens.js';
 import { TokensRepository } from './tokens.repository.js';
 
@@ -34,7 +34,6 @@ export function createDistribution(deps: {
   licenses: LicenseService;
   activations: ActivationService;
   licenseRepository: LicenseRepository;
-  rates: RateCounter;
   baseUrl: () => string;
 }): DistributionModule {
   const { clock } = deps;
@@ -48,7 +47,13 @@ export function createDistribution(deps: {
     tokens.invalidate(db, 'release_id', release.id, reason, now()),
   );
   deps.releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));
-  const preflight = new Preflight(deps.catalogue, deps.settings, deps.licenseRepository, deps.rates, clock);
+  const preflight = new Preflight(
+    deps.catalogue,
+    deps.settings,
+    deps.licenseRepository,
+    new RateCounter(deps.database, clock, { memoryBuckets: ISSUANCE_BUCKETS }),
+    clock,
+  );
   const issuer = new TokenIssuer(tokens, deps.settings, clock, () => `${deps.baseUrl()}/software/download`);
   const distribution = new DistributionService(preflight, deps.catalogue, deps.releases, issuer, tokens, {
     base: deps.baseUrl,

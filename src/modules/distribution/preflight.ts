@@ -18,6 +18,12 @@ import type { SettingsService } from '../settings/settings.service.js';
 
 /** Section 8: a one-minute window; the answer always names 60 seconds. */
 export const RATE_WINDOW_S = 60;
+/**
+ * On SQLite the issuance counters are kept in memory for this many buckets (at most 3.5 MB). A
+ * store's sites check a few times a day; 20,000 licenses and addresses a minute is a flood, and
+ * one that keeps hitting its limit is counted too often to be the least recent (RateCounter).
+ */
+export const ISSUANCE_BUCKETS = 20_000;
 const SLUG_CACHE_MS = 1000;
 
 /** Who may receive packages: a public product, or a license bound to an active identity. */
