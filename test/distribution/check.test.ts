@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { dialectUnderTest } from '../helpers/db.js';
 import { createLicense, setLicenseColumns } from '../helpers/licensing.js';
 import { publish, softwareProduct } from '../releases/helpers.js';
 import { admin, call, download, protectedFixture, publicFixture, settings } from './helpers.js';
@@ -284,5 +285,100 @@ describe('GET external-link', () => {
     );
     expect((await link(p.product.id, ext.version_id, {}, t.adminAuth)).statusCode).toBe(200);
     expectError(await link(999999, ext.version_id, {}, t.adminAuth), 404, 'product_not_found');
+  });
+});
+
+describe('the releases a check chooses from (kept in memory on SQLite while nothing changes)', () => {
+  const eligible = async (f: { slug: string; creds: Record<string, string> }) =>
+    (await check({ slug: f.slug, version: '0.9.0', ...f.creds })).json().eligible;
+  const generation = async () =>
+    Number(
+      (await db().selectFrom('release_changes').select('generation').executeTakeFirstOrThrow()).generation,
+    );
+
+  it('a change to a release, its artifact or a catalogue download, by any writer, is seen by the next check', async () => {
+    const f = await protectedFixture(t);
+    const rel = await db()
+      .selectFrom('releases')
+      .selectAll()
+      .where('product_id', '=', f.product.id)
+      .executeTakeFirstOrThrow();
+    expect(await eligible(f)).toBe(true);
+    // By hand in SQL, as an operator or another process would: no application code is told.
+    await db()
+      .updateTable('releases')
+      .set({ file_sha256: 'b'.repeat(64) })
+      .where('id', '=', rel.id)
+      .execute();
+    expect(await eligible(f)).toBe(false);
+    await db()
+      .updateTable('releases')
+      .set({ file_sha256: rel.file_sha256 })
+      .where('id', '=', rel.id)
+      .execute();
+    expect(await eligible(f)).toBe(true);
+    await db()
+      .updateTable('artifacts')
+      .set({ state: 'delete_failed' })
+      .where('id', '=', rel.artifact_id)
+      .execute();
+    expect(await eligible(f)).toBe(false);
+    const source = `legacy-${rel.id}`;
+    await db()
+      .updateTable('artifacts')
+      .set({ state: 'available', source_download_id: source })
+      .where('id', '=', rel.artifact_id)
+      .execute();
+    expect(await eligible(f)).toBe(true);
+    // The artifact's public source in the old catalogue appears, then goes.
+    await db()
+      .insertInto('legacy_downloads')
+      .values({
+        download_id: source,
+        product_id: f.product.id,
+        file_name: 'plugin.zip',
+        public_path: `uploads/${source}/plugin.zip`,
+        file_size: 1,
+        file_sha256: 'c'.repeat(64),
+        created_at: new Date().toISOString(),
+        removed_at: null,
+      })
+      .execute();
+    expect(await eligible(f)).toBe(false);
+    await db().deleteFrom('legacy_downloads').where('download_id', '=', source).execute();
+    expect(await eligible(f)).toBe(true);
+    await db().deleteFrom('releases').where('id', '=', rel.id).execute();
+    expect((await check({ slug: f.slug, version: '0.9.0', ...f.creds })).json()).toMatchObject({
+      available: false,
+      eligible: false,
+    });
+  });
+
+  it('a download is not a change; on SQLite the kept candidates serve while the counter stands', async () => {
+    const f = await protectedFixture(t);
+    const body = (await check({ slug: f.slug, version: '0.9.0', ...f.creds })).json();
+    const sqlite = dialectUnderTest === 'sqlite';
+    const before = sqlite ? await generation() : 0;
+    expect((await download(t, body.download_url)).statusCode).toBe(200);
+    const rel = await db()
+      .selectFrom('releases')
+      .selectAll()
+      .where('product_id', '=', f.product.id)
+      .executeTakeFirstOrThrow();
+    expect(rel.download_count).toBe(1);
+    await db()
+      .updateTable('releases')
+      .set({ file_sha256: 'b'.repeat(64) })
+      .where('id', '=', rel.id)
+      .execute();
+    if (sqlite) {
+      // The download left the counter; the change moved it. Put back, the kept candidates serve.
+      const after = await generation();
+      expect(after).toBe(before + 1);
+      await db().updateTable('release_changes').set({ generation: before }).execute();
+      expect(await eligible(f)).toBe(true);
+      await db().updateTable('release_changes').set({ generation: after }).execute();
+    }
+    expect(await eligible(f)).toBe(false);
   });
 });

@@ -138,14 +138,14 @@ export class DistributionService {
    * is nothing to choose from; 403 when everything failed, naming the authorization error if any.
    */
   private async select(grant: Grant, purpose: TokenPurpose, current: string | null): Promise<Selection> {
-    let candidates = await this.releases.listPublishedCandidates(grant.product.id);
-    if (current !== null) candidates = candidates.filter((r) => isNewerVersion(r.version, current));
+    let candidates = await this.releases.issuanceCandidates(grant.product.id);
+    if (current !== null) candidates = candidates.filter((c) => isNewerVersion(c.release.version, current));
     if (candidates.length === 0) return { error: 'no_eligible_release', status: 404 };
     let authError: ErrorCode | null = null;
     let available: Release | undefined;
-    for (const release of candidates) {
+    for (const { release, problem } of candidates) {
       if (release.product_id !== grant.product.id || release.status !== 'published') continue;
-      if (await this.releases.candidateProblem(release)) continue;
+      if (problem) continue;
       available ??= release;
       if (grant.kind === 'protected') {
         const problem = authorizeRelease(

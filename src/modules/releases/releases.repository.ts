@@ -58,6 +58,9 @@ export class ReleasesRepository {
       published: precompile(root, ['product'] as const, (p) =>
         this.publishedQuery(root.db, p.product as unknown as number),
       ),
+      generation: precompile(root, [] as const, () =>
+        root.db.selectFrom('release_changes').select('generation').where('id', '=', 1),
+      ),
       artifact: precompile(root, ['id'] as const, (p) =>
         root.db
           .selectFrom('artifacts')
@@ -100,6 +103,17 @@ export class ReleasesRepository {
       // The row is the release's own columns plus the aliased artifact ones, which nothing reads.
       return { release: row as ReleaseRow, artifact: artifact as ArtifactRow };
     });
+  }
+
+  /**
+   * SQLite: the counter that every change to releases, artifacts and catalogue downloads moves
+   * (migration 2026112212). Null on PostgreSQL, which has none.
+   */
+  async changeGeneration(): Promise<number | null> {
+    const hot = this.root?.sqlite ? this.hot : undefined;
+    if (!hot) return null;
+    const row = await hot.generation.first({});
+    return row ? Number(row.generation) : null;
   }
 
   /** The same queries on another connection (a caller's transaction). */

@@ -61,6 +61,14 @@ export interface OpenedArtifact {
 }
 
 const UNIQUE_VIOLATION = /unique|duplicate/i;
+/** Products whose issuance candidates are kept at once: a store sells a few dozen. */
+const MAX_KEPT_PRODUCTS = 1000;
+
+/** A published release and why it cannot be issued (candidateProblem), if it cannot. */
+export interface Candidate {
+  release: Release;
+  problem: ErrorCode | null;
+}
 
 /**
  * Release administration (spec 4.4) and the reads the distribution module needs. Releases are
@@ -131,6 +139,35 @@ export class ReleasesService {
   async listPublishedCandidates(productId: number): Promise<Release[]> {
     const rows = await this.repo.publishedWithArtifacts(productId);
     return rows.map(({ release, artifact }) => toRelease(release, artifact));
+  }
+
+  /** Each product's issuance candidates, kept while the SQLite change counter stands. */
+  private readonly issuance = new Map<number, { generation: number; candidates: Candidate[] }>();
+
+  /**
+   * The published releases of a product in candidate order, each with its artifact's problem
+   * (candidateProblem) or null: what package and check choose from (spec 4.3). On SQLite they
+   * are kept in memory while the counter that every change to releases, artifacts and catalogue
+   * downloads moves stands (migration 2026112212), so a check reads one counter instead of every
+   * release and artifact; any change, by any writer, is seen by the next request. Callers must
+   * not modify what they are given: the next request gets the same objects.
+   */
+  async issuanceCandidates(productId: number): Promise<readonly Candidate[]> {
+    const generation = await this.repo.changeGeneration();
+    const kept = this.issuance.get(productId);
+    if (generation !== null && kept?.generation === generation) return kept.candidates;
+    // Read after the counter: a change committed in between makes the next request read again.
+    const rows = await this.repo.publishedWithArtifacts(productId);
+    const candidates: Candidate[] = [];
+    for (const { release, artifact } of rows) {
+      const r = toRelease(release, artifact);
+      candidates.push({ release: r, problem: await this.problemOf(r, artifact) });
+    }
+    if (generation !== null) {
+      if (this.issuance.size >= MAX_KEPT_PRODUCTS) this.issuance.clear();
+      this.issuance.set(productId, { generation, candidates });
+    }
+    return candidates;
   }
 
   /** Published releases of a product with this exact version string (changelog `version`). */
@@ -474,7 +511,10 @@ export class ReleasesService {
    * only: state, driver, checksum format, HTTPS record, no public source. Null when valid.
    */
   async candidateProblem(release: Release): Promise<ErrorCode | null> {
-    const artifact = await this.repo.findArtifact(release.artifact_id);
+    return this.problemOf(release, await this.repo.findArtifact(release.artifact_id));
+  }
+
+  private async problemOf(release: Release, artifact: ArtifactRow | undefined): Promise<ErrorCode | null> {
     if (artifact?.state !== 'available') return 'artifact_not_available';
     if (!this.storage.registry.has(artifact.driver)) return 'unsupported_storage_driver';
     if (!SHA256_HEX.test(release.file_sha256) || release.file_sha256 !== artifact.file_sha256) {

@@ -7,6 +7,8 @@ export type ArtifactState = 'available' | 'delete_pending' | 'delete_failed' | '
 export type DeletionJobStatus = 'running' | 'completed' | 'failed';
 
 export interface ReleasesTables {
+  /** SQLite only: moved by triggers on every change issuance depends on (migration 2026112212). */
+  release_changes: { id: number; generation: number };
   legacy_downloads: {
     id: Id;
     download_id: string;
