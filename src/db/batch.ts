@@ -38,6 +38,8 @@ export class TurnBatch {
   constructor(
     private readonly sqlite: SQLite.Database,
     private readonly mode: 'read' | 'write',
+    /** Called after each commit of a batch (the checkpointer counts them). */
+    private readonly onCommit: () => void = () => {},
   ) {
     this.begin = sqlite.prepare(mode === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN');
     this.commit = sqlite.prepare('COMMIT');
@@ -98,6 +100,7 @@ export class TurnBatch {
       for (const [p] of done) p.reject(e);
       return;
     }
+    this.onCommit();
     for (const [p, rows] of done) p.resolve(rows);
   };
 }

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { TurnBatch } from './batch.js';
+import { Checkpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -21,6 +22,8 @@ export interface Database {
   groupCommit?: TurnBatch;
   /** SQLite only: the hot reads of one event-loop turn, in one read transaction. */
   readBatch?: TurnBatch;
+  /** SQLite only: checkpoints the WAL on a worker thread while writes are busy. */
+  checkpointer?: Checkpointer;
   close(): Promise<void>;
 }
 
@@ -53,13 +56,18 @@ export function openDatabase(config: DatabaseConfig): Database {
   // are the kernel's page cache either way; mapped, the ones touched count in the process's RSS.
   sqlite.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const checkpointer = new Checkpointer(sqlite, config.file, config.synchronous);
   return {
     db,
     dialect: 'sqlite',
     sqlite,
-    groupCommit: new TurnBatch(sqlite, 'write'),
+    groupCommit: new TurnBatch(sqlite, 'write', () => checkpointer.committed()),
     readBatch: new TurnBatch(sqlite, 'read'),
-    close: () => db.destroy(),
+    checkpointer,
+    close: async () => {
+      await checkpointer.stop();
+      await db.destroy();
+    },
   };
 }
 

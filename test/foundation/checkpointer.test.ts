@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Checkpointer } from '../../src/db/checkpointer.js';
+import { openDatabase } from '../../src/db/database.js';
+import { precompile } from '../../src/db/precompiled.js';
+
+// WAL checkpoints on a worker thread while writes are busy (src/db/checkpointer.ts), on a SQLite
+// file whichever database the rest of the suite uses.
+
+let dir: string;
+let file: string;
+let sqlite: SQLite.Database;
+let checkpointer: Checkpointer;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-ckpt-'));
+  file = join(dir, 'db.sqlite');
+  sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.exec('create table t (id integer primary key, body blob not null)');
+});
+
+afterEach(async () => {
+  await checkpointer?.stop();
+  sqlite.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const autocheckpoint = () => sqlite.pragma('wal_autocheckpoint', { simple: true });
+const insert = (bytes = 100) => sqlite.prepare('insert into t (body) values (?)').run(Buffer.alloc(bytes, 7));
+const until = async (what: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+/** Commits until the checkpointer is busy (a busy second must not straddle two). */
+const makeBusy = () => {
+  for (let i = 0; i < 1000 && !checkpointer.running; i++) {
+    insert();
+    checkpointer.committed();
+  }
+  expect(checkpointer.running).toBe(true);
+};
+
+describe('WAL checkpoints', () => {
+  it('quiet: SQLite checkpoints on its own, no thread is started', () => {
+    checkpointer = new Checkpointer(sqlite, file, 'NORMAL', { busyCommitsPerSecond: 20 });
+    for (let i = 0; i < 5; i++) {
+      insert();
+      checkpointer.committed();
+    }
+    expect(checkpointer.running).toBe(false);
+    expect(autocheckpoint()).toBe(1000);
+  });
+
+  it('busy: a worker copies the WAL into the database file; idle, it goes and SQLite checkpoints again', async () => {
+    checkpointer = new Checkpointer(sqlite, file, 'NORMAL', {
+      busyCommitsPerSecond: 5,
+      pollMs: 20,
+      idleMs: 300,
+    });
+    makeBusy();
+    expect(autocheckpoint()).toBe(0);
+    // 4 MB written: with the main connection's checkpoint off, only the worker can put it in the file.
+    const before = statSync(file).size;
+    for (let i = 0; i < 4; i++) {
+      sqlite.transaction(() => {
+        for (let j = 0; j < 256; j++) insert(4000);
+      })();
+    }
+    await until(() => statSync(file).size > before + 4_000_000);
+    expect(sqlite.prepare('select count(*) as n from t').get()).toMatchObject({ n: expect.any(Number) });
+    await until(() => !checkpointer.running);
+    expect(autocheckpoint()).toBe(1000);
+  });
+
+  it('the database starts it from its group commits and stops it when closed', async () => {
+    const database = openDatabase({ kind: 'sqlite', file: join(dir, 'app.sqlite'), synchronous: 'NORMAL' });
+    await sql`create table u (id integer primary key, n integer not null)`.execute(database.db);
+    const write = precompile(
+      database,
+      ['n'] as const,
+      // biome-ignore lint/suspicious/noExplicitAny: the test table is outside the typed schema
+      (p) => (database.db as any).insertInto('u').values({ n: p.n }),
+      { write: true },
+    );
+    for (let i = 0; i < 2000 && !database.checkpointer!.running; i++) await write.all({ n: i });
+    expect(database.checkpointer!.running).toBe(true);
+    expect(database.sqlite!.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    await database.close();
+    expect(database.checkpointer!.running).toBe(false);
+  });
+});
