@@ -2,8 +2,27 @@ import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 /** All randomness and hashing of secrets goes through here. */
 
+/**
+ * Random bytes drawn from OpenSSL 4 KiB at a time, as `randomUUID` does: one call for 128 tokens
+ * instead of one each (about 7 µs a download token less on the update check, bench/check). Bytes
+ * handed out are zeroed in the pool, so it never holds a secret already issued.
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let drawn = 0;
+
 /** A URL-safe random secret of `bytes` bytes of entropy, hex-encoded (2 chars a byte). */
-export const randomHex = (bytes: number): string => randomBytes(bytes).toString('hex');
+export function randomHex(bytes: number): string {
+  if (bytes > POOL_BYTES) return randomBytes(bytes).toString('hex');
+  if (drawn + bytes > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    drawn = 0;
+  }
+  const secret = pool.toString('hex', drawn, drawn + bytes);
+  pool.fill(0, drawn, drawn + bytes);
+  drawn += bytes;
+  return secret;
+}
 
 /** `bytes` random bytes, for encodings other than hex (license keys). */
 export const randomBytesOf = (bytes: number): Buffer => randomBytes(bytes);

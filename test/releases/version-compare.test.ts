@@ -128,6 +128,20 @@ describe('version_compare has PHP semantics', () => {
     expect(isNewerVersion('1.0rc1', '1.0')).toBe(false);
   });
 
+  it('newer-than answers the same when asked again, and past its memory of 1,000 pairs', () => {
+    const versions = ['1.0', '1.0rc1', '1.0-dev', '1.0pl1', '1.0.1', '1.0-beta', '1.0a1', '0.9', '1.0.0'];
+    for (let round = 0; round < 3; round++) {
+      for (const a of versions) {
+        for (const b of versions) expect(isNewerVersion(a, b)).toBe(versionCompare(a, b) === 1);
+      }
+      // More distinct pairs than it remembers, with a separator character inside a version.
+      for (let i = 0; i < 1200; i++) {
+        expect(isNewerVersion(`2.${i + 1}`, `2.${i + round}`)).toBe(round === 0);
+        expect(isNewerVersion('1.0', `\u00001.${i}`)).toBe(versionCompare('1.0', `\u00001.${i}`) === 1);
+      }
+    }
+  });
+
   it('sorting a release list gives PHP order', () => {
     const versions = ['1.0', '1.0rc1', '1.0-dev', '1.0pl1', '1.0.1', '1.0-beta', '1.0a1', '0.9'];
     expect([...versions].sort(versionCompare)).toEqual([

@@ -170,6 +170,22 @@ export function versionSatisfies(a: string, b: string, operator: VersionOperator
   }
 }
 
+/**
+ * Answers of isNewerVersion by pair. Every update check compares the same few release versions
+ * with the few versions sites run, and a comparison costs a few µs (bytes, canonical forms,
+ * BigInt elements). Emptied when full, so odd versions sent by clients cannot grow it.
+ */
+const newer = new Map<string, boolean>();
+const MAX_PAIRS = 1000;
+
 /** True when `candidate` is strictly newer than `current` (the update rule). */
-export const isNewerVersion = (candidate: string, current: string): boolean =>
-  versionCompare(candidate, current) === 1;
+export function isNewerVersion(candidate: string, current: string): boolean {
+  const pair = `${candidate}\u0000${current}`;
+  let answer = newer.get(pair);
+  if (answer === undefined) {
+    answer = versionCompare(candidate, current) === 1;
+    if (newer.size >= MAX_PAIRS) newer.clear();
+    newer.set(pair, answer);
+  }
+  return answer;
+}
