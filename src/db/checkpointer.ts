@@ -4,6 +4,7 @@ import type SQLite from 'better-sqlite3';
 
 /** SQLite's own automatic checkpoint, in WAL pages: its default, restored when the worker goes. */
 const AUTOCHECKPOINT_PAGES = 1000;
+const RETRY_MS = 60_000;
 
 export interface CheckpointerOptions {
   /** Group commits in one second that make the store busy and start the worker. */
@@ -48,7 +49,8 @@ parentPort.once('message', () => {
  * faster than `busyCommitsPerSecond`, a worker thread checkpoints instead and the main
  * connection's automatic checkpoint is off. After `idleMs` without a busy second the worker
  * closes and the automatic checkpoint returns: the thread's isolate costs about 9 MB of RSS,
- * which a quiet store need not spend. If the worker fails, the automatic checkpoint returns too.
+ * which a quiet store need not spend. If the worker fails, the automatic checkpoint returns too,
+ * and no worker is tried for a minute.
  */
 export class Checkpointer {
   private worker: Worker | null = null;
@@ -56,6 +58,7 @@ export class Checkpointer {
   private commits = 0;
   private lastBusy = 0;
   private idleTimer: NodeJS.Timeout | null = null;
+  private retryAt = 0;
   private readonly busyCommits: number;
   private readonly pollMs: number;
   private readonly idleMs: number;
@@ -86,36 +89,47 @@ export class Checkpointer {
     }
     if (++this.commits < this.busyCommits) return;
     this.lastBusy = now;
-    if (!this.worker) this.start();
+    if (!this.worker && now >= this.retryAt) this.start();
   }
 
   private start(): void {
+    let worker: Worker;
+    try {
+      worker = new Worker(WORKER, {
+        eval: true,
+        workerData: {
+          module: createRequire(import.meta.url).resolve('better-sqlite3'),
+          file: this.file,
+          synchronous: this.synchronous,
+          pollMs: this.pollMs,
+        },
+        // It holds a connection and a timer, nothing else.
+        resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
+      });
+    } catch {
+      this.failed();
+      return;
+    }
     this.sqlite.pragma('wal_autocheckpoint = 0');
-    const worker = new Worker(WORKER, {
-      eval: true,
-      workerData: {
-        module: createRequire(import.meta.url).resolve('better-sqlite3'),
-        file: this.file,
-        synchronous: this.synchronous,
-        pollMs: this.pollMs,
-      },
-      // It holds a connection and a timer, nothing else.
-      resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
-    });
     worker.unref();
     this.worker = worker;
     // Whatever ends it (done, or failed), the main connection checkpoints again.
-    worker.once('error', () => {});
+    worker.once('error', () => this.failed());
     worker.once('exit', () => {
       if (this.worker === worker) this.stopped();
     });
     this.idleTimer = setInterval(
       () => {
-        if (Date.now() - this.lastBusy >= this.idleMs) this.stop();
+        if (Date.now() - this.lastBusy >= this.idleMs) void this.stop();
       },
       Math.min(this.idleMs, 1000),
     );
     this.idleTimer.unref();
+  }
+
+  /** A worker that cannot start or run is not tried again for a minute; SQLite checkpoints. */
+  private failed(): void {
+    this.retryAt = Date.now() + RETRY_MS;
   }
 
   private stopped(): void {

@@ -81,6 +81,23 @@ describe('WAL checkpoints', () => {
     expect(autocheckpoint()).toBe(1000);
   });
 
+  it('a worker that fails leaves checkpoints to SQLite, and is not tried again at once', async () => {
+    // Its connection cannot open: the folder does not exist.
+    checkpointer = new Checkpointer(sqlite, join(dir, 'missing', 'db.sqlite'), 'NORMAL', {
+      busyCommitsPerSecond: 5,
+      pollMs: 20,
+    });
+    makeBusy();
+    await until(() => !checkpointer.running);
+    expect(autocheckpoint()).toBe(1000);
+    for (let i = 0; i < 50; i++) {
+      insert();
+      checkpointer.committed();
+    }
+    expect(checkpointer.running).toBe(false);
+    expect(autocheckpoint()).toBe(1000);
+  });
+
   it('the database starts it from its group commits and stops it when closed', async () => {
     const database = openDatabase({ kind: 'sqlite', file: join(dir, 'app.sqlite'), synchronous: 'NORMAL' });
     await sql`create table u (id integer primary key, n integer not null)`.execute(database.db);
