@@ -77,7 +77,9 @@ describe('WAL checkpoints', () => {
       })();
     }
     await until(() => statSync(file).size > before + 4_000_000);
-    expect(sqlite.prepare('select count(*) as n from t where length(body) = 4000').get()).toEqual({ n: 1024 });
+    expect(sqlite.prepare('select count(*) as n from t where length(body) = 4000').get()).toEqual({
+      n: 1024,
+    });
     await until(() => !checkpointer.running);
     expect(autocheckpoint()).toBe(1000);
   });
