@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { BoundedMap } from '../bounded-map.js';
 import type { DatabaseConfig } from '../config.js';
 import { TurnBatch } from './batch.js';
 import { Checkpointer } from './checkpointer.js';
@@ -76,12 +77,11 @@ export function openDatabase(config: DatabaseConfig): Database {
  * Statements are reusable in better-sqlite3, so hot queries keep theirs (bounded, oldest dropped).
  */
 function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database {
-  const cache = new Map<string, SQLite.Statement>();
+  const cache = new BoundedMap<string, SQLite.Statement>(max);
   const prepare = (source: string) => {
     let stmt = cache.get(source);
     if (stmt) return stmt;
     stmt = prepareRows(sqlite, source);
-    if (cache.size >= max) cache.delete(cache.keys().next().value as string);
     cache.set(source, stmt);
     return stmt;
   };

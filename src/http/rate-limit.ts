@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { BoundedMap } from '../bounded-map.js';
 import { type Clock, Occasionally } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { precompile } from '../db/precompiled.js';
@@ -51,18 +52,17 @@ export class RateCounter {
   private readonly pruning = new Occasionally(PRUNE_EVERY_MS, () => this.prune());
 
   private window(windowSeconds: number) {
-    const nowS = Math.floor(this.clock.now().getTime() / 1000);
+    const now = this.clock.now();
+    const nowS = Math.floor(now.getTime() / 1000);
     const start = nowS - (nowS % windowSeconds);
-    return { start, retryAfter: start + windowSeconds - nowS };
+    return { now, start, retryAfter: start + windowSeconds - nowS };
   }
 
   /** Adds one to the bucket's current window and returns the new count. */
   async hit(bucket: string, windowSeconds: number): Promise<RateResult> {
-    const { start, retryAfter } = this.window(windowSeconds);
-    if (this.memory) {
-      this.pruning.maybe(this.clock.now());
-      return { count: this.memory.add(bucket, start, windowSeconds), retryAfter };
-    }
+    const { now, start, retryAfter } = this.window(windowSeconds);
+    this.pruning.maybe(now);
+    if (this.memory) return { count: this.memory.add(bucket, start, windowSeconds), retryAfter };
     const row = await this.db
       .insertInto('rate_counters')
       .values({ bucket, window_start: start, count: 1 })
@@ -71,7 +71,6 @@ export class RateCounter {
       )
       .returning('count')
       .executeTakeFirstOrThrow();
-    this.pruning.maybe(this.clock.now());
     return { count: row.count, retryAfter };
   }
 
@@ -100,9 +99,9 @@ export class RateCounter {
    * the issuance hot path); answers their new counts in the order given.
    */
   async hitPair(a: string, b: string, windowSeconds: number): Promise<[RateResult, RateResult]> {
-    const { start, retryAfter } = this.window(windowSeconds);
+    const { now, start, retryAfter } = this.window(windowSeconds);
+    this.pruning.maybe(now);
     if (this.memory) {
-      this.pruning.maybe(this.clock.now());
       return [
         { count: this.memory.add(a, start, windowSeconds), retryAfter },
         { count: this.memory.add(b, start, windowSeconds), retryAfter },
@@ -110,7 +109,6 @@ export class RateCounter {
     }
     this.pairQuery ??= this.compilePair();
     const rows = await this.pairQuery.all({ a, b, start });
-    this.pruning.maybe(this.clock.now());
     const countOf = (bucket: string) => Number(rows.find((r) => r.bucket === bucket)?.count ?? 0);
     return [
       { count: countOf(a), retryAfter },
@@ -133,8 +131,9 @@ export class RateCounter {
 
   /** Windows older than a day can never matter again. */
   async prune(): Promise<void> {
-    if (this.memory) return this.memory.prune(Math.floor(this.clock.now().getTime() / 1000));
-    const cutoff = Math.floor(this.clock.now().getTime() / 1000) - 86400;
+    const nowS = Math.floor(this.clock.now().getTime() / 1000);
+    if (this.memory) return this.memory.prune(nowS);
+    const cutoff = nowS - 86400;
     await this.db.deleteFrom('rate_counters').where('window_start', '<', cutoff).execute();
   }
 }
@@ -145,19 +144,17 @@ export class RateCounter {
  * so it stays; forgetting another only lets that one count again from zero, best effort.
  */
 export class MemoryCounts {
-  private readonly counts = new Map<string, { start: number; end: number; count: number }>();
+  private readonly counts: BoundedMap<string, { start: number; end: number; count: number }>;
 
-  constructor(private readonly max: number) {}
+  constructor(max: number) {
+    this.counts = new BoundedMap(max);
+  }
 
   add(bucket: string, start: number, windowSeconds: number): number {
-    let entry = this.counts.get(bucket);
-    if (entry) {
-      this.counts.delete(bucket);
-      if (entry.start !== start) entry = { start, end: start + windowSeconds, count: 0 };
-    } else {
-      if (this.counts.size >= this.max) this.counts.delete(this.counts.keys().next().value as string);
-      entry = { start, end: start + windowSeconds, count: 0 };
-    }
+    const kept = this.counts.get(bucket);
+    // Set again, so that it becomes the most recently counted.
+    this.counts.delete(bucket);
+    const entry = kept?.start === start ? kept : { start, end: start + windowSeconds, count: 0 };
     entry.count++;
     this.counts.set(bucket, entry);
     return entry.count;

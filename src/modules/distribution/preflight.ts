@@ -1,3 +1,4 @@
+import { BoundedMap } from '../../bounded-map.js';
 import type { Clock } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
@@ -18,11 +19,7 @@ import type { SettingsService } from '../settings/settings.service.js';
 
 /** Section 8: a one-minute window; the answer always names 60 seconds. */
 export const RATE_WINDOW_S = 60;
-/**
- * On SQLite the issuance counters are kept in memory for this many buckets (at most 3.5 MB). A
- * store's sites check a few times a day; 20,000 licenses and addresses a minute is a flood, and
- * one that keeps hitting its limit is counted too often to be the least recent (RateCounter).
- */
+/** On SQLite the issuance counters are kept in memory for this many buckets (RateCounter). */
 export const ISSUANCE_BUCKETS = 20_000;
 const SLUG_CACHE_MS = 1000;
 
@@ -142,13 +139,12 @@ export class Preflight {
    * Published products by slug, remembered for a second (as the settings are): issuance sees a
    * catalogue change within a second; redemption always re-reads the product in its transaction.
    */
-  private readonly slugCache = new Map<string, { at: number; products: Product[] }>();
+  private readonly slugCache = new BoundedMap<string, { at: number; products: Product[] }>(1000);
   private async productsBySlug(slug: string): Promise<Product[]> {
     const now = Date.now();
     const hit = this.slugCache.get(slug);
     if (hit && now - hit.at < SLUG_CACHE_MS) return hit.products;
     const products = await this.catalogue.findPublishedBySlug(slug);
-    if (this.slugCache.size >= 1000) this.slugCache.clear();
     this.slugCache.set(slug, { at: now, products });
     return products;
   }

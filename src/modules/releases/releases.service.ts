@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { BoundedMap } from '../../bounded-map.js';
 import { type Clock, iso } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
@@ -142,7 +143,9 @@ export class ReleasesService {
   }
 
   /** Each product's issuance candidates, kept while the SQLite change counter stands. */
-  private readonly issuance = new Map<number, { generation: number; candidates: Candidate[] }>();
+  private readonly issuance = new BoundedMap<number, { generation: number; candidates: Candidate[] }>(
+    MAX_KEPT_PRODUCTS,
+  );
 
   /**
    * The published releases of a product in candidate order, each with its artifact's problem
@@ -163,10 +166,7 @@ export class ReleasesService {
       const r = toRelease(release, artifact);
       candidates.push({ release: r, problem: await this.problemOf(r, artifact) });
     }
-    if (generation !== null) {
-      if (this.issuance.size >= MAX_KEPT_PRODUCTS) this.issuance.clear();
-      this.issuance.set(productId, { generation, candidates });
-    }
+    if (generation !== null) this.issuance.set(productId, { generation, candidates });
     return candidates;
   }
 

@@ -1,3 +1,5 @@
+import { BoundedMap } from '../../bounded-map.js';
+
 /**
  * PHP's `version_compare()` (ext/standard/versioning.c), implemented once and exactly: release
  * ordering and "is this newer" decisions must agree with what PHP-based clients compute.
@@ -173,10 +175,9 @@ export function versionSatisfies(a: string, b: string, operator: VersionOperator
 /**
  * Answers of isNewerVersion by pair. Every update check compares the same few release versions
  * with the few versions sites run, and a comparison costs a few µs (bytes, canonical forms,
- * BigInt elements). Emptied when full, so odd versions sent by clients cannot grow it.
+ * BigInt elements). Bounded, so odd versions sent by clients cannot grow it.
  */
-const newer = new Map<string, boolean>();
-const MAX_PAIRS = 1000;
+const newer = new BoundedMap<string, boolean>(1000);
 
 /** True when `candidate` is strictly newer than `current` (the update rule). */
 export function isNewerVersion(candidate: string, current: string): boolean {
@@ -184,7 +185,6 @@ export function isNewerVersion(candidate: string, current: string): boolean {
   let answer = newer.get(pair);
   if (answer === undefined) {
     answer = versionCompare(candidate, current) === 1;
-    if (newer.size >= MAX_PAIRS) newer.clear();
     newer.set(pair, answer);
   }
   return answer;
