@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions, LogController } from 'fastify';
 import { type Clock, systemClock, TestClock } from './clock.js';
 import { type Config, resolvePublicUrl } from './config.js';
+import { AppSecrets } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -18,7 +19,7 @@ import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { AccountsService } from './modules/accounts/accounts.service.js';
 import { CartRepository } from './modules/cart/cart.repository.js';
 import { cartRoutes } from './modules/cart/cart.routes.js';
-import { CartService } from './modules/cart/cart.service.js';
+import { CartService, CartTokens } from './modules/cart/cart.service.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
 import { CatalogueService } from './modules/catalogue/catalogue.service.js';
 import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
@@ -155,6 +156,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   const testClock = config.testClock ? makeTestClock(database) : null;
   const clock: Clock = testClock ?? systemClock;
   const rates = new RateCounter(database, clock);
+  const secrets = new AppSecrets(database.db);
   const settings = new SettingsService(database.db);
   const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
   const catalogue = CatalogueService.create(database, clock, settings);
@@ -164,6 +166,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     settings,
     clock,
     app.log.child({ module: 'cart' }),
+    new CartTokens(secrets),
   );
   const urls = new PublicUrls(resolvePublicUrl(config, config.port));
   const outbox = new Outbox(clock, () => `${urls.base}/licenses/validate`);
@@ -173,7 +176,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   const oauth = new OAuthService(
     new OAuthRepository(database.db),
     licenseRepository,
-    new StateSigner(database.db, clock),
+    new StateSigner(secrets, clock),
     clock,
     settings,
     () => `${urls.origin}/account/approve`,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { createProduct } from '../helpers/catalogue.js';
+import { sha256 } from '../../src/random.js';
 import { Browser, createCoupon } from './helpers.js';
 
 let t: TestApp;
@@ -212,5 +213,92 @@ describe('after checkout', () => {
     expect(
       await t.db.database.db.selectFrom('carts').select('id').where('user_id', '=', c.id).execute(),
     ).toHaveLength(1);
+  });
+});
+
+describe('anonymous reads store nothing', () => {
+  const counts = async () => {
+    const db = t.db.database.db;
+    const [carts, sessions] = await Promise.all([
+      db
+        .selectFrom('carts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
+      db
+        .selectFrom('cart_sessions')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
+    ]);
+    return { carts: Number(carts.n), sessions: Number(sessions.n) };
+  };
+
+  it('cookieless GET /cart and GET /checkout/bootstrap answer the empty cart and write no row', async () => {
+    const before = await counts();
+    for (let i = 0; i < 25; i++) {
+      for (const url of ['/v1/cart', '/v1/checkout/bootstrap']) {
+        const res = await t.app.inject({ method: 'GET', url });
+        expect(res.statusCode, url).toBe(200);
+        const body = res.json() as { items?: unknown[]; cart?: { items: unknown[] } };
+        expect(body.items ?? body.cart?.items, url).toEqual([]);
+        // The browser still gets its customer-session cookie.
+        expect(res.cookies.find((c) => c.name === 'tollgate_cart')?.value, url).toMatch(/^[0-9a-f]{64}$/);
+      }
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it('the first write adopts the cookie a read handed out: the cart is stored under it', async () => {
+    const b = new Browser(t);
+    await b.cart();
+    const handedOut = b.cookies.get('tollgate_cart')!;
+    const p = await createProduct(t);
+    await b.add(p.id);
+    expect(b.cookies.get('tollgate_cart')).toBe(handedOut);
+    expect(lines(await b.cart())).toEqual({ [p.id]: 1 });
+    const stored = await t.db.database.db
+      .selectFrom('cart_sessions')
+      .select('id_hash')
+      .where('id_hash', '=', sha256(handedOut))
+      .execute();
+    expect(stored).toHaveLength(1);
+  });
+
+  it('a cookie value the store did not hand out is never adopted (no session fixation)', async () => {
+    const chosen = 'ab'.repeat(32);
+    const b = new Browser(t);
+    b.cookies.set('tollgate_cart', chosen);
+    const p = await createProduct(t);
+    await b.add(p.id);
+    const given = b.cookies.get('tollgate_cart')!;
+    expect(given).toMatch(/^[0-9a-f]{64}$/);
+    expect(given).not.toBe(chosen);
+    expect(
+      await t.db.database.db
+        .selectFrom('cart_sessions')
+        .select('id_hash')
+        .where('id_hash', '=', sha256(chosen))
+        .execute(),
+    ).toEqual([]);
+  });
+
+  it('parallel first writes with a handed-out cookie share one cart', async () => {
+    const b = new Browser(t);
+    await b.cart();
+    const cookie = b.cookieHeader();
+    const products = await Promise.all(Array.from({ length: 6 }, () => createProduct(t)));
+    const before = await counts();
+    const results = await Promise.all(
+      products.map((p) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/cart/add',
+          headers: { cookie },
+          payload: { product_id: p.id },
+        }),
+      ),
+    );
+    expect(results.map((r) => r.statusCode)).toEqual(products.map(() => 200));
+    expect((await b.cart()).items).toHaveLength(products.length);
+    expect(await counts()).toEqual({ carts: before.carts + 1, sessions: before.sessions + 1 });
   });
 });

@@ -101,11 +101,15 @@ export class CartRepository {
     await this.db.deleteFrom('carts').where('id', '=', id).execute();
   }
 
-  async createSession(idHash: string, cartId: number, now: string, expiresAt: string): Promise<void> {
-    await this.db
+  /** Stores a session; false when a session (live or ended) already has this id. */
+  async createSession(idHash: string, cartId: number, now: string, expiresAt: string): Promise<boolean> {
+    const row = await this.db
       .insertInto('cart_sessions')
       .values({ id_hash: idHash, cart_id: cartId, created_at: now, expires_at: expiresAt })
-      .execute();
+      .onConflict((oc) => oc.column('id_hash').doNothing())
+      .returning('id_hash')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async touchSession(idHash: string, expiresAt: string): Promise<void> {

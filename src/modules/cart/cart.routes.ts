@@ -14,7 +14,7 @@ import {
   RemoveBody,
   UpdateBody,
 } from './cart.schemas.js';
-import { type CartService, type CartSession, SESSION_IDLE_MS } from './cart.service.js';
+import { type CartCaller, type CartService, type CartSession, SESSION_IDLE_MS } from './cart.service.js';
 import { toCartObject } from './cart.view.js';
 
 /** The customer-session cookie: names the browser's cart session, guest or signed in. */
@@ -45,19 +45,30 @@ export async function cartRoutes(
   const { cart, accounts } = opts;
   const cookie = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: opts.secureCookies };
 
-  async function begin(request: FastifyRequest, reply: FastifyReply): Promise<[CartSession, string]> {
+  async function currencyOf(request: FastifyRequest, reply: FastifyReply): Promise<string> {
     const requested = (request.query as { currency?: string }).currency;
     const currency = await cart.chooseCurrency(requested, request.cookies[CURRENCY_COOKIE]);
     if (requested !== undefined) {
       reply.setCookie(CURRENCY_COOKIE, currency, { ...cookie, maxAge: 365 * 86400 });
     }
-    const session = await cart.open({
-      token: request.cookies[CART_COOKIE] ?? null,
-      userId: request.user?.id ?? null,
-      browserUser: async () =>
-        request.sessionId ? ((await accounts.sessionUser(request.sessionId))?.user.id ?? null) : null,
-    });
-    reply.setCookie(CART_COOKIE, session.token, { ...cookie, maxAge: SESSION_IDLE_MS / 1000 });
+    return currency;
+  }
+
+  const callerOf = (request: FastifyRequest): CartCaller => ({
+    token: request.cookies[CART_COOKIE] ?? null,
+    userId: request.user?.id ?? null,
+    browserUser: async () =>
+      request.sessionId ? ((await accounts.sessionUser(request.sessionId))?.user.id ?? null) : null,
+  });
+
+  const keepSession = (reply: FastifyReply, token: string) =>
+    reply.setCookie(CART_COOKIE, token, { ...cookie, maxAge: SESSION_IDLE_MS / 1000 });
+
+  /** A write's session: the caller's, or a new one (a cart is stored from the first write on). */
+  async function begin(request: FastifyRequest, reply: FastifyReply): Promise<[CartSession, string]> {
+    const currency = await currencyOf(request, reply);
+    const session = await cart.open(callerOf(request));
+    keepSession(reply, session.token);
     return [session, currency];
   }
 
@@ -73,8 +84,9 @@ export async function cartRoutes(
       },
     },
     async (request, reply) => {
-      const [session, currency] = await begin(request, reply);
-      return toCartObject(await cart.view(session, currency));
+      const { token, totals } = await cart.read(callerOf(request), await currencyOf(request, reply));
+      keepSession(reply, token);
+      return toCartObject(totals);
     },
   );
 

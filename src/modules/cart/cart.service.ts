@@ -1,7 +1,9 @@
+import { createHmac } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, iso, Occasionally } from '../../clock.js';
+import type { AppSecrets } from '../../db/app-secrets.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
-import { randomHex, sha256 } from '../../random.js';
+import { randomHex, safeEqual, sha256 } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { type CurrencyContext, resolveCurrency } from '../pricing/currency.js';
 import type { Destination } from '../pricing/tax.js';
@@ -32,6 +34,7 @@ const CLEANUP_EVERY_MS = HOUR;
 const ATTEMPTS = 5;
 
 const TOKEN = /^[0-9a-f]{64}$/;
+const TOKEN_SECRET = 'cart_session_secret';
 
 /** Who is asking, as far as the cart cares. */
 export interface CartCaller {
@@ -55,6 +58,7 @@ export interface CartSession {
 }
 
 const RETRY = Symbol('retry');
+const TOKEN_TAKEN = Symbol('token taken');
 
 /**
  * A change of the cart, computed from the locked state and the data read before the lock. It
@@ -70,6 +74,29 @@ interface Extra {
   located?: boolean;
   /** The operation prices the whole cart (a coupon's minimum spend), so `data` must cover it. */
   full?: boolean;
+}
+
+/**
+ * Customer-session cookie values: 16 random bytes and the first 16 bytes of their HMAC under a
+ * server secret, as 64 hex digits. The MAC tells a value this store handed out (and may adopt
+ * without having stored it) from one someone chose for a victim's browser (session fixation).
+ */
+export class CartTokens {
+  constructor(private readonly secrets: AppSecrets) {}
+
+  async mint(): Promise<string> {
+    const nonce = randomHex(16);
+    return nonce + (await this.mac(nonce));
+  }
+
+  async issuedHere(token: string): Promise<boolean> {
+    return TOKEN.test(token) && safeEqual(token.slice(32), await this.mac(token.slice(0, 32)));
+  }
+
+  private async mac(nonce: string): Promise<string> {
+    const key = await this.secrets.get(TOKEN_SECRET);
+    return createHmac('sha256', key).update(nonce).digest('hex').slice(0, 32);
+  }
 }
 
 function loadState(row: CartRow, now: Date): CartState {
@@ -103,6 +130,7 @@ export class CartService {
     private readonly settings: SettingsService,
     private readonly clock: Clock,
     private readonly log: FastifyBaseLogger,
+    private readonly tokens: CartTokens,
   ) {}
 
   // ---- currency
@@ -134,10 +162,49 @@ export class CartService {
     };
   }
 
-  /** Finds or starts the caller's session; any storage failure is `cart_error` (500). */
+  /**
+   * The caller's session for a write: the live one its cookie names, else a new one. A cookie
+   * value that a read handed out (and nothing stored) is adopted, so that parallel first writes
+   * of one browser share one cart; any other value is replaced. Any storage failure is
+   * `cart_error` (500).
+   */
   async open(caller: CartCaller): Promise<CartSession> {
+    return this.storageStep(async () => {
+      const found = await this.findSession(caller);
+      if (found) return found;
+      if (caller.token !== null && (await this.tokens.issuedHere(caller.token))) {
+        const adopted = await this.startSession(caller.userId, caller.token);
+        if (adopted) return adopted;
+        // Adopted in parallel by another request of this browser, or the value of an ended session.
+        const raced = await this.findSession(caller);
+        if (raced) return raced;
+      }
+      return (await this.startSession(caller.userId, await this.tokens.mint()))!;
+    });
+  }
+
+  /**
+   * What a read shows (GET /cart, checkout bootstrap): the caller's cart priced, and the cookie
+   * value to send. An anonymous read never stores anything: a browser without a live session (a
+   * crawler, a first visit) sees the empty cart and gets a cookie value that the first write will
+   * adopt, so a crawler cannot grow the database. A signed-in caller is given a session on their
+   * cart, as a write would.
+   */
+  async read(caller: CartCaller, currency: string | null): Promise<{ token: string; totals: CartTotals }> {
+    const session =
+      caller.userId === null
+        ? await this.storageStep(() => this.findSession(caller))
+        : await this.open(caller);
+    if (session) return { token: session.token, totals: await this.view(session, currency) };
+    const state = emptyState();
+    const data = await this.loadData(state, null, currency);
+    return { token: await this.tokens.mint(), totals: priceState(state, data).totals };
+  }
+
+  /** Runs a session step; any storage failure is `cart_error` (500). */
+  private async storageStep<T>(step: () => Promise<T>): Promise<T> {
     try {
-      return await this.openSession(caller);
+      return await step();
     } catch (e) {
       if (e instanceof ApiError) throw e;
       this.log.error({ err: e }, 'cart session could not be initialised');
@@ -145,41 +212,46 @@ export class CartService {
     }
   }
 
-  private async openSession(caller: CartCaller): Promise<CartSession> {
+  /** The live session the caller's cookie names, if it may see that cart (a guest cart merges on sign-in). */
+  private async findSession(caller: CartCaller): Promise<CartSession | null> {
+    if (caller.token === null || !TOKEN.test(caller.token)) return null;
     const now = this.clock.now();
-    if (caller.token !== null && TOKEN.test(caller.token)) {
-      const idHash = sha256(caller.token);
-      const session = await this.repository.findSession(idHash, iso(now));
-      const cart = session ? await this.repository.findCart(session.cart_id) : undefined;
-      if (session && cart) {
-        const found = { token: caller.token, idHash, cartId: cart.id, expiresAt: session.expires_at };
-        if (cart.user_id === null) {
-          if (caller.userId === null) return found;
-          await this.mergeGuestCart(caller.token, caller.userId);
-          const merged = await this.repository.findSession(idHash, iso(now));
-          if (merged) return { ...found, cartId: merged.cart_id };
-        } else if (cart.user_id === (caller.userId ?? (await caller.browserUser()))) {
-          return found;
-        }
-        // Someone else's cart (signed out, or another customer on this browser): start afresh.
-      }
+    const idHash = sha256(caller.token);
+    const session = await this.repository.findSession(idHash, iso(now));
+    const cart = session ? await this.repository.findCart(session.cart_id) : undefined;
+    if (!session || !cart) return null;
+    const found = { token: caller.token, idHash, cartId: cart.id, expiresAt: session.expires_at };
+    if (cart.user_id === null) {
+      if (caller.userId === null) return found;
+      await this.mergeGuestCart(caller.token, caller.userId);
+      const merged = await this.repository.findSession(idHash, iso(now));
+      return merged ? { ...found, cartId: merged.cart_id } : null;
     }
-    return this.startSession(caller.userId, now);
+    // Someone else's cart (signed out, or another customer on this browser) is not shown.
+    return cart.user_id === (caller.userId ?? (await caller.browserUser())) ? found : null;
   }
 
-  private async startSession(userId: number | null, now: Date): Promise<CartSession> {
-    const token = randomHex(32);
+  /** Stores a session under `token` on a new guest cart or the customer's cart; null when the token is taken. */
+  private async startSession(userId: number | null, token: string): Promise<CartSession | null> {
+    const now = this.clock.now();
     const idHash = sha256(token);
     const nowIso = iso(now);
     const expiresAt = iso(new Date(now.getTime() + SESSION_IDLE_MS));
-    const cartId = await this.repository.transaction(async (repo) => {
-      const id =
-        userId === null
-          ? await repo.insertCart({ ...this.write(emptyState(), null, now), user_id: null, now: nowIso })
-          : (await repo.ensureCartOfUser(userId, this.write(emptyState(), userId, now), nowIso)).id;
-      await repo.createSession(idHash, id, nowIso, expiresAt);
-      return id;
-    });
+    const cartId = await this.repository
+      .transaction(async (repo) => {
+        const id =
+          userId === null
+            ? await repo.insertCart({ ...this.write(emptyState(), null, now), user_id: null, now: nowIso })
+            : (await repo.ensureCartOfUser(userId, this.write(emptyState(), userId, now), nowIso)).id;
+        // Taken: roll back, so that the guest cart made for it is not left behind.
+        if (!(await repo.createSession(idHash, id, nowIso, expiresAt))) throw TOKEN_TAKEN;
+        return id;
+      })
+      .catch((e) => {
+        if (e === TOKEN_TAKEN) return null;
+        throw e;
+      });
+    if (cartId === null) return null;
     this.cleanup.maybe(now);
     return { token, idHash, cartId, expiresAt };
   }

@@ -8,7 +8,7 @@ import type { AccountsService } from '../accounts/accounts.service.js';
 import { SESSION_DAYS } from '../accounts/accounts.service.js';
 import { CART_COOKIE, CURRENCY_COOKIE } from '../cart/cart.routes.js';
 import { CurrencyQuery } from '../cart/cart.schemas.js';
-import { type CartSession, SESSION_IDLE_MS } from '../cart/cart.service.js';
+import { SESSION_IDLE_MS } from '../cart/cart.service.js';
 import { CheckoutFailure } from './checkout.errors.js';
 import { FieldsBody, KeyQuery, PayBody, QuoteBody, RatesBody, SubmitBody } from './checkout.schemas.js';
 import type { CheckoutCaller, CheckoutService } from './checkout.service.js';
@@ -52,8 +52,8 @@ export async function checkoutRoutes(
     };
   }
 
-  const keepCart = (reply: FastifyReply, session: CartSession) =>
-    reply.setCookie(CART_COOKIE, session.token, { ...cookie, maxAge: SESSION_IDLE_MS / 1000 });
+  const keepCart = (reply: FastifyReply, token: string) =>
+    reply.setCookie(CART_COOKIE, token, { ...cookie, maxAge: SESSION_IDLE_MS / 1000 });
 
   app.get(
     '/checkout/bootstrap',
@@ -71,9 +71,10 @@ export async function checkoutRoutes(
       }
       reply.header('cache-control', NO_STORE).header('pragma', 'no-cache');
       const who = await caller(request, reply);
-      const session = await checkout.openCart(who);
-      keepCart(reply, session);
-      return checkout.bootstrap(who, session);
+      // A read: an anonymous browser without a cart session stores nothing (docs/cart.md).
+      const { token, totals } = await checkout.readCart(who);
+      keepCart(reply, token);
+      return checkout.bootstrap(who, totals);
     },
   );
 
@@ -131,7 +132,7 @@ export async function checkoutRoutes(
         });
       }
       const outcome = await submit.submit(request.body, await caller(request, reply), key);
-      keepCart(reply, outcome.session);
+      keepCart(reply, outcome.session.token);
       if (outcome.login) {
         reply.setCookie(SESSION_COOKIE, outcome.login.sessionId, { ...cookie, maxAge: SESSION_DAYS * 86400 });
       }

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
-import type { CartService, CartSession } from '../cart/cart.service.js';
+import type { CartCaller, CartService, CartSession } from '../cart/cart.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
 import { fromMinor } from '../catalogue/money.js';
@@ -55,12 +55,17 @@ export class CheckoutService {
     return resolveCurrency(settings, code) ?? resolveCurrency(settings, null)!;
   }
 
+  private cartCaller(caller: CheckoutCaller): CartCaller {
+    return { token: caller.cartToken, userId: caller.user?.id ?? null, browserUser: caller.browserUser };
+  }
+
   openCart(caller: CheckoutCaller): Promise<CartSession> {
-    return this.cart.open({
-      token: caller.cartToken,
-      userId: caller.user?.id ?? null,
-      browserUser: caller.browserUser,
-    });
+    return this.cart.open(this.cartCaller(caller));
+  }
+
+  /** The caller's cart for a read, without creating a session (CartService.read). */
+  readCart(caller: CheckoutCaller) {
+    return this.cart.read(this.cartCaller(caller), caller.currency);
   }
 
   /** Coupons by code (trimmed, lower case, each once): found ones with this customer's claimed uses. */
@@ -117,10 +122,9 @@ export class CheckoutService {
     return zones[0]?.regions[0]?.country ?? FALLBACK_COUNTRY;
   }
 
-  async bootstrap(caller: CheckoutCaller, session: CartSession) {
+  async bootstrap(caller: CheckoutCaller, totals: CartTotals) {
     const settings = await this.settings.get();
     const ctx = await this.currency(settings, caller.currency);
-    const totals = await this.cart.view(session, ctx.code);
     const money = (m: number) => fromMinor(m, ctx.decimals);
     const digitalOnly = !totals.needs_shipping;
     const { countries, states } = countriesAndStates();

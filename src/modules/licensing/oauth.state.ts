@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import type { AppSecrets } from '../../db/app-secrets.js';
 import { ApiError } from '../../http/errors.js';
 import { randomHex, safeEqual } from '../../random.js';
 
@@ -36,37 +35,17 @@ const B64URL = /^[A-Za-z0-9_-]+$/;
 
 /**
  * Signs and verifies approval states: `base64url(JSON payload) "." base64url(HMAC-SHA256)`.
- * The HMAC secret is 32 random bytes created once in `app_state` (the first process to start
- * wins the insert), so every server process sharing the database signs and verifies alike.
+ * The HMAC secret is one of the server's shared secrets (AppSecrets), so every server process
+ * sharing the database signs and verifies alike.
  */
 export class StateSigner {
-  private secret: Promise<Buffer> | null = null;
-
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly secrets: AppSecrets,
     private readonly clock: Clock,
   ) {}
 
   private key(): Promise<Buffer> {
-    this.secret ??= this.loadSecret().catch((e) => {
-      this.secret = null;
-      throw e;
-    });
-    return this.secret;
-  }
-
-  private async loadSecret(): Promise<Buffer> {
-    await this.db
-      .insertInto('app_state')
-      .values({ key: SECRET_KEY, value: randomHex(32) })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const row = await this.db
-      .selectFrom('app_state')
-      .select('value')
-      .where('key', '=', SECRET_KEY)
-      .executeTakeFirstOrThrow();
-    return Buffer.from(row.value, 'hex');
+    return this.secrets.get(SECRET_KEY);
   }
 
   private async mac(encodedPayload: string): Promise<string> {
