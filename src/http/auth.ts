@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
 import { safeEqual } from '../random.js';
 import { ApiError } from './errors.js';
@@ -25,6 +25,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * (CONTRACT §2): no nonce means anonymous, a wrong one is refused.
  */
 export function installAuth(app: FastifyInstance, accounts: AccountsService): void {
+  app.addHook('onRoute', declareAuthentication);
   app.decorateRequest('user', null);
   app.decorateRequest('sessionId', null);
   app.decorateRequest('sessionNonce', null);
@@ -71,4 +72,24 @@ export async function requireUser(request: FastifyRequest, _reply: FastifyReply)
 export async function requireAdmin(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
   if (!request.user) throw new ApiError('rest_not_logged_in');
   if (request.user.role !== 'administrator') throw new ApiError('rest_forbidden');
+}
+
+const GUARDS: ReadonlySet<unknown> = new Set([requireUser, requireAdmin]);
+const hasGuard = (hooks: unknown): boolean =>
+  Array.isArray(hooks) ? hooks.some((h) => GUARDS.has(h)) : GUARDS.has(hooks);
+
+/**
+ * Every route that needs a caller checks it in `preValidation`, so that an anonymous request is
+ * answered 401 `rest_not_logged_in` before its body is looked at: a caller without the right
+ * learns nothing about the shapes the route would need. A guard in a later hook is refused when
+ * the route is registered. Guarded routes say so in the OpenAPI document (`security`), which is
+ * how the tests find every non-public route.
+ */
+function declareAuthentication(route: RouteOptions): void {
+  if (hasGuard(route.preHandler)) {
+    throw new Error(`${route.method} ${route.url}: check the caller in preValidation, before the input`);
+  }
+  if (!hasGuard(route.preValidation)) return;
+  const schema = (route.schema ??= {}) as { security?: unknown };
+  schema.security ??= [{ basic: [] }, { cookie: [], nonce: [] }];
 }

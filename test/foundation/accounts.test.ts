@@ -113,6 +113,27 @@ describe('login, session and nonce', () => {
     );
   });
 
+  it('logout needs the nonce like every cookie write: without it 401, with a wrong one 403, and the session lives on', async () => {
+    const h = await login(t.app, ADMIN.email, ADMIN.password);
+    expectError(
+      await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: { cookie: h.cookie } }),
+      401,
+      'rest_not_logged_in',
+    );
+    expectError(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/logout',
+        headers: { cookie: h.cookie, 'x-rest-nonce': 'not-the-nonce' },
+      }),
+      403,
+      'rest_cookie_invalid_nonce',
+    );
+    const me = await t.app.inject({ method: 'GET', url: '/v1/auth/me', headers: { cookie: h.cookie } });
+    expect(me.statusCode).toBe(200);
+    expectError(await t.app.inject({ method: 'POST', url: '/v1/auth/logout' }), 401, 'rest_not_logged_in');
+  });
+
   it('failed logins are throttled per account', async () => {
     const c = await createCustomer(t, 'throttle@example.com');
     for (let i = 0; i < 5; i++) {

@@ -40,10 +40,13 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
   app.post(
     '/auth/logout',
     {
+      // A state-changing cookie request: without its nonce it is anonymous (docs/api.md), so a
+      // cross-site form cannot sign a customer out.
+      preValidation: requireUser,
       schema: {
         tags: ['accounts'],
-        summary: 'End the session',
-        response: { 200: Type.Object({ success: Type.Boolean() }) },
+        summary: 'End the session (the session cookie with its X-REST-Nonce)',
+        response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(401, 403) },
       },
     },
     async (request, reply) => {
@@ -71,7 +74,7 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
   app.post(
     '/users',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['accounts'],
         summary: 'Create a user (administrator)',
@@ -88,7 +91,7 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
   app.post(
     '/users/me/application-passwords',
     {
-      preHandler: requireUser,
+      preValidation: requireUser,
       schema: {
         tags: ['accounts'],
         summary: 'Create an application password for Basic auth; the password is shown only here',
@@ -103,7 +106,7 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
   app.get(
     '/users/me/application-passwords',
     {
-      preHandler: requireUser,
+      preValidation: requireUser,
       schema: {
         tags: ['accounts'],
         summary: 'List application passwords (never the secrets)',
@@ -116,7 +119,7 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
   app.delete(
     '/users/me/application-passwords/:uuid',
     {
-      preHandler: requireUser,
+      preValidation: requireUser,
       schema: {
         tags: ['accounts'],
         summary: 'Revoke an application password',

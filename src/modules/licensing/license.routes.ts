@@ -22,7 +22,7 @@ export async function licenseRoutes(
   app.get(
     '/licenses',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['licensing'],
         summary: 'List licenses (administrator)',
@@ -39,7 +39,7 @@ export async function licenseRoutes(
   app.post(
     '/licenses',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       config: { validationCodes: adminCodes },
       schema: {
         tags: ['licensing'],
@@ -54,7 +54,7 @@ export async function licenseRoutes(
   app.get(
     '/licenses/:id',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['licensing'],
         summary: 'One license with its activations (administrator)',
@@ -68,7 +68,7 @@ export async function licenseRoutes(
   app.patch(
     '/licenses/:id',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       config: { validationCodes: adminCodes },
       schema: {
         tags: ['licensing'],
@@ -84,7 +84,7 @@ export async function licenseRoutes(
   app.delete(
     '/licenses/:id',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['licensing'],
         summary: 'Revoke a license (administrator); emits license.revoked',
@@ -101,7 +101,7 @@ export async function licenseRoutes(
   app.get(
     '/licenses/:id/activations',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['licensing'],
         summary: 'All activations of a license, active and deactivated (administrator)',
@@ -115,7 +115,7 @@ export async function licenseRoutes(
   app.get(
     '/account/licenses',
     {
-      preHandler: requireUser,
+      preValidation: requireUser,
       schema: {
         tags: ['licensing'],
         summary: "The signed-in customer's licenses",
@@ -128,7 +128,7 @@ export async function licenseRoutes(
   app.post(
     '/account/licenses/:id/deactivate',
     {
-      preHandler: requireUser,
+      preValidation: requireUser,
       config: { validationCodes: A.identityCodes },
       schema: {
         tags: ['licensing'],

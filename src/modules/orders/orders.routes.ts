@@ -21,7 +21,7 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
   app.get(
     '/orders',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: { tags, summary: 'List orders (administrator)', querystring: ListQuery },
     },
     async (request) => {
@@ -33,7 +33,7 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
   app.get(
     '/orders/:id',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: { tags, summary: 'One order (administrator)', params: IdParams },
     },
     async (request) => orders.get(request.params.id),
@@ -42,7 +42,7 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
   app.post(
     '/orders/:id/status',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags,
         summary: "Change an order's status (administrator); a paid status issues its licenses once",

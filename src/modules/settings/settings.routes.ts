@@ -8,7 +8,7 @@ export async function settingsRoutes(app: App, opts: { settings: SettingsService
   app.get(
     '/settings',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['settings'],
         summary: 'Store settings',
@@ -21,7 +21,7 @@ export async function settingsRoutes(app: App, opts: { settings: SettingsService
   app.patch(
     '/settings',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       config: { validationCodes: { unknown: 'invalid_parameters' } },
       schema: {
         tags: ['settings'],

@@ -34,7 +34,7 @@ export async function subscriptionsRoutes(
   app.post(
     '/subscriptions',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: { tags, summary: 'Create a subscription (administrator)', body: CreateBody },
     },
     async (request, reply) => reply.status(201).send(await subscriptions.create(request.body)),
@@ -43,7 +43,7 @@ export async function subscriptionsRoutes(
   app.get(
     '/subscriptions/:id',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: { tags, summary: 'One subscription (administrator)', params: IdParams },
     },
     async (request) => subscriptions.get(request.params.id),
@@ -52,7 +52,7 @@ export async function subscriptionsRoutes(
   app.post(
     '/subscriptions/:id/status',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags,
         summary: 'Change the status; emits subscription.status_changed',
@@ -67,7 +67,7 @@ export async function subscriptionsRoutes(
   app.post(
     '/subscriptions/:id/renewal-orders',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: { tags, summary: 'Create the pending renewal order of the due payment', params: IdParams },
     },
     async (request, reply) => {
@@ -78,14 +78,14 @@ export async function subscriptionsRoutes(
 
   app.get(
     '/account/subscriptions',
-    { preHandler: requireUser, schema: { tags, summary: "The signed-in customer's subscriptions" } },
+    { preValidation: requireUser, schema: { tags, summary: "The signed-in customer's subscriptions" } },
     async (request) => subscriptions.listForUser(request.user!.id),
   );
 
   app.post(
     '/account/subscriptions/:id/cancel',
     {
-      preHandler: requireUser,
+      preValidation: requireUser,
       schema: {
         tags,
         summary: 'Cancel as the customer: pending-cancel while a paid period remains, else cancelled',

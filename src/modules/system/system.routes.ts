@@ -27,7 +27,7 @@ export async function systemRoutes(app: App, opts: { testClock: TestClock | null
   app.get(
     '/test-clock',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['system'],
         summary: 'Test clock (TEST_CLOCK=1 only)',
@@ -40,7 +40,7 @@ export async function systemRoutes(app: App, opts: { testClock: TestClock | null
   app.post(
     '/test-clock',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['system'],
         summary: 'Move the test clock forward',

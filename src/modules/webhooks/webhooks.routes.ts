@@ -10,7 +10,7 @@ export async function webhooksRoutes(app: App, opts: { webhooks: WebhooksService
   app.get(
     '/webhooks/attempts',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['webhooks'],
         summary: 'The 100 most recent delivery attempts, newest first',
@@ -23,7 +23,7 @@ export async function webhooksRoutes(app: App, opts: { webhooks: WebhooksService
   app.post(
     '/webhooks/events/:event_id/redeliver',
     {
-      preHandler: requireAdmin,
+      preValidation: requireAdmin,
       schema: {
         tags: ['webhooks'],
         summary: 'Deliver an event again now, with a fresh series of up to 5 attempts',
