@@ -8,7 +8,8 @@ import { type Config, resolvePublicUrl } from './config.js';
 import { AppSecrets } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { installAuth } from './http/auth.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
+import { installInputEdge } from './http/input.js';
 import { RateCounter } from './http/rate-limit.js';
 import { loggerOptions, logsRequests, requestLogger } from './http/redact.js';
 import { serializerCompiler } from './http/serialization.js';
@@ -151,6 +152,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const testClock = config.testClock ? makeTestClock(database) : null;
@@ -291,11 +294,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   await app.register(cookie, { hook: false });
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
   installAuth(app, accounts);
-  app.addHook('preValidation', (request, _reply, done) => {
-    // A POST without a body is validated as an empty object, so missing fields get their own codes.
-    if (request.body === undefined || request.body === null) request.body = {};
-    done();
-  });
+  installInputEdge(app);
 
   await app.register(swagger, {
     openapi: {

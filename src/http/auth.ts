@@ -90,6 +90,5 @@ function declareAuthentication(route: RouteOptions): void {
     throw new Error(`${route.method} ${route.url}: check the caller in preValidation, before the input`);
   }
   if (!hasGuard(route.preValidation)) return;
-  const schema = (route.schema ??= {}) as { security?: unknown };
-  schema.security ??= [{ basic: [] }, { cookie: [], nonce: [] }];
+  route.schema = { security: [{ basic: [] }, { cookie: [], nonce: [] }], ...route.schema };
 }

@@ -1,8 +1,12 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { STATUS_CODES as STATUS_TEXT } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 import { validationError } from './validation.js';
 
 const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
+  FST_ERR_BAD_URL: () => new ApiError('rest_invalid_param', { data: { location: 'path' } }),
+  FST_ERR_MAX_PARAM_LENGTH: () => new ApiError('rest_uri_too_long'),
   FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('rest_body_too_large'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ApiError('rest_unsupported_media_type'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ApiError('rest_invalid_json', { status: 400 }),
@@ -51,4 +55,39 @@ export function installErrorHandling(app: FastifyInstance): void {
     const e = new ApiError('rest_no_route');
     return reply.status(404).send(e.toBody());
   });
+}
+
+/**
+ * Fastify's `frameworkErrors`: errors found while routing (a path that does not decode, a path
+ * parameter over the length limit) get the envelope like every other error. Fastify's own bodies
+ * would echo the URL.
+ */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const apiError = toApiError(err) ?? new ApiError('rest_invalid_param');
+  reply.status(apiError.status).send(apiError.toBody());
+}
+
+const CLIENT_ERRORS: Record<string, ApiError> = {
+  ERR_HTTP_REQUEST_TIMEOUT: new ApiError('rest_request_timeout'),
+  HPE_HEADER_OVERFLOW: new ApiError('rest_headers_too_large'),
+};
+
+/**
+ * Node's `clientError`: a request that is not valid HTTP never reaches Fastify, so this answers
+ * it on the socket, in the envelope, and closes. The error is logged by its code only: Node
+ * attaches the raw bytes received (`rawPacket`), which hold the request's credentials.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiError = (err.code && CLIENT_ERRORS[err.code]) || new ApiError('rest_bad_request');
+  this.log.debug({ code: err.code }, 'client error');
+  if (socket.writable) {
+    const body = JSON.stringify(apiError.toBody());
+    socket.write(
+      `HTTP/1.1 ${apiError.status} ${STATUS_TEXT[apiError.status] ?? 'Bad Request'}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
+import { nulRefused } from '../http/input.js';
 import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
 import { safeEqual } from '../random.js';
 import type { Viewer } from './layout.js';
@@ -13,7 +14,10 @@ export function installFormParser(app: FastifyInstance): void {
     { parseAs: 'string', bodyLimit: 16 * 1024 },
     (_request, body, done) => {
       const out: FormBody = {};
-      for (const [k, v] of new URLSearchParams(body as string)) if (!Object.hasOwn(out, k)) out[k] = v;
+      for (const [k, v] of new URLSearchParams(body as string)) {
+        if (k.includes('\0') || v.includes('\0')) return done(nulRefused('body'), undefined);
+        if (!Object.hasOwn(out, k)) out[k] = v;
+      }
       done(null, out);
     },
   );

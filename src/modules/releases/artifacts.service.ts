@@ -16,7 +16,7 @@ import { IntegrityError } from './storage/driver.js';
 import { hashFile } from './storage/local.js';
 import { type ArtifactStorage, refOf } from './storage/storage.js';
 import { moveFile } from './storage/vault.js';
-import { storageKeyFor } from './upload.js';
+import { mapStreamError, storageKeyFor } from './upload.js';
 
 /** A vault file without a row is an orphan only once no upload can still be committing it. */
 export const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
@@ -111,13 +111,7 @@ export class ArtifactsService {
       };
     } catch (e) {
       if (staged) await unlink(staged.path).catch(() => {});
-      if (e instanceof UploadTooLarge || (e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-        throw new ApiError('upload_too_large');
-      }
-      if ((e as { code?: string }).code?.startsWith('FST_')) {
-        throw new ApiError('invalid_parameters', { data: { params: { form: 'invalid multipart form' } } });
-      }
-      throw e;
+      throw mapStreamError(e);
     }
   }
 

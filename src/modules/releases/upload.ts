@@ -1,6 +1,7 @@
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
+import { nulRefused } from '../../http/input.js';
 import { uuid } from '../../random.js';
 import { Inspector, UploadTooLarge } from './inspect.js';
 import type { StagedFile } from './storage/driver.js';
@@ -38,7 +39,8 @@ const FIELD_LIMITS = {
 export const storageKeyFor = (downloadId: string, driver: ManagedDriverName): string =>
   `${downloadId.slice(0, 2)}/${downloadId}.${driver === 'local' ? 'zip' : 'tgv'}`;
 
-function mapStreamError(e: unknown): unknown {
+/** A multipart stream's failure as the client's error (a malformed form is never a 500). */
+export function mapStreamError(e: unknown): unknown {
   if (e instanceof ApiError) return e;
   if (e instanceof UploadTooLarge) return new ApiError('upload_too_large');
   const code = (e as { code?: string }).code;
@@ -54,6 +56,9 @@ function mapStreamError(e: unknown): unknown {
   }
   if (e instanceof Error && /multipart|boundary|Unexpected end/i.test(e.message)) {
     return new ApiError('rest_invalid_param', { data: { params: { form: 'malformed multipart body' } } });
+  }
+  if (code?.startsWith('FST_')) {
+    return new ApiError('invalid_parameters', { data: { params: { form: 'invalid multipart form' } } });
   }
   return e;
 }
@@ -89,6 +94,7 @@ export async function receiveUpload(
         if (Object.hasOwn(fields, name)) {
           throw new ApiError('invalid_parameters', { data: { params: { [name]: 'given twice' } } });
         }
+        if (typeof part.value === 'string' && part.value.includes('\0')) throw nulRefused(name);
         if (part.valueTruncated || part.fieldnameTruncated) {
           throw new ApiError('rest_invalid_param', { data: { params: { [name]: 'too long' } } });
         }
