@@ -1,4 +1,5 @@
 #!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=524288 node --max-semi-space-size=4
+import { chmodSync, mkdirSync } from 'node:fs';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, resolvePublicUrl } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -9,6 +10,9 @@ const USAGE = `usage: tollgate [serve|migrate|user:create <email> <password> [ad
 async function main(argv: string[]): Promise<number> {
   const [command = 'serve', ...args] = argv;
   const config = loadConfig();
+  // The data directory holds the database, the vault and generated keys: the owner's only.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.dataDir, 0o700);
   const database = openDatabase(config.database);
   try {
     await migrateToLatest(database.db, database.dialect);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
@@ -45,7 +45,7 @@ export function openDatabase(config: DatabaseConfig): Database {
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
-  mkdirSync(dirname(config.file), { recursive: true });
+  createPrivately(config.file);
   const sqlite = new SQLite(config.file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${config.synchronous}`);
@@ -70,6 +70,18 @@ export function openDatabase(config: DatabaseConfig): Database {
       await db.destroy();
     },
   };
+}
+
+/**
+ * The database holds license keys, the webhook and signing secrets and session nonces, so it is
+ * readable by its owner only: the file is created 0600 before SQLite opens it, and SQLite gives
+ * the WAL and shared-memory files it creates the database file's mode. Files of an older install
+ * are tightened too. A new directory is created 0700 (docs/administration.md, File modes).
+ */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
 }
 
 /**

@@ -8,6 +8,21 @@ const SECRET_PARAMS =
 
 export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1[REDACTED]');
 
+/** Request and response headers that carry credentials. */
+const SECRET_HEADERS = ['.authorization', '.cookie', '["x-rest-nonce"]', '["set-cookie"]'];
+/** Body-like fields that carry secrets, wherever a log object holds one. */
+const SECRET_FIELDS = ['password', 'license_key', 'token', 'activation_token', 'card_number'];
+
+/**
+ * Where secrets can sit in a log object. Headers are masked in any `headers` object one or two
+ * levels down, not only in Fastify's `req`: a plugin may log its own options with the request's
+ * headers in them (@fastify/multipart does, at `trace`, as `busboyOptions.headers`).
+ */
+const REDACTED_PATHS = [
+  ...SECRET_HEADERS.flatMap((h) => [`*.headers${h}`, `*.*.headers${h}`]),
+  ...SECRET_FIELDS.flatMap((f) => [`*.${f}`, `*.*.${f}`]),
+];
+
 /**
  * Pino options for the whole service. Request logs carry the path with secret query values
  * masked; headers that hold credentials are removed; bodies are never logged.
@@ -15,19 +30,7 @@ export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1
 export function loggerOptions(level: string) {
   return {
     level,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'req.headers["x-rest-nonce"]',
-        'res.headers["set-cookie"]',
-        '*.password',
-        '*.license_key',
-        '*.token',
-        '*.activation_token',
-      ],
-      censor: '[REDACTED]',
-    },
+    redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
     serializers: {
       req(req: FastifyRequest) {
         return { method: req.method, url: redactUrl(req.url), remoteAddress: req.ip };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/random.js';
 import { basic, createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { createProduct } from '../helpers/catalogue.js';
-import { sha256 } from '../../src/random.js';
 import { Browser, createCoupon } from './helpers.js';
 
 let t: TestApp;
