@@ -7,7 +7,7 @@ import { type Clock, iso } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import { uuid } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import { Inspector, UploadTooLarge } from './inspect.js';
+import { Inspector } from './inspect.js';
 import { type ArtifactRow, checkVersion, compareWithTemplate, type TemplateCheck } from './releases.model.js';
 import type { ReleasesRepository } from './releases.repository.js';
 import type { ReleasesService } from './releases.service.js';
