@@ -49,6 +49,9 @@ export function installErrorHandling(app: FastifyInstance): void {
     } else if (apiError.status >= 500) {
       request.log.error({ err, code: apiError.code }, 'request failed');
     }
+    // A refusal that says when to come back says it in the standard header too.
+    const retryAfter = apiError.data?.retry_after;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.status(apiError.status).send(apiError.toBody());
   });
   app.setNotFoundHandler((_request, reply) => {

@@ -19,6 +19,7 @@ const catalogue = {
   invalid_parameters: [400, 'Unrecognised or invalid parameters.'],
   internal_error: [500, 'An unexpected error occurred.'],
   too_many_requests: [429, 'Too many requests; try again later.'],
+  server_busy: [503, 'The server is busy; try again in a moment.'],
   // authentication
   rest_not_logged_in: [401, 'You are not currently logged in.'],
   rest_forbidden: [403, 'Sorry, you are not allowed to do that.'],

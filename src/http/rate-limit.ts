@@ -116,6 +116,49 @@ export class RateCounter {
     ];
   }
 
+  /**
+   * Adds one to the bucket's current window only while its count is below `limit`, in one
+   * statement, so that parallel callers (from any number of processes on PostgreSQL) can never
+   * take more than `limit` between them. `start` names the window, for `release`.
+   */
+  async take(
+    bucket: string,
+    windowSeconds: number,
+    limit: number,
+  ): Promise<RateResult & { taken: boolean; start: number }> {
+    const { now, start, retryAfter } = this.window(windowSeconds);
+    this.pruning.maybe(now);
+    if (this.memory) {
+      const taken = this.memory.peek(bucket, start) < limit;
+      if (taken) this.memory.add(bucket, start, windowSeconds);
+      return { taken, count: this.memory.peek(bucket, start), retryAfter, start };
+    }
+    const row = await this.db
+      .insertInto('rate_counters')
+      .values({ bucket, window_start: start, count: 1 })
+      .onConflict((oc) =>
+        oc
+          .columns(['bucket', 'window_start'])
+          .doUpdateSet({ count: sql`rate_counters.count + 1` })
+          .where('rate_counters.count', '<', limit),
+      )
+      .returning('count')
+      .executeTakeFirst();
+    return { taken: row !== undefined, count: row?.count ?? limit, retryAfter, start };
+  }
+
+  /** Gives back one taken in window `start` (an attempt that turned out not to count). */
+  async release(bucket: string, start: number): Promise<void> {
+    if (this.memory) return this.memory.release(bucket, start);
+    await this.db
+      .updateTable('rate_counters')
+      .set({ count: sql`count - 1` })
+      .where('bucket', '=', bucket)
+      .where('window_start', '=', start)
+      .where('count', '>', 0)
+      .execute();
+  }
+
   /** The bucket's count in the current window, without adding to it. */
   async peek(bucket: string, windowSeconds: number): Promise<RateResult> {
     const { start, retryAfter } = this.window(windowSeconds);
@@ -158,6 +201,11 @@ export class MemoryCounts {
     entry.count++;
     this.counts.set(bucket, entry);
     return entry.count;
+  }
+
+  release(bucket: string, start: number): void {
+    const entry = this.counts.get(bucket);
+    if (entry?.start === start && entry.count > 0) entry.count--;
   }
 
   peek(bucket: string, start: number): number {

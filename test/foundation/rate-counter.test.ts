@@ -46,6 +46,23 @@ describe('rate counters', () => {
     expect((await rates.hit('a', 60)).count).toBe(1);
   });
 
+  it('take: parallel callers never take more than the limit; release gives one back in its window', async () => {
+    const results = await Promise.all(Array.from({ length: 40 }, () => rates.take('t', 60, 5)));
+    expect(results.filter((r) => r.taken)).toHaveLength(5);
+    expect(results.every((r) => r.retryAfter === 30)).toBe(true);
+    expect((await rates.peek('t', 60)).count).toBe(5);
+    const { start } = results[0]!;
+    await rates.release('t', start);
+    expect((await rates.peek('t', 60)).count).toBe(4);
+    expect((await rates.take('t', 60, 5)).taken).toBe(true);
+    expect((await rates.take('t', 60, 5)).taken).toBe(false);
+    // A release for a window that has ended changes nothing in the current one.
+    nowMs += 60_000;
+    expect((await rates.take('t', 60, 5)).taken).toBe(true);
+    await rates.release('t', start);
+    expect((await rates.peek('t', 60)).count).toBe(1);
+  });
+
   it('are kept in the database, where every process (and the next one) sees them', async () => {
     await rates.hitPair('a', 'b', 60);
     await rates.hit('a', 60);

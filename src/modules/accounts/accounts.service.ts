@@ -82,7 +82,12 @@ export class AccountsService {
     return { ...toAuthUser(user), role: 'administrator' };
   }
 
-  /** Verifies credentials under per-account and per-IP throttling of failures. */
+  /**
+   * Verifies credentials under per-account and per-IP throttling of failures. Each attempt takes
+   * its place in both counters before the password hash is computed, atomically (across processes
+   * on PostgreSQL), so parallel attempts can never check more passwords than the limits allow; a
+   * success, or an attempt that could not be checked, gives its places back.
+   */
   async login(
     email: string,
     password: string,
@@ -90,25 +95,30 @@ export class AccountsService {
   ): Promise<{ user: AuthUser; sessionId: string; nonce: string }> {
     const normalised = normaliseEmail(email);
     const accountBucket = `login:acct:${sha256(normalised)}`;
+    const account = await this.rates.take(accountBucket, LOGIN_WINDOW, MAX_FAILS_PER_ACCOUNT);
+    if (!account.taken) throw tooManyAttempts(account.retryAfter);
     const ipBucket = `login:ip:${sha256(ip)}`;
-    const [acct, byIp] = await Promise.all([
-      this.rates.peek(accountBucket, LOGIN_WINDOW),
-      this.rates.peek(ipBucket, LOGIN_WINDOW),
-    ]);
-    if (acct.count >= MAX_FAILS_PER_ACCOUNT || byIp.count >= MAX_FAILS_PER_IP) {
-      throw new ApiError('too_many_login_attempts', {
-        data: { retry_after: Math.max(acct.retryAfter, byIp.retryAfter) },
-      });
+    const byIp = await this.rates.take(ipBucket, LOGIN_WINDOW, MAX_FAILS_PER_IP);
+    const giveBack = async () => {
+      await this.rates.release(accountBucket, account.start);
+      if (byIp.taken) await this.rates.release(ipBucket, byIp.start);
+    };
+    if (!byIp.taken) {
+      await giveBack();
+      throw tooManyAttempts(byIp.retryAfter);
     }
-    const row = await this.repo.findUserByEmail(normalised);
-    const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
-    if (!row || !ok) {
-      await Promise.all([
-        this.rates.hit(accountBucket, LOGIN_WINDOW),
-        this.rates.hit(ipBucket, LOGIN_WINDOW),
-      ]);
-      throw new ApiError('invalid_credentials');
+    let row: UserRow | undefined;
+    let ok: boolean;
+    try {
+      row = await this.repo.findUserByEmail(normalised);
+      ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
+    } catch (e) {
+      await giveBack();
+      throw e;
     }
+    // A failure keeps its places: it is what the limits count.
+    if (!row || !ok) throw new ApiError('invalid_credentials');
+    await giveBack();
     const user = toAuthUser(row);
     return { user, ...(await this.startSession(user.id)) };
   }
@@ -167,9 +177,7 @@ export class AccountsService {
   async basicUser(email: string, password: string, ip: string): Promise<AuthUser> {
     const ipBucket = `basic:ip:${sha256(ip)}`;
     const byIp = await this.rates.peek(ipBucket, LOGIN_WINDOW);
-    if (byIp.count >= MAX_FAILS_PER_IP) {
-      throw new ApiError('too_many_login_attempts', { data: { retry_after: byIp.retryAfter } });
-    }
+    if (byIp.count >= MAX_FAILS_PER_IP) throw tooManyAttempts(byIp.retryAfter);
     const row = await this.repo.findAppPasswordUser(
       normaliseEmail(email),
       sha256(password.replace(/\s+/g, '')),
@@ -194,6 +202,9 @@ export class AccountsService {
     return row ? toAuthUser(row) : null;
   }
 }
+
+const tooManyAttempts = (retryAfter: number) =>
+  new ApiError('too_many_login_attempts', { data: { retry_after: retryAfter } });
 
 function toAuthUser(row: UserRow): AuthUser {
   return {

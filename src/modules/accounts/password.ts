@@ -1,11 +1,55 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { ApiError } from '../../http/errors.js';
 
 const N = 16384;
 const R = 8;
 const P = 1;
 const KEY_LEN = 32;
 
+/**
+ * Bounds the scrypt derivations under way at once. Each takes tens of milliseconds of a core and
+ * 16 MB, on libuv's four threads: a burst of anonymous sign-ins would otherwise queue there
+ * without bound, pin the CPU and starve every other request. One derivation a core runs; a few
+ * more wait their turn; past that a caller is answered at once with 503 `server_busy` (and
+ * `retry_after`) rather than after a long wait.
+ */
+export class HashGate {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    readonly maxRunning: number,
+    readonly maxWaiting: number,
+  ) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.maxRunning) {
+      if (this.waiting.length >= this.maxWaiting) {
+        throw new ApiError('server_busy', { data: { retry_after: 1 } });
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
+    }
+    try {
+      return await work();
+    } finally {
+      // The slot passes straight to the next waiter, or is freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
+export const hashGate = new HashGate(Math.max(2, availableParallelism()), 16);
+
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
+  return hashGate.run(() => deriveNow(password, salt, n, r, p));
+}
+
+function deriveNow(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) =>
     scrypt(password, salt, KEY_LEN, { N: n, r, p, maxmem: 64 * 1024 * 1024 }, (err, key) =>
       err ? reject(err) : resolve(key),
