@@ -71,15 +71,15 @@ describe('sign-in throttling under parallel requests', () => {
 });
 
 describe.runIf(dialectUnderTest === 'sqlite')('a burst of anonymous sign-ins from many addresses', () => {
+  // The gate is the process's own, whatever the database: one SQLite server shows it.
   let server: ServerProcess;
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-burst-'));
   beforeAll(async () => {
-    server = await startServer({
-      DATA_DIR: `${process.env.TMPDIR ?? '/tmp'}/tollgate-burst-${process.pid}`,
-      TRUST_PROXY: '1',
-    });
+    server = await startServer({ DATA_DIR: dataDir, TRUST_PROXY: '1' });
   });
   afterAll(async () => {
     await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('is answered quickly: each request 401 or 503 server_busy with Retry-After, none left hanging', async () => {
