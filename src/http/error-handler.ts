@@ -2,6 +2,7 @@ import { STATUS_CODES as STATUS_TEXT } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
+import { lingerIfUnread } from './linger.js';
 import { validationError } from './validation.js';
 
 const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
@@ -49,12 +50,14 @@ export function installErrorHandling(app: FastifyInstance): void {
     } else if (apiError.status >= 500) {
       request.log.error({ err, code: apiError.code }, 'request failed');
     }
+    lingerIfUnread(request);
     // A refusal that says when to come back says it in the standard header too.
     const retryAfter = apiError.data?.retry_after;
     if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.status(apiError.status).send(apiError.toBody());
   });
-  app.setNotFoundHandler((_request, reply) => {
+  app.setNotFoundHandler((request, reply) => {
+    lingerIfUnread(request);
     const e = new ApiError('rest_no_route');
     return reply.status(404).send(e.toBody());
   });

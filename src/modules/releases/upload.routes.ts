@@ -54,10 +54,8 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
   const { releases, artifacts, storage, maxUploadBytes } = opts.module;
   await app.register(multipart, { throwFileSizeLimit: true });
 
-  // An upload refused early leaves its body unread: close the connection rather than drain it.
-  app.addHook('onSend', async (request, reply) => {
-    if (reply.statusCode >= 400 && !request.raw.readableEnded) reply.header('connection', 'close');
-  });
+  // An upload refused early leaves its body unread: the error handler reads and drops the rest,
+  // within bounds, before the connection closes (src/http/linger.ts).
 
   app.post(
     '/software/products/:product_id/versions',
