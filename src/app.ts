@@ -110,6 +110,8 @@ export interface BuildOptions {
   licenseRepository?: LicenseRepository;
   /** Overrides the webhook target (url, secret, previous secret) built from the settings: docs/webhooks.md. */
   webhookTarget?: WebhookTargetFilter;
+  /** Cuts a webhook attempt off sooner than its 10 s (tests of the timeout need not wait 10 s). */
+  webhookAttemptTimeoutMs?: number;
 }
 
 const TEST_CLOCK_KEY = 'test_clock_offset_ms';
@@ -193,6 +195,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     log: app.log.child({ module: 'webhooks' }),
     self: () => ({ origin: urls.origin, port: listeningPort(app.server) }),
     filter: opts.webhookTarget,
+    attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
   });
   const orders = new OrdersService(
     new OrdersRepository(database.db, database.dialect),

@@ -21,7 +21,7 @@ export interface CheckpointerOptions {
 
 /**
  * The worker: its own connection, a PASSIVE checkpoint every `pollMs` (one never waits for, nor
- * blocks, a reader or the writer), closed on any message. CommonJS, run from this string, so the
+ * blocks, a reader or the writer) whose outcome it reports, closed on any message. CommonJS, run from this string, so the
  * same code serves the build and the tests (which run the TypeScript sources).
  */
 const WORKER = `
@@ -30,7 +30,7 @@ const SQLite = require(workerData.module);
 const db = new SQLite(workerData.file);
 db.pragma('synchronous = ' + workerData.synchronous);
 const timer = setInterval(() => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  try { parentPort.postMessage(db.pragma('wal_checkpoint(PASSIVE)')[0]); } catch {}
 }, workerData.pollMs);
 parentPort.once('message', () => {
   clearInterval(timer);
@@ -52,8 +52,16 @@ parentPort.once('message', () => {
  * which a quiet store need not spend. If the worker fails, the automatic checkpoint returns too,
  * and no worker is tried for a minute.
  */
+/** What the worker's last checkpoint found: WAL frames, and how many of them are in the database file. */
+export interface CheckpointOutcome {
+  log: number;
+  checkpointed: number;
+}
+
 export class Checkpointer {
   private worker: Worker | null = null;
+  /** The worker's last checkpoint, while one runs (null before its first). */
+  last: CheckpointOutcome | null = null;
   private second = 0;
   private commits = 0;
   private lastBusy = 0;
@@ -113,6 +121,10 @@ export class Checkpointer {
     this.sqlite.pragma('wal_autocheckpoint = 0');
     worker.unref();
     this.worker = worker;
+    this.last = null;
+    worker.on('message', (outcome: CheckpointOutcome) => {
+      this.last = outcome;
+    });
     // Whatever ends it (done, or failed), the main connection checkpoints again.
     worker.once('error', () => this.failed());
     worker.once('exit', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { type BuildOptions, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App } from '../../src/http/types.js';
 import { freshDatabase, type TestDatabase } from './db.js';
@@ -24,6 +24,8 @@ export interface TestApp {
 export interface TestAppOptions {
   env?: Record<string, string>;
   captureLogs?: boolean;
+  /** Build options besides the log stream (e.g. a shorter webhook attempt timeout). */
+  build?: Omit<BuildOptions, 'logStream'>;
 }
 
 /** A fully wired app on a fresh database, with an administrator and its application password. */
@@ -39,7 +41,10 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   stream.on('data', (chunk: Buffer) => {
     captured += chunk.toString('utf8');
   });
-  const app = await buildApp(config, db.database, opts.captureLogs ? { logStream: stream } : {});
+  const app = await buildApp(config, db.database, {
+    ...opts.build,
+    ...(opts.captureLogs ? { logStream: stream } : {}),
+  });
   const admin = await app.services.accounts.ensureAdministrator(ADMIN.email, ADMIN.password);
   const { password } = await app.services.accounts.createAppPassword(admin.id, 'tests');
   const adminAuth = { authorization: basic(ADMIN.email, password) };

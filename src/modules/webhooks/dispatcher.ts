@@ -26,6 +26,8 @@ export interface DispatcherDeps {
   log: FastifyBaseLogger;
   /** This service's own origin (PUBLIC_URL) and listening port, which are never delivered to. */
   self: () => { origin: string; port: number | null };
+  /** How long an attempt may take before it is cut off (ATTEMPT_TIMEOUT_MS; tests shorten it). */
+  attemptTimeoutMs?: number;
 }
 
 /**
@@ -151,7 +153,8 @@ export class WebhookDispatcher {
     if (refusal) {
       outcome.error = refusal;
     } else {
-      const signal = AbortSignal.any([AbortSignal.timeout(ATTEMPT_TIMEOUT_MS), this.stopping.signal]);
+      const timeoutMs = this.deps.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
+      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), this.stopping.signal]);
       try {
         const res = await fetch(target.url, {
           method: 'POST',
@@ -176,7 +179,7 @@ export class WebhookDispatcher {
           await repository.release(event.id, lease);
           return;
         }
-        outcome.error = describeFailure(err);
+        outcome.error = describeFailure(err, timeoutMs);
       }
     }
     let next: { status: 'pending' | 'delivered' | 'abandoned'; next_attempt_at: string | null };
@@ -197,9 +200,8 @@ export class WebhookDispatcher {
   }
 }
 
-function describeFailure(err: unknown): string {
-  if (err instanceof Error && err.name === 'TimeoutError')
-    return `timeout after ${ATTEMPT_TIMEOUT_MS / 1000} s`;
+function describeFailure(err: unknown, timeoutMs: number): string {
+  if (err instanceof Error && err.name === 'TimeoutError') return `timeout after ${timeoutMs / 1000} s`;
   const cause =
     err instanceof Error ? (err.cause as { code?: string; message?: string } | undefined) : undefined;
   const detail = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));

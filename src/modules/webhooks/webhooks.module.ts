@@ -18,6 +18,7 @@ export function createWebhooks(deps: {
   log: FastifyBaseLogger;
   self: () => { origin: string; port: number | null };
   filter?: WebhookTargetFilter;
+  attemptTimeoutMs?: number;
 }): { webhooks: WebhooksService; dispatcher: WebhookDispatcher } {
   const repository = new WebhooksRepository(deps.database.db, deps.database.dialect);
   const targets = new TargetResolver(deps.database.db, deps.settings, deps.clock, deps.filter);
@@ -28,6 +29,7 @@ export function createWebhooks(deps: {
     testClock: deps.testClock,
     log: deps.log,
     self: deps.self,
+    attemptTimeoutMs: deps.attemptTimeoutMs,
   });
   return { webhooks: new WebhooksService(repository, deps.clock), dispatcher };
 }
