@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { standardWebhooksSecret } from '../../src/modules/webhooks/signer.js';
 import { refuseTarget } from '../../src/modules/webhooks/target.js';
 import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { configureWebhooks, eventRow, type Receiver, sleep, startReceiver, waitFor } from './helpers.js';
+import { configureWebhooks, eventRow, type Receiver, startReceiver, waitFor } from './helpers.js';
 
 const SECRET = 'correct-horse-webhook-secret';
 /** The attempt timeout of these tests' server: the 10 s of production, shortened so the timeout test need not wait it. */
