@@ -15,15 +15,17 @@ export interface RateResult {
 
 export interface RateCounterOptions {
   /**
-   * On SQLite, keep the counts in the memory of the one process that serves the store, for at
-   * most this many buckets (about 180 bytes each with its name), forgetting the least recently
-   * counted first when full (MemoryCounts). Only for limits the specification calls best effort.
+   * On SQLite, keep the counts in the memory of the one process that serves the store, for at most
+   * this many buckets (about 180 bytes each with its name), forgetting the least recently counted
+   * first when full (MemoryCounts). Only for limits documented as best effort
+   * (docs/distribution.md, '7. Limits').
    */
   memoryBuckets?: number;
 }
 
 /**
- * Fixed-window counters, best effort under concurrency in the way the specification allows.
+ * Fixed-window counters, best effort under concurrency (counting is documented as best effort:
+ * docs/distribution.md, '7. Limits').
  *
  * In the database, so that every server process shares them (PostgreSQL) and a restart forgets
  * nothing; counting is one upsert. With `memoryBuckets` on SQLite, in memory: the software
