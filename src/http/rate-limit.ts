@@ -32,7 +32,7 @@ export interface RateCounterOptions {
  * issuance limits count every update check, and in the database that was two new rows in random
  * places of an index per check (each license and client address has its own bucket), two of the
  * four pages each check wrote to the WAL and a checkpoint copied back (docs/performance.md,
- * bench/check). A restart then forgets the current minute's counts.
+ * 'In-memory issuance rate counters'). A restart then forgets the current minute's counts.
  */
 export class RateCounter {
   private readonly db: Kysely<DB>;
