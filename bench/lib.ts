@@ -10,7 +10,7 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
  * How `npm start` runs the server (package.json): a 4 MB young generation keeps about 25 MB of
  * RSS that V8's default would reserve, at no measurable cost in throughput; a fixed glibc mmap
  * threshold makes freed large buffers go back to the system, and a 512 KiB trim threshold stops
- * the heap top from being returned and re-faulted on every request (docs/performance.md, memory).
+ * the heap top from being returned and re-faulted on every request (docs/performance.md, 'Memory').
  */
 export const SERVER_NODE = [
   'env',

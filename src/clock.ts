@@ -6,9 +6,9 @@ export interface Clock {
 export const systemClock: Clock = { now: () => new Date() };
 
 /**
- * The test clock of CONTRACT §8: system time plus an offset an administrator can advance.
- * The offset lives in the database so that every server process sharing it sees the same time;
- * `sync` reloads it (once per request and per background tick).
+ * The test clock (docs/administration.md, 'The test clock'): system time plus an offset an
+ * administrator can advance. The offset lives in the database so that every server process sharing
+ * it sees the same time; `sync` reloads it (once per request and per background tick).
  */
 export class TestClock implements Clock {
   private offsetMs = 0;
@@ -101,13 +101,15 @@ export const iso = (d: Date): string => {
   return p ? `${p[0]}T${p[1]}.${p[2]}Z` : d.toISOString();
 };
 
-/** RFC 3339 UTC without fractional seconds, the form of the specification's `*_utc` fields. */
+/** RFC 3339 UTC without fractional seconds, the form of the API's `*_utc` fields (docs/api.md). */
 export const rfc3339 = (d: Date): string => {
   const p = utcParts(d);
   return p ? `${p[0]}T${p[1]}Z` : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 };
 
-/** `YYYY-MM-DD HH:MM:SS` UTC, the specification's legacy timestamp form. */
+/**
+ * `YYYY-MM-DD HH:MM:SS` UTC, the API's legacy timestamp form (docs/api.md, 'Timestamps and money').
+ */
 export const mysqlTime = (d: Date): string => {
   const p = utcParts(d);
   return p ? `${p[0]} ${p[1]}` : d.toISOString().slice(0, 19).replace('T', ' ');

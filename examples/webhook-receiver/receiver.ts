@@ -41,7 +41,10 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
   });
 }
 
-/** The reference receiver of spec 6.3: POST /webhooks/<store scope>. */
+/**
+ * The reference receiver of docs/webhooks.md, 'What a receiver must do':
+ * POST /webhooks/<store scope>.
+ */
 export function createReceiver(config: ReceiverConfig): Receiver {
   const store = new ReceiverStore(config.database, { busyTimeoutMs: config.busy_timeout_ms });
   const revalidator = new Revalidator(store, config);

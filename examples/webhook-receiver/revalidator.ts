@@ -10,10 +10,11 @@ export interface ValidationResult {
 }
 
 /**
- * Rule 5: revalidation runs here, after the webhook was answered. It turns each pending inbox row
- * into POST /licenses/validate calls at the store's pinned URL (never the payload's
- * authoritative_validation_url) and records what the store says. A webhook is only a hint: the
- * validation answer is what counts. Transient failures are retried with backoff.
+ * Rule 5 of docs/webhooks.md, 'What a receiver must do': revalidation runs here, after the webhook
+ * was answered. It turns each pending inbox row into POST /licenses/validate calls at the store's
+ * pinned URL (never the payload's authoritative_validation_url) and records what the store says. A
+ * webhook is only a hint: the validation answer is what counts. Transient failures are retried with
+ * backoff.
  */
 export class Revalidator {
   private timer: NodeJS.Timeout | null = null;
@@ -113,7 +114,8 @@ export async function validate(
     throw new Error(`validation answered ${res.status}`);
   }
   const body = (await res.json()) as { valid?: unknown; effective_status?: unknown; error?: unknown };
-  // Spec 4.1: valid only when valid is true and effective_status is `valid`.
+  // Valid only when valid is true and effective_status is `valid` (docs/licensing.md, '3.
+  // Validate').
   const valid = res.status === 200 && body.valid === true && body.effective_status === 'valid';
   const status =
     typeof body.effective_status === 'string' ? body.effective_status : String(body.error ?? 'unknown');

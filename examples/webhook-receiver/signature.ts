@@ -3,9 +3,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 const HEADER = /^sha256=([0-9a-f]{64})$/;
 
 /**
- * Rule 2 of spec 6.3: `X-Tollgate-Signature` must be `sha256=<hex>` of HMAC-SHA256 over the exact
- * raw body bytes, keyed with one of the store's secrets (several while a secret is being rotated).
- * Every secret is checked, with a constant-time comparison, whatever the earlier results were.
+ * Rule 2 of docs/webhooks.md, 'What a receiver must do': `X-Tollgate-Signature` must be
+ * `sha256=<hex>` of HMAC-SHA256 over the exact raw body bytes, keyed with one of the store's
+ * secrets (several while a secret is being rotated). Every secret is checked, with a constant-time
+ * comparison, whatever the earlier results were.
  */
 export function verifySignature(rawBody: Buffer, header: string | undefined, secrets: string[]): boolean {
   const match = header ? HEADER.exec(header.trim().toLowerCase()) : null;

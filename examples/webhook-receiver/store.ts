@@ -20,8 +20,8 @@ export interface InboxRow {
 
 /**
  * The receiver's own SQLite database: the inbox of accepted events (unique per store and event id),
- * the mapping from the store's numeric license ids to this side's keys and sites (rule 6: the
- * payload carries no key), and the last validation result of each license.
+ * the mapping from the store's numeric license ids to this side's keys and sites (rule 6 of
+ * docs/webhooks.md: the payload carries no key), and the last validation result of each license.
  */
 export class ReceiverStore {
   readonly db: Database.Database;
@@ -64,8 +64,9 @@ export class ReceiverStore {
   }
 
   /**
-   * Rule 4: persists the full payload as a pending row and commits. Returns false for a duplicate
-   * (the unique constraint on store and event id). Throws when the write or commit fails.
+   * Rule 4 (docs/webhooks.md): persists the full payload as a pending row and commits. Returns
+   * false for a duplicate (the unique constraint on store and event id). Throws when the write or
+   * commit fails.
    */
   acceptEvent(store: string, eventId: string, event: string, payload: string): boolean {
     const insert = this.db.prepare(
@@ -115,7 +116,9 @@ export class ReceiverStore {
       .all(store, licenseId) as LocalLicense[];
   }
 
-  /** Rule 5: every local license mapped to the subscription, for that store only. */
+  /**
+   * Rule 5 (docs/webhooks.md): every local license mapped to the subscription, for that store only.
+   */
   licensesBySubscription(store: string, subscriptionId: number): LocalLicense[] {
     return this.db
       .prepare('SELECT * FROM licenses WHERE store = ? AND subscription_id = ? ORDER BY license_id')

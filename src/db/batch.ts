@@ -22,9 +22,10 @@ interface Pending {
  *   (two `fcntl` calls) and finds SQLite's code and B-tree pages pushed out of the CPU's caches by
  *   the HTTP work since the last one: in the server it cost three to five times what it costs in
  *   a loop. Run back to back in one read transaction, at their loop cost, the reads of the requests
- *   that arrived in the same turn halve validate's CPU per request (docs/performance.md). They
- *   see one snapshot, taken at the end of the turn, so every write committed before a read was
- *   asked for is visible to it. A read that fails rejects only its caller.
+ *   that arrived in the same turn halve validate's CPU per request (docs/performance.md, 'Batched
+ *   reads per event-loop turn'). They see one snapshot, taken at the end of the turn, so every
+ *   write committed before a read was asked for is visible to it. A read that fails rejects only
+ *   its caller.
  *
  * While another request holds a transaction open across an await, the batch runs statement by
  * statement through Kysely, which waits its turn: nothing reads or joins a transaction half-done.

@@ -12,7 +12,8 @@ export interface CheckpointerOptions {
   /**
    * How often the worker checkpoints: by default every 250 ms, about 2,000 WAL pages at the update
    * check's busiest. A page written again before the next checkpoint is copied once: 50 ms
-   * checkpoints cost the check a few µs more a request (docs/performance.md).
+   * checkpoints cost the check a few µs more a request (docs/performance.md, 'WAL checkpoints on a
+   * worker thread').
    */
   pollMs?: number;
   /** How long without a busy second before the worker goes. */
@@ -45,9 +46,9 @@ parentPort.once('message', () => {
  * SQLite copies the WAL back into the database file every 1,000 pages, on the connection whose
  * commit crossed the mark. Under update checks (a token written each) that stalled the event loop
  * 20–25 ms every few hundred requests (two fsyncs and a thousand page copies), a fifth of the
- * time, and set the check's p99 (docs/performance.md, bench/check). While group commits come
- * faster than `busyCommitsPerSecond`, a worker thread checkpoints instead and the main
- * connection's automatic checkpoint is off. After `idleMs` without a busy second the worker
+ * time, and set the check's p99 (docs/performance.md, 'WAL checkpoints on a worker thread'). While
+ * group commits come faster than `busyCommitsPerSecond`, a worker thread checkpoints instead and
+ * the main connection's automatic checkpoint is off. After `idleMs` without a busy second the worker
  * closes and the automatic checkpoint returns: the thread's isolate costs about 9 MB of RSS,
  * which a quiet store need not spend. If the worker fails, the automatic checkpoint returns too,
  * and no worker is tried for a minute.

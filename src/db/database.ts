@@ -53,8 +53,9 @@ export function openDatabase(config: DatabaseConfig): Database {
   sqlite.pragma('busy_timeout = 5000');
   // Reads map the file instead of copying each page with pread into SQLite's 2 MB page cache: a
   // license lookup touches three B-trees in random places of a large file, so most of its pages
-  // are misses there (bench/validate: about 10 µs a request less; docs/performance.md). The pages
-  // are the kernel's page cache either way; mapped, the ones touched count in the process's RSS.
+  // are misses there (bench/validate: about 10 µs a request less; docs/performance.md, 'Mapped
+  // reads (mmap)'). The pages are the kernel's page cache either way; mapped, the ones touched
+  // count in the process's RSS.
   sqlite.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const checkpointer = new Checkpointer(sqlite, config.file, config.synchronous);

@@ -22,7 +22,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Resolves the caller once per request: Basic (application password) first, then the session
  * cookie. A cookie authenticates a state-changing request only with a valid X-REST-Nonce
- * (CONTRACT §2): no nonce means anonymous, a wrong one is refused.
+ * (docs/api.md, 'The nonce rule'): no nonce means anonymous, a wrong one is refused.
  */
 export function installAuth(app: FastifyInstance, accounts: AccountsService): void {
   app.addHook('onRoute', declareAuthentication);

@@ -50,7 +50,7 @@ const catalogue = {
   shipping_zone_not_found: [404, 'Shipping zone not found.'],
   // shared by catalogue policies and license snapshots
   invalid_entitlement_policy: [400, 'The entitlement policy is invalid.'],
-  // software preflight (spec 7.1)
+  // software preflight (docs/distribution.md, 'Errors and what the client should do')
   module_disabled: [503, 'Software distribution is disabled.'],
   missing_params: [400, 'Required parameters are missing.'],
   missing_slug: [400, 'The slug parameter is required.'],
@@ -75,7 +75,7 @@ const catalogue = {
   invalid_usage_expiry: [403, 'The license usage expiry is unreadable.'],
   license_usage_inactive: [403, 'The license usage right is inactive.'],
   domain_not_activated: [403, 'This site is not activated for the license.'],
-  // release candidate and authorization (spec 7.2)
+  // release candidate and authorization (docs/distribution.md, the same table)
   no_eligible_release: [404, 'No eligible release.'],
   release_not_entitled: [403, 'The license is not entitled to this release.'],
   release_product_not_entitled: [403, 'The release is not of the licensed product.'],
@@ -96,7 +96,7 @@ const catalogue = {
   customer_not_entitled: [403, 'The customer has not purchased this product.'],
   cross_product_artifact_prohibited: [403, 'The artifact belongs to another product.'],
   unprotected_artifact_prohibited: [403, 'Unprotected artifacts cannot be used for a release.'],
-  // download token (spec 7.3)
+  // download token (docs/distribution.md, the same table)
   download_override_rejected: [400, 'Only the token parameter is accepted.'],
   missing_token: [400, 'The token parameter is required.'],
   head_not_supported: [405, 'HEAD is not supported.'],
@@ -115,7 +115,7 @@ const catalogue = {
   token_generation_failed: [500, 'The download token could not be created.'],
   token_write_failed: [500, 'The download token could not be stored.'],
   invalid_prepared_download: [500, 'Invalid prepared download.'],
-  // licensing, OAuth, administration (spec 7.4)
+  // licensing, OAuth, administration (docs/licensing.md, '6. Error codes'; docs/oauth.md, 'Errors')
   missing_key: [400, 'license_key is required.'],
   missing_license_key: [400, 'license_key is required.'],
   missing_state: [400, 'state is required.'],
@@ -182,7 +182,7 @@ const catalogue = {
   deletion_job_not_found: [404, 'Deletion job not found.'],
   // outbound webhooks
   webhook_event_not_found: [404, 'Webhook event not found.'],
-  // cart (spec 7.5; docs/cart.md)
+  // cart (docs/cart.md, 'Errors')
   invalid_product: [404, 'The product does not exist or cannot be bought.'],
   invalid_variation: [404, 'The variation does not exist.'],
   variation_not_available: [400, 'This variation is out of stock.'],

@@ -15,22 +15,24 @@ export interface RateResult {
 
 export interface RateCounterOptions {
   /**
-   * On SQLite, keep the counts in the memory of the one process that serves the store, for at
-   * most this many buckets (about 180 bytes each with its name), forgetting the least recently
-   * counted first when full (MemoryCounts). Only for limits the specification calls best effort.
+   * On SQLite, keep the counts in the memory of the one process that serves the store, for at most
+   * this many buckets (about 180 bytes each with its name), forgetting the least recently counted
+   * first when full (MemoryCounts). Only for limits documented as best effort
+   * (docs/distribution.md, '7. Limits').
    */
   memoryBuckets?: number;
 }
 
 /**
- * Fixed-window counters, best effort under concurrency in the way the specification allows.
+ * Fixed-window counters, best effort under concurrency (counting is documented as best effort:
+ * docs/distribution.md, '7. Limits').
  *
  * In the database, so that every server process shares them (PostgreSQL) and a restart forgets
  * nothing; counting is one upsert. With `memoryBuckets` on SQLite, in memory: the software
  * issuance limits count every update check, and in the database that was two new rows in random
  * places of an index per check (each license and client address has its own bucket), two of the
  * four pages each check wrote to the WAL and a checkpoint copied back (docs/performance.md,
- * bench/check). A restart then forgets the current minute's counts.
+ * 'In-memory issuance rate counters'). A restart then forgets the current minute's counts.
  */
 export class RateCounter {
   private readonly db: Kysely<DB>;

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-/** The REST error envelope (CONTRACT §6), for OpenAPI. */
+/** The REST error envelope (docs/api.md, 'Errors'), for OpenAPI. */
 export const ErrorBody = Type.Object(
   {
     code: Type.String(),

@@ -26,7 +26,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
 
 /**
- * How a route names its schema violations. The specification gives some fields their own codes
+ * How a route names its schema violations. Some routes give fields their own codes
  * (a missing license_key is `missing_key`); everything else falls back to the generic codes.
  */
 export interface ValidationCodes {

@@ -34,7 +34,7 @@ function decisionForms(state: string, viewer: Viewer, approve: boolean) {
 }
 
 /**
- * The server-rendered approval page (spec 3.4, the fallback flow that needs no JavaScript): the
+ * The server-rendered approval page (docs/oauth.md; the flow that needs no JavaScript): the
  * owner sees which site (normalised domain) asks for which license, and approves or denies.
  */
 export async function approvePages(app: FastifyInstance, opts: ApproveOptions) {

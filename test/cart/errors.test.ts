@@ -4,7 +4,9 @@ import { createCustomer, createTestApp, expectError, type TestApp } from '../hel
 import { createProduct } from '../helpers/catalogue.js';
 import { Browser, createCoupon, setSettings } from './helpers.js';
 
-/** Every row of spec 7.5, through HTTP; a refused request leaves the cart as it was. */
+/**
+ * Every row of docs/cart.md, 'Errors', through HTTP; a refused request leaves the cart as it was.
+ */
 
 let t: TestApp;
 beforeAll(async () => {

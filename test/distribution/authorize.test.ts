@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { authorizeRelease } from '../../src/modules/distribution/authorize.js';
 import { evaluateLicense } from '../../src/modules/licensing/entitlements.js';
 
-/** The pure entitlement rule of candidate authorization (spec 4.3 step 2, 7.2), case by case. */
+/** The pure entitlement rule of candidate authorization (docs/distribution.md), case by case. */
 const now = new Date('2026-06-01T00:00:00Z');
 const facts = (over: Partial<Parameters<typeof evaluateLicense>[0]> = {}) => ({
   status: 'active',

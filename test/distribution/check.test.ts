@@ -18,7 +18,7 @@ const check = (q: Record<string, string>, method: 'GET' | 'POST' = 'GET') =>
     ? call(t, 'GET', `/software/check?${new URLSearchParams(q)}`)
     : call(t, 'POST', '/software/check', q);
 
-describe('GET|POST /software/check (spec 2.8)', () => {
+describe('GET|POST /software/check', () => {
   it('eligible for a newer local release: every field, a working single-use URL (GET and POST)', async () => {
     const f = await protectedFixture(t);
     await publish(t, f.product.id, '1.2.0', [['changelog', 'Faster.']]);

@@ -156,7 +156,7 @@ describe(`download tokens over real HTTP (${dialectUnderTest})`, () => {
     expect(sha256(Buffer.from(await fresh.arrayBuffer()))).toBe(sha256(zip));
   }, 60_000);
 
-  it('curl: headers of rule 6 and the SHA-256 of the bytes', async () => {
+  it('curl: the documented headers and the SHA-256 of the bytes', async () => {
     const base = servers[servers.length - 1]!.url;
     const zip = makeZip(300_000);
     const f = await fixture(servers[0]!.url, zip);

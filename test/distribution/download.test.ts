@@ -42,7 +42,7 @@ async function vaultPath(artifactId: number) {
   return t.app.services.releases.storage.vault.pathOf(a.storage_key);
 }
 
-describe('GET /software/download: success (rule 6) and single use', () => {
+describe('GET /software/download: success and single use', () => {
   it('streams the exact bytes with every header, once; the second try is token_consumed', async () => {
     const f = await protectedFixture(t);
     const { download_url } = await issue(t, f);
@@ -81,7 +81,7 @@ describe('GET /software/download: success (rule 6) and single use', () => {
   });
 });
 
-describe('GET /software/download: refusals that never consume (rules 1-4)', () => {
+describe('GET /software/download: refusals that never consume', () => {
   let f: Fixture;
   let url: string;
   beforeAll(async () => {
@@ -139,7 +139,7 @@ describe('GET /software/download: refusals that never consume (rules 1-4)', () =
   });
 });
 
-describe('GET /software/download: token states (spec 3.6)', () => {
+describe('GET /software/download: token states', () => {
   it('403 token_expired once the lifetime has passed (test clock)', async () => {
     const f = await protectedFixture(t);
     const { download_url } = await issue(t, f);
@@ -201,7 +201,7 @@ describe('GET /software/download: token states (spec 3.6)', () => {
   });
 });
 
-describe('GET /software/download: re-checks in the claim transaction (rule 5)', () => {
+describe('GET /software/download: re-checks in the claim transaction', () => {
   const clearInvalidation = (url: string) =>
     db()
       .updateTable('download_tokens')
@@ -363,7 +363,7 @@ describe('GET /software/download: artifact checks before the claim', () => {
     await unclaimed(a);
   });
 
-  it('a package that cannot be read after the claim gets an error answer, not a 200 (rule 7)', async () => {
+  it('a package that cannot be read after the claim gets an error answer, not a 200', async () => {
     const f = await protectedFixture(t);
     const a = (await issue(t, f)).download_url;
     const releases = t.app.services.releases;
@@ -388,7 +388,7 @@ describe('GET /software/download: artifact checks before the claim', () => {
     expectError(await download(t, a), 403, 'token_consumed');
   });
 
-  it('a failure after the claim never reopens the token (rule 7)', async () => {
+  it('a failure after the claim never reopens the token', async () => {
     const f = await protectedFixture(t);
     const a = (await issue(t, f)).download_url;
     const releases = t.app.services.releases;

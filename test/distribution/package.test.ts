@@ -39,7 +39,7 @@ const body = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-describe('POST /software/package: the response (spec 2.7)', () => {
+describe('POST /software/package: the response', () => {
   it('a protected local release: every field, a single-use URL and the entitlement subset', async () => {
     const res = await pkg(t, body());
     expect(res.statusCode).toBe(200);
@@ -170,7 +170,7 @@ describe('POST /software/package: the response (spec 2.7)', () => {
   });
 });
 
-describe('POST /software/package: preflight errors in order (spec 7.1)', () => {
+describe('POST /software/package: preflight errors in the documented order', () => {
   it('503 module_disabled before anything else', async () => {
     await settings(t, { software_enabled: false });
     expectError(await pkg(t, { nonsense: 1 }), 503, 'module_disabled');
@@ -307,7 +307,7 @@ describe('POST /software/package: preflight errors in order (spec 7.1)', () => {
   });
 });
 
-describe('POST /software/package: release selection (spec 4.3)', () => {
+describe('POST /software/package: release selection', () => {
   it('404 no_eligible_release with no published release, and for update with none newer', async () => {
     const p = await softwareProduct(t, { licensing_enabled: 'no' });
     expectError(await pkg(t, { slug: p.slug, purpose: 'install' }), 404, 'no_eligible_release');

@@ -21,7 +21,7 @@ async function freshWindow() {
   });
 }
 
-describe('issuance rate limits (spec 8)', () => {
+describe('issuance rate limits', () => {
   it('per license id across addresses: the 4th request in a minute is 429 rate_limited, retry_after 60', async () => {
     await settings(t, { rate_limit: 3 });
     const f = await protectedFixture(t);

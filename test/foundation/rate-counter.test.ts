@@ -6,9 +6,9 @@ import { openDatabase } from '../../src/db/database.js';
 import { MemoryCounts, RateCounter } from '../../src/http/rate-limit.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
 
-// The counters of spec section 8 and of sign-in, on the database under test: in the database,
-// shared by every server process; the issuance counters in memory on SQLite, which one process
-// serves.
+// The software issuance counters (docs/distribution.md, Limits) and those of sign-in, on the
+// database under test: in the database, shared by every server process; the issuance counters in
+// memory on SQLite, which one process serves.
 
 let t: TestDatabase;
 let nowMs: number;

@@ -13,7 +13,7 @@ const patch = (payload: unknown) =>
   t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: t.adminAuth, payload: payload as object });
 
 describe('settings', () => {
-  it('answers every key with the contract defaults', async () => {
+  it('answers every key with the documented defaults', async () => {
     const res = await get();
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
@@ -63,7 +63,7 @@ describe('settings', () => {
     await patch({ activation_mode: 'simple', default_activation_limit: 1, webhook_url: '' });
   });
 
-  it('clamps token_expiry to 1..60 and rate_limit to 1..100 as the specification says', async () => {
+  it('clamps token_expiry to 1..60 and rate_limit to 1..100 as docs/administration.md says', async () => {
     expect((await patch({ token_expiry: 0, rate_limit: 1000 })).json()).toMatchObject({
       token_expiry: 1,
       rate_limit: 100,

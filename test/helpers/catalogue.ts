@@ -1,6 +1,9 @@
 import type { TestApp } from './app.js';
 
-/** The product as the API answers it (CONTRACT §4), typed loosely enough for any module's tests. */
+/**
+ * The product as the API answers it (docs/catalogue.md), typed loosely enough for any module's
+ * tests.
+ */
 export interface ApiProduct {
   id: number;
   name: string;

@@ -6,7 +6,7 @@ import { identityKey, isInstallationId, resolveIdentity } from '../../src/module
 
 const UUID = '3f2b8c1e-9d4a-4b6e-8f10-2c3d4e5f6a7b';
 
-describe('domain normalisation (spec 1)', () => {
+describe('domain normalisation (docs/licensing.md)', () => {
   const cases: [string, string][] = [
     ['example.com', 'example.com'],
     ['Example.COM', 'example.com'],

@@ -40,7 +40,7 @@ const activeCount = async (licenseId: number) =>
   );
 
 describe('POST /licenses/activate', () => {
-  it('activates a new identity: exactly the spec fields, seat taken', async () => {
+  it('activates a new identity: exactly the documented fields, seat taken', async () => {
     const { key, license, product } = await licenseFixture(t, { activation_limit: 3 });
     const site = identity('https://Shop.Example.com/wp-admin');
     const res = await activate(
@@ -127,7 +127,7 @@ describe('POST /licenses/activate', () => {
     expect(b.message).toBe('Already activated');
   });
 
-  describe('activation limit resolution (spec 2.1)', () => {
+  describe('activation limit resolution', () => {
     const limitOf = async (
       product: Parameters<typeof createProduct>[1],
       variationIndex?: number,

@@ -73,7 +73,7 @@ const call = (url: string, payload: unknown) =>
 const activations = async (licenseId: number) =>
   db().selectFrom('activations').selectAll().where('license_id', '=', licenseId).execute();
 
-describe('activation: database failures name their step (spec 7.4) and store nothing', () => {
+describe('activation: database failures name their step and store nothing', () => {
   const steps: [string, string][] = [
     ['begin', 'activation_transaction_failed'],
     ['lock', 'activation_read_failed'],

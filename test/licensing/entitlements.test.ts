@@ -21,7 +21,7 @@ const facts = (over: Partial<LicenseFacts> = {}): LicenseFacts => ({
 const FUTURE = '2027-01-01T00:00:00Z';
 const PAST = '2026-05-01T00:00:00Z';
 
-describe('effective status, spec 3.2 row by row', () => {
+describe('effective status, the table of docs/licensing.md row by row', () => {
   it('active, not expired, unlinked, identity active -> valid', () => {
     expect(evaluateLicense(facts({ usage_expires_at: FUTURE }), NOW, true).effective_status).toBe('valid');
   });
@@ -100,7 +100,7 @@ describe('effective status, spec 3.2 row by row', () => {
   });
 });
 
-describe('entitlements object, spec 2.3', () => {
+describe('entitlements object', () => {
   it('legacy: updates follow the usage expiry, support unspecified', () => {
     const ev = evaluateLicense(facts({ usage_expires_at: FUTURE }), NOW);
     expect(ev.entitlements).toEqual({

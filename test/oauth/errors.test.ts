@@ -47,7 +47,7 @@ function tamperedStates(state: string): Record<string, string> {
   };
 }
 
-describe('activate (spec 4.1 in approval mode)', () => {
+describe('activate in approval mode', () => {
   it('400 missing_return_url without a callback URL', async () => {
     const { key, site } = await approvalFixture(t, alice);
     expectError(

@@ -36,7 +36,7 @@ const activeRows = (licenseId: number) =>
 const tokenRows = (licenseId: number) =>
   db().selectFrom('oauth_activation_tokens').selectAll().where('license_id', '=', licenseId).execute();
 
-describe('3.4 requested: activate with return_url when approval is required', () => {
+describe('approval step 1: activate with return_url when approval is required', () => {
   it('answers 200 {success:false, code:oauth_required, message, redirect_url} to our approval page', async () => {
     const { key, site, returnUrl, license } = await approvalFixture(t, alice);
     const res = await post(t, '/licenses/activate', { license_key: key, ...site, return_url: returnUrl });
@@ -104,7 +104,7 @@ describe('3.4 requested: activate with return_url when approval is required', ()
 });
 
 describe('GET /licenses/oauth/validate (owner reviews the request)', () => {
-  it('answers exactly the fields of spec 4.2 for the owner', async () => {
+  it('answers exactly the documented fields for the owner', async () => {
     const { key, site, returnUrl, license, product } = await approvalFixture(t, alice, { limit: 2 });
     const { state } = await requestApproval(t, key, site, returnUrl);
     const res = await validateApproval(t, alice.headers, { license_key: key, state });
@@ -124,7 +124,7 @@ describe('GET /licenses/oauth/validate (owner reviews the request)', () => {
   });
 });
 
-describe('3.4 approved: POST /licenses/oauth/confirm by the owning customer', () => {
+describe('approval step 2: POST /licenses/oauth/confirm by the owning customer', () => {
   it('issues a single-use token and the callback URL with activation_token, license_key and nonce', async () => {
     const { key, site, returnUrl, license } = await approvalFixture(t, alice);
     const { state, nonce } = await requestApproval(t, key, site, returnUrl);
@@ -162,7 +162,7 @@ describe('3.4 approved: POST /licenses/oauth/confirm by the owning customer', ()
   });
 });
 
-describe('3.4 exchanged: activate with activation_token', () => {
+describe('approval step 4: activate with activation_token', () => {
   it('creates the activation and consumes the token; validate then answers valid', async () => {
     const { key, site, returnUrl, license } = await approvalFixture(t, alice, { limit: 3 });
     const { token } = await approvedToken(t, alice, key, site, returnUrl);
@@ -218,7 +218,7 @@ describe('3.4 exchanged: activate with activation_token', () => {
   });
 });
 
-describe('lifetimes on the test clock (spec 8)', () => {
+describe('lifetimes on the test clock', () => {
   it('the signed state lives 10 minutes: good at 9:59, invalid_state after 10:00', async () => {
     const { key, site, returnUrl } = await approvalFixture(t, alice);
     const { state, nonce } = await requestApproval(t, key, site, returnUrl);

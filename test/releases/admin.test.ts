@@ -144,7 +144,7 @@ describe('PUT /software/products/{id}/versions/{version_id}: only changelog and 
   });
 });
 
-describe('withdraw and republish (spec 3.5)', () => {
+describe('withdraw and republish', () => {
   it('published → withdrawn clears current and runs the withdraw hooks in the same transaction', async () => {
     const product = await softwareProduct(t);
     const r = await publish(t, product.id, '1.0.0');
@@ -320,7 +320,7 @@ describe('the service API the distribution module calls', () => {
     expect(await releases.findPublishedVersion(product.id, '2.0.0')).toBeNull();
   });
 
-  it('refuses draft and withdrawn releases with 410 (download and external-link rule of spec 3.5)', async () => {
+  it('refuses draft and withdrawn releases with 410 (the download and external-link rule)', async () => {
     const releases = t.app.services.releases;
     expect(() => releases.assertPublished({ status: 'draft' })).toThrow(
       expect.objectContaining({ code: 'release_not_published', status: 410 }),

@@ -192,7 +192,7 @@ describe('webhook delivery', () => {
 });
 
 describe('the attempt log', () => {
-  it('keeps only the 100 most recent attempts, newest first, each with the spec fields', async () => {
+  it('keeps only the 100 most recent attempts, newest first, each with the documented fields', async () => {
     await configureWebhooks(t, { webhook_url: receiver.url, webhook_secret: SECRET });
     const ids: string[] = [];
     for (let i = 1; i <= 105; i++) ids.push(await revoke(i));

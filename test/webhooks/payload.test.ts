@@ -26,11 +26,11 @@ const cases: { [E in WebhookEventName]: EventData[E] } = {
   'subscription.status_changed': { subscription_id: 7, status: 'pending-cancel', reason: 'customer request' },
 };
 
-describe('webhook payloads (spec 2.9, 6.2)', () => {
+describe('webhook payloads', () => {
   for (const [event, data] of Object.entries(cases) as Array<
     [WebhookEventName, EventData[WebhookEventName]]
   >) {
-    it(`${event}: the envelope has exactly the spec fields and no license key, as stored and as delivered`, async () => {
+    it(`${event}: the envelope has exactly the documented fields and no license key, as stored and as delivered`, async () => {
       const db = t.app.services.database.db;
       // Even a caller that passes a key by mistake cannot put it into a payload.
       const leaky = { ...data, license_key: 'TG-SECRET-KEY-0001' } as never;

@@ -118,7 +118,7 @@ const envelope = (eventId = '3b241101-e2bb-4255-8caf-4136c566a962') =>
     authoritative_validation_url: 'https://evil.example/validate',
   });
 
-describe('the reference receiver (spec 6.3) against the real sender', () => {
+describe('the reference receiver against the real sender', () => {
   it('accepts a signed event with 204 after committing it, then revalidates the mapped license at the pinned URL only', async () => {
     receiver.store.upsertLicense({
       store: 'store-a',

@@ -4,7 +4,7 @@ import { ts, withId } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: frozen migration
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  // Customer-approval activation tokens (spec 3.4): only the SHA-256 of the token is stored.
+  // Customer-approval activation tokens (docs/oauth.md): only the SHA-256 of the token is stored.
   await withId(db.schema.createTable('oauth_activation_tokens'), dialect)
     .addColumn('token_hash', 'char(64)', (c) => c.notNull().unique())
     .addColumn('license_id', 'integer', (c) => c.notNull().references('licenses.id').onDelete('cascade'))

@@ -4,7 +4,8 @@ import { ts, withId } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: frozen migration
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  // Single-use download tokens (spec 2.6): the hash of the bearer string and Token Binding v1.
+  // Single-use download tokens (docs/distribution.md): the hash of the bearer string and Token
+  // Binding v1.
   await withId(db.schema.createTable('download_tokens'), dialect)
     .addColumn('token_hash', 'char(64)', (c) => c.notNull().unique())
     .addColumn('binding_version', 'integer', (c) => c.notNull())

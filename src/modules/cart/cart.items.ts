@@ -36,7 +36,7 @@ function matchesChoice(variation: Variation, chosen: Map<string, string>): boole
 
 /**
  * Resolves what an add request buys. `variationById` is the variation named by `variation_id`
- * wherever it belongs (null when none has that id). Errors are the rows of spec 7.5.
+ * wherever it belongs (null when none has that id). Errors are the rows of docs/cart.md, 'Errors'.
  */
 export function resolveAddition(
   product: Product | null,

@@ -35,7 +35,7 @@ function chosenAttributes(body: AddBody): Record<string, string> {
 }
 
 /**
- * Cart API (spec 4.5). Every route resolves the currency and the customer session first and
+ * Cart API. Every route resolves the currency and the customer session first and
  * (re)sends the session cookie; guests are never asked for a nonce. See docs/cart.md.
  */
 export async function cartRoutes(

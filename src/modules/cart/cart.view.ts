@@ -3,9 +3,9 @@ import type { CartTotals } from '../pricing/totals.js';
 import type { Cart } from './cart.schemas.js';
 
 /**
- * The cart object of spec 2.11 from the engine's totals: amounts as decimal strings in the active
- * currency, item subtotal and total as numbers. The catalogue has no product images or pages yet,
- * so `image` and `permalink` are empty strings.
+ * The cart object (docs/cart.md, 'The cart object') from the engine's totals: amounts as decimal
+ * strings in the active currency, item subtotal and total as numbers. The catalogue has no product
+ * images or pages yet, so `image` and `permalink` are empty strings.
  */
 export function toCartObject(t: CartTotals): Cart {
   const d = t.currency.decimals;

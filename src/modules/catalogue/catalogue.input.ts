@@ -69,7 +69,7 @@ export function variationColumns(
     name: v.name,
     price_minor: money(v.price, decimals, `${field}.price`),
     attributes: JSON.stringify(v.attributes ?? {}),
-    // "" and null both inherit the parent's limit (spec 2.1).
+    // "" and null both inherit the parent's limit (docs/catalogue.md, 'Products', variations).
     activation_limit: v.activation_limit === '' ? null : (v.activation_limit ?? null),
     stock_quantity: v.stock_quantity ?? null,
     entitlement_policy: policyText(v.entitlement_policy, `${field}.entitlement_policy`),

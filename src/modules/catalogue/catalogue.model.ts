@@ -38,7 +38,7 @@ export interface Product {
   price_minor: number;
   virtual: boolean;
   stock_quantity: number | null;
-  /** Stored as given; only the exact string "no" makes the product public (spec 1). */
+  /** Stored as given; only the exact string "no" makes the product public (docs/catalogue.md). */
   licensing_enabled: string | null;
   /** null follows the global default; 0 is unlimited. */
   activation_limit: number | null;
@@ -51,7 +51,10 @@ export interface Product {
   filename_template: string;
   /** "" = automatic. */
   storage_driver: StorageDriver;
-  /** "yes" only when explicitly enabled (spec 2.4); anything else reads as "no". */
+  /**
+   * "yes" only when explicitly enabled (docs/catalogue.md, 'Software configuration'); anything else
+   * reads as "no".
+   */
   software_enabled: 'yes' | 'no';
   created_at: string;
   updated_at: string;
@@ -76,14 +79,17 @@ export const isVariableType = (type: string): boolean =>
 export const isSubscriptionType = (type: string): boolean =>
   type === 'subscription' || type === 'variable-subscription';
 
-/** Fail-closed classification (spec 1): missing or any other value means protected. */
+/** Fail-closed classification: only "no" is public; missing or any other value means protected. */
 export const isPublicProduct = (p: Pick<Product, 'licensing_enabled'>): boolean =>
   p.licensing_enabled === 'no';
 
 export const isSoftwareEnabled = (p: Pick<Product, 'software_enabled'>): boolean =>
   p.software_enabled === 'yes';
 
-/** Spec 2.1: the variation's own limit, else the product's, else the global default; 0 = unlimited. */
+/**
+ * The variation's own limit, else the product's, else the global default; 0 = unlimited
+ * (docs/licensing.md, '2.1 Activation limit').
+ */
 export function resolveActivationLimit(
   product: Pick<Product, 'activation_limit'>,
   variation: Pick<Variation, 'activation_limit'> | null,

@@ -41,7 +41,7 @@ const variationFields = {
   name: PlainText({ minLength: 1, maxLength: 200 }),
   price: Money,
   attributes: Type.Optional(Attributes),
-  // "" and null both mean "inherit the parent's limit" (spec 2.1); 0 is unlimited.
+  // "" and null both mean "inherit the parent's limit" (docs/catalogue.md); 0 is unlimited.
   activation_limit: Type.Optional(Type.Union([ActivationLimit, Type.Literal(''), Type.Null()])),
   stock_quantity: Type.Optional(Nullable(Stock)),
   entitlement_policy: Type.Optional(Nullable(EntitlementPolicy)),

@@ -1,5 +1,5 @@
 /**
- * A checkout answer that is not a REST error: spec 7.6 gives checkout its own JSON bodies. The
+ * A checkout answer that is not a REST error: checkout has its own JSON bodies. The
  * route sends `body` with `status` (docs/checkout.md lists every status and why).
  */
 export class CheckoutFailure extends Error {

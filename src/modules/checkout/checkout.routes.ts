@@ -20,8 +20,9 @@ const NO_STORE = 'no-store, no-cache, must-revalidate, max-age=0';
 const codes = { validationCodes: { invalid: { currency: 'invalid_currency' as const } } };
 
 /**
- * Checkout API (spec 4.6). Checks answer with the JSON bodies of spec 7.6 and the statuses listed
- * in docs/checkout.md; malformed requests are ordinary REST errors (CONTRACT §6).
+ * Checkout API (docs/checkout.md). Checks answer with checkout's own JSON bodies and the statuses
+ * listed in docs/checkout.md, 'Failure bodies and HTTP statuses'; malformed requests are ordinary
+ * REST errors (docs/api.md, 'Errors').
  */
 export async function checkoutRoutes(
   app: App,
@@ -62,7 +63,7 @@ export async function checkoutRoutes(
       schema: { tags, summary: 'Everything a checkout page needs', querystring: CurrencyQuery },
     },
     async (request, reply) => {
-      // Anonymous route: a nonce is verified only when one is sent (spec 5).
+      // Anonymous route: a nonce is verified only when one is sent (docs/checkout.md, 'Routes').
       const nonce = request.headers['x-rest-nonce'];
       if (nonce !== undefined) {
         if (typeof nonce !== 'string' || !request.sessionNonce || !safeEqual(nonce, request.sessionNonce)) {

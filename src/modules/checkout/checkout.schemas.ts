@@ -28,7 +28,7 @@ export const Shipping = Type.Object(
   { ...addressFields, ship_to_different: Type.Optional(Type.Boolean()) },
   { additionalProperties: false },
 );
-/** Quote and shipping-rates only need where the order goes (spec 4.6). */
+/** Quote and shipping-rates only need where the order goes (country, state, postcode). */
 export const Destination = Type.Object(
   {
     country: Type.Optional(Type.String({ pattern: '^([A-Za-z]{2})?$' })),

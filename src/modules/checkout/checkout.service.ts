@@ -39,8 +39,9 @@ export interface CheckoutCaller {
 export const FALLBACK_COUNTRY = 'US';
 
 /**
- * The read-only parts of checkout (spec 4.6): bootstrap, quote, fields, countries and shipping
- * rates. None of them changes a session or a cart; all prices come from the one totals engine.
+ * The read-only parts of checkout (docs/checkout.md, 'Routes'): bootstrap, quote, fields, countries
+ * and shipping rates. None of them changes a session or a cart; all prices come from the one totals
+ * engine.
  */
 export class CheckoutService {
   constructor(
@@ -186,7 +187,10 @@ export class CheckoutService {
     };
   }
 
-  /** A price for a basket that is not the cart; failures are `{error}` (HTTP 200, spec 7.6). */
+  /**
+   * A price for a basket that is not the cart; failures are `{error}` with HTTP 200
+   * (docs/checkout.md, 'Failure bodies and HTTP statuses').
+   */
   async quote(
     body: {
       items?: RequestItem[];
@@ -258,7 +262,10 @@ export class CheckoutService {
     return { countries, states, default_country: await this.defaultCountry() };
   }
 
-  /** The shipping zone's rates for an address and a basket (no coupons: spec 4.6 sends none). */
+  /**
+   * The shipping zone's rates for an address and a basket (no coupons: the request carries none,
+   * only the address and the items).
+   */
   async shippingRates(body: { shipping: Address; items: RequestItem[] }, caller: CheckoutCaller) {
     const settings = await this.settings.get();
     const ctx = await this.currency(settings, caller.currency);

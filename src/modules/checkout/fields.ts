@@ -1,4 +1,4 @@
-/** The checkout form fields (spec 4.6 fields response). */
+/** The checkout form fields (the `fields` of `POST /checkout/fields`, docs/checkout.md). */
 export interface CheckoutField {
   key: string;
   fieldset: 'billing' | 'shipping' | 'order';

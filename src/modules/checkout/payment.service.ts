@@ -26,7 +26,10 @@ const payFail = (status: number, error: string, error_code: string, messages: st
 const ALREADY_PAID = Symbol('already_paid');
 const OUT_OF_STOCK = Symbol('out_of_stock');
 
-/** The receipt (`GET /checkout/order/{id}`) and payment (`POST /checkout/pay-order/{id}`) of spec 4.6. */
+/**
+ * The receipt (`GET /checkout/order/{id}`) and payment (`POST /checkout/pay-order/{id}`) of
+ * docs/checkout.md.
+ */
 export class PaymentService {
   constructor(
     private readonly checkout: CheckoutService,
@@ -99,9 +102,10 @@ export class PaymentService {
   }
 
   /**
-   * The four rules of spec 4.6 in order: access, not already paid, an open renewal window (a
-   * closed one cancels the subscription's open renewal orders), the original gateway. Then the
-   * gateway runs; the status change, license issuance and renewal effects commit together.
+   * The four rules of pay-order (docs/checkout.md, 'Failure bodies and HTTP statuses') in order:
+   * access, not already paid, an open renewal window (a closed one cancels the subscription's open
+   * renewal orders), the original gateway. Then the gateway runs; the status change, license
+   * issuance and renewal effects commit together.
    */
   async pay(
     id: number,

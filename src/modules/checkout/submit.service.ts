@@ -23,7 +23,10 @@ import {
 } from './checkout.pricing.js';
 import type { CheckoutCaller, CheckoutService } from './checkout.service.js';
 
-/** Order attempts are counted per IP and per billing email over this window (CONTRACT §3). */
+/**
+ * Order attempts are counted per IP and per billing email over this window, up to the setting
+ * `checkout_rate_limit` (docs/checkout.md, 'Submit', step 2).
+ */
 export const ATTEMPT_WINDOW_S = 600;
 
 export interface SubmitBody {
@@ -80,10 +83,11 @@ function cleanAddress(a: Address | undefined, withContact: boolean): Record<stri
 }
 
 /**
- * `POST /checkout/submit` in the 13 steps of spec 4.6, in order. The order row is the unit of
- * undo: stock is held when it is created (one conditional update per stock pool), coupon uses are
- * claimed atomically against the persisted order, and a failure after creation either deletes it
- * (coupons, currency lock: nothing happened) or marks it failed, giving stock and coupon uses back.
+ * `POST /checkout/submit` in the 13 steps of docs/checkout.md, 'Submit', in order. The order row is
+ * the unit of undo: stock is held when it is created (one conditional update per stock pool),
+ * coupon uses are claimed atomically against the persisted order, and a failure after creation
+ * either deletes it (coupons, currency lock: nothing happened) or marks it failed, giving stock and
+ * coupon uses back.
  */
 export class SubmitService {
   constructor(

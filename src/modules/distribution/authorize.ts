@@ -5,7 +5,9 @@ import type { TokenPurpose } from './distribution.tables.js';
 
 export const PURPOSES: readonly TokenPurpose[] = ['install', 'reinstall', 'update'];
 
-/** The entitlements subset of package and check responses (spec 2.3). */
+/**
+ * The entitlements subset of package and check responses (`entitlement` in docs/distribution.md).
+ */
 export type EntitlementSubset = Omit<Entitlements, 'history_access' | 'usage_expires_at_utc'> & {
   license_required: boolean;
 };
@@ -55,16 +57,19 @@ export const PUBLIC_ENTITLEMENT: EntitlementSubset = {
   subscription_linked: false,
 };
 
-/** The effective publication time of a release: published_at, else release_date (spec 2.5). */
+/**
+ * The effective publication time of a release: published_at, else release_date
+ * (docs/distribution.md).
+ */
 export function publicationOf(release: Pick<Release, 'published_at' | 'release_date'>): Date | null {
   const text = release.published_at ?? release.release_date;
   return text ? parseTimestamp(text) : null;
 }
 
 /**
- * Entitlement authorization of one release for one purpose (spec 4.3 step 2, 7.2). The update
- * window decides: while it is open every release is entitled; once it has closed, only a license
- * with historical_downloads may take a release published on or before updates_expires_at.
+ * Entitlement authorization of one release for one purpose (docs/distribution.md, 'Which release').
+ * The update window decides: while it is open every release is entitled; once it has closed, only a
+ * license with historical_downloads may take a release published on or before updates_expires_at.
  * Answers null when authorized, else the specific error code.
  */
 export function authorizeRelease(

@@ -23,7 +23,7 @@ export interface DistributionModule {
 
 /**
  * Wires the distribution module and hooks token invalidation into the transactions that must
- * carry it: deactivation, revocation and release withdrawal (spec 3.6).
+ * carry it: deactivation, revocation and release withdrawal (docs/distribution.md, section 4).
  */
 export function createDistribution(deps: {
   database: Database;

@@ -17,7 +17,9 @@ const NO_CACHE = {
   expires: '0',
 };
 
-/** Software distribution (spec 4.3). Bodies and token URLs are never logged (redact.ts). */
+/**
+ * Software distribution (docs/distribution.md). Bodies and token URLs are never logged (redact.ts).
+ */
 export async function distributionRoutes(
   app: App,
   opts: { distribution: DistributionService; downloads: DownloadService },
@@ -146,7 +148,7 @@ export async function distributionRoutes(
  */
 async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<void> {
   // The first chunk before the headers: a file that cannot be read at all still gets an error
-  // answer from the error handler (the token stays used, rule 7).
+  // answer from the error handler (the token stays used: the claim has committed).
   const first = await file.chunks.next();
   reply.hijack();
   const res = reply.raw;

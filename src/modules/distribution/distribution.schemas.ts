@@ -4,9 +4,9 @@ const Str = Type.String();
 const NullableStr = Type.Union([Type.String(), Type.Null()]);
 
 /**
- * Package body: the six fields of spec 4.3. Unknown fields are allowed through the schema so the
- * service can answer them in the specification's order (missing_params first, then
- * unsupported_parameter).
+ * Package body: the six fields of docs/distribution.md, '2. POST /software/package'. Unknown fields
+ * are allowed through the schema so the service can answer them in the documented order
+ * (missing_params first, then unsupported_parameter).
  */
 export const PackageBody = Type.Object(
   {
@@ -71,7 +71,7 @@ export const Entitlement = Type.Object(
     subscription_active: Type.Boolean(),
     subscription_linked: Type.Boolean(),
   },
-  { description: 'Entitlements subset (spec 2.3)' },
+  { description: 'Entitlements subset (see docs/licensing.md, The entitlements object)' },
 );
 
 const TokenFields = {

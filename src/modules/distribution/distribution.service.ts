@@ -44,7 +44,7 @@ const str = (v: unknown, field: string): string => {
   return v;
 };
 
-/** Spec 2.5: published_at, falling back to release_date. */
+/** The effective publication time: published_at, falling back to release_date. */
 const releaseDate = (r: Release) => r.published_at ?? r.release_date;
 
 function narrativeOf(c: Changelog | null): string {
@@ -52,12 +52,12 @@ function narrativeOf(c: Changelog | null): string {
   return typeof c === 'string' ? c : c.narrative;
 }
 
-/** What candidate selection found (spec 4.3 steps 1-4). */
+/** What candidate selection found (docs/distribution.md, 'Which release'). */
 type Selection = { release: Release } | { error: ErrorCode; status?: number; available?: Release };
 
 /**
  * Server-selected package issuance, update checks, the public changelog and gated external links
- * (spec 4.3). Redemption of tokens lives in download.service.ts.
+ * (docs/distribution.md). Redemption of tokens lives in download.service.ts.
  */
 export class DistributionService {
   constructor(
@@ -133,7 +133,7 @@ export class DistributionService {
   }
 
   /**
-   * Spec 4.3: the first candidate (current first, newest publication, highest id) that is newer
+   * The first candidate (current first, newest publication, highest id) that is newer
    * for an update, has a valid artifact and, for a protected product, is entitled. 404 when there
    * is nothing to choose from; 403 when everything failed, naming the authorization error if any.
    */

@@ -5,8 +5,9 @@ export type TokenPurpose = 'install' | 'reinstall' | 'update';
 
 export interface DistributionTables {
   /**
-   * Single-use download tokens (spec 2.6). Only the SHA-256 of the bearer string is stored; every
-   * column after it is Token Binding v1. Protected tokens also bind the license and activation.
+   * Single-use download tokens (docs/distribution.md, 'What a token is bound to'). Only the SHA-256
+   * of the bearer string is stored; every column after it is Token Binding v1. Protected tokens
+   * also bind the license and activation.
    */
   download_tokens: {
     id: Id;

@@ -16,7 +16,10 @@ import type { TokenPurpose } from './distribution.tables.js';
 import { BINDING_VERSION } from './tokens.js';
 import type { TokenRow, TokensRepository } from './tokens.repository.js';
 
-/** Binding v1 complete: every field of spec 2.6, and the identity fields agree with each other. */
+/**
+ * Binding v1 complete: every field docs/distribution.md ('What a token is bound to') lists, and the
+ * identity fields agree with each other.
+ */
 function bindingComplete(t: TokenRow): boolean {
   if (t.binding_version !== BINDING_VERSION) return false;
   if (!t.product_id || !t.release_id || !t.artifact_id || !SHA256_HEX.test(t.artifact_sha256)) return false;
@@ -36,9 +39,10 @@ function bindingComplete(t: TokenRow): boolean {
 }
 
 /**
- * Redemption of a single-use token (spec 4.3 rules 5-7): checks that do not claim, the artifact
- * pre-check (a full SHA-256 or authenticated pass), then one short transaction that re-checks
- * everything the token was bound to and claims it; it commits before the first byte is sent.
+ * Redemption of a single-use token (docs/distribution.md, '4. GET /software/download'): checks that
+ * do not claim, the artifact pre-check (a full SHA-256 or authenticated pass), then one short
+ * transaction that re-checks everything the token was bound to and claims it; it commits before the
+ * first byte is sent.
  */
 export class DownloadService {
   constructor(
@@ -70,7 +74,8 @@ export class DownloadService {
     const snapshot = await this.releases.precheckArtifact(release);
 
     await this.repo.db.transaction().execute((trx) => this.claimIn(trx, row, snapshot));
-    // Committed: from here on a failure never reopens the token (rule 7).
+    // Committed: from here on a failure never reopens the token (a broken transfer does not give it
+    // back).
     return this.releases.openArtifact(release);
   }
 

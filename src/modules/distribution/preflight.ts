@@ -17,7 +17,7 @@ import { factsOf } from '../licensing/license.view.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 
-/** Section 8: a one-minute window; the answer always names 60 seconds. */
+/** A one-minute window; the answer always names 60 seconds (docs/distribution.md, '7. Limits'). */
 export const RATE_WINDOW_S = 60;
 /** On SQLite the issuance counters are kept in memory for this many buckets (RateCounter). */
 export const ISSUANCE_BUCKETS = 20_000;
@@ -45,8 +45,9 @@ export interface LicenseInput {
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /**
- * The shared half of spec 7.1 for package, check and external-link: rate limiting, product
- * resolution and the license and identity checks, in the specification's order.
+ * The shared half of the checks of package, check and external-link: rate limiting, product
+ * resolution and the license and identity checks, in the documented order (docs/distribution.md,
+ * 'Which error comes first').
  */
 export class Preflight {
   constructor(
@@ -85,7 +86,8 @@ export class Preflight {
           : null;
     const key = text(input.license_key) || undefined;
     let identity: Identity | null = null;
-    // Answered only after the product and license-required checks (7.1 order), not recomputed.
+    // Answered only after the product and license-required checks (the documented order), not
+    // recomputed.
     let identityError: unknown = null;
     let license: LicenseForIdentity | undefined;
     const isPublic = single ? isPublicProduct(single) : false;
@@ -149,7 +151,9 @@ export class Preflight {
     return products;
   }
 
-  /** Section 8 buckets; best effort (counts are upserts, not a lock). */
+  /**
+   * The buckets of docs/distribution.md, '7. Limits'; best effort (counts are upserts, not a lock).
+   */
   private async limit(
     settings: Settings,
     product: Product | null,

@@ -90,7 +90,7 @@ export class TokensRepository {
       .executeTakeFirst();
   }
 
-  /** The atomic claim of spec 3.6: true for exactly one caller. */
+  /** The atomic claim of a download token: true for exactly one caller. */
   async claim(trx: Kysely<DB>, id: number, now: string): Promise<boolean> {
     const r = await trx
       .updateTable('download_tokens')

@@ -24,7 +24,10 @@ export interface MintedToken {
   token_binding_version: number;
 }
 
-/** Issues single-use download tokens bound to everything they were issued for (spec 2.6). */
+/**
+ * Issues single-use download tokens bound to everything they were issued for (docs/distribution.md,
+ * 'What a token is bound to').
+ */
 export class TokenIssuer {
   constructor(
     private readonly repo: TokensRepository,

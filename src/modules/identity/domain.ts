@@ -1,8 +1,9 @@
 /**
- * Domain normalisation (spec section 1): the host part of a site URL, lower-cased, IDN in its
- * ASCII (punycode) form, without scheme, credentials, path, query, fragment, trailing dot or a
- * default port (80 or 443, whatever the scheme); any other port is kept as `host:port`.
- * Parsing is the WHATWG URL parser's; the checks around it refuse what it would silently repair.
+ * Domain normalisation (docs/licensing.md, 'Domain normalisation'): the host part of a site URL,
+ * lower-cased, IDN in its ASCII (punycode) form, without scheme, credentials, path, query,
+ * fragment, trailing dot or a default port (80 or 443, whatever the scheme); any other port is kept
+ * as `host:port`. Parsing is the WHATWG URL parser's; the checks around it refuse what it would
+ * silently repair.
  */
 
 export const MAX_DOMAIN_INPUT = 2048;

@@ -3,9 +3,9 @@ import { sha256 } from '../../random.js';
 import { DomainError, normaliseDomain } from './domain.js';
 
 /**
- * A website identity is the pair (installation_id, normalised domain) and nothing else (spec 1):
- * no domain-only, UUID-only or machine_id fallback. `identity_key` is the one derived key every
- * module compares.
+ * A website identity is the pair (installation_id, normalised domain) and nothing else
+ * (docs/licensing.md, '1. The website identity'): no domain-only, UUID-only or machine_id fallback.
+ * `identity_key` is the one derived key every module compares.
  */
 export interface Identity {
   /** The domain as supplied (trimmed). */
@@ -17,8 +17,9 @@ export interface Identity {
 
 /**
  * UUIDv4 in its canonical form: 36 characters, lowercase hexadecimal with hyphens. Uppercase is
- * refused rather than lower-cased: the specification fixes the lowercase form, and a client that
- * sends another spelling would compare its id wrongly elsewhere (download tokens bind it verbatim).
+ * refused rather than lower-cased: the documented form is lowercase (docs/licensing.md), and a
+ * client that sends another spelling would compare its id wrongly elsewhere (download tokens bind
+ * it verbatim).
  */
 const INSTALLATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -16,8 +16,9 @@ function callerOf(request: FastifyRequest): CallerMeta {
 }
 
 /**
- * The public licensing API (spec 4.1): no user credentials; the license key plus the website
- * identity (or an activation id) authorise the call. Bodies are never logged (keys are secrets).
+ * The public licensing API (docs/licensing.md): no user credentials; the license key plus the
+ * website identity (or an activation id) authorise the call. Bodies are never logged (keys are
+ * secrets).
  */
 export async function activationRoutes(app: App, opts: { activations: ActivationService }) {
   const { activations } = opts;

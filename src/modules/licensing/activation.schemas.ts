@@ -11,7 +11,7 @@ import { Entitlements } from './license.schemas.js';
 const LicenseKey = Type.String({ maxLength: 128, description: 'The license key' });
 const Domain = Type.String({
   maxLength: MAX_DOMAIN_INPUT,
-  description: 'Site URL or host; normalised (spec 1)',
+  description: 'Site URL or host; normalised (docs/licensing.md, Domain normalisation)',
 });
 const InstallationId = Type.String({ maxLength: 64, description: 'UUIDv4, lowercase' });
 const ActivationId = Type.Integer({ minimum: 1, maximum: 2147483647 });
@@ -58,7 +58,7 @@ export const CustomerDeactivateBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** Schema violations named with the specification's codes (spec 4.1, 7.4). */
+/** Schema violations named with the licensing codes (docs/licensing.md, '6. Error codes'). */
 export const identityCodes: ValidationCodes = {
   missing: { license_key: 'missing_key', domain: 'missing_identity', installation_id: 'missing_identity' },
   invalid: {

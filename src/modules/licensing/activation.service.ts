@@ -59,7 +59,7 @@ export const ALREADY_ACTIVATED = 'Already activated';
 
 const messageOf = (code: ConstructorParameters<typeof ApiError>[0]) => new ApiError(code).message;
 
-/** The public licensing API (spec 4.1) and the customer's deactivation (4.2). */
+/** The public licensing API (docs/licensing.md, sections 2–4) and the customer's deactivation. */
 export class ActivationService {
   private readonly deactivationHooks: DeactivationHook[] = [];
 
@@ -327,15 +327,19 @@ function requireKey(key: string | undefined): string {
   return key;
 }
 
-/** Refuses a license whose base status, usage expiry or subscription forbids use (spec 3.2). */
+/**
+ * Refuses a license whose base status, usage expiry or subscription forbids use (docs/licensing.md,
+ * 'Effective status').
+ */
 function assertUsable(license: LicenseTerms, now: Date): void {
   const status = evaluateLicense(factsOf(license), now).effective_status;
   if (status !== 'valid') throw new ApiError(status);
 }
 
 /**
- * Deactivation names an activation id, or the complete identity (spec 4.1); a domain alone is
- * 400 `missing_identifier`. When an id comes with a complete identity, both must agree.
+ * Deactivation names an activation id, or the complete identity (docs/licensing.md, '4.
+ * Deactivate'); a domain alone is 400 `missing_identifier`. When an id comes with a complete
+ * identity, both must agree.
  */
 function deactivationTarget(input: DeactivateTarget): { activationId?: number; identity?: Identity } {
   const hasDomain = input.domain !== undefined && input.domain.trim() !== '';

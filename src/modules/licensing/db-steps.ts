@@ -1,9 +1,10 @@
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 
 /**
- * Runs one database step and names its failure with the specification's code (7.4). A domain
- * error thrown inside passes through unchanged. The cause kept for the log carries only the
- * driver's name, code and message: PostgreSQL puts row values (a license key) in `detail`.
+ * Runs one database step and names its failure with its documented code (`activation_read_failed`,
+ * …: docs/licensing.md, '6. Error codes'). A domain error thrown inside passes through unchanged.
+ * The cause kept for the log carries only the driver's name, code and message: PostgreSQL puts row
+ * values (a license key) in `detail`.
  */
 export async function step<T>(code: ErrorCode, fn: () => Promise<T>): Promise<T> {
   try {

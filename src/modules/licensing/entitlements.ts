@@ -1,9 +1,10 @@
 import { mysqlTime, rfc3339 } from '../../clock.js';
 
 /**
- * The licensing rules of spec 2.3 and 3.2 as one pure function: a license row, its entitlement
- * snapshot, the subscription it is linked to and the current time in; the full entitlements
- * object and the effective status out. Nothing here reads the database or the clock.
+ * The licensing rules of docs/licensing.md, '5. Effective status and entitlements', as one pure
+ * function: a license row, its entitlement snapshot, the subscription it is linked to and the
+ * current time in; the full entitlements object and the effective status out. Nothing here reads
+ * the database or the clock.
  */
 
 export type EffectiveStatus =
@@ -53,7 +54,10 @@ export interface LicenseFacts {
 
 export interface Evaluation {
   entitlements: Entitlements;
-  /** Spec 3.2; `domain_not_activated` only when identityActive was given as false. */
+  /**
+   * The effective status table of docs/licensing.md; `domain_not_activated` only when
+   * identityActive was given as false.
+   */
   effective_status: EffectiveStatus;
   /** Legacy `YYYY-MM-DD HH:MM:SS` usage expiry, null when none or unreadable. */
   expires_at: string | null;

@@ -63,7 +63,10 @@ export type LicenseTerms = Pick<
 /** A license as the identity lookup answers it: the facts, and this identity's active activation. */
 export type LicenseForIdentity = LicenseTerms & {
   identity_activation_id: number | null;
-  /** That activation's revision, which a download token is bound to (spec 2.6); null unless asked for. */
+  /**
+   * That activation's revision, which a download token is bound to (docs/distribution.md); null
+   * unless asked for.
+   */
   identity_activation_revision: number | null;
 };
 

@@ -12,7 +12,9 @@ const adminCodes: ValidationCodes = {
   invalid: { entitlement_policy: 'invalid_entitlement_policy' },
 };
 
-/** License administration and the customer's license routes (spec 4.2, CONTRACT §5). */
+/**
+ * License administration and the customer's license routes (docs/licensing.md, sections 4 and 7).
+ */
 export async function licenseRoutes(
   app: App,
   opts: { licenses: LicenseService; activations: ActivationService },

@@ -50,7 +50,10 @@ function canonicalExpiry(text: string): string {
   return rfc3339(d);
 }
 
-/** License administration (spec 4.2, CONTRACT §5) and the customer's license list. */
+/**
+ * License administration (docs/licensing.md, '7. For store administrators') and the customer's
+ * license list.
+ */
 export class LicenseService {
   private readonly revocationHooks: RevocationHook[] = [];
 

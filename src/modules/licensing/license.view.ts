@@ -2,7 +2,10 @@ import { mysqlTime } from '../../clock.js';
 import { type Evaluation, evaluateLicense, type LicenseFacts } from './entitlements.js';
 import type { ActivationRow, LicenseRecord, LicenseTerms } from './license.repository.js';
 
-/** Shapes of spec 2.1 and 2.2 built from stored rows. Timestamps use the spec's `YYYY-MM-DD HH:MM:SS` UTC. */
+/**
+ * The license and activation objects the API answers, built from stored rows. Legacy timestamps are
+ * `YYYY-MM-DD HH:MM:SS` UTC (docs/api.md, 'Timestamps and money').
+ */
 
 const legacyTime = (isoText: string | null): string | null => {
   if (isoText === null) return null;
@@ -10,14 +13,20 @@ const legacyTime = (isoText: string | null): string | null => {
   return Number.isNaN(d.getTime()) ? isoText : mysqlTime(d);
 };
 
-/** Spec 2.1: the license's own limit, else the variation's, else the product's, else the global default. */
+/**
+ * The license's own limit, else the variation's, else the product's, else the global default
+ * (docs/licensing.md, '2.1 Activation limit').
+ */
 export function resolveActivationLimit(license: LicenseTerms, globalDefault: number): number {
   if (license.activation_limit !== null) return license.activation_limit;
   const variation = license.variation_found !== null ? license.variation_activation_limit : null;
   return variation ?? license.product_activation_limit ?? globalDefault;
 }
 
-/** -1 when unlimited (spec 8); never negative otherwise, even after a limit was lowered. */
+/**
+ * -1 when unlimited (docs/licensing.md, '2. Activate'); never negative otherwise, even after a
+ * limit was lowered.
+ */
 export const remainingOf = (limit: number, count: number): number =>
   limit === 0 ? -1 : Math.max(0, limit - count);
 

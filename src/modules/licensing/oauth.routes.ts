@@ -5,9 +5,10 @@ import * as S from './oauth.schemas.js';
 import type { OAuthService } from './oauth.service.js';
 
 /**
- * The customer's side of approval activation (spec 4.2), for a single-page approval client. The
- * signed-in owner reviews the request, then confirms it; a cookie-authenticated confirm needs the
- * X-REST-Nonce header like every other state-changing request (CONTRACT §2).
+ * The customer's side of approval activation, for a single-page approval client (docs/oauth.md,
+ * 'Single-page approval clients (REST)'). The signed-in owner reviews the request, then confirms
+ * it; a cookie-authenticated confirm needs the X-REST-Nonce header like every other state-changing
+ * request (docs/api.md, 'The nonce rule').
  */
 export async function oauthRoutes(app: App, opts: { oauth: OAuthService }) {
   const { oauth } = opts;

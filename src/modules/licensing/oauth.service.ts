@@ -13,7 +13,7 @@ import type { OAuthActivation } from './oauth.js';
 import type { OAuthRepository } from './oauth.repository.js';
 import type { StatePayload, StateSigner } from './oauth.state.js';
 
-/** Spec 8: an activation token is good for 5 minutes, once. */
+/** An activation token is good for 5 minutes, once (docs/oauth.md, 'Lifetimes'). */
 export const TOKEN_LIFETIME_SECONDS = 5 * 60;
 /** Spent and expired tokens are kept this long (for support questions), then removed. */
 const TOKEN_RETENTION_MS = 24 * 3600_000;
@@ -39,7 +39,7 @@ export function withParams(url: string, params: Record<string, string>): string 
 }
 
 /**
- * Customer-approval activation (spec 3.4, 4.2): the signed state handed out as redirect_url, the
+ * Customer-approval activation (docs/oauth.md): the signed state handed out as redirect_url, the
  * owner's review and confirmation, and the single-use activation token the site exchanges.
  */
 export class OAuthService implements OAuthActivation {
@@ -122,7 +122,10 @@ export class OAuthService implements OAuthActivation {
     return { payload, license, view, identity, returnOrigin, blocker };
   }
 
-  /** GET /licenses/oauth/validate: exactly the fields of spec 4.2. */
+  /**
+   * GET /licenses/oauth/validate: exactly the fields docs/oauth.md shows ('Single-page approval
+   * clients').
+   */
   async validate(userId: number, query: { license_key?: string; state?: string }) {
     if (!query.license_key) throw new ApiError('missing_license_key');
     if (!query.state) throw new ApiError('missing_state');
@@ -189,7 +192,10 @@ export class OAuthService implements OAuthActivation {
     return withParams(returnUrl, { error: 'access_denied', state });
   }
 
-  /** A license that may not be used gets no token: its own code (revoked, expired …, spec 7.4). */
+  /**
+   * A license that may not be used gets no token: its own code (revoked, expired …; docs/oauth.md,
+   * 'Errors').
+   */
   private async issue(userId: number, approval: Approval): Promise<string> {
     const status = evaluateLicense(factsOf(approval.license), this.clock.now()).effective_status;
     if (status !== 'valid') throw new ApiError(status);

@@ -4,7 +4,7 @@ import type { AppSecrets } from '../../db/app-secrets.js';
 import { ApiError } from '../../http/errors.js';
 import { randomHex, safeEqual } from '../../random.js';
 
-/** Spec 8: a signed state is good for 10 minutes. */
+/** A signed state is good for 10 minutes (docs/oauth.md, 'Lifetimes'). */
 export const STATE_LIFETIME_SECONDS = 10 * 60;
 /** A state longer than this was not made here (it is also carried in URLs). */
 export const MAX_STATE_LENGTH = 4096;

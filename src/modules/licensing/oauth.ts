@@ -4,7 +4,7 @@ import type { Identity } from '../identity/identity.js';
 import type { LicenseRecord } from './license.repository.js';
 
 /**
- * The seam for customer-approval (OAuth-style) activation, spec 3.4. Licensing decides WHEN
+ * The seam for customer-approval (OAuth-style) activation (docs/oauth.md). Licensing decides WHEN
  * approval is required (product override, else the store setting) and checks return_url; the
  * OAuth module plugs in HOW: signed state, the approval page, activation tokens. Until one is
  * installed with `ActivationService.useOAuth`, approval-mode activations are refused with

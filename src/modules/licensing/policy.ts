@@ -2,7 +2,10 @@ import { type Static, Type } from 'typebox';
 import { rfc3339 } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 
-/** The entitlement policy an administrator gives a license (CONTRACT §4 shape). */
+/**
+ * The entitlement policy an administrator gives a license (its shape: docs/catalogue.md,
+ * 'Products').
+ */
 const Days = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
 export const EntitlementPolicyInput = Type.Object(
   {

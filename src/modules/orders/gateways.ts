@@ -1,8 +1,8 @@
 /**
- * Payment gateways behind one interface (CONTRACT §4). Offline gateways take no money here: the
- * order waits `on-hold` for the store to confirm the transfer. `test_card` is an online gateway
- * for tests and demos: 4242424242424242 pays, 4000000000000002 is declined, anything else is
- * refused as an invalid card.
+ * Payment gateways behind one interface (docs/catalogue.md, 'Payment gateways'). Offline gateways
+ * take no money here: the order waits `on-hold` for the store to confirm the transfer. `test_card`
+ * is an online gateway for tests and demos: 4242424242424242 pays, 4000000000000002 is declined,
+ * anything else is refused as an invalid card.
  */
 
 export interface PaymentOutcome {

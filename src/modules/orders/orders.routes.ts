@@ -14,7 +14,9 @@ const ListQuery = Type.Object({
 });
 const tags = ['orders'];
 
-/** Order administration (CONTRACT §5): read orders, move an offline-paid order on. */
+/**
+ * Order administration (docs/checkout.md, 'Routes'): read orders, move an offline-paid order on.
+ */
 export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
   const { orders } = opts;
 

@@ -55,9 +55,10 @@ export const parseHolds = (order: Pick<OrderRow, 'stock_held'>): StockHold[] =>
   JSON.parse(order.stock_held) as StockHold[];
 
 /**
- * Orders: status changes, stock holds and license issuance on payment (CONTRACT §5). Every change
- * of one order runs in a transaction that holds its row, so parallel changes (two admins, a
- * payment racing an admin) apply one after the other and licenses are issued exactly once.
+ * Orders: status changes, stock holds and license issuance on payment (docs/checkout.md, 'Gateways
+ * and order statuses' and 'Licenses from orders'). Every change of one order runs in a transaction
+ * that holds its row, so parallel changes (two admins, a payment racing an admin) apply one after
+ * the other and licenses are issued exactly once.
  */
 export class OrdersService {
   private paidHooks: OrderPaidHook[] = [];

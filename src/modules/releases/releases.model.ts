@@ -14,7 +14,10 @@ export interface ChangelogPoint {
 }
 export type Changelog = string | { narrative: string; points: ChangelogPoint[] };
 
-/** A release (spec 2.5) as administrators and the distribution module see it. */
+/**
+ * A release (the fields of docs/releases.md, 'Upload (multipart)') as administrators and the
+ * distribution module see it.
+ */
 export interface Release {
   version_id: number;
   product_id: number;
@@ -144,8 +147,9 @@ const MAX_POINTS = 200;
 const MAX_POINT_TEXT = 2000;
 
 /**
- * A changelog is a narrative string or `{narrative, points:[{type, text}]}` (spec 2.5). Multipart
- * carries it as text: text starting with `{` must be that object as JSON.
+ * A changelog is a narrative string or `{narrative, points:[{type, text}]}` (docs/releases.md,
+ * 'Upload (multipart)'). Multipart carries it as text: text starting with `{` must be that object
+ * as JSON.
  */
 export function parseChangelog(input: unknown, fromText: boolean): Changelog {
   const fail = (why: string): never => {

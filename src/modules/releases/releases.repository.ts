@@ -35,9 +35,9 @@ const ARTIFACT_COLUMNS = [
 const ARTIFACT_ALIASES = ARTIFACT_COLUMNS.map((c) => `a_${c}` as const);
 
 /**
- * Candidate order (spec 4.3 step 1) of releases aliased `r`: the current release first, then
- * effective publication time (published_at, else release_date) newest first, then record id
- * newest first.
+ * Candidate order (docs/distribution.md, 'Which release') of releases aliased `r`: the current
+ * release first, then effective publication time (published_at, else release_date) newest first,
+ * then record id newest first.
  */
 const CANDIDATE_ORDER = sql`r.is_current desc, coalesce(r.published_at, r.release_date) desc, r.id desc`;
 
@@ -88,8 +88,8 @@ export class ReleasesRepository {
   }
 
   /**
-   * A product's published releases in candidate order (spec 4.3 step 1), each with its artifact:
-   * one query, where the update check used to make three.
+   * A product's published releases in candidate order (docs/distribution.md, 'Which release'), each
+   * with its artifact: one query, where the update check used to make three.
    */
   async publishedWithArtifacts(productId: number): Promise<{ release: ReleaseRow; artifact: ArtifactRow }[]> {
     const rows = this.hot

@@ -31,7 +31,10 @@ const tags = ['releases'];
 const admin = { preValidation: requireAdmin };
 const deletionCodes = { validationCodes: { unknown: 'invalid_parameters' as const } };
 
-/** Release administration (spec 4.4), artifact deletion and storage diagnostics; all administrator-only. */
+/**
+ * Release administration (docs/releases.md), artifact deletion and storage diagnostics; all
+ * administrator-only.
+ */
 export async function releasesRoutes(app: App, opts: { module: ReleasesModule }) {
   const { releases, artifacts, deletions, storage } = opts.module;
   // Before the first request: leftovers of uploads cut off by a crash are swept.

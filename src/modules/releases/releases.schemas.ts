@@ -19,7 +19,10 @@ const ChangelogInput = Type.Unknown({
 });
 const SetCurrent = Type.Union([Type.Boolean(), Type.Enum(['true', 'false'])]);
 
-/** JSON publication: an external link or a protected legacy catalogue file (CONTRACT §4). */
+/**
+ * JSON publication: an external link or a protected legacy catalogue file (docs/releases.md,
+ * 'External link (JSON)' and 'Files from the old catalogue').
+ */
 export const ReleaseJsonBody = Type.Object(
   {
     version: Type.String({ maxLength: 200 }),

@@ -72,8 +72,8 @@ export interface Candidate {
 }
 
 /**
- * Release administration (spec 4.4) and the reads the distribution module needs. Releases are
- * immutable in version and artifact binding; only changelog and the current flag change, and
+ * Release administration (docs/releases.md) and the reads the distribution module needs. Releases
+ * are immutable in version and artifact binding; only changelog and the current flag change, and
  * status moves draft → published → withdrawn → published.
  */
 export class ReleasesService {
@@ -129,14 +129,15 @@ export class ReleasesService {
   }
 
   /**
-   * Spec 3.5: a draft or withdrawn release is refused by download and external-link requests
-   * with 410 `release_not_published` / `release_withdrawn`.
+   * A draft or withdrawn release is refused by download and external-link requests with 410
+   * `release_not_published` / `release_withdrawn` (docs/distribution.md, 'Errors and what the
+   * client should do').
    */
   assertPublished(release: Pick<Release, 'status'>): void {
     if (release.status !== 'published') throw notPublished(release.status);
   }
 
-  /** Published releases of a product in candidate order (spec 4.3 step 1). */
+  /** Published releases of a product in candidate order (docs/distribution.md, 'Which release'). */
   async listPublishedCandidates(productId: number): Promise<Release[]> {
     const rows = await this.repo.publishedWithArtifacts(productId);
     return rows.map(({ release, artifact }) => toRelease(release, artifact));
@@ -149,11 +150,11 @@ export class ReleasesService {
 
   /**
    * The published releases of a product in candidate order, each with its artifact's problem
-   * (candidateProblem) or null: what package and check choose from (spec 4.3). On SQLite they
-   * are kept in memory while the counter that every change to releases, artifacts and catalogue
-   * downloads moves stands (migration 2026112212), so a check reads one counter instead of every
-   * release and artifact; any change, by any writer, is seen by the next request. Callers must
-   * not modify what they are given: the next request gets the same objects.
+   * (candidateProblem) or null: what package and check choose from (docs/distribution.md, 'Which
+   * release'). On SQLite they are kept in memory while the counter that every change to releases,
+   * artifacts and catalogue downloads moves stands (migration 2026112212), so a check reads one
+   * counter instead of every release and artifact; any change, by any writer, is seen by the next
+   * request. Callers must not modify what they are given: the next request gets the same objects.
    */
   async issuanceCandidates(productId: number): Promise<readonly Candidate[]> {
     const generation = await this.repo.changeGeneration();
@@ -507,8 +508,9 @@ export class ReleasesService {
   // ---- artifact checks for publication and distribution ----
 
   /**
-   * The cheap artifact-validity test of candidate selection (spec 4.3 step 2), from metadata
-   * only: state, driver, checksum format, HTTPS record, no public source. Null when valid.
+   * The cheap artifact-validity test of candidate selection ("a valid artifact" in
+   * docs/distribution.md, 'Which release'), from metadata only: state, driver, checksum format,
+   * HTTPS record, no public source. Null when valid.
    */
   async candidateProblem(release: Release): Promise<ErrorCode | null> {
     return this.problemOf(release, await this.repo.findArtifact(release.artifact_id));
@@ -531,7 +533,8 @@ export class ReleasesService {
 
   /**
    * Full revalidation: everything candidateProblem checks, then the bytes (size, SHA-256 and, for
-   * the encrypted vault, one authenticated pass in 64 KiB chunks). Throws the spec's error;
+   * the encrypted vault, one authenticated pass in 64 KiB chunks). Throws the documented error
+   * (`artifact_not_found`, `artifact_integrity_failed`, …: docs/distribution.md, section 8);
    * answers the stored file's stat snapshot (null for external links).
    */
   async revalidate(artifact: ArtifactRow): Promise<StatSnapshot | null> {
@@ -557,7 +560,10 @@ export class ReleasesService {
     return result.snapshot;
   }
 
-  /** Pre-claim check of a release's artifact for the download route (spec 4.3 rule 5). */
+  /**
+   * Pre-claim check of a release's artifact for the download route: the file is read in full before
+   * the token is claimed (docs/distribution.md, '4. GET /software/download').
+   */
   async precheckArtifact(release: Release): Promise<StatSnapshot> {
     const artifact = await this.repo.findArtifact(release.artifact_id);
     if (!artifact) throw new ApiError('artifact_not_found');

@@ -2,7 +2,7 @@ import type { Generated } from 'kysely';
 import type { Id } from '../../db/schema.js';
 
 export type ReleaseStatus = 'draft' | 'published' | 'withdrawn';
-/** `available` plus the deletion states of spec 3.7. */
+/** `available` plus the deletion states (docs/releases.md, 'Deleting artifacts'). */
 export type ArtifactState = 'available' | 'delete_pending' | 'delete_failed' | 'deleted';
 export type DeletionJobStatus = 'running' | 'completed' | 'failed';
 

@@ -9,7 +9,10 @@ const CAPTCHA_VERIFY_URLS: Record<string, string> = {
 
 const clamp = (v: number, min: number, max: number) => Math.min(max, Math.max(min, v));
 
-/** Limits the specification fixes are applied on write, so every reader sees legal values. */
+/**
+ * The limits of docs/administration.md, 'Settings' (token_expiry 1–60, rate_limit 1–100) are
+ * applied on write, so every reader sees legal values.
+ */
 function normalise(patch: SettingsPatch): SettingsPatch {
   const out = { ...patch };
   if (out.token_expiry !== undefined) out.token_expiry = clamp(out.token_expiry, 1, 60);

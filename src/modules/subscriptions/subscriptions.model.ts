@@ -5,7 +5,10 @@ import type { SubscriptionsTables } from './subscriptions.tables.js';
 export type SubscriptionRow = Selectable<SubscriptionsTables['subscriptions']>;
 export type BillingPeriod = 'day' | 'week' | 'month' | 'year';
 
-/** CONTRACT §5, plus `pending`: created by checkout, active once its first order is paid. */
+/**
+ * The statuses of docs/checkout.md, 'Subscriptions and renewals'. `pending`: created by checkout,
+ * active once its first order is paid.
+ */
 export const SUBSCRIPTION_STATUSES = [
   'pending',
   'active',

@@ -24,7 +24,7 @@ const StatusBody = Type.Object(
 );
 const tags = ['subscriptions'];
 
-/** Subscription administration (CONTRACT §5). */
+/** Subscription administration (docs/checkout.md, 'Routes' and 'Subscriptions and renewals'). */
 export async function subscriptionsRoutes(
   app: App,
   opts: { subscriptions: SubscriptionsService; orders: OrdersService },

@@ -31,9 +31,10 @@ export interface CreateSubscriptionInput {
 const OPEN_RENEWAL = ['pending', 'failed', 'on-hold'] as const;
 
 /**
- * Subscriptions (CONTRACT §5): status changes with their event, renewal orders (by hand and by the
- * scheduler), and what paying an order means for them: the first payment activates the checkout's
- * subscriptions, a renewal payment extends the linked licenses and moves the next payment on.
+ * Subscriptions (docs/checkout.md, 'Subscriptions and renewals'): status changes with their event,
+ * renewal orders (by hand and by the scheduler), and what paying an order means for them: the first
+ * payment activates the checkout's subscriptions, a renewal payment extends the linked licenses and
+ * moves the next payment on.
  */
 export class SubscriptionsService {
   constructor(

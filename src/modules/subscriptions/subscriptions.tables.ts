@@ -1,8 +1,8 @@
 import type { Id } from '../../db/schema.js';
 
 /**
- * The minimal subscription record licensing reads (spec 2.10: id and status). Created by the
- * licensing migration; the subscriptions module builds its behaviour on it.
+ * The minimal subscription record licensing reads: id and status (docs/licensing.md, section 5).
+ * Created by the licensing migration; the subscriptions module builds its behaviour on it.
  */
 export interface SubscriptionsTables {
   subscriptions: {

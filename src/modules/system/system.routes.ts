@@ -21,7 +21,8 @@ export async function systemRoutes(app: App, opts: { testClock: TestClock | null
 
   const Now = Type.Object({ now: Type.String({ format: 'date-time' }) });
   const { testClock } = opts;
-  // Without TEST_CLOCK=1 the routes do not exist at all (404 rest_no_route), as CONTRACT §8 says.
+  // Without TEST_CLOCK=1 the routes do not exist at all (404 rest_no_route), as
+  // docs/administration.md, 'The test clock' says.
   if (!testClock) return;
 
   app.get(

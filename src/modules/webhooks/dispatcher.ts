@@ -4,7 +4,10 @@ import { deliveryHeaders } from './signer.js';
 import { refuseTarget, type TargetResolver } from './target.js';
 import type { AttemptOutcome, EventRow, WebhooksRepository } from './webhooks.repository.js';
 
-/** Delay before attempts 2 to 5, in seconds (spec 6.1); after attempt 5 the event is abandoned. */
+/**
+ * Delay before attempts 2 to 5, in seconds; after attempt 5 the event is abandoned
+ * (docs/webhooks.md, 'Delivery, retries and the attempt log').
+ */
 export const RETRY_DELAYS = [60, 300, 1800, 7200] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS.length + 1;
 export const ATTEMPT_TIMEOUT_MS = 10_000;

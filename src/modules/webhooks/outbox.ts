@@ -37,7 +37,8 @@ export class Outbox {
   async record<E extends WebhookEventName>(trx: Kysely<DB>, event: E, data: EventData[E]): Promise<string> {
     const now = this.clock.now();
     const eventId = uuid();
-    // Numeric ids only: no license key ever enters a payload (spec 2.9), whatever a caller passes.
+    // Numeric ids only: no license key ever enters a payload (docs/webhooks.md, 'Events'), whatever
+    // a caller passes.
     const payload = JSON.stringify({
       event_id: eventId,
       event,

@@ -5,7 +5,9 @@ import { createHmac } from 'node:crypto';
  * the configured secret string; the body is the exact stored payload (UTF-8).
  */
 
-/** `X-Tollgate-Signature`: `sha256=<hex HMAC-SHA256 of the raw body>` (spec 6.1). */
+/**
+ * `X-Tollgate-Signature`: `sha256=<hex HMAC-SHA256 of the raw body>` (docs/webhooks.md, 'Request').
+ */
 export function tollgateSignature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
@@ -28,8 +30,9 @@ export interface SignedHeaders {
 }
 
 /**
- * All headers of one attempt. `X-Tollgate-Signature` uses the current secret only (the spec's format
- * holds one value); `webhook-signature` lists the previous secret too while a rotation overlaps.
+ * All headers of one attempt. `X-Tollgate-Signature` uses the current secret only (its documented
+ * format holds one value, docs/webhooks.md); `webhook-signature` lists the previous secret too
+ * while a rotation overlaps.
  */
 export function deliveryHeaders(opts: {
   eventId: string;

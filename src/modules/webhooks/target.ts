@@ -15,8 +15,9 @@ export interface WebhookTarget {
 }
 
 /**
- * The one extension point (spec 6.1 "settings filter"): receives the target built from the
- * settings and returns the one to use. Pass it as `buildApp(config, db, { webhookTarget })`.
+ * The one extension point (docs/webhooks.md, 'The extension function'): receives the target built
+ * from the settings and returns the one to use.
+ * Pass it as `buildApp(config, db, { webhookTarget })`.
  */
 export type WebhookTargetFilter = (
   target: WebhookTarget,

@@ -6,7 +6,7 @@ import type { WebhooksTables } from './webhooks.tables.js';
 export type EventRow = Selectable<WebhooksTables['webhook_events']>;
 export type AttemptRow = Selectable<WebhooksTables['webhook_attempts']>;
 
-/** The attempt log keeps this many of the most recent attempts (spec 6.1). */
+/** The attempt log keeps this many of the most recent attempts (docs/webhooks.md). */
 export const ATTEMPT_LOG_SIZE = 100;
 
 export interface AttemptOutcome {

@@ -10,7 +10,10 @@ export class WebhooksService {
     private readonly clock: Clock,
   ) {}
 
-  /** The 100 most recent attempts, newest first (spec 6.1). */
+  /**
+   * The 100 most recent attempts, newest first (docs/webhooks.md, 'Delivery, retries and the
+   * attempt log').
+   */
   async attempts(): Promise<Attempt[]> {
     const rows = await this.repository.recentAttempts();
     return rows.map((r) => ({

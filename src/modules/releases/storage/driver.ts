@@ -3,7 +3,7 @@ import type { Readable, Transform } from 'node:stream';
 /**
  * The one small interface every artifact store implements. A capability a driver lacks is simply
  * absent (an external link cannot be opened, stat'ed or deleted by us); callers check for it and
- * answer the specification's `storage_*_unsupported` errors.
+ * answer the `storage_*_unsupported` errors (docs/releases.md, 'Deleting artifacts').
  */
 
 /** What the service knows about a stored artifact, as the driver needs it. */

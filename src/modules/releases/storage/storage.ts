@@ -35,7 +35,9 @@ export const refOf = (
   sha256: a.file_sha256,
 });
 
-/** Maps a failed verification to the specification's error (spec 7.2). */
+/**
+ * Maps a failed verification to its error code (docs/distribution.md, section 8; docs/releases.md).
+ */
 export function verifyError(reason: VerifyFailure): ApiError {
   if (reason === 'missing') return new ApiError('artifact_not_found');
   if (reason === 'key_unavailable') return new ApiError('vault_key_unavailable');
