@@ -1,22 +1,31 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 
-/** Whether a parsed JSON value holds a NUL character in any string, key or value. */
-function holdsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\0');
-  if (typeof value !== 'object' || value === null) return false;
-  if (Array.isArray(value)) return value.some(holdsNul);
+/**
+ * The field of a parsed JSON body (or query or path object) that holds a NUL character in its
+ * name or anywhere in its value: the top-level name, '' for a bare string, null for none.
+ */
+export function nulField(value: unknown): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? '' : null;
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) return value.some((v) => nulField(v) !== null) ? '' : null;
   for (const key in value) {
-    if (key.includes('\0') || holdsNul((value as Record<string, unknown>)[key])) return true;
+    if (key.includes('\0') || nulField((value as Record<string, unknown>)[key]) !== null) return key;
   }
-  return false;
+  return null;
 }
 
-/** The answer to text with a NUL character, wherever it came in. */
-export const nulRefused = (location: string) =>
-  new ApiError('rest_invalid_param', {
-    data: { params: { [location]: 'contains a NUL character' }, location },
-  });
+/**
+ * The answer to text with a NUL character: the code the route gives a malformed value of that
+ * field (a NUL in `domain` is `invalid_identity` where the route says so), else
+ * `rest_invalid_param`.
+ */
+export function nulRefused(request: FastifyRequest | null, location: string, field: string): ApiError {
+  const code =
+    (field && request?.routeOptions.config.validationCodes?.invalid?.[field]) || 'rest_invalid_param';
+  const name = field || location;
+  return new ApiError(code, { data: { params: { [name]: 'contains a NUL character' }, location } });
+}
 
 /**
  * The edge every request passes before a route sees it.
@@ -36,16 +45,17 @@ export function installInputEdge(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     parseJson(request, body as string, (err: Error | null, value?: unknown) => {
       if (err) return done(err);
-      if ((body as string).includes('\\u0000') && holdsNul(value)) return done(nulRefused('body'));
+      const field = (body as string).includes('\\u0000') ? nulField(value) : null;
+      if (field !== null) return done(nulRefused(request, 'body', field));
       done(null, value);
     });
   });
   // Hooks on every request are written callback-style: an async hook costs a promise per request.
   app.addHook('preValidation', (request, _reply, done) => {
-    const at = request.url.indexOf('%00');
-    if (at >= 0) {
-      const query = request.url.indexOf('?');
-      return done(nulRefused(query >= 0 && at > query ? 'query' : 'path'));
+    if (request.url.includes('%00')) {
+      const inQuery = nulField(request.query);
+      if (inQuery !== null) return done(nulRefused(request, 'query', inQuery));
+      return done(nulRefused(request, 'path', nulField(request.params) ?? ''));
     }
     if (request.body === undefined || request.body === null) request.body = {};
     done();

@@ -15,7 +15,7 @@ export function installFormParser(app: FastifyInstance): void {
     (_request, body, done) => {
       const out: FormBody = {};
       for (const [k, v] of new URLSearchParams(body as string)) {
-        if (k.includes('\0') || v.includes('\0')) return done(nulRefused('body'), undefined);
+        if (k.includes('\0') || v.includes('\0')) return done(nulRefused(null, 'body', k), undefined);
         if (!Object.hasOwn(out, k)) out[k] = v;
       }
       done(null, out);

@@ -94,7 +94,8 @@ export async function receiveUpload(
         if (Object.hasOwn(fields, name)) {
           throw new ApiError('invalid_parameters', { data: { params: { [name]: 'given twice' } } });
         }
-        if (typeof part.value === 'string' && part.value.includes('\0')) throw nulRefused(name);
+        if (typeof part.value === 'string' && part.value.includes('\0'))
+          throw nulRefused(request, 'body', name);
         if (part.valueTruncated || part.fieldnameTruncated) {
           throw new ApiError('rest_invalid_param', { data: { params: { [name]: 'too long' } } });
         }
