@@ -28,6 +28,19 @@ export function precompile<Args extends string, Row>(
   const placeholders = Object.fromEntries(names.map((n) => [n, `\u0000${n}\u0000`])) as Record<Args, string>;
   const compiled = build(placeholders).compile();
   const slots = compiled.parameters.map((p) => names.find((n) => placeholders[n] === p));
+  // Each placeholder must stand alone as a parameter: one that was left out, inlined into the SQL
+  // or built into a larger value would run with its sentinel text instead of the caller's value.
+  const unbound = names.filter((n) => !slots.includes(n));
+  const stray =
+    compiled.sql.includes('\u0000') ||
+    compiled.parameters.some(
+      (p, i) => slots[i] === undefined && typeof p === 'string' && p.includes('\u0000'),
+    );
+  if (unbound.length > 0 || stray) {
+    throw new Error(
+      `precompile: ${unbound.length > 0 ? `placeholder ${unbound.join(', ')} is not` : 'a placeholder is not'} bound as a parameter of its own: ${compiled.sql}`,
+    );
+  }
   const parametersOf = (values: Record<Args, unknown>) =>
     compiled.parameters.map((p, i) => {
       const name = slots[i];

@@ -71,6 +71,32 @@ describe('rows built from raw arrays', () => {
   });
 });
 
+describe('precompile refuses a query whose placeholders are not each a parameter', () => {
+  it('a placeholder left out, inlined into the SQL, or built into a larger value', () => {
+    expect(() =>
+      precompile(database, ['name', 'n'] as const, (p) =>
+        db().selectFrom('t').selectAll().where('name', '=', p.name),
+      ),
+    ).toThrow(/placeholder n is not bound/);
+    expect(() =>
+      precompile(database, ['name'] as const, (p) =>
+        db().selectFrom('t').selectAll().where('name', '=', sql.lit(p.name)),
+      ),
+    ).toThrow(/not bound/);
+    expect(() =>
+      precompile(database, ['name'] as const, (p) =>
+        db().selectFrom('t').selectAll().where('name', '=', `x${p.name}`),
+      ),
+    ).toThrow(/not bound/);
+    // Used twice is fine: each use is its own parameter.
+    expect(() =>
+      precompile(database, ['name'] as const, (p) =>
+        db().selectFrom('t').selectAll().where('name', '=', p.name).where('name', '>=', p.name),
+      ),
+    ).not.toThrow();
+  });
+});
+
 describe('precompiled reads', () => {
   it('do not read what another request has written in a transaction it has not committed', async () => {
     const read = precompile(database, ['name'] as const, (p) =>
