@@ -25,6 +25,11 @@ export interface Database {
   readBatch?: TurnBatch;
   /** SQLite only: checkpoints the WAL on a worker thread while writes are busy. */
   checkpointer?: Checkpointer;
+  /**
+   * The SQL of every query precompiled on this database (src/db/precompiled.ts), so that a test can
+   * snapshot the hot statements and check their query plans.
+   */
+  precompiled?: Set<string>;
   close(): Promise<void>;
 }
 
@@ -43,7 +48,7 @@ export function openDatabase(config: DatabaseConfig): Database {
     // An idle client's network error must not crash the process; the next query reconnects.
     pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', precompiled: new Set(), close: () => db.destroy() };
   }
   createPrivately(config.file);
   const sqlite = new SQLite(config.file);
@@ -66,6 +71,7 @@ export function openDatabase(config: DatabaseConfig): Database {
     groupCommit: new TurnBatch(sqlite, 'write', () => checkpointer.committed()),
     readBatch: new TurnBatch(sqlite, 'read'),
     checkpointer,
+    precompiled: new Set(),
     close: async () => {
       await checkpointer.stop();
       await db.destroy();

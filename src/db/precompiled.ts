@@ -19,7 +19,7 @@ export interface Precompiled<Args extends string, Row> {
 }
 
 export function precompile<Args extends string, Row>(
-  database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'readBatch'>,
+  database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'readBatch' | 'precompiled'>,
   names: readonly Args[],
   build: (placeholders: Record<Args, string>) => Compilable<Row>,
   /** A single-statement write: on SQLite it joins the turn's group commit (src/db/batch.ts). */
@@ -46,6 +46,7 @@ export function precompile<Args extends string, Row>(
       const name = slots[i];
       return name === undefined ? p : values[name];
     });
+  database.precompiled?.add(compiled.sql);
   const { sqlite } = database;
   const statement = sqlite && prepareRows(sqlite, compiled.sql);
   const viaKysely = async (parameters: unknown[]) =>
