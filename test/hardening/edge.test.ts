@@ -36,31 +36,15 @@ async function rowCounts() {
 describe('a NUL character is refused at the edge, alike on both databases', () => {
   it('in a JSON string, a JSON key, the path and the query: 400 rest_invalid_param, nothing written', async () => {
     const before = await rowCounts();
-    expectError(
-      await json('/v1/auth/login', '{"email":"\\u0000","password":"x"}'),
-      400,
-      'rest_invalid_param',
-    );
-    expectError(
-      await json('/v1/auth/login', '{"email":"a@example.com","password":"pass\\u0000word"}'),
-      400,
-      'rest_invalid_param',
-    );
-    expectError(
-      await json('/v1/licenses/validate', '{"license_key":"ABC\\u0000"}'),
-      400,
-      'rest_invalid_param',
-    );
-    expectError(
-      await json('/v1/cart/add', '{"product_id":1,"variation":{"a\\u0000":"b"}}'),
-      400,
-      'rest_invalid_param',
-    );
-    expectError(
-      await json('/v1/checkout/submit', `{"billing":{"email":"x@example.com","first_name":"\\u0000"}}`),
-      400,
-      'rest_invalid_param',
-    );
+    for (const [url, body] of [
+      ['/v1/auth/login', '{"email":"\\u0000","password":"x"}'],
+      ['/v1/auth/login', '{"email":"a@example.com","password":"pass\\u0000word"}'],
+      ['/v1/licenses/validate', '{"license_key":"ABC\\u0000"}'],
+      ['/v1/cart/add', '{"product_id":1,"variation":{"a\\u0000":"b"}}'],
+      ['/v1/checkout/submit', '{"billing":{"email":"x@example.com","first_name":"\\u0000"}}'],
+    ] as const) {
+      expectError(await json(url, body), 400, 'rest_invalid_param');
+    }
     for (const url of [
       '/v1/software/changelog?slug=%00',
       '/v1/software/check?slug=a%00b&license_key=k',

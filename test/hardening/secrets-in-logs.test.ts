@@ -69,20 +69,20 @@ it('at LOG_LEVEL=trace no line holds a password, cookie, nonce, license key, tok
     payload: { license_key: license.license_key, ...site },
   });
   expect(act.statusCode).toBe(200);
-  const res = await pkg(t, {
-    slug: product.slug,
-    purpose: 'install',
+  const creds = {
+    slug: product.slug!,
     license_key: license.license_key,
     site_url: `https://${site.domain}/`,
     installation_id: site.installation_id,
-  });
+  };
+  const res = await pkg(t, { purpose: 'install', ...creds });
   expect(res.statusCode, res.body).toBe(200);
   const url = (res.json() as { download_url: string }).download_url;
   secrets['download token'] = new URL(url).searchParams.get('token')!;
   expect((await download(t, url)).statusCode).toBe(200);
   const check = await t.app.inject({
     method: 'GET',
-    url: `/v1/software/check?${new URLSearchParams({ slug: product.slug!, license_key: license.license_key, site_url: `https://${site.domain}/`, installation_id: site.installation_id, version: '1.0.0' })}`,
+    url: `/v1/software/check?${new URLSearchParams({ ...creds, version: '1.0.0' })}`,
   });
   expect(check.statusCode).toBe(200);
 
