@@ -1,11 +1,8 @@
 import type { Clock } from '../../clock.js';
-import { iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { RateCounter } from '../../http/rate-limit.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import type { ActivationService } from '../licensing/activation.service.js';
 import type { LicenseRepository } from '../licensing/license.repository.js';
-import type { LicenseService } from '../licensing/license.service.js';
 import type { ReleasesService } from '../releases/releases.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { DistributionService } from './distribution.service.js';
@@ -22,8 +19,8 @@ export interface DistributionModule {
 }
 
 /**
- * Wires the distribution module and hooks token invalidation into the transactions that must
- * carry it: deactivation, revocation and release withdrawal (docs/distribution.md, section 4).
+ * Builds the distribution module. The token invalidations that other modules' transactions must
+ * carry (deactivation, revocation, release withdrawal) are wired in src/wiring.ts.
  */
 export function createDistribution(deps: {
   database: Database;
@@ -31,22 +28,11 @@ export function createDistribution(deps: {
   settings: SettingsService;
   catalogue: CatalogueService;
   releases: ReleasesService;
-  licenses: LicenseService;
-  activations: ActivationService;
   licenseRepository: LicenseRepository;
   baseUrl: () => string;
 }): DistributionModule {
   const { clock } = deps;
   const tokens = new TokensRepository(deps.database);
-  const now = () => iso(clock.now());
-  deps.activations.onDeactivate((trx, activationId) =>
-    tokens.invalidate(trx, 'activation_id', activationId, 'deactivated', now()),
-  );
-  deps.licenses.onRevoke((trx, licenseId) => tokens.invalidateForLicense(trx, licenseId, 'revoked', now()));
-  deps.releases.onWithdraw(({ db, release, reason }) =>
-    tokens.invalidate(db, 'release_id', release.id, reason, now()),
-  );
-  deps.releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));
   const preflight = new Preflight(
     deps.catalogue,
     deps.settings,

@@ -46,9 +46,7 @@ export class SubscriptionsService {
     private readonly settings: SettingsService,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
-  ) {
-    orders.onPaid((trx, order, now) => this.orderPaid(trx, order, now));
-  }
+  ) {}
 
   private async find(id: number, db: Kysely<DB> = this.db): Promise<SubscriptionRow> {
     const row = await db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
@@ -419,7 +417,7 @@ export class SubscriptionsService {
    * `license.renewed` each, moves next_payment_at on and reactivates the subscription. A first
    * order activates the subscriptions checkout created for it.
    */
-  private async orderPaid(trx: Kysely<DB>, order: OrderRow, now: Date): Promise<void> {
+  async orderPaid(trx: Kysely<DB>, order: OrderRow, now: Date): Promise<void> {
     if (order.created_via === 'renewal' && order.subscription_id !== null) {
       const sub = await this.lock(trx, order.subscription_id);
       if (!sub) return;
