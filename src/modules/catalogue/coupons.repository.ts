@@ -1,16 +1,11 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { isUniqueViolation } from '../../db/errors.js';
 import type { DB } from '../../db/schema.js';
 import type { CatalogueTables } from './catalogue.tables.js';
 
 export type CouponRow = Selectable<CatalogueTables['coupons']>;
 type CouponInsert = Insertable<CatalogueTables['coupons']>;
 type CouponUpdate = Updateable<CatalogueTables['coupons']>;
-
-/** PostgreSQL's and SQLite's unique-violation signatures. */
-const isUniqueViolation = (e: unknown): boolean => {
-  const code = (e as { code?: unknown })?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-};
 
 export class CouponsRepository {
   constructor(private readonly db: Kysely<DB>) {}

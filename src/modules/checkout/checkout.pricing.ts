@@ -2,7 +2,7 @@ import { lineKey } from '../cart/cart.model.js';
 import { isSubscriptionType, isVariableType, type Product } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
-import type { StockHold } from '../orders/orders.repository.js';
+import type { StockHold } from '../orders/orders.model.js';
 import type { PricingCoupon } from '../pricing/coupons.js';
 import type { CurrencyContext } from '../pricing/currency.js';
 import type { Destination } from '../pricing/tax.js';

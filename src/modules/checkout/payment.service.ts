@@ -5,7 +5,7 @@ import { safeEqual } from '../../random.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
 import { fromMinor } from '../catalogue/money.js';
 import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
-import type { OrderRow, StockHold } from '../orders/orders.repository.js';
+import type { OrderRow, StockHold } from '../orders/orders.model.js';
 import {
   type OrderCoupon,
   type OrdersService,

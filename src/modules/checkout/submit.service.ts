@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { iso } from '../../clock.js';
+import { isUniqueViolation } from '../../db/errors.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
 import { randomHex, sha256 } from '../../random.js';
@@ -7,7 +8,8 @@ import { type AccountsService, normaliseEmail } from '../accounts/accounts.servi
 import type { CartSession } from '../cart/cart.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
-import { isUniqueViolation, type OrderRow, type OrdersRepository } from '../orders/orders.repository.js';
+import type { OrderRow } from '../orders/orders.model.js';
+import type { OrdersRepository } from '../orders/orders.repository.js';
 import { newOrderBasis, parseHolds } from '../orders/orders.service.js';
 import { rateAgeSeconds, resolveCurrency } from '../pricing/currency.js';
 import type { BillingPeriod } from '../subscriptions/subscriptions.model.js';

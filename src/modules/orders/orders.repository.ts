@@ -1,24 +1,8 @@
-import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import { type Kysely, sql, type Updateable } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
 import type { OrdersTables } from './orders.tables.js';
-
-export type OrderRow = Selectable<OrdersTables['orders']>;
-export type OrderItemRow = Selectable<OrdersTables['order_items']>;
-export type NewOrder = Insertable<OrdersTables['orders']>;
-export type NewOrderItem = Insertable<OrdersTables['order_items']>;
-
-/** What an order holds back from stock: a variation's own stock or its product's. */
-export interface StockHold {
-  pool: 'product' | 'variation';
-  id: number;
-  quantity: number;
-}
-
-export const isUniqueViolation = (e: unknown): boolean => {
-  const code = (e as { code?: unknown })?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-};
 
 /**
  * Orders, their items, stock holds, coupon claims and saved addresses: queries only. Every method

@@ -11,7 +11,8 @@ import type { EntitlementPolicyInput } from '../licensing/policy.js';
 import type { CurrencyContext } from '../pricing/currency.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import type { OrderItemRow, OrderRow, OrdersRepository, StockHold } from './orders.repository.js';
+import type { OrderItemRow, OrderRow, StockHold } from './orders.model.js';
+import type { OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
 
 export const ORDER_STATUSES: readonly OrderStatus[] = [

@@ -5,7 +5,7 @@ import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
-import type { OrderRow } from '../orders/orders.repository.js';
+import type { OrderRow } from '../orders/orders.model.js';
 import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
 import type { OrderStatus } from '../orders/orders.tables.js';
 import { resolveCurrency } from '../pricing/currency.js';
