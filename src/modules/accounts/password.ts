@@ -8,7 +8,7 @@ const P = 1;
 const KEY_LEN = 32;
 
 /**
- * Bounds the scrypt derivations under way at once. Each takes tens of milliseconds of a core and
+ * Bounds the password checks (scrypt derivations) under way at once. Each takes tens of milliseconds of a core and
  * 16 MB, on libuv's four threads: a burst of anonymous sign-ins would otherwise queue there
  * without bound, pin the CPU and starve every other request. One derivation a core runs; a few
  * more wait their turn; past that a caller is answered at once with 503 `server_busy` (and
@@ -46,10 +46,6 @@ export class HashGate {
 export const hashGate = new HashGate(Math.max(2, availableParallelism()), 16);
 
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
-  return hashGate.run(() => deriveNow(password, salt, n, r, p));
-}
-
-function deriveNow(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) =>
     scrypt(password, salt, KEY_LEN, { N: n, r, p, maxmem: 64 * 1024 * 1024 }, (err, key) =>
       err ? reject(err) : resolve(key),
@@ -60,6 +56,8 @@ function deriveNow(password: string, salt: Buffer, n: number, r: number, p: numb
 /** `scrypt$N$r$p$salt$key`, parameters stored so they can be raised later without breaking old hashes. */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
+  // Not gated: a new password is hashed for an account being made (by an administrator, or by a
+  // checkout that the checkout rate limits already bound), never for a guess.
   const key = await derive(password, salt, N, R, P);
   return `scrypt$${N}$${R}$${P}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
@@ -68,7 +66,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !key) return false;
   const expected = Buffer.from(key, 'base64');
-  const actual = await derive(password, Buffer.from(salt, 'base64'), Number(n), Number(r), Number(p));
+  // Gated: checking a password is what anyone can ask for, as often as they like.
+  const actual = await hashGate.run(() =>
+    derive(password, Buffer.from(salt, 'base64'), Number(n), Number(r), Number(p)),
+  );
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
