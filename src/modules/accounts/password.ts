@@ -8,9 +8,9 @@ const P = 1;
 const KEY_LEN = 32;
 
 /**
- * Bounds the password checks (scrypt derivations) under way at once. Each takes tens of milliseconds of a core and
- * 16 MB, on libuv's four threads: a burst of anonymous sign-ins would otherwise queue there
- * without bound, pin the CPU and starve every other request. One derivation a core runs; a few
+ * Bounds the password checks (scrypt derivations) under way at once. Each takes tens of
+ * milliseconds of a core and 16 MB, on libuv's four threads: a burst of anonymous sign-ins would
+ * otherwise queue there without bound, pin the CPU and starve every other request. One derivation a core runs; a few
  * more wait their turn; past that a caller is answered at once with 503 `server_busy` (and
  * `retry_after`) rather than after a long wait.
  */
