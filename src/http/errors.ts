@@ -11,14 +11,12 @@ const catalogue = {
   rest_missing_param: [400, 'A required parameter is missing.'],
   rest_unsupported_media_type: [415, 'The request body must be application/json.'],
   rest_body_too_large: [413, 'The request body is too large.'],
-  rest_method_not_allowed: [405, 'Method not allowed.'],
   rest_bad_request: [400, 'The request is not valid HTTP.'],
   rest_request_timeout: [408, 'The request took too long to arrive.'],
   rest_uri_too_long: [414, 'A path parameter is too long.'],
   rest_headers_too_large: [431, 'The request headers are too large.'],
   invalid_parameters: [400, 'Unrecognised or invalid parameters.'],
   internal_error: [500, 'An unexpected error occurred.'],
-  too_many_requests: [429, 'Too many requests; try again later.'],
   server_busy: [503, 'The server is busy; try again in a moment.'],
   // authentication
   rest_not_logged_in: [401, 'You are not currently logged in.'],
@@ -69,7 +67,6 @@ const catalogue = {
   license_product_mismatch: [403, 'The license belongs to a different product.'],
   license_inactive: [403, 'The license is not active.'],
   revoked: [403, 'The license has been revoked.'],
-  license_expired: [403, 'The license has expired.'],
   expired: [403, 'The license has expired.'],
   subscription_inactive: [403, 'The linked subscription is not active.'],
   invalid_usage_expiry: [403, 'The license usage expiry is unreadable.'],
@@ -114,7 +111,6 @@ const catalogue = {
   artifact_changed: [409, 'The package file changed.'],
   token_generation_failed: [500, 'The download token could not be created.'],
   token_write_failed: [500, 'The download token could not be stored.'],
-  invalid_prepared_download: [500, 'Invalid prepared download.'],
   // licensing, OAuth, administration (docs/licensing.md, '6. Error codes'; docs/oauth.md, 'Errors')
   missing_key: [400, 'license_key is required.'],
   missing_license_key: [400, 'license_key is required.'],
@@ -223,4 +219,12 @@ export class ApiError extends Error {
 }
 
 export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(catalogue, code);
+
+/** Every code with its status and default message, in catalogue order (docs/errors.md is made from it). */
+export const errorCodes = (): { code: ErrorCode; status: number; message: string }[] =>
+  (Object.entries(catalogue) as [ErrorCode, readonly [number, string]][]).map(([code, [status, message]]) => ({
+    code,
+    status,
+    message,
+  }));
 export const statusOf = (code: ErrorCode): number => catalogue[code][0];
