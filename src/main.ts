@@ -66,9 +66,9 @@ async function main(argv: string[]): Promise<number> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   app.services.urls.origin = resolvePublicUrl(config, port);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  console.log(`listening on http://${host}:${port}`);
-
-  await new Promise<void>((resolve) => {
+  // The handlers are in place before the line that says the server is up: a signal sent as soon
+  // as it is read stops the server like any other, rather than killing it.
+  const stopped = new Promise<void>((resolve) => {
     let stopping = false;
     const stop = async () => {
       if (stopping) return;
@@ -85,6 +85,8 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+  console.log(`listening on http://${host}:${port}`);
+  await stopped;
   return 0;
 }
 
