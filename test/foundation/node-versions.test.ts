@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SQLITE_DRIVER } from '../../src/db/sqlite.js';
 import { SUPPORTED_NODE, unsupportedNode } from '../../src/node-version.js';
 
 // The Node.js versions Tollgate runs on (docs/development.md, "Node.js versions").
@@ -30,8 +31,10 @@ describe('supported Node.js versions', () => {
     for (const v of ['', 'v24.1.0', 'banana', '24']) expect(unsupportedNode(v), v).not.toBeNull();
   });
 
-  it('the Node.js running this suite is one of them', () => {
+  it('the Node.js running this suite is one of them, with its own better-sqlite3', () => {
     expect(unsupportedNode(process.versions.node)).toBeNull();
+    const major = Number(process.versions.node.split('.')[0]);
+    expect(SQLITE_DRIVER).toBe(major >= 22 ? 'better-sqlite3' : 'better-sqlite3-node20');
   });
 
   it('package.json states the same versions', () => {
