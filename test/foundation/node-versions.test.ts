@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,8 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQLITE_DRIVER } from '../../src/db/sqlite.js';
 import { SUPPORTED_NODE, unsupportedNode } from '../../src/node-version.js';
+import { type ServerProcess, startServer } from '../helpers/server.js';
+import { makeZip } from '../releases/helpers.js';
 
-// The Node.js versions Tollgate runs on (docs/development.md, "Node.js versions").
+// The Node.js versions Tollgate runs on (docs/development.md, "Node.js versions"). CI runs the
+// suite on Node 20, 22 and 24: the server tests below run on whichever Node.js runs the suite.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dirs: string[] = [];
@@ -111,4 +115,139 @@ describe('a start on an unsupported Node.js', () => {
     });
     expect(existsSync(join(dataDir, 'tollgate.sqlite'))).toBe(true);
   }, 40_000);
+});
+
+const ADMIN = { email: 'burst-admin@example.com', password: 'burst admin password' };
+
+async function api(base: string, method: string, path: string, body?: unknown, headers = {}) {
+  const res = await fetch(`${base}/v1${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: loosely typed JSON answers of a test client
+  return { status: res.status, json: (await res.json()) as Record<string, any> };
+}
+
+/**
+ * A server on SQLite (whichever database the rest of the suite uses) with a software product, its
+ * release, and `licenses` licenses each active on a site: each package request for one of them
+ * writes a download token, a group commit.
+ */
+async function storeWithSites(licenses: number) {
+  const server = await startServer({
+    DATA_DIR: tempDir(),
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+  });
+  const base = server.url;
+  const login = await fetch(`${base}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('tollgate_session='))!
+    .split(';')[0]!;
+  const auth = { cookie, 'x-rest-nonce': ((await login.json()) as { nonce: string }).nonce };
+  expect((await api(base, 'PATCH', '/settings', { rate_limit: 100 }, auth)).status).toBe(200);
+  const slug = `burst-${randomUUID().slice(0, 8)}`;
+  const product = await api(
+    base,
+    'POST',
+    '/products',
+    { name: slug, type: 'simple', price: '10.00', licensing_enabled: 'yes' },
+    auth,
+  );
+  const id = product.json.id as number;
+  await api(base, 'POST', `/software/products/${id}/config`, { slug, software_enabled: 'yes' }, auth);
+  const form = new FormData();
+  form.append('version', '1.0.0');
+  form.append('file', new Blob([makeZip(10_000)]), 'upload.zip');
+  const upload = await fetch(`${base}/v1/software/products/${id}/versions`, {
+    method: 'POST',
+    headers: auth,
+    body: form,
+  });
+  expect(upload.status).toBe(201);
+  const me = await api(base, 'GET', '/auth/me', undefined, auth);
+  const requests: unknown[] = [];
+  for (let i = 0; i < licenses; i++) {
+    const license = await api(base, 'POST', '/licenses', { product_id: id, user_id: me.json.user.id }, auth);
+    const site = { domain: `site-${i}.example.com`, installation_id: randomUUID() };
+    const activation = await api(base, 'POST', '/licenses/activate', {
+      license_key: license.json.license_key,
+      ...site,
+    });
+    expect(activation.status).toBe(200);
+    requests.push({
+      slug,
+      purpose: 'install',
+      license_key: license.json.license_key,
+      site_url: site.domain,
+      installation_id: site.installation_id,
+    });
+  }
+  return { server, requests };
+}
+
+/** The server process's thread count: the checkpoint worker is a thread of its own. */
+const threads = (server: ServerProcess) =>
+  Number(/^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]);
+
+/**
+ * Package requests from three clients, each request a download token written by a group commit,
+ * until the checkpoint worker has started (50 group commits in one second: src/db/checkpointer.ts).
+ * Three at a time keep the server busy between a client's answer and its next request. Each license
+ * may ask 100 times a minute, the address 500 times.
+ */
+async function burstUntilWorker(server: ServerProcess, requests: unknown[], before: number) {
+  let sent = 0;
+  const client = async () => {
+    while (sent < 450 && threads(server) === before) {
+      const res = await api(server.url, 'POST', '/software/package', requests[sent++ % requests.length]);
+      expect(res.status).toBe(200);
+    }
+  };
+  await Promise.all([client(), client(), client()]);
+  expect(threads(server)).toBeGreaterThan(before);
+}
+
+async function until(what: () => boolean, ms: number) {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// better-sqlite3 12 aborts Node 24.19 and later when the garbage collector frees one of its
+// statements once their environment is gone: when the checkpoint worker leaves, at exit, and in
+// collections outside any context (under load, or while starting).
+describe(`the server on Node.js ${process.versions.node} with its checkpoint worker`, () => {
+  it('survives a write burst, the worker starting and leaving, and exits 0 on SIGTERM', async () => {
+    const { server, requests } = await storeWithSites(5);
+    try {
+      const before = threads(server);
+      await burstUntilWorker(server, requests, before);
+      // Idle for 10 seconds, the worker closes its connection and its thread ends.
+      await until(() => threads(server) === before, 30_000);
+      expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);
+      expect((await api(server.url, 'POST', '/software/package', requests[0])).status).toBe(200);
+      expect(await server.stop()).toBe(0);
+    } finally {
+      await server.kill('SIGKILL');
+    }
+  }, 90_000);
+
+  it('exits 0 on SIGTERM while the worker runs', async () => {
+    const { server, requests } = await storeWithSites(5);
+    try {
+      await burstUntilWorker(server, requests, threads(server));
+      expect(await server.stop()).toBe(0);
+    } finally {
+      await server.kill('SIGKILL');
+    }
+  }, 60_000);
 });
