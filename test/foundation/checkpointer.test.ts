@@ -66,7 +66,9 @@ describe('WAL checkpoints', () => {
     checkpointer = new Checkpointer(sqlite, file, 'NORMAL', {
       busyCommitsPerSecond: 5,
       pollMs: 20,
-      idleMs: 300,
+      // The worker must start and checkpoint before it goes idle: 300 ms was too short on a busy
+      // machine, where the worker was gone before its first checkpoint and the file never grew.
+      idleMs: 2_000,
     });
     makeBusy();
     expect(autocheckpoint()).toBe(0);
@@ -77,7 +79,7 @@ describe('WAL checkpoints', () => {
         for (let j = 0; j < 256; j++) insert(4000);
       })();
     }
-    await until(() => statSync(file).size > before + 4_000_000);
+    await until(() => statSync(file).size > before + 4_000_000, 10_000);
     expect(sqlite.prepare('select count(*) as n from t where length(body) = 4000').get()).toEqual({
       n: 1024,
     });
