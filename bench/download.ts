@@ -148,7 +148,7 @@ async function main() {
       };
       // The three servers answer in turn, round by round, so a change in the machine's load
       // between phases cannot skew the ratio (these machines are shared).
-      const ref = await startPinned(0, ['node', '--import', 'tsx', 'bench/download-reference.ts'], {
+      const ref = await startPinned(0, [process.execPath, '--import', 'tsx', 'bench/download-reference.ts'], {
         FILE: file,
         SIZE: String(zip.length),
         SHA: digest,

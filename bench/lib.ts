@@ -11,11 +11,12 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
  * RSS that V8's default would reserve, at no measurable cost in throughput; a fixed glibc mmap
  * threshold makes freed large buffers go back to the system, and a 512 KiB trim threshold stops
  * the heap top from being returned and re-faulted on every request (docs/performance.md, 'Memory').
+ * Servers run on the benchmark's own Node.js, so a benchmark started with another one measures it.
  */
 export const SERVER_NODE = [
   'env',
   'GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=524288',
-  'node',
+  process.execPath,
   '--max-semi-space-size=4',
 ];
 
@@ -170,7 +171,7 @@ export async function againstBare(opts: {
   seconds: number;
   load: (url: string, seconds: number, pid?: number) => Promise<LoadResult>;
 }): Promise<{ ours: LoadResult[]; bare: LoadResult[] }> {
-  const server = await startPinned(0, ['node', '--import', 'tsx', 'bench/bare-server.ts'], {
+  const server = await startPinned(0, [process.execPath, '--import', 'tsx', 'bench/bare-server.ts'], {
     BODY_SIZE: String(opts.responseSize),
   });
   const baseline: Target = { url: `${server.url}/bare`, pid: server.child.pid! };

@@ -125,7 +125,7 @@ async function main() {
     await writeZip(zip, SIZE_MB);
     const bytes = SIZE_MB * 1024 * 1024;
 
-    const bare = await startPinned(1, ['node', 'bench/upload-bare-server.mjs'], {
+    const bare = await startPinned(1, [process.execPath, 'bench/upload-bare-server.mjs'], {
       BARE_DIR: join(work, 'bare'),
       BARE_FSYNC: DURABLE ? '1' : '0',
     });

@@ -1,4 +1,7 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+// Tollgate's choice of better-sqlite3 for the running Node.js, so the receiver runs on every Node.js
+// Tollgate's suite does; in your own project, import better-sqlite3 and call `new Database(file)`.
+import { openSqlite } from '../../src/db/sqlite.js';
 
 export interface LocalLicense {
   store: string;
@@ -27,7 +30,7 @@ export class ReceiverStore {
   readonly db: Database.Database;
 
   constructor(file: string, opts: { busyTimeoutMs?: number } = {}) {
-    this.db = new Database(file);
+    this.db = openSqlite(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);

@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
+import { sqliteDriverPath } from './sqlite.js';
 
 /** SQLite's own automatic checkpoint, in WAL pages: its default, restored when the worker goes. */
 const AUTOCHECKPOINT_PAGES = 1000;
@@ -107,7 +107,8 @@ export class Checkpointer {
       worker = new Worker(WORKER, {
         eval: true,
         workerData: {
-          module: createRequire(import.meta.url).resolve('better-sqlite3'),
+          // The same better-sqlite3 as the main thread's (src/db/sqlite.ts).
+          module: sqliteDriverPath(),
           file: this.file,
           synchronous: this.synchronous,
           pollMs: this.pollMs,

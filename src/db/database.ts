@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { BoundedMap } from '../bounded-map.js';
@@ -8,6 +8,7 @@ import type { DatabaseConfig } from '../config.js';
 import { TurnBatch } from './batch.js';
 import { Checkpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
+import { openSqlite } from './sqlite.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -51,7 +52,7 @@ export function openDatabase(config: DatabaseConfig): Database {
     return { db, dialect: 'postgres', precompiled: new Set(), close: () => db.destroy() };
   }
   createPrivately(config.file);
-  const sqlite = new SQLite(config.file);
+  const sqlite = openSqlite(config.file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${config.synchronous}`);
   sqlite.pragma('foreign_keys = ON');

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpointer } from '../../src/db/checkpointer.js';
 import { openDatabase } from '../../src/db/database.js';
 import { precompile } from '../../src/db/precompiled.js';
+import { openSqlite } from '../../src/db/sqlite.js';
 
 // WAL checkpoints on a worker thread while writes are busy (src/db/checkpointer.ts), on a SQLite
 // file whichever database the rest of the suite uses.
@@ -19,7 +20,7 @@ let checkpointer: Checkpointer;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tollgate-ckpt-'));
   file = join(dir, 'db.sqlite');
-  sqlite = new SQLite(file);
+  sqlite = openSqlite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.exec('create table t (id integer primary key, body blob not null)');
@@ -72,6 +73,7 @@ describe('WAL checkpoints', () => {
     checkpointer = new Checkpointer(sqlite, file, 'NORMAL', {
       busyCommitsPerSecond: 5,
       pollMs: 20,
+      // Kept busy (stayBusy) until its checkpoint is seen, so a short idle time cannot end it first.
       idleMs: 300,
     });
     makeBusy();

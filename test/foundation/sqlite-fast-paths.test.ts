@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openDatabase, prepareRows } from '../../src/db/database.js';
 import { precompile } from '../../src/db/precompiled.js';
+import { openSqlite } from '../../src/db/sqlite.js';
 
 // The SQLite-only shortcuts of src/db: rows built from raw arrays, precompiled reads that never see
 // another request's open transaction, the reads and the writes of one turn batched in one
@@ -43,7 +43,7 @@ const insertOne = () =>
 
 describe('rows built from raw arrays', () => {
   it('gives the same objects as better-sqlite3, including a repeated column name keeping its last value', () => {
-    const raw = new SQLite(':memory:');
+    const raw = openSqlite(':memory:');
     raw.exec(
       `create table a (x integer, y text, z blob, w real); insert into a values (1, 'one', x'00ff', 1.5), (2, null, null, null)`,
     );
@@ -56,7 +56,7 @@ describe('rows built from raw arrays', () => {
   });
 
   it('keeps column names that are not identifiers, and never lets one set the prototype', () => {
-    const raw = new SQLite(':memory:');
+    const raw = openSqlite(':memory:');
     const query = `select 1 as "__proto__", 2 as "it's", 3 as "a\\b""c", 4 as "}; throw 1; ({", 5 as "constructor"`;
     const row = prepareRows(raw, query).get() as Record<string, unknown>;
     expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
@@ -168,7 +168,7 @@ describe('batched reads', () => {
   it('never keep a snapshot past their turn: a write by another connection is seen by the next read', async () => {
     const read = byName();
     expect(await read.first({ name: 'elsewhere' })).toBeUndefined();
-    const other = new SQLite(join(dir, 'db.sqlite'));
+    const other = openSqlite(join(dir, 'db.sqlite'));
     try {
       other.prepare(`insert into t (name, n) values ('elsewhere', 3)`).run();
       expect(await read.first({ name: 'elsewhere' })).toMatchObject({ name: 'elsewhere', n: 3 });
@@ -188,7 +188,7 @@ describe('mapped reads', () => {
         .select([sql<number>`count(*)`.as('rows'), sql<number>`sum(n)`.as('total')]),
     );
     expect(await read.first({})).toEqual({ rows: 0, total: null });
-    const other = new SQLite(join(dir, 'db.sqlite'));
+    const other = openSqlite(join(dir, 'db.sqlite'));
     try {
       const insert = other.prepare('insert into t (name, n) values (?, 1)');
       other.transaction(() => {

@@ -28,6 +28,8 @@ describe('domain normalisation (docs/licensing.md)', () => {
     ['https://BÜCHER.de/shop', 'xn--bcher-kva.de'],
     ['xn--bcher-kva.de', 'xn--bcher-kva.de'],
     ['☃.com', 'xn--n3h.com'],
+    ['XN--LS8H.example', 'xn--ls8h.example'],
+    ['xn--55qx5d.xn--mnchen-3ya.de', 'xn--55qx5d.xn--mnchen-3ya.de'],
     ['localhost:8080', 'localhost:8080'],
     ['127.0.0.1', '127.0.0.1'],
     ['http://192.168.1.10:8000/', '192.168.1.10:8000'],
@@ -66,6 +68,8 @@ describe('domain normalisation (docs/licensing.md)', () => {
     ['example.com:abc', 'port not numeric'],
     ['%zz', 'bad escape'],
     ['xn--zz.com', 'invalid punycode'],
+    ['shop.xn--a-ecp.ru', 'punycode of a name that is not valid'],
+    ['xn--abc-.com', 'punycode of a plain ASCII name'],
     ['256.256.256.256', 'invalid IPv4'],
     [
       `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}.com`,

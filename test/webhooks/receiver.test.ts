@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkConfig } from '../../examples/webhook-receiver/config.js';
 import {
   createReceiver,
   type Receiver as ReferenceReceiver,
 } from '../../examples/webhook-receiver/receiver.js';
+import { openSqlite } from '../../src/db/sqlite.js';
 import { tollgateSignature } from '../../src/modules/webhooks/signer.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import {
@@ -231,7 +231,7 @@ describe('the reference receiver against the real sender', () => {
   });
 
   it('answers 500 when the commit fails, so the sender retries, and accepts the retry', async () => {
-    const blocker = new Database(join(dir, 'receiver.sqlite'));
+    const blocker = openSqlite(join(dir, 'receiver.sqlite'));
     blocker.exec('BEGIN IMMEDIATE');
     const eventId = await emit('license.revoked', { license_id: 1 });
     expect(await lastAttempt(eventId)).toMatchObject({ attempt: 1, response_code: 500, delivered: 0 });

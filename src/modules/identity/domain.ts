@@ -6,6 +6,8 @@
  * silently repair.
  */
 
+import { domainToASCII, domainToUnicode } from 'node:url';
+
 export const MAX_DOMAIN_INPUT = 2048;
 /** The longest name DNS can carry (RFC 1035: 255 octets on the wire, 253 characters as text). */
 export const MAX_HOST = 253;
@@ -54,10 +56,23 @@ export function normaliseDomain(input: string): string {
     if (!IPV4.test(host) && !host.split('.').every((label) => LABEL.test(label))) {
       throw new DomainError('host');
     }
+    if (!host.split('.').every(validAceLabel)) throw new DomainError('punycode');
   }
 
   const port = url.port;
   if (port === '' || port === '80' || port === '443') return host;
   if (Number(port) < 1) throw new DomainError('port');
   return `${host}:${port}`;
+}
+
+/**
+ * An `xn--` label must be the punycode of an international name: decoded, it is not ASCII, and
+ * encoded again it is the same label. Node 20 and 22's URL parser refuses the others; Node 24's
+ * passes them through (`xn--zz`), so the check is made here, the same on every Node.js. Decoding
+ * that fails gives "" (Node 20, 22) or the label unchanged (Node 24).
+ */
+function validAceLabel(label: string): boolean {
+  if (!label.startsWith('xn--')) return true;
+  const name = domainToUnicode(label);
+  return name !== '' && !name.startsWith('xn--') && /[^\0-\x7f]/.test(name) && domainToASCII(name) === label;
 }
