@@ -222,9 +222,11 @@ export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ca
 
 /** Every code with its status and default message, in catalogue order (docs/errors.md is made from it). */
 export const errorCodes = (): { code: ErrorCode; status: number; message: string }[] =>
-  (Object.entries(catalogue) as [ErrorCode, readonly [number, string]][]).map(([code, [status, message]]) => ({
-    code,
-    status,
-    message,
-  }));
+  (Object.entries(catalogue) as [ErrorCode, readonly [number, string]][]).map(
+    ([code, [status, message]]) => ({
+      code,
+      status,
+      message,
+    }),
+  );
 export const statusOf = (code: ErrorCode): number => catalogue[code][0];
