@@ -1,26 +1,17 @@
 import { readFileSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { iso } from '../../src/clock.js';
 import { TOKEN_RETENTION_MS } from '../../src/modules/distribution/tokens.js';
 import { sha256 } from '../../src/random.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { setLicenseColumns } from '../helpers/licensing.js';
-import {
-  admin,
-  call,
-  download,
-  type Fixture,
-  issue,
-  protectedFixture,
-  publicFixture,
-  settings,
-  tokenOf,
-} from './helpers.js';
+import { admin, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { setLicenseColumns } from '../helpers/factories.js';
+import { waitFor } from '../helpers/wait.js';
+import { call, download, type Fixture, issue, protectedFixture, publicFixture, tokenOf } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp({ env: { TEST_CLOCK: '1' } });
-  await settings(t, { rate_limit: 100 });
+  await setSettings(t, { rate_limit: 100 });
 });
 afterAll(async () => t.close());
 
@@ -131,9 +122,9 @@ describe('GET /software/download: refusals that never consume', () => {
   });
 
   it('503 module_disabled while distribution is off', async () => {
-    await settings(t, { software_enabled: false });
+    await setSettings(t, { software_enabled: false });
     expectError(await download(t, url), 503, 'module_disabled');
-    await settings(t, { software_enabled: true });
+    await setSettings(t, { software_enabled: true });
     await unclaimed(url);
     expect((await download(t, url)).statusCode).toBe(200);
   });
@@ -275,9 +266,9 @@ describe('GET /software/download: re-checks in the claim transaction', () => {
     await setLicenseColumns(db(), f.licenseId, { entitlement_policy: null, status: 'revoked' });
     expectError(await download(t, a), 403, 'revoked');
     await setLicenseColumns(db(), f.licenseId, { status: 'active' });
-    await settings(t, { licensing_enabled: false });
+    await setSettings(t, { licensing_enabled: false });
     expectError(await download(t, a), 503, 'licensing_unavailable');
-    await settings(t, { licensing_enabled: true });
+    await setSettings(t, { licensing_enabled: true });
     await unclaimed(a);
     expect((await download(t, a)).statusCode).toBe(200);
   });
@@ -447,9 +438,12 @@ describe('download token retention', () => {
     // Past retention: the next mint prunes them (in the background, at most once an hour).
     await advance(6 * 60);
     const fresh = (await issue(t, f)).download_url;
-    await vi.waitFor(async () => {
-      for (const url of old) expect(await exists(url)).toBe(false);
-    });
+    const gone = async () => {
+      for (const url of old) if (await exists(url)) return false;
+      return true;
+    };
+    await waitFor(gone, 'the background prune of the expired tokens');
+    for (const url of old) expect(await exists(url)).toBe(false);
     expect(await exists(fresh)).toBe(true);
     expectError(await download(t, unclaimed), 403, 'invalid_token');
     expectError(await download(t, used), 403, 'invalid_token');

@@ -2,9 +2,16 @@ import { randomInt } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
-import type { ApiProduct } from '../helpers/catalogue.js';
-import { adminId, createLicense, identity, type LicenseBody } from '../helpers/licensing.js';
-import { makeZip, publish, softwareProduct } from '../releases/helpers.js';
+import {
+  type ApiProduct,
+  adminId,
+  createLicense,
+  identity,
+  type LicenseBody,
+  makeZip,
+  publish,
+  softwareProduct,
+} from '../helpers/factories.js';
 
 /** A fresh loopback-looking address per call, so the per-IP rate bucket never interferes. */
 export const someIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
@@ -28,16 +35,6 @@ export function call(
 
 export const pkg = (t: TestApp, body: Record<string, unknown>, ip?: string) =>
   call(t, 'POST', '/software/package', body, {}, ip);
-
-export const settings = async (t: TestApp, patch: Record<string, unknown>) => {
-  const res = await t.app.inject({
-    method: 'PATCH',
-    url: '/v1/settings',
-    headers: t.adminAuth,
-    payload: patch,
-  });
-  expect(res.statusCode).toBe(200);
-};
 
 export interface Fixture {
   product: ApiProduct;
@@ -113,13 +110,4 @@ export async function issue(t: TestApp, f: Fixture, purpose = 'install') {
   const res = await pkg(t, { slug: f.slug, purpose, ...f.creds });
   if (res.statusCode !== 200) throw new Error(`package failed: ${res.statusCode} ${res.body}`);
   return res.json() as { download_url: string; [k: string]: unknown };
-}
-
-export async function admin(t: TestApp, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url: `/v1${url}`,
-    headers: t.adminAuth,
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { call, pkg, protectedFixture, publicFixture, settings } from './helpers.js';
+import { createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { call, pkg, protectedFixture, publicFixture } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -23,7 +23,7 @@ async function freshWindow() {
 
 describe('issuance rate limits', () => {
   it('per license id across addresses: the 4th request in a minute is 429 rate_limited, retry_after 60', async () => {
-    await settings(t, { rate_limit: 3 });
+    await setSettings(t, { rate_limit: 3 });
     const f = await protectedFixture(t);
     await freshWindow();
     for (let i = 0; i < 3; i++)
@@ -54,7 +54,7 @@ describe('issuance rate limits', () => {
   });
 
   it('public products: per product and address; unknown products: per address; rate_limited comes before product_not_found', async () => {
-    await settings(t, { rate_limit: 2 });
+    await setSettings(t, { rate_limit: 2 });
     const p = await publicFixture(t);
     await freshWindow();
     const ip = '10.200.0.1';
@@ -69,7 +69,7 @@ describe('issuance rate limits', () => {
   });
 
   it('the per-address cap max(10, min(500, limit x 5)) applies across licenses', async () => {
-    await settings(t, { rate_limit: 1 });
+    await setSettings(t, { rate_limit: 1 });
     const ip = '10.201.0.1';
     const fixtures = [];
     for (let i = 0; i < 11; i++) fixtures.push(await protectedFixture(t));

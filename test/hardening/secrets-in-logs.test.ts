@@ -1,9 +1,18 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BILLING, Browser, payOrder, setSettings, submitOk } from '../checkout/helpers.js';
+import { Browser } from '../cart/helpers.js';
+import { payOrder } from '../checkout/helpers.js';
 import { download, pkg } from '../distribution/helpers.js';
-import { ADMIN, basic, createCustomer, createTestApp, login, type TestApp } from '../helpers/app.js';
-import { adminId, createLicense, identity } from '../helpers/licensing.js';
-import { makeZip, postForm, softwareProduct } from '../releases/helpers.js';
+import { ADMIN, basic, createTestApp, login, postForm, setSettings, type TestApp } from '../helpers/app.js';
+import {
+  adminId,
+  BILLING,
+  createCustomer,
+  createLicense,
+  createOrder,
+  identity,
+  makeZip,
+  softwareProduct,
+} from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -94,10 +103,14 @@ it('at LOG_LEVEL=trace no line holds a password, cookie, nonce, license key, tok
   await b.login(customer.email, customer.password);
   await b.add(product.id);
   secrets['cart cookie'] = b.cookies.get('tollgate_cart')!;
-  const order = await submitOk(b, {
-    items: [{ product_id: product.id, qty: 1 }],
-    billing: { ...BILLING, email: customer.email },
-  });
+  const order = await createOrder(
+    t,
+    {
+      items: [{ product_id: product.id, qty: 1 }],
+      billing: { ...BILLING, email: customer.email },
+    },
+    b,
+  );
   const paid = await payOrder(b, order.order_id, {
     payment_method: 'test_card',
     payment_data: { card_number: CARD },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createLicense, createProduct, identity, post } from '../helpers/licensing.js';
+import { createTestApp, expectError, post, type TestApp } from '../helpers/app.js';
+import { createCustomer, createLicense, createProduct, identity } from '../helpers/factories.js';
 
 let t: TestApp;
 let alice: Awaited<ReturnType<typeof createCustomer>>;
@@ -15,7 +15,11 @@ afterAll(async () => t.close());
 const db = () => t.app.services.database.db;
 
 async function ownedLicense(userId: number, limit = 3) {
-  const p = await createProduct(db(), { name: 'Forms Pro', slug: 'forms-pro', activation_limit: limit });
+  const p = await createProduct(
+    t,
+    { name: 'Forms Pro', activation_limit: limit },
+    { via: 'database', software: { slug: 'forms-pro' } },
+  );
   const lic = await createLicense(t, { product_id: p.id, user_id: userId });
   const site = identity('alice-shop.example');
   const act = (await post(t, '/licenses/activate', { license_key: lic.license_key, ...site })).json();

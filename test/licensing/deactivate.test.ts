@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { identity, licenseFixture, post } from '../helpers/licensing.js';
+import { createTestApp, expectError, post, type TestApp } from '../helpers/app.js';
+import { identity, licenseFixture } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {

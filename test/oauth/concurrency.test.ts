@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/modules/accounts/password.js';
 import { sha256 } from '../../src/random.js';
 import { dialectUnderTest, type TestDatabase } from '../helpers/db.js';
-import { identity, seedOwnedLicense } from '../helpers/licensing.js';
+import { identity, seedOwnedLicense } from '../helpers/factories.js';
 import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
 
 /**

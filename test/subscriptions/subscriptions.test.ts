@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  admin,
-  adminOk,
-  BILLING,
-  Browser,
-  licensesOfOrder,
-  payOrder,
-  setSettings,
-  submitOk,
-} from '../checkout/helpers.js';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
+import { Browser } from '../cart/helpers.js';
+import { licensesOfOrder, payOrder } from '../checkout/helpers.js';
+import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -46,14 +38,18 @@ async function subscribe() {
     subscription: { period: 'month', interval: 1 },
     entitlement_policy: { usage: { mode: 'days', days: 30 }, updates: { mode: 'license' } },
   });
-  const email = `sub-${Math.random().toString(36).slice(2)}@example.com`;
+  const email = uniqueEmail('sub');
   const customer = await createCustomer(t, email);
   const b = new Browser(t);
   await b.login(email, customer.password);
-  const out = await submitOk(b, {
-    items: [{ product_id: product.id, qty: 1 }],
-    billing: { ...BILLING, email },
-  });
+  const out = await createOrder(
+    t,
+    {
+      items: [{ product_id: product.id, qty: 1 }],
+      billing: { ...BILLING, email },
+    },
+    b,
+  );
   return { product, customer, b, out };
 }
 
@@ -82,7 +78,7 @@ describe('subscriptions', () => {
       type: 'subscription',
       subscription: { period: 'year', interval: 1 },
     });
-    const customer = await createCustomer(t, `adm-${Math.random().toString(36).slice(2)}@example.com`);
+    const customer = await createCustomer(t, uniqueEmail('adm'));
     const created = await admin(t, 'POST', '/subscriptions', {
       user_id: customer.id,
       product_id: product.id,
@@ -195,8 +191,8 @@ describe('subscriptions', () => {
       type: 'subscription',
       subscription: { period: 'month', interval: 1 },
     });
-    const owner = await createCustomer(t, `own-${Math.random().toString(36).slice(2)}@example.com`);
-    const other = await createCustomer(t, `oth-${Math.random().toString(36).slice(2)}@example.com`);
+    const owner = await createCustomer(t, uniqueEmail('own'));
+    const other = await createCustomer(t, uniqueEmail('oth'));
     const future = new Date(t.app.services.clock.now().getTime() + 10 * 86400_000).toISOString();
     const sub = (
       await admin(t, 'POST', '/subscriptions', {

@@ -5,7 +5,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
-import { adminHeaders, type Receiver, recordEvent, startReceiver, waitFor } from './helpers.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+import { adminHeaders, type Receiver, recordEvent, startReceiver } from './helpers.js';
 
 const ADMIN = { email: 'root@example.com', password: 'server-test-pw' };
 const SECRET = 'process-test-secret';
@@ -147,9 +148,9 @@ describe('delivery across server processes', () => {
         (await db.selectFrom('webhook_events').select('id').where('status', '=', 'delivered').execute())
           .length === 80,
       'all delivered',
-      40_000,
+      { timeoutMs: 40_000 },
     );
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     for (const id of ids) expect(hits(id), id).toHaveLength(1);
     expect(receiver.requests).toHaveLength(80);
     const attempts = await db.selectFrom('webhook_attempts').select(['attempt', 'delivered']).execute();
