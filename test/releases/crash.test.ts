@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeZip } from '../helpers/factories.js';
-import { type ServerProcess, startServer } from '../helpers/server.js';
+import { type ServerProcess, signIn, startServer } from '../helpers/server.js';
 import { stagingFiles, vaultFiles } from '../helpers/vault.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -81,16 +81,10 @@ beforeAll(async () => {
     if (db.config.kind === 'postgres') env.DATABASE_URL = db.config.url;
   }
   server = await startServer(env);
-  const login = await fetch(`${server.url}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-  const { nonce } = (await login.json()) as { nonce: string };
+  const session = await signIn(server.url, ADMIN.email, ADMIN.password);
   const pw = await fetch(`${server.url}/v1/users/me/application-passwords`, {
     method: 'POST',
-    headers: { cookie, 'x-rest-nonce': nonce, 'content-type': 'application/json' },
+    headers: { ...session, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'crash' }),
   });
   const { password } = (await pw.json()) as { password: string };

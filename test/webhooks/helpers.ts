@@ -93,19 +93,3 @@ export async function eventRow(db: Kysely<DB>, eventId: string) {
     .where('event_id', '=', eventId)
     .executeTakeFirstOrThrow();
 }
-
-/** Signs in to a server process and returns headers for state-changing administrator requests. */
-export async function adminHeaders(baseUrl: string, email: string, password: string) {
-  const res = await fetch(`${baseUrl}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
-  const { nonce } = (await res.json()) as { nonce: string };
-  const cookie = res.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  return { cookie, 'x-rest-nonce': nonce, 'content-type': 'application/json' };
-}
