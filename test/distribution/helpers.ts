@@ -49,6 +49,13 @@ export interface Fixture {
   creds: { license_key: string; site_url: string; installation_id: string };
 }
 
+/** The fields that name a licensed site in package and check requests. */
+export const siteCreds = (licenseKey: string, site: { domain: string; installation_id: string }) => ({
+  license_key: licenseKey,
+  site_url: `https://${site.domain}/`,
+  installation_id: site.installation_id,
+});
+
 /** A protected product with slug, one published release, a license and an active site. */
 export async function protectedFixture(
   t: TestApp,
@@ -81,11 +88,7 @@ export async function protectedFixture(
     activationId: act.json().activation_id,
     zip,
     release,
-    creds: {
-      license_key: license.license_key,
-      site_url: `https://${site.domain}/`,
-      installation_id: site.installation_id,
-    },
+    creds: siteCreds(license.license_key, site),
   };
 }
 

@@ -4,8 +4,8 @@ import { verify } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
 import { payOrder } from '../checkout/helpers.js';
-import { pkg } from '../distribution/helpers.js';
-import { adminOk, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { pkg, siteCreds } from '../distribution/helpers.js';
+import { adminOk, createTestApp, post, setSettings, type TestApp } from '../helpers/app.js';
 import {
   BILLING,
   createCustomer,
@@ -116,19 +116,13 @@ describe('e2e: purchase → license → activation → package download', () => 
     expect(listed.licenses.map((l) => [l.id, l.license_key])).toEqual([[license.id, license.license_key]]);
 
     const site = identity('shop.e2e.example.com');
-    const act = await t.app.inject({
-      method: 'POST',
-      url: '/v1/licenses/activate',
-      payload: { license_key: license.license_key, ...site },
-    });
+    const act = await post(t, '/licenses/activate', { license_key: license.license_key, ...site });
     expect(act.statusCode, act.body).toBe(200);
 
     const res = await pkg(t, {
       slug: product.slug,
       purpose: 'install',
-      license_key: license.license_key,
-      site_url: `https://${site.domain}/`,
-      installation_id: site.installation_id,
+      ...siteCreds(license.license_key, site),
     });
     expect(res.statusCode, res.body).toBe(200);
     const pack = res.json() as {

@@ -1,8 +1,17 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
 import { payOrder } from '../checkout/helpers.js';
-import { download, pkg } from '../distribution/helpers.js';
-import { ADMIN, basic, createTestApp, login, postForm, setSettings, type TestApp } from '../helpers/app.js';
+import { download, pkg, siteCreds } from '../distribution/helpers.js';
+import {
+  ADMIN,
+  basic,
+  createTestApp,
+  login,
+  post,
+  postForm,
+  setSettings,
+  type TestApp,
+} from '../helpers/app.js';
 import {
   adminId,
   BILLING,
@@ -72,18 +81,12 @@ it('at LOG_LEVEL=trace no line holds a password, cookie, nonce, license key, tok
   const license = await createLicense(t, { product_id: product.id, user_id: await adminId(t) });
   secrets['license key'] = license.license_key;
   const site = identity('shop.logs.example.com');
-  const act = await t.app.inject({
-    method: 'POST',
-    url: '/v1/licenses/activate',
-    payload: { license_key: license.license_key, ...site },
-  });
+  const act = await post(t, '/licenses/activate', { license_key: license.license_key, ...site });
   expect(act.statusCode).toBe(200);
   const res = await pkg(t, {
     slug: product.slug,
     purpose: 'install',
-    license_key: license.license_key,
-    site_url: `https://${site.domain}/`,
-    installation_id: site.installation_id,
+    ...siteCreds(license.license_key, site),
   });
   expect(res.statusCode, res.body).toBe(200);
   const url = (res.json() as { download_url: string }).download_url;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, post, type TestApp } from '../helpers/app.js';
+import { createTestApp, expectError, post, setSettings, type TestApp } from '../helpers/app.js';
 import { createCustomer, createLicense, createProduct, identity } from '../helpers/factories.js';
 
 let t: TestApp;
@@ -120,12 +120,7 @@ describe('POST /account/licenses/{id}/deactivate', () => {
 
   it('disabled by the merchant -> 403 deactivation_disabled', async () => {
     const { lic, activationId } = await ownedLicense(alice.id);
-    await t.app.inject({
-      method: 'PATCH',
-      url: '/v1/settings',
-      headers: t.adminAuth,
-      payload: { customer_deactivation_enabled: false },
-    });
+    await setSettings(t, { customer_deactivation_enabled: false });
     try {
       expectError(
         await customerDeactivate(alice, lic.id, { activation_id: activationId }),
@@ -133,12 +128,7 @@ describe('POST /account/licenses/{id}/deactivate', () => {
         'deactivation_disabled',
       );
     } finally {
-      await t.app.inject({
-        method: 'PATCH',
-        url: '/v1/settings',
-        headers: t.adminAuth,
-        payload: { customer_deactivation_enabled: true },
-      });
+      await setSettings(t, { customer_deactivation_enabled: true });
     }
     expect(await status(activationId)).toBe('active');
   });

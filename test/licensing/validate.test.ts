@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, post, type TestApp } from '../helpers/app.js';
+import { createTestApp, expectError, post, setSettings, type TestApp } from '../helpers/app.js';
 import {
   adminId,
   createLicense,
@@ -289,21 +289,11 @@ describe('POST /licenses/validate', () => {
 
   it('licensing switched off: 503 licensing_unavailable (never valid)', async () => {
     const { key, site } = await activated();
-    await t.app.inject({
-      method: 'PATCH',
-      url: '/v1/settings',
-      headers: t.adminAuth,
-      payload: { licensing_enabled: false },
-    });
+    await setSettings(t, { licensing_enabled: false });
     try {
       expectError(await validate({ license_key: key, ...site }), 503, 'licensing_unavailable');
     } finally {
-      await t.app.inject({
-        method: 'PATCH',
-        url: '/v1/settings',
-        headers: t.adminAuth,
-        payload: { licensing_enabled: true },
-      });
+      await setSettings(t, { licensing_enabled: true });
     }
   });
 
