@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/random.js';
-import { basic, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { advanceClock, basic, createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { createCustomer, createProduct } from '../helpers/factories.js';
 import { Browser, createCoupon } from './helpers.js';
 
@@ -9,16 +9,6 @@ beforeAll(async () => {
   t = await createTestApp({ env: { TEST_CLOCK: '1' } });
 });
 afterAll(async () => t.close());
-
-const advance = async (hours: number) => {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/v1/test-clock',
-    headers: t.adminAuth,
-    payload: { advance_seconds: hours * 3600 },
-  });
-  expect(res.statusCode).toBe(200);
-};
 
 const lines = (cart: { items: { product_id: number; quantity: number }[] }) =>
   Object.fromEntries(cart.items.map((i) => [i.product_id, i.quantity]));
@@ -29,11 +19,11 @@ describe('idle expiry (on the test clock)', () => {
     const p = await createProduct(t);
     await b.add(p.id);
     const cookie = b.cookies.get('tollgate_cart');
-    await advance(47);
+    await advanceClock(t, 47 * 3600);
     expect((await b.cart()).items).toHaveLength(1);
-    await advance(47);
+    await advanceClock(t, 47 * 3600);
     expect((await b.cart()).items).toHaveLength(1);
-    await advance(49);
+    await advanceClock(t, 49 * 3600);
     const after = await b.cart();
     expect(after.items).toEqual([]);
     expect(b.cookies.get('tollgate_cart')).not.toBe(cookie);

@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { iso } from '../../src/clock.js';
 import { TOKEN_RETENTION_MS } from '../../src/modules/distribution/tokens.js';
 import { sha256 } from '../../src/random.js';
-import { admin, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import {
+  admin,
+  advanceClock,
+  createTestApp,
+  expectError,
+  setSettings,
+  type TestApp,
+} from '../helpers/app.js';
 import { setLicenseColumns } from '../helpers/factories.js';
 import { waitFor } from '../helpers/wait.js';
 import { call, download, type Fixture, issue, protectedFixture, publicFixture, tokenOf } from './helpers.js';
@@ -134,7 +141,7 @@ describe('GET /software/download: token states', () => {
   it('403 token_expired once the lifetime has passed (test clock)', async () => {
     const f = await protectedFixture(t);
     const { download_url } = await issue(t, f);
-    await admin(t, 'POST', '/test-clock', { advance_seconds: 5 * 60 });
+    await advanceClock(t, 5 * 60);
     expectError(await download(t, download_url), 403, 'token_expired');
   });
 
@@ -399,8 +406,6 @@ describe('GET /software/download: artifact checks before the claim', () => {
 
 const issuer = () => t.app.services.distribution.issuer;
 const exists = async (url: string) => (await tokenQuery(url).executeTakeFirst()) !== undefined;
-const advance = async (seconds: number) =>
-  expect((await admin(t, 'POST', '/test-clock', { advance_seconds: seconds })).statusCode).toBe(200);
 const tokenCount = async () =>
   Number(
     (
@@ -429,14 +434,14 @@ describe('download token retention', () => {
     const old = [used, unclaimed, invalidated];
 
     // Seven days after issuance they expired 7 days minus the 5-minute lifetime ago: all kept.
-    await advance(TOKEN_RETENTION_MS / 1000);
+    await advanceClock(t, TOKEN_RETENTION_MS / 1000);
     await issuer().prune();
     for (const url of old) expect(await exists(url)).toBe(true);
     expectError(await download(t, unclaimed), 403, 'token_expired');
     expectError(await download(t, used), 403, 'token_expired');
 
     // Past retention: the next mint prunes them (in the background, at most once an hour).
-    await advance(6 * 60);
+    await advanceClock(t, 6 * 60);
     const fresh = (await issue(t, f)).download_url;
     const gone = async () => {
       for (const url of old) if (await exists(url)) return false;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { advanceClock, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import { call, pkg, protectedFixture, publicFixture } from './helpers.js';
 
 let t: TestApp;
@@ -13,12 +13,7 @@ async function freshWindow() {
   const res = await t.app.inject({ method: 'GET', url: '/v1/test-clock', headers: t.adminAuth });
   const now = new Date(res.json().now).getTime();
   const seconds = 60 - (Math.floor(now / 1000) % 60);
-  await t.app.inject({
-    method: 'POST',
-    url: '/v1/test-clock',
-    headers: t.adminAuth,
-    payload: { advance_seconds: seconds },
-  });
+  await advanceClock(t, seconds);
 }
 
 describe('issuance rate limits', () => {
@@ -44,12 +39,7 @@ describe('issuance rate limits', () => {
     const g = await protectedFixture(t);
     expect((await pkg(t, { slug: g.slug, purpose: 'install', ...g.creds })).statusCode).toBe(200);
     // A new window opens after a minute.
-    await t.app.inject({
-      method: 'POST',
-      url: '/v1/test-clock',
-      headers: t.adminAuth,
-      payload: { advance_seconds: 60 },
-    });
+    await advanceClock(t, 60);
     expect((await pkg(t, { slug: f.slug, purpose: 'install', ...f.creds })).statusCode).toBe(200);
   });
 

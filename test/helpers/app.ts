@@ -113,6 +113,13 @@ export async function setSettings(t: TestApp, patch: Record<string, unknown>) {
   if (res.statusCode !== 200) throw new Error(`settings: ${res.statusCode} ${res.body}`);
 }
 
+/** Moves the test clock (an app built with TEST_CLOCK=1) `seconds` forward, expecting 200. */
+export async function advanceClock(t: TestApp, seconds: number) {
+  const res = await admin(t, 'POST', '/test-clock', { advance_seconds: seconds });
+  if (res.statusCode !== 200) throw new Error(`test clock: ${res.statusCode} ${res.body}`);
+  return res.json() as Record<string, unknown>;
+}
+
 /** An unauthenticated POST to `/v1<url>` (a JSON body), as a customer's site sends it. */
 export function post(t: TestApp, url: string, payload: unknown, headers: Record<string, string> = {}) {
   return t.app.inject({ method: 'POST', url: `/v1${url}`, payload: payload as object, headers });

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
 import { licensesOfOrder, payOrder } from '../checkout/helpers.js';
-import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import {
+  admin,
+  adminOk,
+  advanceClock,
+  createTestApp,
+  expectError,
+  setSettings,
+  type TestApp,
+} from '../helpers/app.js';
 import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
 
 let t: TestApp;
@@ -21,7 +29,6 @@ const events = async (event: 'license.renewed' | 'subscription.status_changed') 
       .orderBy('id')
       .execute()
   ).map((r) => JSON.parse(r.payload) as { data: Record<string, unknown> });
-const advance = (seconds: number) => adminOk(t, 'POST', '/test-clock', { advance_seconds: seconds });
 
 interface Sub {
   id: number;
@@ -125,7 +132,7 @@ describe('subscriptions', () => {
     const [license] = await licensesOfOrder(t, out.order_id);
     const subId = license!.subscription_id!;
     const before = license!.usage_expires_at!;
-    await advance(32 * 86400);
+    await advanceClock(t, 32 * 86400);
     await t.app.services.renewals.tick();
     await t.app.services.renewals.tick();
     const renewals = await db()
@@ -174,7 +181,7 @@ describe('subscriptions', () => {
     const renewal = res.json() as { id: number; order_key: string; status: string };
     expect(renewal).toMatchObject({ status: 'pending', created_via: 'renewal' });
     await setSettings(t, { renewal_window_days: 1 });
-    await advance(40 * 86400);
+    await advanceClock(t, 40 * 86400);
     const late = await payOrder(new Browser(t), renewal.id, {
       key: renewal.order_key,
       payment_method: 'test_card',
