@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { makeZip } from '../test/releases/helpers.js';
+import { makeZip } from '../test/helpers/factories.js';
 import { againstBare, load, report, SERVER_NODE, signIn, startPinned } from './lib.js';
 
 const { values } = parseArgs({

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sha256 } from '../src/random.js';
-import { makeZip } from '../test/releases/helpers.js';
+import { makeZip } from '../test/helpers/factories.js';
 import { median, rssMb, SERVER_NODE, signIn, startPinned, watchRss } from './lib.js';
 
 const { values } = parseArgs({

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, type TestApp } from '../helpers/app.js';
-import { createLicense, createProduct, installationId, post } from '../helpers/licensing.js';
+import { createTestApp, post, type TestApp } from '../helpers/app.js';
+import { createCustomer, createLicense, createProduct, installationId } from '../helpers/factories.js';
 import { type CustomerSite, startCustomerSite } from './site.js';
 
 /**
@@ -49,14 +49,13 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('approval activation i
     t.app.services.urls.origin = `http://store.example:${port}`;
 
     customer = await createCustomer(t, 'dana@example.com', 'dana-password-1');
-    const db = t.app.services.database.db;
-    const forms = await createProduct(db, {
-      name: 'Forms Pro',
-      activation_mode: 'oauth',
-      activation_limit: 3,
-    });
+    const forms = await createProduct(
+      t,
+      { name: 'Forms Pro', activation_mode: 'oauth', activation_limit: 3 },
+      { via: 'database' },
+    );
     key = (await createLicense(t, { product_id: forms.id, user_id: customer.id })).license_key;
-    const seo = await createProduct(db, { name: 'SEO Toolkit', activation_limit: 0 });
+    const seo = await createProduct(t, { name: 'SEO Toolkit', activation_limit: 0 }, { via: 'database' });
     await createLicense(t, { product_id: seo.id, user_id: customer.id });
 
     site = await startCustomerSite({

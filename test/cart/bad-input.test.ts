@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
+import { createProduct } from '../helpers/factories.js';
 import { Browser, createCoupon } from './helpers.js';
 
 /**

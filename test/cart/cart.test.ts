@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
-import { Browser, createCoupon, patchProduct, setSettings } from './helpers.js';
+import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { createProduct } from '../helpers/factories.js';
+import { Browser, createCoupon, patchProduct } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CartRepository } from '../../src/modules/cart/cart.repository.js';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
-import { Browser, createCoupon, setSettings } from './helpers.js';
+import { createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { createCustomer, createProduct } from '../helpers/factories.js';
+import { Browser, createCoupon } from './helpers.js';
 
 /**
  * Every row of docs/cart.md, 'Errors', through HTTP; a refused request leaves the cart as it was.

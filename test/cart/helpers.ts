@@ -95,17 +95,6 @@ export class Browser {
   }
 }
 
-/** PATCHes store settings as the administrator. */
-export async function setSettings(t: TestApp, patch: Record<string, unknown>) {
-  const res = await t.app.inject({
-    method: 'PATCH',
-    url: '/v1/settings',
-    headers: t.adminAuth,
-    payload: patch,
-  });
-  if (res.statusCode !== 200) throw new Error(`settings: ${res.statusCode} ${res.body}`);
-}
-
 /** Creates a coupon as the administrator. */
 export async function createCoupon(t: TestApp, body: Record<string, unknown>) {
   const res = await t.app.inject({ method: 'POST', url: '/v1/coupons', headers: t.adminAuth, payload: body });

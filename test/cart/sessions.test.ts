@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/random.js';
-import { basic, createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
+import { advanceClock, basic, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createCustomer, createProduct } from '../helpers/factories.js';
 import { Browser, createCoupon } from './helpers.js';
 
 let t: TestApp;
@@ -9,22 +9,6 @@ beforeAll(async () => {
   t = await createTestApp({ env: { TEST_CLOCK: '1' } });
 });
 afterAll(async () => t.close());
-
-const advance = async (hours: number) => {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/v1/test-clock',
-    headers: t.adminAuth,
-    payload: { advance_seconds: hours * 3600 },
-  });
-  expect(res.statusCode).toBe(200);
-};
-
-let customerSeq = 0;
-async function customer() {
-  customerSeq += 1;
-  return createCustomer(t, `shopper${customerSeq}@example.com`);
-}
 
 const lines = (cart: { items: { product_id: number; quantity: number }[] }) =>
   Object.fromEntries(cart.items.map((i) => [i.product_id, i.quantity]));
@@ -35,11 +19,11 @@ describe('idle expiry (on the test clock)', () => {
     const p = await createProduct(t);
     await b.add(p.id);
     const cookie = b.cookies.get('tollgate_cart');
-    await advance(47);
+    await advanceClock(t, 47 * 3600);
     expect((await b.cart()).items).toHaveLength(1);
-    await advance(47);
+    await advanceClock(t, 47 * 3600);
     expect((await b.cart()).items).toHaveLength(1);
-    await advance(49);
+    await advanceClock(t, 49 * 3600);
     const after = await b.cart();
     expect(after.items).toEqual([]);
     expect(b.cookies.get('tollgate_cart')).not.toBe(cookie);
@@ -48,7 +32,7 @@ describe('idle expiry (on the test clock)', () => {
 
 describe('signing in', () => {
   it("a guest's cart merges into the customer's cart: quantities add, coupons carry over", async () => {
-    const c = await customer();
+    const c = await createCustomer(t);
     const x = await createProduct(t, { price: '10.00' });
     const y = await createProduct(t, { price: '5.00' });
     await createCoupon(t, { code: 'merge5', discount_type: 'fixed_cart', amount: '5' });
@@ -78,7 +62,7 @@ describe('signing in', () => {
   });
 
   it('a guest cart becomes the cart of a customer who had none', async () => {
-    const c = await customer();
+    const c = await createCustomer(t);
     const x = await createProduct(t);
     const b = new Browser(t);
     await b.add(x.id, { quantity: 2 });
@@ -89,7 +73,7 @@ describe('signing in', () => {
   });
 
   it('parallel first requests after sign-in merge exactly once', async () => {
-    const c = await customer();
+    const c = await createCustomer(t);
     const x = await createProduct(t);
     const laptop = new Browser(t);
     await laptop.login(c.email, c.password);
@@ -103,7 +87,7 @@ describe('signing in', () => {
   });
 
   it('mergeGuestCart called twice merges once', async () => {
-    const c = await customer();
+    const c = await createCustomer(t);
     const x = await createProduct(t);
     const guest = new Browser(t);
     await guest.add(x.id);
@@ -120,7 +104,7 @@ describe('signing in', () => {
   });
 
   it("a signed-in customer's POST without a nonce is anonymous, yet the cookie still names their cart", async () => {
-    const c = await customer();
+    const c = await createCustomer(t);
     const x = await createProduct(t);
     const b = new Browser(t);
     await b.login(c.email, c.password);
@@ -133,7 +117,7 @@ describe('signing in', () => {
   });
 
   it('a wrong nonce is refused', async () => {
-    const c = await customer();
+    const c = await createCustomer(t);
     const b = new Browser(t);
     await b.login(c.email, c.password);
     b.nonce = 'not-the-nonce';
@@ -141,7 +125,7 @@ describe('signing in', () => {
   });
 
   it('after signing out the browser gets a fresh cart; signing back in brings the customer’s back', async () => {
-    const c = await customer();
+    const c = await createCustomer(t);
     const x = await createProduct(t);
     const b = new Browser(t);
     await b.login(c.email, c.password);
@@ -154,8 +138,8 @@ describe('signing in', () => {
   });
 
   it("another customer signing in on the same browser never sees the first one's cart", async () => {
-    const first = await customer();
-    const second = await customer();
+    const first = await createCustomer(t);
+    const second = await createCustomer(t);
     const x = await createProduct(t);
     const b = new Browser(t);
     await b.login(first.email, first.password);
@@ -172,7 +156,7 @@ describe('signing in', () => {
   });
 
   it('an application password reaches the customer’s cart without cookies', async () => {
-    const c = await customer();
+    const c = await createCustomer(t);
     const x = await createProduct(t);
     const b = new Browser(t);
     await b.login(c.email, c.password);
@@ -204,7 +188,7 @@ describe('after checkout', () => {
     expect((await g.cart()).items).toEqual([]);
     expect(g.cookies.get('tollgate_cart')).not.toBe(guestCookie);
 
-    const c = await customer();
+    const c = await createCustomer(t);
     const b = new Browser(t);
     await b.login(c.email, c.password);
     await b.add(x.id);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
+import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createCustomer, createProduct } from '../helpers/factories.js';
 
 let t: TestApp;
 let customer: Awaited<ReturnType<typeof createCustomer>>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
+import { admin, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createProduct } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -11,15 +11,13 @@ afterAll(async () => t.close());
 const SQL = "'; DROP TABLE coupons; --";
 const TEN_KB = 'x'.repeat(10 * 1024);
 
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({ method, url: `/v1${url}`, headers: t.adminAuth, payload: payload as object });
-const count = async () => Number((await call('GET', '/coupons?per_page=1')).headers['x-wp-total']);
+const count = async () => Number((await admin(t, 'GET', '/coupons?per_page=1')).headers['x-wp-total']);
 
 describe('coupons', () => {
   it('creates a coupon with every field, code stored lower-case', async () => {
     const a = await createProduct(t);
     const b = await createProduct(t);
-    const res = await call('POST', '/coupons', {
+    const res = await admin(t, 'POST', '/coupons', {
       code: 'Spring-SALE',
       discount_type: 'fixed_cart',
       amount: '10',
@@ -54,12 +52,16 @@ describe('coupons', () => {
       free_shipping: true,
       created_at: expect.any(String),
     });
-    expect((await call('GET', `/coupons/${coupon.id}`)).json()).toEqual(coupon);
+    expect((await admin(t, 'GET', `/coupons/${coupon.id}`)).json()).toEqual(coupon);
     expect(await t.app.services.catalogue.coupons.getByCode('  SPRING-sale ')).toEqual(coupon);
   });
 
   it('defaults the optional fields', async () => {
-    const res = await call('POST', '/coupons', { code: 'plain', discount_type: 'percent', amount: '12.5' });
+    const res = await admin(t, 'POST', '/coupons', {
+      code: 'plain',
+      discount_type: 'percent',
+      amount: '12.5',
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({
       amount: '12.5000',
@@ -74,25 +76,25 @@ describe('coupons', () => {
   });
 
   it('a code is unique whatever its case: 409 coupon_exists', async () => {
-    await call('POST', '/coupons', { code: 'once', discount_type: 'percent', amount: '5' });
+    await admin(t, 'POST', '/coupons', { code: 'once', discount_type: 'percent', amount: '5' });
     const before = await count();
     expectError(
-      await call('POST', '/coupons', { code: 'ONCE', discount_type: 'fixed_cart', amount: '5' }),
+      await admin(t, 'POST', '/coupons', { code: 'ONCE', discount_type: 'fixed_cart', amount: '5' }),
       409,
       'coupon_exists',
     );
     expect(await count()).toBe(before);
     const other = (
-      await call('POST', '/coupons', { code: 'twice', discount_type: 'percent', amount: '5' })
+      await admin(t, 'POST', '/coupons', { code: 'twice', discount_type: 'percent', amount: '5' })
     ).json();
-    expectError(await call('PATCH', `/coupons/${other.id}`, { code: 'Once' }), 409, 'coupon_exists');
-    expect((await call('GET', `/coupons/${other.id}`)).json().code).toBe('twice');
+    expectError(await admin(t, 'PATCH', `/coupons/${other.id}`, { code: 'Once' }), 409, 'coupon_exists');
+    expect((await admin(t, 'GET', `/coupons/${other.id}`)).json().code).toBe('twice');
   });
 
   it('concurrent creates of one code: exactly one wins', async () => {
     const results = await Promise.all(
       [1, 2, 3, 4].map(() =>
-        call('POST', '/coupons', { code: 'RACE', discount_type: 'percent', amount: '1' }),
+        admin(t, 'POST', '/coupons', { code: 'RACE', discount_type: 'percent', amount: '1' }),
       ),
     );
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, 409, 409, 409]);
@@ -115,50 +117,54 @@ describe('coupons', () => {
       [{ discount_type: 'fixed_cart', amount: '1', excluded_product_ids: [999998] }, 'invalid_product_ids'],
     ];
     for (const [body, code] of cases) {
-      expectError(await call('POST', '/coupons', { code: 'amounts', ...body }), 400, code);
+      expectError(await admin(t, 'POST', '/coupons', { code: 'amounts', ...body }), 400, code);
     }
     expect(await count()).toBe(before);
-    const ok = await call('POST', '/coupons', {
+    const ok = await admin(t, 'POST', '/coupons', {
       code: 'yen',
       discount_type: 'fixed_cart',
       amount: '500',
       currency: 'JPY',
     });
     expect(ok.json().amount).toBe('500');
-    const full = await call('POST', '/coupons', { code: 'all-off', discount_type: 'percent', amount: '100' });
+    const full = await admin(t, 'POST', '/coupons', {
+      code: 'all-off',
+      discount_type: 'percent',
+      amount: '100',
+    });
     expect(full.json().amount).toBe('100.0000');
   });
 
   it('PATCH merges onto the stored coupon and rechecks the whole', async () => {
     const c = (
-      await call('POST', '/coupons', { code: 'patchme', discount_type: 'percent', amount: '10' })
+      await admin(t, 'POST', '/coupons', { code: 'patchme', discount_type: 'percent', amount: '10' })
     ).json();
-    const res = await call('PATCH', `/coupons/${c.id}`, { discount_type: 'fixed_cart', usage_limit: 5 });
+    const res = await admin(t, 'PATCH', `/coupons/${c.id}`, { discount_type: 'fixed_cart', usage_limit: 5 });
     expect(res.json()).toMatchObject({
       code: 'patchme',
       discount_type: 'fixed_cart',
       amount: '10.00',
       usage_limit: 5,
     });
-    const back = await call('PATCH', `/coupons/${c.id}`, { discount_type: 'percent', amount: '250' });
+    const back = await admin(t, 'PATCH', `/coupons/${c.id}`, { discount_type: 'percent', amount: '250' });
     expectError(back, 400, 'invalid_amount');
-    const cleared = await call('PATCH', `/coupons/${c.id}`, { usage_limit: null, code: 'Renamed' });
+    const cleared = await admin(t, 'PATCH', `/coupons/${c.id}`, { usage_limit: null, code: 'Renamed' });
     expect(cleared.json()).toMatchObject({ code: 'renamed', usage_limit: null, discount_type: 'fixed_cart' });
-    expectError(await call('PATCH', '/coupons/999999', { amount: '1' }), 404, 'coupon_not_found');
+    expectError(await admin(t, 'PATCH', '/coupons/999999', { amount: '1' }), 404, 'coupon_not_found');
   });
 
   it('lists newest first with totals, and deletes', async () => {
     const c = (
-      await call('POST', '/coupons', { code: 'doomed', discount_type: 'percent', amount: '1' })
+      await admin(t, 'POST', '/coupons', { code: 'doomed', discount_type: 'percent', amount: '1' })
     ).json();
-    const list = await call('GET', '/coupons?per_page=2');
+    const list = await admin(t, 'GET', '/coupons?per_page=2');
     expect(list.statusCode).toBe(200);
     expect(list.json()[0].code).toBe('doomed');
     expect(Number(list.headers['x-wp-totalpages'])).toBeGreaterThan(1);
-    const del = await call('DELETE', `/coupons/${c.id}`);
+    const del = await admin(t, 'DELETE', `/coupons/${c.id}`);
     expect(del.json()).toEqual({ success: true });
-    expectError(await call('GET', `/coupons/${c.id}`), 404, 'coupon_not_found');
-    expectError(await call('DELETE', `/coupons/${c.id}`), 404, 'coupon_not_found');
+    expectError(await admin(t, 'GET', `/coupons/${c.id}`), 404, 'coupon_not_found');
+    expectError(await admin(t, 'DELETE', `/coupons/${c.id}`), 404, 'coupon_not_found');
   });
 });
 
@@ -198,12 +204,12 @@ describe('bad input on coupon routes is a specific 4xx and changes nothing', () 
       [{ ...ok, usage_count: 0 }, 'invalid_parameters'],
       [{ ...ok, id: 1 }, 'invalid_parameters'],
     ];
-    for (const [payload, code] of cases) expectError(await call('POST', '/coupons', payload), 400, code);
+    for (const [payload, code] of cases) expectError(await admin(t, 'POST', '/coupons', payload), 400, code);
     expect(await count()).toBe(before);
   });
 
   it('codes with quotes and SQL metacharacters are data', async () => {
-    const res = await call('POST', '/coupons', { code: SQL, discount_type: 'percent', amount: '5' });
+    const res = await admin(t, 'POST', '/coupons', { code: SQL, discount_type: 'percent', amount: '5' });
     expect(res.statusCode).toBe(201);
     expect(res.json().code).toBe(SQL.toLowerCase());
     expect(await count()).toBeGreaterThan(1);
@@ -211,7 +217,7 @@ describe('bad input on coupon routes is a specific 4xx and changes nothing', () 
 
   it('PATCH, GET and DELETE /coupons/{id}', async () => {
     const c = (
-      await call('POST', '/coupons', { code: 'stable', discount_type: 'percent', amount: '5' })
+      await admin(t, 'POST', '/coupons', { code: 'stable', discount_type: 'percent', amount: '5' })
     ).json();
     const raw = await t.app.inject({
       method: 'PATCH',
@@ -230,17 +236,17 @@ describe('bad input on coupon routes is a specific 4xx and changes nothing', () 
       [{ product_ids: [999999] }, 'invalid_product_ids'],
     ];
     for (const [payload, code] of cases)
-      expectError(await call('PATCH', `/coupons/${c.id}`, payload), 400, code);
-    expect((await call('GET', `/coupons/${c.id}`)).json()).toEqual(c);
+      expectError(await admin(t, 'PATCH', `/coupons/${c.id}`, payload), 400, code);
+    expect((await admin(t, 'GET', `/coupons/${c.id}`)).json()).toEqual(c);
     for (const id of ['abc', '0', encodeURIComponent(`1${SQL}`), encodeURIComponent('../1')]) {
-      expectError(await call('GET', `/coupons/${id}`), 400, 'rest_invalid_param');
-      expectError(await call('PATCH', `/coupons/${id}`, { amount: '1' }), 400, 'rest_invalid_param');
-      expectError(await call('DELETE', `/coupons/${id}`), 400, 'rest_invalid_param');
+      expectError(await admin(t, 'GET', `/coupons/${id}`), 400, 'rest_invalid_param');
+      expectError(await admin(t, 'PATCH', `/coupons/${id}`, { amount: '1' }), 400, 'rest_invalid_param');
+      expectError(await admin(t, 'DELETE', `/coupons/${id}`), 400, 'rest_invalid_param');
     }
     for (const qs of ['page=0', 'per_page=101', 'code=stable']) {
-      expect((await call('GET', `/coupons?${qs}`)).statusCode).toBe(400);
+      expect((await admin(t, 'GET', `/coupons?${qs}`)).statusCode).toBe(400);
     }
-    expectError(await call('GET', '/coupons?code=stable'), 400, 'invalid_parameters');
-    expect((await call('GET', `/coupons/${c.id}`)).json()).toEqual(c);
+    expectError(await admin(t, 'GET', '/coupons?code=stable'), 400, 'invalid_parameters');
+    expect((await admin(t, 'GET', `/coupons/${c.id}`)).json()).toEqual(c);
   });
 });

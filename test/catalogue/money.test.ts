@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalDecimal, currencyDecimals, fromMinor, toMinor } from '../../src/modules/catalogue/money.js';
 import { DEFAULT_SETTINGS } from '../../src/modules/settings/settings.schemas.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 
 describe('money conversion', () => {
   it('converts decimal strings to minor units exactly', () => {
@@ -42,12 +42,7 @@ describe('prices follow the base currency', () => {
   afterAll(async () => t.close());
 
   it('a JPY store takes whole yen and refuses fractions', async () => {
-    await t.app.inject({
-      method: 'PATCH',
-      url: '/v1/settings',
-      headers: t.adminAuth,
-      payload: { base_currency: 'JPY' },
-    });
+    await setSettings(t, { base_currency: 'JPY' });
     const ok = await t.app.inject({
       method: 'POST',
       url: '/v1/products',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { type ApiProduct, createProduct } from '../helpers/catalogue.js';
+import { type ApiProduct, createProduct } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import {
   resolveActivationLimit,
 } from '../../src/modules/catalogue/catalogue.model.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
+import { createProduct } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -51,8 +51,8 @@ describe('CatalogueService reads for other modules', () => {
   });
 
   it('findPublishedBySlug returns published products only, all of them', async () => {
-    const published = await createProduct(t, {}, { slug: 'lookup', software_enabled: 'yes' });
-    await createProduct(t, { status: 'draft' }, { slug: 'lookup' });
+    const published = await createProduct(t, {}, { software: { slug: 'lookup', software_enabled: 'yes' } });
+    await createProduct(t, { status: 'draft' }, { software: { slug: 'lookup' } });
     expect((await catalogue().findPublishedBySlug('lookup')).map((p) => p.id)).toEqual([published.id]);
     expect(await catalogue().findPublishedBySlug('nothing-here')).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { configureSoftware, createProduct } from '../helpers/catalogue.js';
+import { configureSoftware, createProduct } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -53,7 +53,7 @@ describe('software configuration', () => {
   });
 
   it('a published product cannot take a slug another published product uses: 409 slug_taken', async () => {
-    const first = await createProduct(t, {}, { slug: 'shared-slug' });
+    const first = await createProduct(t, {}, { software: { slug: 'shared-slug' } });
     const second = await createProduct(t);
     expectError(await config(second.id, { slug: 'shared-slug', software_enabled: 'yes' }), 409, 'slug_taken');
     expect(await read(second.id)).toMatchObject({ slug: null, software_enabled: 'no' });
@@ -62,8 +62,8 @@ describe('software configuration', () => {
   });
 
   it('a draft may hold a taken slug, but cannot be published while it is taken', async () => {
-    await createProduct(t, {}, { slug: 'draft-clash' });
-    const draft = await createProduct(t, { status: 'draft' }, { slug: 'draft-clash' });
+    await createProduct(t, {}, { software: { slug: 'draft-clash' } });
+    const draft = await createProduct(t, { status: 'draft' }, { software: { slug: 'draft-clash' } });
     expect(draft.slug).toBe('draft-clash');
     const publish = await t.app.inject({
       method: 'PATCH',
@@ -102,7 +102,7 @@ describe('software configuration', () => {
   });
 
   it('refuses other filename templates with invalid_filename_template and keeps the old one', async () => {
-    const p = await createProduct(t, {}, { filename_template: 'good-{version}.zip' });
+    const p = await createProduct(t, {}, { software: { filename_template: 'good-{version}.zip' } });
     const bad = [
       '{slug}.zip',
       '{slug}-{version}.tar.gz',
@@ -129,7 +129,7 @@ describe('software configuration', () => {
   });
 
   it('refuses malformed slugs with invalid_slug', async () => {
-    const p = await createProduct(t, {}, { slug: 'kept-slug' });
+    const p = await createProduct(t, {}, { software: { slug: 'kept-slug' } });
     const bad = [
       '',
       'Upper',
@@ -153,7 +153,7 @@ describe('software configuration', () => {
     const p = await createProduct(
       t,
       {},
-      { slug: 'steady', storage_driver: 'local', software_enabled: 'yes' },
+      { software: { slug: 'steady', storage_driver: 'local', software_enabled: 'yes' } },
     );
     const before = await read(p.id);
     const raw = await t.app.inject({

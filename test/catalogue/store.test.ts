@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { admin, createTestApp, expectError, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -10,8 +10,6 @@ afterAll(async () => t.close());
 const SQL = "'; DROP TABLE tax_rates; --";
 const TEN_KB = 'x'.repeat(10 * 1024);
 
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({ method, url: `/v1${url}`, headers: t.adminAuth, payload: payload as object });
 const rawJson = (method: 'POST' | 'PATCH', url: string, body: string) =>
   t.app.inject({
     method,
@@ -19,11 +17,11 @@ const rawJson = (method: 'POST' | 'PATCH', url: string, body: string) =>
     headers: { ...t.adminAuth, 'content-type': 'application/json' },
     payload: body,
   });
-const list = async (url: string) => (await call('GET', url)).json() as unknown[];
+const list = async (url: string) => (await admin(t, 'GET', url)).json() as unknown[];
 
 describe('tax rates', () => {
   it('creates, lists by priority and deletes', async () => {
-    const vat = await call('POST', '/tax-rates', { country: 'GB', rate: '20', name: 'VAT' });
+    const vat = await admin(t, 'POST', '/tax-rates', { country: 'GB', rate: '20', name: 'VAT' });
     expect(vat.statusCode).toBe(201);
     expect(vat.json()).toEqual({
       id: expect.any(Number),
@@ -36,7 +34,7 @@ describe('tax rates', () => {
       compound: false,
       priority: 1,
     });
-    const state = await call('POST', '/tax-rates', {
+    const state = await admin(t, 'POST', '/tax-rates', {
       country: 'US',
       state: 'CA',
       postcode: '90001...90099;94*',
@@ -52,7 +50,7 @@ describe('tax rates', () => {
       shipping: false,
       compound: true,
     });
-    const first = await call('POST', '/tax-rates', {
+    const first = await admin(t, 'POST', '/tax-rates', {
       country: 'DE',
       rate: '0.0001',
       name: 'tiny',
@@ -61,8 +59,8 @@ describe('tax rates', () => {
     const ids = ((await list('/tax-rates')) as { id: number; priority: number }[]).map((r) => r.id);
     expect(ids).toEqual([vat.json().id, first.json().id, state.json().id]);
     expect(await t.app.services.catalogue.taxRates.list()).toHaveLength(3);
-    expect((await call('DELETE', `/tax-rates/${first.json().id}`)).json()).toEqual({ success: true });
-    expectError(await call('DELETE', `/tax-rates/${first.json().id}`), 404, 'tax_rate_not_found');
+    expect((await admin(t, 'DELETE', `/tax-rates/${first.json().id}`)).json()).toEqual({ success: true });
+    expectError(await admin(t, 'DELETE', `/tax-rates/${first.json().id}`), 404, 'tax_rate_not_found');
     expect(await list('/tax-rates')).toHaveLength(2);
   });
 
@@ -92,18 +90,19 @@ describe('tax rates', () => {
       [{ ...ok, priority: 0 }, 'rest_invalid_param'],
       [{ ...ok, class: 'reduced' }, 'invalid_parameters'],
     ];
-    for (const [payload, code] of cases) expectError(await call('POST', '/tax-rates', payload), 400, code);
+    for (const [payload, code] of cases)
+      expectError(await admin(t, 'POST', '/tax-rates', payload), 400, code);
     for (const id of ['abc', '0', encodeURIComponent(`1${SQL}`)]) {
-      expectError(await call('DELETE', `/tax-rates/${id}`), 400, 'rest_invalid_param');
+      expectError(await admin(t, 'DELETE', `/tax-rates/${id}`), 400, 'rest_invalid_param');
     }
-    expectError(await call('GET', '/tax-rates?country=GB'), 400, 'invalid_parameters');
+    expectError(await admin(t, 'GET', '/tax-rates?country=GB'), 400, 'invalid_parameters');
     expect(await list('/tax-rates')).toEqual(before);
   });
 });
 
 describe('shipping zones', () => {
   it('creates with regions and methods, lists and deletes', async () => {
-    const res = await call('POST', '/shipping-zones', {
+    const res = await admin(t, 'POST', '/shipping-zones', {
       name: 'Europe',
       regions: [{ country: 'DE' }, { country: 'ES', state: 'Canarias' }],
       methods: [
@@ -134,13 +133,13 @@ describe('shipping zones', () => {
     });
     expect(await list('/shipping-zones')).toEqual([res.json()]);
     expect(await t.app.services.catalogue.shipping.list()).toEqual([res.json()]);
-    expect((await call('DELETE', `/shipping-zones/${res.json().id}`)).json()).toEqual({ success: true });
-    expectError(await call('DELETE', `/shipping-zones/${res.json().id}`), 404, 'shipping_zone_not_found');
+    expect((await admin(t, 'DELETE', `/shipping-zones/${res.json().id}`)).json()).toEqual({ success: true });
+    expectError(await admin(t, 'DELETE', `/shipping-zones/${res.json().id}`), 404, 'shipping_zone_not_found');
     expect(await list('/shipping-zones')).toEqual([]);
   });
 
   it('bad input is a specific 4xx and changes nothing', async () => {
-    await call('POST', '/shipping-zones', { name: 'Keep', regions: [{ country: 'US' }], methods: [] });
+    await admin(t, 'POST', '/shipping-zones', { name: 'Keep', regions: [{ country: 'US' }], methods: [] });
     const before = await list('/shipping-zones');
     expectError(await rawJson('POST', '/shipping-zones', '{"name":"x",}'), 400, 'rest_invalid_json');
     const ok = {
@@ -168,12 +167,12 @@ describe('shipping zones', () => {
       [{ ...ok, order: 1 }, 'invalid_parameters'],
     ];
     for (const [payload, code] of cases)
-      expectError(await call('POST', '/shipping-zones', payload), 400, code);
+      expectError(await admin(t, 'POST', '/shipping-zones', payload), 400, code);
     for (const id of ['abc', '-3', encodeURIComponent('../1')]) {
-      expectError(await call('DELETE', `/shipping-zones/${id}`), 400, 'rest_invalid_param');
+      expectError(await admin(t, 'DELETE', `/shipping-zones/${id}`), 400, 'rest_invalid_param');
     }
     expectError(
-      await call('GET', `/shipping-zones?name=${encodeURIComponent(SQL)}`),
+      await admin(t, 'GET', `/shipping-zones?name=${encodeURIComponent(SQL)}`),
       400,
       'invalid_parameters',
     );
@@ -191,7 +190,7 @@ describe('payment gateways', () => {
   });
 
   it('switches a gateway and limits its currencies', async () => {
-    const res = await call('PATCH', '/payment-gateways/cheque', {
+    const res = await admin(t, 'PATCH', '/payment-gateways/cheque', {
       enabled: false,
       currencies: ['EUR', 'USD'],
     });
@@ -201,16 +200,20 @@ describe('payment gateways', () => {
       enabled: false,
       currencies: ['EUR', 'USD'],
     });
-    const only = await call('PATCH', '/payment-gateways/cheque', { enabled: true });
+    const only = await admin(t, 'PATCH', '/payment-gateways/cheque', { enabled: true });
     expect(only.json()).toMatchObject({ enabled: true, currencies: ['EUR', 'USD'] });
-    expect((await call('PATCH', '/payment-gateways/cheque', {})).json()).toEqual(only.json());
+    expect((await admin(t, 'PATCH', '/payment-gateways/cheque', {})).json()).toEqual(only.json());
     expect(await t.app.services.catalogue.gateways.find('cheque')).toEqual(only.json());
     expect(await t.app.services.catalogue.gateways.find('nope')).toBeNull();
   });
 
   it('bad input is a specific 4xx and changes nothing', async () => {
     const before = await list('/payment-gateways');
-    expectError(await call('PATCH', '/payment-gateways/paypal', { enabled: true }), 404, 'gateway_not_found');
+    expectError(
+      await admin(t, 'PATCH', '/payment-gateways/paypal', { enabled: true }),
+      404,
+      'gateway_not_found',
+    );
     expectError(
       await rawJson('PATCH', '/payment-gateways/bacs', '{"enabled":tru}'),
       400,
@@ -228,15 +231,15 @@ describe('payment gateways', () => {
       [{ id: 'cheque' }, 'invalid_parameters'],
     ];
     for (const [payload, code] of cases)
-      expectError(await call('PATCH', '/payment-gateways/bacs', payload), 400, code);
+      expectError(await admin(t, 'PATCH', '/payment-gateways/bacs', payload), 400, code);
     for (const id of [encodeURIComponent(SQL), encodeURIComponent('../bacs'), 'BACS', 'x'.repeat(60)]) {
       expectError(
-        await call('PATCH', `/payment-gateways/${id}`, { enabled: false }),
+        await admin(t, 'PATCH', `/payment-gateways/${id}`, { enabled: false }),
         400,
         'rest_invalid_param',
       );
     }
-    expectError(await call('GET', '/payment-gateways?enabled=1'), 400, 'invalid_parameters');
+    expectError(await admin(t, 'GET', '/payment-gateways?enabled=1'), 400, 'invalid_parameters');
     expect(await list('/payment-gateways')).toEqual(before);
   });
 });

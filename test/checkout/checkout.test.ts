@@ -1,22 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
-import {
-  admin,
-  adminOk,
-  BILLING,
-  Browser,
-  createCoupon,
-  expectBody,
-  licensesOfOrder,
-  payOrder,
-  setSettings,
-  submit,
-  submitOk,
-  uniqueEmail,
-} from './helpers.js';
+import { Browser, createCoupon } from '../cart/helpers.js';
+import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { BILLING, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
+import { expectBody, licensesOfOrder, orderCount, payOrder, submit } from './helpers.js';
 
 let t: TestApp;
 let verifier: Server;
@@ -51,15 +39,6 @@ afterAll(async () => {
 });
 
 const billing = (extra: Record<string, unknown> = {}) => ({ ...BILLING, email: uniqueEmail(), ...extra });
-const orderCount = async () =>
-  Number(
-    (
-      await t.app.services.database.db
-        .selectFrom('orders')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
 
 describe('bootstrap', () => {
   it('answers no-store headers exactly and the bootstrap object for a guest', async () => {
@@ -238,10 +217,14 @@ describe('submit', () => {
     const p = await createProduct(t);
     const b = new Browser(t);
     await b.add(p.id);
-    const out = await submitOk(b, {
-      items: [{ product_id: p.id, variation_id: 0, qty: 1, meta: [] }],
-      billing: billing(),
-    });
+    const out = await createOrder(
+      t,
+      {
+        items: [{ product_id: p.id, variation_id: 0, qty: 1, meta: [] }],
+        billing: billing(),
+      },
+      b,
+    );
     expect(out).toMatchObject({ ok: true, status: 'pending', user_logged_in: true });
     expect(out.order_key).toMatch(/^order_[0-9a-f]{32}$/);
     expect(out.pay_url).toContain(`/v1/checkout/pay-order/${out.order_id}?key=`);
@@ -258,11 +241,11 @@ describe('submit', () => {
   });
 
   it('submit without items: {error:"No items provided"}, nothing created', async () => {
-    const n = await orderCount();
+    const n = await orderCount(t);
     const { res, body } = await submit(new Browser(t), { billing: billing() });
     expect(res.statusCode).toBe(400);
     expect(body.error).toBe('No items provided');
-    expect(await orderCount()).toBe(n);
+    expect(await orderCount(t)).toBe(n);
   });
 
   it('rate limits order attempts per IP and per email (checkout_rate_limit per 10 minutes)', async () => {
@@ -330,14 +313,14 @@ describe('submit', () => {
       type: 'subscription',
       subscription: { period: 'month', interval: 1 },
     });
-    const n = await orderCount();
+    const n = await orderCount(t);
     const { res, body } = await submit(new Browser(t), {
       items: [{ product_id: s.id, qty: 1 }],
       billing: billing(),
     });
     expect(res.statusCode).toBe(401);
     expect(body.error).toMatch(/logged in/i);
-    expect(await orderCount()).toBe(n);
+    expect(await orderCount(t)).toBe(n);
   });
 
   it('currency checks: currency_rate_stale and currency_gateway_mismatch; the rate is locked on the order', async () => {
@@ -384,12 +367,12 @@ describe('submit', () => {
       usage_limit_per_user: 1,
     });
     const email = uniqueEmail('coupon');
-    await submitOk(new Browser(t), {
+    await createOrder(t, {
       items: [{ product_id: p.id, qty: 1 }],
       billing: billing({ email }),
       coupons: ['ONCEEACH'],
     });
-    const n = await orderCount();
+    const n = await orderCount(t);
     const b = new Browser(t);
     await b.add(p.id);
     const { res, body } = await submit(b, {
@@ -399,7 +382,7 @@ describe('submit', () => {
     });
     expect(res.statusCode).toBe(409);
     expect(body.error_code).toBe('coupon_failed');
-    expect(await orderCount()).toBe(n);
+    expect(await orderCount(t)).toBe(n);
     expect((await b.cart()).items).toHaveLength(1);
   });
 
@@ -407,13 +390,17 @@ describe('submit', () => {
     const p = await createProduct(t);
     const email = uniqueEmail('auto');
     const b = new Browser(t);
-    const first = await submitOk(b, { items: [{ product_id: p.id, qty: 1 }], billing: billing({ email }) });
+    const first = await createOrder(
+      t,
+      { items: [{ product_id: p.id, qty: 1 }], billing: billing({ email }) },
+      b,
+    );
     expect(first.user_logged_in).toBe(true);
     expect(first.nonce).toMatch(/^[0-9a-f]{32}$/);
     expect(b.cookies.has('tollgate_session')).toBe(true);
     const me = await b.get('/auth/me');
     expect(me.json().user.email).toBe(email);
-    const second = await submitOk(new Browser(t), {
+    const second = await createOrder(t, {
       items: [{ product_id: p.id, qty: 1 }],
       billing: billing({ email }),
     });
@@ -437,7 +424,7 @@ describe('submit', () => {
 
   it('stock is held at order creation and given back when the order is cancelled', async () => {
     const p = await createProduct(t, { stock_quantity: 2 });
-    const out = await submitOk(new Browser(t), { items: [{ product_id: p.id, qty: 2 }], billing: billing() });
+    const out = await createOrder(t, { items: [{ product_id: p.id, qty: 2 }], billing: billing() });
     expect((await adminOk<{ stock_quantity: number }>(t, 'GET', `/products/${p.id}`)).stock_quantity).toBe(0);
     const again = await submit(new Browser(t), { items: [{ product_id: p.id, qty: 1 }], billing: billing() });
     expect(again.res.statusCode).toBe(409);
@@ -447,7 +434,7 @@ describe('submit', () => {
   });
 
   it('bad input is a specific 4xx and creates nothing', async () => {
-    const n = await orderCount();
+    const n = await orderCount(t);
     const b = new Browser(t);
     expectError(await b.post('/checkout/submit', '{not json'), 400, 'rest_invalid_json');
     expectError(
@@ -476,7 +463,7 @@ describe('submit', () => {
       400,
       'invalid_currency',
     );
-    expect(await orderCount()).toBe(n);
+    expect(await orderCount(t)).toBe(n);
   });
 });
 
@@ -484,7 +471,7 @@ describe('receipt and pay-order', () => {
   it('receipt: key, owner or administrator; otherwise exactly {error} with HTTP 200', async () => {
     const p = await createProduct(t);
     const b = new Browser(t);
-    const out = await submitOk(b, { items: [{ product_id: p.id, qty: 1 }], billing: billing() });
+    const out = await createOrder(t, { items: [{ product_id: p.id, qty: 1 }], billing: billing() }, b);
     const byKey = await new Browser(t).get(`/checkout/order/${out.order_id}?key=${out.order_key}`);
     expect(byKey.json()).toMatchObject({
       ok: true,
@@ -516,7 +503,7 @@ describe('receipt and pay-order', () => {
 
   it('pay-order rules: access, already paid, original gateway, declined card', async () => {
     const p = await createProduct(t);
-    const out = await submitOk(new Browser(t), { items: [{ product_id: p.id, qty: 1 }], billing: billing() });
+    const out = await createOrder(t, { items: [{ product_id: p.id, qty: 1 }], billing: billing() });
     const stranger = new Browser(t);
     const denied = await payOrder(stranger, out.order_id, { payment_method: 'test_card' });
     expect(denied.statusCode).toBe(403);
@@ -557,7 +544,7 @@ describe('receipt and pay-order', () => {
 
   it('offline gateways put the order on-hold; the administrator moving it to processing issues the license', async () => {
     const p = await createProduct(t);
-    const out = await submitOk(new Browser(t), {
+    const out = await createOrder(t, {
       items: [{ product_id: p.id, qty: 1 }],
       billing: billing(),
       payment_method: 'bacs',

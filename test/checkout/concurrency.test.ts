@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectUnderTest } from '../helpers/db.js';
 import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Parallel submits over real HTTP. SQLite: one server process. PostgreSQL: two server processes
@@ -18,11 +19,11 @@ beforeAll(async () => {
   // Another server process sees a settings change within a second (its settings cache): wait
   // until every process does, or its first submits meet the default limit of 5 per address.
   for (const server of servers) {
-    for (let i = 0; i < 50; i++) {
-      const settings = await adminCall('GET', '/settings', undefined, server);
-      if (settings.checkout_rate_limit === 1000) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      async () => (await adminCall('GET', '/settings', undefined, server)).checkout_rate_limit === 1000,
+      `${server.url} to see checkout_rate_limit 1000`,
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
   }
 }, 90_000);
 

@@ -1,14 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { admin, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import { dialectUnderTest } from '../helpers/db.js';
-import { createLicense, setLicenseColumns } from '../helpers/licensing.js';
-import { publish, softwareProduct } from '../releases/helpers.js';
-import { admin, call, download, protectedFixture, publicFixture, settings } from './helpers.js';
+import {
+  createCustomer,
+  createLicense,
+  publish,
+  setLicenseColumns,
+  softwareProduct,
+} from '../helpers/factories.js';
+import { call, download, protectedFixture, publicFixture } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
-  await settings(t, { rate_limit: 100 });
+  await setSettings(t, { rate_limit: 100 });
 });
 afterAll(async () => t.close());
 
@@ -92,9 +97,9 @@ describe('GET|POST /software/check', () => {
 
   it('preflight errors: module_disabled, missing_params, current_version_required, product_not_found, license_required', async () => {
     const f = await protectedFixture(t);
-    await settings(t, { software_enabled: false });
+    await setSettings(t, { software_enabled: false });
     expectError(await check({ slug: f.slug, version: '1.0.0' }), 503, 'module_disabled');
-    await settings(t, { software_enabled: true });
+    await setSettings(t, { software_enabled: true });
     expectError(await check({ slug: f.slug }), 400, 'missing_params');
     expectError(await check({ version: '1.0.0' }), 400, 'missing_params');
     expectError(await check({ slug: f.slug, version: '' }), 400, 'current_version_required');
@@ -133,9 +138,9 @@ describe('GET /software/changelog', () => {
       ['changelog', '{"narrative":"New","points":[{"type":"added","text":"X"}]}'],
     ]);
     await publish(t, p.product.id, '1.2.0', [['status', 'draft']]);
-    await settings(t, { software_enabled: false });
+    await setSettings(t, { software_enabled: false });
     const res = await call(t, 'GET', `/software/changelog?slug=${p.slug}`);
-    await settings(t, { software_enabled: true });
+    await setSettings(t, { software_enabled: true });
     expect(res.statusCode).toBe(200);
     const b = res.json();
     expect(b.slug).toBe(p.slug);
@@ -168,14 +173,14 @@ describe('GET /software/changelog', () => {
     const b = await softwareProduct(t);
     await db().updateTable('products').set({ slug: a.slug }).where('id', '=', b.id).execute();
     expectError(await call(t, 'GET', `/software/changelog?slug=${a.slug}`), 409, 'software_slug_ambiguous');
-    await settings(t, { rate_limit: 1 });
+    await setSettings(t, { rate_limit: 1 });
     const p = await publicFixture(t);
     for (let i = 0; i < 15; i++) {
       expect(
         (await call(t, 'GET', `/software/changelog?slug=${p.slug}`, undefined, {}, '10.9.9.9')).statusCode,
       ).toBe(200);
     }
-    await settings(t, { rate_limit: 100 });
+    await setSettings(t, { rate_limit: 100 });
   });
 });
 
@@ -245,9 +250,9 @@ describe('GET external-link', () => {
       status: 'draft',
     });
     expectError(await link(f.product.id, draft.json().version_id, f.creds), 410, 'release_not_published');
-    await settings(t, { software_enabled: false });
+    await setSettings(t, { software_enabled: false });
     expectError(await link(f.product.id, ext.version_id, f.creds), 503, 'module_disabled');
-    await settings(t, { software_enabled: true });
+    await setSettings(t, { software_enabled: true });
   });
 
   it('artifact problems of an external record: 500 artifact_integrity_missing, 501 unsupported_storage_driver', async () => {

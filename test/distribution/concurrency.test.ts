@@ -7,8 +7,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/random.js';
 import { dialectUnderTest } from '../helpers/db.js';
+import { makeZip } from '../helpers/factories.js';
 import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
-import { makeZip } from '../releases/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Real HTTP against the real server: single use under a burst of parallel redemptions (on
@@ -149,7 +150,9 @@ describe(`download tokens over real HTTP (${dialectUnderTest})`, () => {
           return false; // closed while listing
         }
       });
-    for (let i = 0; i < 100 && openVaultFiles().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => openVaultFiles().length === 0, 'the server to close the vault file', {
+      timeoutMs: 5000,
+    });
     expect(openVaultFiles()).toEqual([]);
     // A fresh package still downloads in full.
     const fresh = await fetch(await packageUrl(base, f.body));

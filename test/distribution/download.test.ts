@@ -1,26 +1,24 @@
 import { readFileSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { iso } from '../../src/clock.js';
 import { TOKEN_RETENTION_MS } from '../../src/modules/distribution/tokens.js';
 import { sha256 } from '../../src/random.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { setLicenseColumns } from '../helpers/licensing.js';
 import {
   admin,
-  call,
-  download,
-  type Fixture,
-  issue,
-  protectedFixture,
-  publicFixture,
-  settings,
-  tokenOf,
-} from './helpers.js';
+  advanceClock,
+  createTestApp,
+  expectError,
+  setSettings,
+  type TestApp,
+} from '../helpers/app.js';
+import { setLicenseColumns } from '../helpers/factories.js';
+import { waitFor } from '../helpers/wait.js';
+import { call, download, type Fixture, issue, protectedFixture, publicFixture, tokenOf } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp({ env: { TEST_CLOCK: '1' } });
-  await settings(t, { rate_limit: 100 });
+  await setSettings(t, { rate_limit: 100 });
 });
 afterAll(async () => t.close());
 
@@ -131,9 +129,9 @@ describe('GET /software/download: refusals that never consume', () => {
   });
 
   it('503 module_disabled while distribution is off', async () => {
-    await settings(t, { software_enabled: false });
+    await setSettings(t, { software_enabled: false });
     expectError(await download(t, url), 503, 'module_disabled');
-    await settings(t, { software_enabled: true });
+    await setSettings(t, { software_enabled: true });
     await unclaimed(url);
     expect((await download(t, url)).statusCode).toBe(200);
   });
@@ -143,7 +141,7 @@ describe('GET /software/download: token states', () => {
   it('403 token_expired once the lifetime has passed (test clock)', async () => {
     const f = await protectedFixture(t);
     const { download_url } = await issue(t, f);
-    await admin(t, 'POST', '/test-clock', { advance_seconds: 5 * 60 });
+    await advanceClock(t, 5 * 60);
     expectError(await download(t, download_url), 403, 'token_expired');
   });
 
@@ -275,9 +273,9 @@ describe('GET /software/download: re-checks in the claim transaction', () => {
     await setLicenseColumns(db(), f.licenseId, { entitlement_policy: null, status: 'revoked' });
     expectError(await download(t, a), 403, 'revoked');
     await setLicenseColumns(db(), f.licenseId, { status: 'active' });
-    await settings(t, { licensing_enabled: false });
+    await setSettings(t, { licensing_enabled: false });
     expectError(await download(t, a), 503, 'licensing_unavailable');
-    await settings(t, { licensing_enabled: true });
+    await setSettings(t, { licensing_enabled: true });
     await unclaimed(a);
     expect((await download(t, a)).statusCode).toBe(200);
   });
@@ -408,8 +406,6 @@ describe('GET /software/download: artifact checks before the claim', () => {
 
 const issuer = () => t.app.services.distribution.issuer;
 const exists = async (url: string) => (await tokenQuery(url).executeTakeFirst()) !== undefined;
-const advance = async (seconds: number) =>
-  expect((await admin(t, 'POST', '/test-clock', { advance_seconds: seconds })).statusCode).toBe(200);
 const tokenCount = async () =>
   Number(
     (
@@ -438,18 +434,21 @@ describe('download token retention', () => {
     const old = [used, unclaimed, invalidated];
 
     // Seven days after issuance they expired 7 days minus the 5-minute lifetime ago: all kept.
-    await advance(TOKEN_RETENTION_MS / 1000);
+    await advanceClock(t, TOKEN_RETENTION_MS / 1000);
     await issuer().prune();
     for (const url of old) expect(await exists(url)).toBe(true);
     expectError(await download(t, unclaimed), 403, 'token_expired');
     expectError(await download(t, used), 403, 'token_expired');
 
     // Past retention: the next mint prunes them (in the background, at most once an hour).
-    await advance(6 * 60);
+    await advanceClock(t, 6 * 60);
     const fresh = (await issue(t, f)).download_url;
-    await vi.waitFor(async () => {
-      for (const url of old) expect(await exists(url)).toBe(false);
-    });
+    const gone = async () => {
+      for (const url of old) if (await exists(url)) return false;
+      return true;
+    };
+    await waitFor(gone, 'the background prune of the expired tokens');
+    for (const url of old) expect(await exists(url)).toBe(false);
     expect(await exists(fresh)).toBe(true);
     expectError(await download(t, unclaimed), 403, 'invalid_token');
     expectError(await download(t, used), 403, 'invalid_token');

@@ -2,9 +2,16 @@ import { randomInt } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
-import type { ApiProduct } from '../helpers/catalogue.js';
-import { adminId, createLicense, identity, type LicenseBody } from '../helpers/licensing.js';
-import { makeZip, publish, softwareProduct } from '../releases/helpers.js';
+import {
+  type ApiProduct,
+  adminId,
+  createLicense,
+  identity,
+  type LicenseBody,
+  makeZip,
+  publish,
+  softwareProduct,
+} from '../helpers/factories.js';
 
 /** A fresh loopback-looking address per call, so the per-IP rate bucket never interferes. */
 export const someIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
@@ -29,16 +36,6 @@ export function call(
 export const pkg = (t: TestApp, body: Record<string, unknown>, ip?: string) =>
   call(t, 'POST', '/software/package', body, {}, ip);
 
-export const settings = async (t: TestApp, patch: Record<string, unknown>) => {
-  const res = await t.app.inject({
-    method: 'PATCH',
-    url: '/v1/settings',
-    headers: t.adminAuth,
-    payload: patch,
-  });
-  expect(res.statusCode).toBe(200);
-};
-
 export interface Fixture {
   product: ApiProduct;
   slug: string;
@@ -51,6 +48,13 @@ export interface Fixture {
   /** The request fields of a protected package request for this site. */
   creds: { license_key: string; site_url: string; installation_id: string };
 }
+
+/** The fields that name a licensed site in package and check requests. */
+export const siteCreds = (licenseKey: string, site: { domain: string; installation_id: string }) => ({
+  license_key: licenseKey,
+  site_url: `https://${site.domain}/`,
+  installation_id: site.installation_id,
+});
 
 /** A protected product with slug, one published release, a license and an active site. */
 export async function protectedFixture(
@@ -84,11 +88,7 @@ export async function protectedFixture(
     activationId: act.json().activation_id,
     zip,
     release,
-    creds: {
-      license_key: license.license_key,
-      site_url: `https://${site.domain}/`,
-      installation_id: site.installation_id,
-    },
+    creds: siteCreds(license.license_key, site),
   };
 }
 
@@ -113,13 +113,4 @@ export async function issue(t: TestApp, f: Fixture, purpose = 'install') {
   const res = await pkg(t, { slug: f.slug, purpose, ...f.creds });
   if (res.statusCode !== 200) throw new Error(`package failed: ${res.statusCode} ${res.body}`);
   return res.json() as { download_url: string; [k: string]: unknown };
-}
-
-export async function admin(t: TestApp, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url: `/v1${url}`,
-    headers: t.adminAuth,
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
 }

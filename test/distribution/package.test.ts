@@ -1,32 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/random.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
+import { admin, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import {
   adminId,
   createLicense,
+  createProduct,
   createSubscription,
   identity,
+  publish,
   setLicenseColumns,
-} from '../helpers/licensing.js';
-import { publish, softwareProduct } from '../releases/helpers.js';
-import {
-  admin,
-  call,
-  download,
-  type Fixture,
-  pkg,
-  protectedFixture,
-  publicFixture,
-  settings,
-  tokenOf,
-} from './helpers.js';
+  softwareProduct,
+} from '../helpers/factories.js';
+import { call, download, type Fixture, pkg, protectedFixture, publicFixture, tokenOf } from './helpers.js';
 
 let t: TestApp;
 let f: Fixture;
 beforeAll(async () => {
   t = await createTestApp();
-  await settings(t, { rate_limit: 100 });
+  await setSettings(t, { rate_limit: 100 });
   f = await protectedFixture(t);
 });
 afterAll(async () => t.close());
@@ -98,7 +89,7 @@ describe('POST /software/package: the response', () => {
   });
 
   it('token lifetime follows token_expiry (minutes)', async () => {
-    await settings(t, { token_expiry: 12 });
+    await setSettings(t, { token_expiry: 12 });
     await pkg(t, body());
     const row = await db()
       .selectFrom('download_tokens')
@@ -106,7 +97,7 @@ describe('POST /software/package: the response', () => {
       .orderBy('id', 'desc')
       .executeTakeFirstOrThrow();
     expect(new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()).toBe(12 * 60_000);
-    await settings(t, { token_expiry: 5 });
+    await setSettings(t, { token_expiry: 5 });
   });
 
   it('the token is bound to the activation revision the preflight read, and redeems with it', async () => {
@@ -172,9 +163,9 @@ describe('POST /software/package: the response', () => {
 
 describe('POST /software/package: preflight errors in the documented order', () => {
   it('503 module_disabled before anything else', async () => {
-    await settings(t, { software_enabled: false });
+    await setSettings(t, { software_enabled: false });
     expectError(await pkg(t, { nonsense: 1 }), 503, 'module_disabled');
-    await settings(t, { software_enabled: true });
+    await setSettings(t, { software_enabled: true });
   });
 
   it('400 missing_params without slug or purpose, even with unknown fields', async () => {
@@ -241,10 +232,10 @@ describe('POST /software/package: preflight errors in the documented order', () 
 
   it('503 licensing_unavailable for a protected product while licensing is off; public still served', async () => {
     const p = await publicFixture(t);
-    await settings(t, { licensing_enabled: false });
+    await setSettings(t, { licensing_enabled: false });
     expectError(await pkg(t, body()), 503, 'licensing_unavailable');
     expect((await pkg(t, { slug: p.slug, purpose: 'install' })).statusCode).toBe(200);
-    await settings(t, { licensing_enabled: true });
+    await setSettings(t, { licensing_enabled: true });
   });
 
   it('a missing or invalid licensing setting is protected (fail closed): license_required', async () => {

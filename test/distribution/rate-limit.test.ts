@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { call, pkg, protectedFixture, publicFixture, settings } from './helpers.js';
+import { advanceClock, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { call, pkg, protectedFixture, publicFixture } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -13,17 +13,12 @@ async function freshWindow() {
   const res = await t.app.inject({ method: 'GET', url: '/v1/test-clock', headers: t.adminAuth });
   const now = new Date(res.json().now).getTime();
   const seconds = 60 - (Math.floor(now / 1000) % 60);
-  await t.app.inject({
-    method: 'POST',
-    url: '/v1/test-clock',
-    headers: t.adminAuth,
-    payload: { advance_seconds: seconds },
-  });
+  await advanceClock(t, seconds);
 }
 
 describe('issuance rate limits', () => {
   it('per license id across addresses: the 4th request in a minute is 429 rate_limited, retry_after 60', async () => {
-    await settings(t, { rate_limit: 3 });
+    await setSettings(t, { rate_limit: 3 });
     const f = await protectedFixture(t);
     await freshWindow();
     for (let i = 0; i < 3; i++)
@@ -44,17 +39,12 @@ describe('issuance rate limits', () => {
     const g = await protectedFixture(t);
     expect((await pkg(t, { slug: g.slug, purpose: 'install', ...g.creds })).statusCode).toBe(200);
     // A new window opens after a minute.
-    await t.app.inject({
-      method: 'POST',
-      url: '/v1/test-clock',
-      headers: t.adminAuth,
-      payload: { advance_seconds: 60 },
-    });
+    await advanceClock(t, 60);
     expect((await pkg(t, { slug: f.slug, purpose: 'install', ...f.creds })).statusCode).toBe(200);
   });
 
   it('public products: per product and address; unknown products: per address; rate_limited comes before product_not_found', async () => {
-    await settings(t, { rate_limit: 2 });
+    await setSettings(t, { rate_limit: 2 });
     const p = await publicFixture(t);
     await freshWindow();
     const ip = '10.200.0.1';
@@ -69,7 +59,7 @@ describe('issuance rate limits', () => {
   });
 
   it('the per-address cap max(10, min(500, limit x 5)) applies across licenses', async () => {
-    await settings(t, { rate_limit: 1 });
+    await setSettings(t, { rate_limit: 1 });
     const ip = '10.201.0.1';
     const fixtures = [];
     for (let i = 0; i < 11; i++) fixtures.push(await protectedFixture(t));

@@ -2,19 +2,28 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { verify } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOk, BILLING, Browser, payOrder, setSettings, submitOk } from '../checkout/helpers.js';
-import { pkg } from '../distribution/helpers.js';
-import { createCustomer, createTestApp, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
-import { identity } from '../helpers/licensing.js';
-import { makeZip, publish, softwareProduct } from '../releases/helpers.js';
-import { configureWebhooks, type Receiver, startReceiver, waitFor } from '../webhooks/helpers.js';
+import { Browser } from '../cart/helpers.js';
+import { payOrder } from '../checkout/helpers.js';
+import { pkg, siteCreds } from '../distribution/helpers.js';
+import { adminOk, createTestApp, post, setSettings, type TestApp } from '../helpers/app.js';
+import {
+  BILLING,
+  createCustomer,
+  createOrder,
+  createProduct,
+  identity,
+  makeZip,
+  publish,
+  softwareProduct,
+  uniqueEmail,
+} from '../helpers/factories.js';
+import { waitFor } from '../helpers/wait.js';
+import { type Receiver, startReceiver } from '../webhooks/helpers.js';
 
 const CARD = { payment_method: 'test_card', payment_data: { card_number: '4242424242424242' } };
 const SECRET = 'e2e-webhook-secret-of-the-store';
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const uniqueEmail = (tag: string) => `${tag}-${Math.random().toString(36).slice(2)}@example.com`;
 
 interface AccountLicense {
   id: number;
@@ -70,10 +79,14 @@ describe('e2e: purchase → license → activation → package download', () => 
     const added = await b.add(product.id);
     expect(added.cart.items.map((i) => i.product_id)).toEqual([product.id]);
 
-    const out = await submitOk(b, {
-      items: added.cart.items.map((i) => ({ product_id: i.product_id, qty: i.quantity })),
-      billing: { ...BILLING, email },
-    });
+    const out = await createOrder(
+      t,
+      {
+        items: added.cart.items.map((i) => ({ product_id: i.product_id, qty: i.quantity })),
+        billing: { ...BILLING, email },
+      },
+      b,
+    );
     expect(out.status).toBe('pending');
     expect((await b.cart()).items).toEqual([]);
     // Nothing is issued before payment.
@@ -103,19 +116,13 @@ describe('e2e: purchase → license → activation → package download', () => 
     expect(listed.licenses.map((l) => [l.id, l.license_key])).toEqual([[license.id, license.license_key]]);
 
     const site = identity('shop.e2e.example.com');
-    const act = await t.app.inject({
-      method: 'POST',
-      url: '/v1/licenses/activate',
-      payload: { license_key: license.license_key, ...site },
-    });
+    const act = await post(t, '/licenses/activate', { license_key: license.license_key, ...site });
     expect(act.statusCode, act.body).toBe(200);
 
     const res = await pkg(t, {
       slug: product.slug,
       purpose: 'install',
-      license_key: license.license_key,
-      site_url: `https://${site.domain}/`,
-      installation_id: site.installation_id,
+      ...siteCreds(license.license_key, site),
     });
     expect(res.statusCode, res.body).toBe(200);
     const pack = res.json() as {
@@ -147,7 +154,7 @@ describe('e2e: subscription purchase → renewal → license.renewed webhook', (
     t = await createTestApp({ env: { TEST_CLOCK: '1' } });
     await setSettings(t, { checkout_rate_limit: 1000 });
     receiver = await startReceiver(200);
-    await configureWebhooks(t, { webhook_url: receiver.url, webhook_secret: SECRET });
+    await setSettings(t, { webhook_url: receiver.url, webhook_secret: SECRET });
     t.app.services.dispatcher.start();
   });
   afterAll(async () => {
@@ -163,10 +170,14 @@ describe('e2e: subscription purchase → renewal → license.renewed webhook', (
       entitlement_policy: { usage: { mode: 'days', days: 30 }, updates: { mode: 'license' } },
     });
     const { b, customer, email } = await customerBrowser(t, 'e2e-subscriber');
-    const out = await submitOk(b, {
-      items: [{ product_id: product.id, qty: 1 }],
-      billing: { ...BILLING, email },
-    });
+    const out = await createOrder(
+      t,
+      {
+        items: [{ product_id: product.id, qty: 1 }],
+        billing: { ...BILLING, email },
+      },
+      b,
+    );
     const paid = await payOrder(b, out.order_id, CARD);
     expect(paid.json(), paid.body).toMatchObject({ ok: true });
 
@@ -259,10 +270,14 @@ describe('e2e: an unpaid renewal puts the subscription on hold, then expires it'
       subscription: { period: 'month', interval: 1 },
     });
     const { b, email } = await customerBrowser(t, 'e2e-lapsed');
-    const out = await submitOk(b, {
-      items: [{ product_id: product.id, qty: 1 }],
-      billing: { ...BILLING, email },
-    });
+    const out = await createOrder(
+      t,
+      {
+        items: [{ product_id: product.id, qty: 1 }],
+        billing: { ...BILLING, email },
+      },
+      b,
+    );
     expect((await payOrder(b, out.order_id, CARD)).json()).toMatchObject({ ok: true });
     const [license] = await accountLicenses(b);
     const subId = license!.subscription_id!;
@@ -330,10 +345,14 @@ describe('e2e: an unpaid renewal puts the subscription on hold, then expires it'
       subscription: { period: 'month', interval: 1 },
     });
     const { b, email } = await customerBrowser(t, 'e2e-late-payer');
-    const out = await submitOk(b, {
-      items: [{ product_id: product.id, qty: 1 }],
-      billing: { ...BILLING, email },
-    });
+    const out = await createOrder(
+      t,
+      {
+        items: [{ product_id: product.id, qty: 1 }],
+        billing: { ...BILLING, email },
+      },
+      b,
+    );
     await payOrder(b, out.order_id, CARD);
     const [license] = await accountLicenses(b);
     const subId = license!.subscription_id!;

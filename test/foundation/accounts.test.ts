@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADMIN,
-  basic,
-  createCustomer,
-  createTestApp,
-  expectError,
-  login,
-  type TestApp,
-} from '../helpers/app.js';
+import { ADMIN, basic, createTestApp, expectError, login, type TestApp } from '../helpers/app.js';
+import { createCustomer } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -8,6 +8,7 @@ import { Checkpointer } from '../../src/db/checkpointer.js';
 import { openDatabase } from '../../src/db/database.js';
 import { precompile } from '../../src/db/precompiled.js';
 import { openSqlite } from '../../src/db/sqlite.js';
+import { waitFor } from '../helpers/wait.js';
 
 // WAL checkpoints on a worker thread while writes are busy (src/db/checkpointer.ts), on a SQLite
 // file whichever database the rest of the suite uses.
@@ -35,15 +36,10 @@ afterEach(async () => {
 const autocheckpoint = () => sqlite.pragma('wal_autocheckpoint', { simple: true });
 const insert = (bytes = 100) => sqlite.prepare('insert into t (body) values (?)').run(Buffer.alloc(bytes, 7));
 /**
- * Waits for a state, however long a loaded machine takes to reach it (the test's own timeout is
- * the bound); `meanwhile` runs between looks.
+ * A loaded machine may take long to reach a state: wait for it up to 25 s (under the test's own
+ * timeout of 30 s), looking every 20 ms.
  */
-const until = async (what: () => boolean, meanwhile = () => {}) => {
-  while (!what()) {
-    meanwhile();
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+const SLOW = { timeoutMs: 25_000, intervalMs: 20 };
 /** Tells the checkpointer of a busy second's worth of commits, without writing (keeps it from going idle). */
 const stayBusy = () => {
   for (let i = 0; i < 5; i++) checkpointer.committed();
@@ -87,16 +83,20 @@ describe('WAL checkpoints', () => {
     }
     const walFrames = 1024; // at least one 4 KiB page a row
     // Its own report says when every frame of the WAL is in the file; busy until then.
-    await until(() => {
-      const last = checkpointer.last;
-      return last !== null && last.log >= walFrames && last.checkpointed === last.log;
-    }, stayBusy);
+    await waitFor(
+      () => {
+        const last = checkpointer.last;
+        return last !== null && last.log >= walFrames && last.checkpointed === last.log;
+      },
+      'every frame of the WAL checkpointed',
+      { ...SLOW, meanwhile: stayBusy },
+    );
     expect(statSync(file).size).toBeGreaterThan(before + 4_000_000);
     expect(sqlite.prepare('select count(*) as n from t where length(body) = 4000').get()).toEqual({
       n: 1024,
     });
     // Left quiet, it goes, and SQLite checkpoints on its own again.
-    await until(() => !checkpointer.running);
+    await waitFor(() => !checkpointer.running, 'the checkpoint worker to stop', SLOW);
     expect(autocheckpoint()).toBe(1000);
   });
 
@@ -107,7 +107,7 @@ describe('WAL checkpoints', () => {
       pollMs: 20,
     });
     makeBusy();
-    await until(() => !checkpointer.running);
+    await waitFor(() => !checkpointer.running, 'the checkpoint worker to stop', SLOW);
     expect(autocheckpoint()).toBe(1000);
     commit(50);
     expect(checkpointer.running).toBe(false);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, download, issue, protectedFixture } from '../distribution/helpers.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { dialectUnderTest } from '../helpers/db.js';
-import { publish } from '../releases/helpers.js';
+import { publish } from '../helpers/factories.js';
 
 // The hot statements precompiled on SQLite's fast path (src/db/precompiled.ts): their SQL is kept
 // in a snapshot, so that any change to one shows in review, and each must find its rows through an

@@ -2,6 +2,7 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { shortLived } from '../../src/memory.js';
 import { borrowReadBuffer, READ_CHUNK, returnReadBuffer } from '../../src/modules/releases/storage/local.js';
+import { sleep } from '../helpers/wait.js';
 
 describe('memory of package transfers', () => {
   it('asks V8 for a young-generation collection every 8 MB of reported short-lived buffers', async () => {
@@ -14,7 +15,7 @@ describe('memory of package transfers', () => {
     const minor = () => kinds.filter((k) => k === constants.NODE_PERFORMANCE_GC_MINOR).length;
     try {
       for (let i = 0; i < 4; i++) shortLived(8 * 1024 * 1024);
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       expect(minor()).toBeGreaterThanOrEqual(4);
     } finally {
       observer.disconnect();

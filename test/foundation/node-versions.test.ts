@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQLITE_DRIVER } from '../../src/db/sqlite.js';
 import { SUPPORTED_NODE, unsupportedNode } from '../../src/node-version.js';
+import { makeZip } from '../helpers/factories.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
-import { makeZip } from '../releases/helpers.js';
 
 // The Node.js versions Tollgate runs on (docs/development.md, "Node.js versions"). CI runs the
 // suite on Node 20, 22 and 24: the server tests below run on whichever Node.js runs the suite.

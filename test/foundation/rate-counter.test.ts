@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vit
 import { openDatabase } from '../../src/db/database.js';
 import { MemoryCounts, RateCounter } from '../../src/http/rate-limit.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { sleep } from '../helpers/wait.js';
 
 // The software issuance counters (docs/distribution.md, Limits) and those of sign-in, on the
 // database under test: in the database, shared by every server process; the issuance counters in
@@ -28,7 +29,6 @@ const windows = async () =>
   );
 
 /** The prune runs beside the request that started it. */
-const settle = () => new Promise((r) => setTimeout(r, 50));
 
 describe('rate counters', () => {
   it('count per bucket and window, and say how long the window has left', async () => {
@@ -92,7 +92,7 @@ describe('rate counters', () => {
 
   it('drop windows older than a day, at most once a minute per process', async () => {
     await rates.hit('first', 60);
-    await settle();
+    await sleep(50);
     const start = Math.floor(nowMs / 1000) - 30;
     const old = Math.floor(nowMs / 1000) - 2 * 86400;
     await t.database.db
@@ -102,11 +102,11 @@ describe('rate counters', () => {
     // Within the minute after a prune: no other scan of the table.
     nowMs += 30_000;
     await rates.hitPair('x', 'y', 60);
-    await settle();
+    await sleep(50);
     expect(await windows()).toContain(`old@${old}`);
     nowMs += 31_000;
     await rates.hitPair('x', 'y', 60);
-    await settle();
+    await sleep(50);
     const left = await windows();
     expect(left).not.toContain(`old@${old}`);
     expect(left).toContain(`first@${start}`);

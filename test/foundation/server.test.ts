@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../helpers/app.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { startServer } from '../helpers/server.js';
+import { sleep } from '../helpers/wait.js';
 
 const dirs: string[] = [];
 const dbs: TestDatabase[] = [];
@@ -74,9 +75,9 @@ describe('the server process', () => {
       req.write(body.slice(0, 10));
       req.on('socket', (socket) =>
         socket.on('connect', async () => {
-          await new Promise((r) => setTimeout(r, 200));
+          await sleep(200);
           stopped = server.stop();
-          await new Promise((r) => setTimeout(r, 200));
+          await sleep(200);
           req.end(body.slice(10));
         }),
       );
@@ -123,10 +124,10 @@ describe('closing', () => {
           .on('error', reject)
           .end();
       });
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       const started = Date.now();
       const closed = t.close();
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       finish();
       expect(await body).toBe('helloworld');
       await closed;

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SettingsService } from '../../src/modules/settings/settings.service.js';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createCustomer } from '../helpers/factories.js';
+import { sleep } from '../helpers/wait.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -125,7 +127,7 @@ describe('the settings cache', () => {
     const settings = t.app.services.settings;
     await patch({ rate_limit: 10 });
     // Past the cache's lifetime, so the next read goes to the table.
-    await new Promise((r) => setTimeout(r, SettingsService.CACHE_MS + 50));
+    await sleep(SettingsService.CACHE_MS + 50);
     // A read of the settings table whose answer reaches the service only after the write below
     // has committed, as when a PostgreSQL read and write overlap on two connections of the pool.
     let release = () => {};

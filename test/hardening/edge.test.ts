@@ -1,9 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
-import { postForm, softwareProduct } from '../releases/helpers.js';
+import { createTestApp, expectError, postForm, type TestApp } from '../helpers/app.js';
+import { createProduct, softwareProduct } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LINGER_BYTES } from '../../src/http/linger.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { multipart, softwareProduct } from '../releases/helpers.js';
+import { createTestApp, multipart, type TestApp } from '../helpers/app.js';
+import { softwareProduct } from '../helpers/factories.js';
 
 let t: TestApp;
 let base: string;

@@ -1,9 +1,27 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BILLING, Browser, payOrder, setSettings, submitOk } from '../checkout/helpers.js';
-import { download, pkg } from '../distribution/helpers.js';
-import { ADMIN, basic, createCustomer, createTestApp, login, type TestApp } from '../helpers/app.js';
-import { adminId, createLicense, identity } from '../helpers/licensing.js';
-import { makeZip, postForm, softwareProduct } from '../releases/helpers.js';
+import { Browser } from '../cart/helpers.js';
+import { payOrder } from '../checkout/helpers.js';
+import { download, pkg, siteCreds } from '../distribution/helpers.js';
+import {
+  ADMIN,
+  basic,
+  createTestApp,
+  login,
+  post,
+  postForm,
+  setSettings,
+  type TestApp,
+} from '../helpers/app.js';
+import {
+  adminId,
+  BILLING,
+  createCustomer,
+  createLicense,
+  createOrder,
+  identity,
+  makeZip,
+  softwareProduct,
+} from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -63,26 +81,20 @@ it('at LOG_LEVEL=trace no line holds a password, cookie, nonce, license key, tok
   const license = await createLicense(t, { product_id: product.id, user_id: await adminId(t) });
   secrets['license key'] = license.license_key;
   const site = identity('shop.logs.example.com');
-  const act = await t.app.inject({
-    method: 'POST',
-    url: '/v1/licenses/activate',
-    payload: { license_key: license.license_key, ...site },
-  });
+  const act = await post(t, '/licenses/activate', { license_key: license.license_key, ...site });
   expect(act.statusCode).toBe(200);
-  const creds = {
-    slug: product.slug!,
-    license_key: license.license_key,
-    site_url: `https://${site.domain}/`,
-    installation_id: site.installation_id,
-  };
-  const res = await pkg(t, { purpose: 'install', ...creds });
+  const res = await pkg(t, {
+    slug: product.slug,
+    purpose: 'install',
+    ...siteCreds(license.license_key, site),
+  });
   expect(res.statusCode, res.body).toBe(200);
   const url = (res.json() as { download_url: string }).download_url;
   secrets['download token'] = new URL(url).searchParams.get('token')!;
   expect((await download(t, url)).statusCode).toBe(200);
   const check = await t.app.inject({
     method: 'GET',
-    url: `/v1/software/check?${new URLSearchParams({ ...creds, version: '1.0.0' })}`,
+    url: `/v1/software/check?${new URLSearchParams({ slug: product.slug!, ...siteCreds(license.license_key, site), version: '1.0.0' })}`,
   });
   expect(check.statusCode).toBe(200);
 
@@ -94,10 +106,14 @@ it('at LOG_LEVEL=trace no line holds a password, cookie, nonce, license key, tok
   await b.login(customer.email, customer.password);
   await b.add(product.id);
   secrets['cart cookie'] = b.cookies.get('tollgate_cart')!;
-  const order = await submitOk(b, {
-    items: [{ product_id: product.id, qty: 1 }],
-    billing: { ...BILLING, email: customer.email },
-  });
+  const order = await createOrder(
+    t,
+    {
+      items: [{ product_id: product.id, qty: 1 }],
+      billing: { ...BILLING, email: customer.email },
+    },
+    b,
+  );
   const paid = await payOrder(b, order.order_id, {
     payment_method: 'test_card',
     payment_data: { card_number: CARD },

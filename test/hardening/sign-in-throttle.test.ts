@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HashGate } from '../../src/modules/accounts/password.js';
 import { dialectUnderTest } from '../helpers/db.js';
 import { type Cluster, type ServerProcess, startCluster, startServer } from '../helpers/server.js';
+import { sleep } from '../helpers/wait.js';
 
 describe('the password hash gate', () => {
   it('runs a bounded number at once, queues a few, and refuses the rest at once with 503 server_busy', async () => {
@@ -26,7 +27,7 @@ describe('the password hash gate', () => {
       status: 503,
       data: { retry_after: 1 },
     });
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(order).toEqual(['first']);
     finishFirst();
     await Promise.all([first, second]);

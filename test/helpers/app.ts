@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,23 +75,97 @@ export async function login(app: App, email: string, password: string) {
   return { cookie: `tollgate_session=${cookie!.value}`, 'x-rest-nonce': nonce };
 }
 
-/** Creates a customer through the admin API and signs them in. */
-export async function createCustomer(t: TestApp, email: string, password = 'customer-password-1') {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/v1/users',
-    headers: t.adminAuth,
-    payload: { email, password, role: 'customer' },
-  });
-  if (res.statusCode !== 201) throw new Error(`create customer failed: ${res.body}`);
-  const user = res.json() as { id: number };
-  return { id: user.id, email, password, headers: await login(t.app, email, password) };
-}
-
 /** Asserts a REST error envelope: status and code, never message text. */
 export function expectError(res: LightMyRequestResponse, status: number, code: string) {
   const body = res.json() as { code?: string; data?: { status?: number } };
   if (res.statusCode !== status || body.code !== code || body.data?.status !== status) {
     throw new Error(`expected ${status} ${code}, got ${res.statusCode} ${res.body}`);
   }
+}
+
+export type AdminMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A request to `/v1<url>` as the administrator (application password); a JSON body when `payload` is given. */
+export function admin(t: TestApp, method: AdminMethod, url: string, payload?: unknown) {
+  return t.app.inject({
+    method,
+    url: `/v1${url}`,
+    headers: t.adminAuth,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+}
+
+/** `admin`, expecting a 2xx answer; answers its JSON body. */
+export async function adminOk<T = Record<string, unknown>>(
+  t: TestApp,
+  method: AdminMethod,
+  url: string,
+  payload?: unknown,
+): Promise<T> {
+  const res = await admin(t, method, url, payload);
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+  return res.json() as T;
+}
+
+/** PATCHes store settings (PATCH /settings) as the administrator, expecting 200 (e.g. `{webhook_url, webhook_secret}`). */
+export async function setSettings(t: TestApp, patch: Record<string, unknown>) {
+  const res = await admin(t, 'PATCH', '/settings', patch);
+  if (res.statusCode !== 200) throw new Error(`settings: ${res.statusCode} ${res.body}`);
+}
+
+/** Moves the test clock (an app built with TEST_CLOCK=1) `seconds` forward, expecting 200. */
+export async function advanceClock(t: TestApp, seconds: number) {
+  const res = await admin(t, 'POST', '/test-clock', { advance_seconds: seconds });
+  if (res.statusCode !== 200) throw new Error(`test clock: ${res.statusCode} ${res.body}`);
+  return res.json() as Record<string, unknown>;
+}
+
+/** An unauthenticated POST to `/v1<url>` (a JSON body), as a customer's site sends it. */
+export function post(t: TestApp, url: string, payload: unknown, headers: Record<string, string> = {}) {
+  return t.app.inject({ method: 'POST', url: `/v1${url}`, payload: payload as object, headers });
+}
+
+export type FormValue = string | { filename: string; content: Buffer; type?: string };
+
+/** A multipart/form-data body, parts in the order given. */
+export function multipart(fields: [string, FormValue][]): { body: Buffer; contentType: string } {
+  const boundary = `----tollgate${randomBytes(8).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  for (const [name, value] of fields) {
+    chunks.push(Buffer.from(`--${boundary}\r\n`));
+    if (typeof value === 'string') {
+      chunks.push(
+        Buffer.from(`Content-Disposition: form-data; name="${name}"\r\n\r\n`),
+        Buffer.from(value),
+        Buffer.from('\r\n'),
+      );
+    } else {
+      chunks.push(
+        Buffer.from(
+          `Content-Disposition: form-data; name="${name}"; filename="${value.filename}"\r\n` +
+            `Content-Type: ${value.type ?? 'application/zip'}\r\n\r\n`,
+        ),
+        value.content,
+        Buffer.from('\r\n'),
+      );
+    }
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** POSTs a multipart form to a path (the full path, `/v1` included) as the administrator unless told otherwise. */
+export function postForm(
+  t: TestApp,
+  url: string,
+  fields: [string, FormValue][],
+  headers: Record<string, string> = t.adminAuth,
+): Promise<LightMyRequestResponse> {
+  const { body, contentType } = multipart(fields);
+  return t.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...headers, 'content-type': contentType },
+    payload: body,
+  });
 }

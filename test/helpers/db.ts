@@ -28,27 +28,21 @@ export async function freshDatabase(): Promise<TestDatabase> {
     await admin.end();
     const url = new URL(serverUrl);
     url.pathname = `/${name}`;
-    const config: DatabaseConfig = { kind: 'postgres', url: url.href };
-    const database = openDatabase(config);
-    await migrateToLatest(database.db, database.dialect);
-    return {
-      config,
-      database,
-      async drop() {
-        await database.close().catch(() => {});
-        const c = new pg.Client({ connectionString: serverUrl });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await c.end();
-      },
-    };
+    return migrated({ kind: 'postgres', url: url.href }, async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    });
   }
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
-  const config: DatabaseConfig = {
-    kind: 'sqlite',
-    file: join(dir, 'tollgate.sqlite'),
-    synchronous: 'NORMAL',
-  };
+  return migrated({ kind: 'sqlite', file: join(dir, 'tollgate.sqlite'), synchronous: 'NORMAL' }, () =>
+    rmSync(dir, { recursive: true, force: true }),
+  );
+}
+
+/** Opens and migrates the database at `config`; `drop` closes it, then runs `remove`. */
+async function migrated(config: DatabaseConfig, remove: () => void | Promise<void>): Promise<TestDatabase> {
   const database = openDatabase(config);
   await migrateToLatest(database.db, database.dialect);
   return {
@@ -56,7 +50,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
     database,
     async drop() {
       await database.close().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
+      await remove();
     },
   };
 }

@@ -107,16 +107,7 @@ export async function startCluster(
   };
   const servers = [await startServer(env)];
   if (dialectUnderTest === 'postgres') servers.push(await startServer(env));
-  const res = await fetch(`${servers[0]!.url}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(admin),
-  });
-  const cookie = res.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('tollgate_session='))!
-    .split(';')[0]!;
-  const adminHeaders = { cookie, 'x-rest-nonce': ((await res.json()) as { nonce: string }).nonce };
+  const adminHeaders = await signIn(servers[0]!.url, admin.email, admin.password);
   return {
     servers,
     database,
@@ -128,4 +119,26 @@ export async function startCluster(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Signs in to a server process over real HTTP (POST /v1/auth/login) and answers the headers that
+ * authenticate that user's state-changing requests: the session cookie and X-REST-Nonce.
+ */
+export async function signIn(
+  baseUrl: string,
+  email: string,
+  password: string,
+): Promise<{ cookie: string; 'x-rest-nonce': string }> {
+  const res = await fetch(`${baseUrl}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
+  const cookie = res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('tollgate_session='))!
+    .split(';')[0]!;
+  return { cookie, 'x-rest-nonce': ((await res.json()) as { nonce: string }).nonce };
 }

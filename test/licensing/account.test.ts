@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createLicense, createProduct, identity, post } from '../helpers/licensing.js';
+import { createTestApp, expectError, post, setSettings, type TestApp } from '../helpers/app.js';
+import { createCustomer, createLicense, createProduct, identity } from '../helpers/factories.js';
 
 let t: TestApp;
 let alice: Awaited<ReturnType<typeof createCustomer>>;
@@ -15,7 +15,11 @@ afterAll(async () => t.close());
 const db = () => t.app.services.database.db;
 
 async function ownedLicense(userId: number, limit = 3) {
-  const p = await createProduct(db(), { name: 'Forms Pro', slug: 'forms-pro', activation_limit: limit });
+  const p = await createProduct(
+    t,
+    { name: 'Forms Pro', activation_limit: limit },
+    { via: 'database', software: { slug: 'forms-pro' } },
+  );
   const lic = await createLicense(t, { product_id: p.id, user_id: userId });
   const site = identity('alice-shop.example');
   const act = (await post(t, '/licenses/activate', { license_key: lic.license_key, ...site })).json();
@@ -116,12 +120,7 @@ describe('POST /account/licenses/{id}/deactivate', () => {
 
   it('disabled by the merchant -> 403 deactivation_disabled', async () => {
     const { lic, activationId } = await ownedLicense(alice.id);
-    await t.app.inject({
-      method: 'PATCH',
-      url: '/v1/settings',
-      headers: t.adminAuth,
-      payload: { customer_deactivation_enabled: false },
-    });
+    await setSettings(t, { customer_deactivation_enabled: false });
     try {
       expectError(
         await customerDeactivate(alice, lic.id, { activation_id: activationId }),
@@ -129,12 +128,7 @@ describe('POST /account/licenses/{id}/deactivate', () => {
         'deactivation_disabled',
       );
     } finally {
-      await t.app.inject({
-        method: 'PATCH',
-        url: '/v1/settings',
-        headers: t.adminAuth,
-        payload: { customer_deactivation_enabled: true },
-      });
+      await setSettings(t, { customer_deactivation_enabled: true });
     }
     expect(await status(activationId)).toBe('active');
   });

@@ -4,7 +4,7 @@ import type { Identity } from '../../src/modules/identity/identity.js';
 import { ActivationService } from '../../src/modules/licensing/activation.service.js';
 import { LicenseRepository } from '../../src/modules/licensing/license.repository.js';
 import type { OAuthActivation } from '../../src/modules/licensing/oauth.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createTestApp, expectError, post, setSettings, type TestApp } from '../helpers/app.js';
 import {
   adminId,
   createLicense,
@@ -12,9 +12,8 @@ import {
   createSubscription,
   identity,
   licenseFixture,
-  post,
   setLicenseColumns,
-} from '../helpers/licensing.js';
+} from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -25,8 +24,6 @@ afterAll(async () => t.close());
 const db = () => t.app.services.database.db;
 const activate = (payload: unknown, headers: Record<string, string> = {}) =>
   post(t, '/licenses/activate', payload, headers);
-const settings = (patch: Record<string, unknown>) =>
-  t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: t.adminAuth, payload: patch });
 const activeCount = async (licenseId: number) =>
   Number(
     (
@@ -133,11 +130,11 @@ describe('POST /licenses/activate', () => {
       variationIndex?: number,
       own?: number,
     ) => {
-      const p = await createProduct(db(), product);
+      const p = await createProduct(t, product, { via: 'database' });
       const lic = await createLicense(t, {
         product_id: p.id,
         user_id: await adminId(t),
-        ...(variationIndex !== undefined ? { variation_id: p.variationIds[variationIndex] } : {}),
+        ...(variationIndex !== undefined ? { variation_id: p.variations[variationIndex]!.id } : {}),
         ...(own !== undefined ? { activation_limit: own } : {}),
       });
       const res = (await activate({ license_key: lic.license_key, ...identity() })).json();
@@ -169,18 +166,18 @@ describe('POST /licenses/activate', () => {
       });
     });
     it('no product value falls back to settings.default_activation_limit', async () => {
-      await settings({ default_activation_limit: 4 });
+      await setSettings(t, { default_activation_limit: 4 });
       expect(await limitOf({})).toEqual({ limit: 4, remaining: 3 });
-      await settings({ default_activation_limit: 1 });
+      await setSettings(t, { default_activation_limit: 1 });
     });
     it('a global default of 0 is unlimited: activations_remaining -1', async () => {
-      await settings({ default_activation_limit: 0 });
+      await setSettings(t, { default_activation_limit: 0 });
       const { key } = await licenseFixture(t);
       for (let i = 0; i < 5; i++) {
         const res = await activate({ license_key: key, ...identity(`s${i}.example`) });
         expect(res.json().activations_remaining).toBe(-1);
       }
-      await settings({ default_activation_limit: 1 });
+      await setSettings(t, { default_activation_limit: 1 });
     });
     it("the license's own limit wins over everything", async () => {
       expect(await limitOf({ activation_limit: 5 }, undefined, 3)).toEqual({ limit: 3, remaining: 2 });
@@ -224,7 +221,7 @@ describe('POST /licenses/activate', () => {
     });
     it('linked subscription not active -> subscription_inactive; pending-cancel still activates', async () => {
       const owner = await adminId(t);
-      const p = await createProduct(db());
+      const p = await createProduct(t, {}, { via: 'database' });
       const cancelled = await createSubscription(db(), owner, p.id, 'cancelled');
       const lic = await createLicense(t, { product_id: p.id, user_id: owner, subscription_id: cancelled });
       expectError(
@@ -285,14 +282,14 @@ describe('POST /licenses/activate', () => {
       expect(await activeCount(license.id)).toBe(0);
     });
     it('the store setting applies when the product does not override; simple override beats it', async () => {
-      await settings({ activation_mode: 'oauth' });
+      await setSettings(t, { activation_mode: 'oauth' });
       try {
         const { key } = await licenseFixture(t);
         expectError(await activate({ license_key: key, ...identity() }), 400, 'missing_return_url');
         const simple = await licenseFixture(t, { activation_mode: 'simple' });
         expect((await activate({ license_key: simple.key, ...identity() })).statusCode).toBe(200);
       } finally {
-        await settings({ activation_mode: 'simple' });
+        await setSettings(t, { activation_mode: 'simple' });
       }
     });
     it('through an installed flow: 200 oauth_required with its redirect_url, then the token activates once', async () => {
@@ -355,11 +352,11 @@ describe('POST /licenses/activate', () => {
 
   it('licensing switched off: 503 licensing_unavailable, nothing stored (fail-closed)', async () => {
     const { key, license } = await licenseFixture(t);
-    await settings({ licensing_enabled: false });
+    await setSettings(t, { licensing_enabled: false });
     try {
       expectError(await activate({ license_key: key, ...identity() }), 503, 'licensing_unavailable');
     } finally {
-      await settings({ licensing_enabled: true });
+      await setSettings(t, { licensing_enabled: true });
     }
     expect(await activeCount(license.id)).toBe(0);
   });

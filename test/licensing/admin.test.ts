@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { admin, createTestApp, expectError, post, type TestApp } from '../helpers/app.js';
 import {
   adminId,
+  createCustomer,
   createLicense,
   createProduct,
   createSubscription,
   identity,
   licenseFixture,
-  post,
-} from '../helpers/licensing.js';
+} from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -17,13 +17,6 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const db = () => t.app.services.database.db;
-const admin = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({
-    method,
-    url: `/v1${url}`,
-    headers: t.adminAuth,
-    ...(payload ? { payload: payload as object } : {}),
-  });
 const revokedEvents = async () =>
   (await db().selectFrom('webhook_events').selectAll().where('event', '=', 'license.revoked').execute()).map(
     (e) => JSON.parse(e.payload) as { data: { license_id: number } },
@@ -58,13 +51,14 @@ const LICENSE_FIELDS = [
 describe('POST /licenses', () => {
   it('issues a license with a generated, grouped, high-entropy key and the license shape', async () => {
     const customer = await createCustomer(t, 'buyer@example.com');
-    const p = await createProduct(db(), {
-      name: 'Gallery Pro',
-      variations: [{ name: 'Agency', activation_limit: 25 }],
-    });
-    const res = await admin('POST', '/licenses', {
+    const p = await createProduct(
+      t,
+      { name: 'Gallery Pro', variations: [{ name: 'Agency', activation_limit: 25 }] },
+      { via: 'database' },
+    );
+    const res = await admin(t, 'POST', '/licenses', {
       product_id: p.id,
-      variation_id: p.variationIds[0],
+      variation_id: p.variations[0]!.id,
       user_id: customer.id,
       order_id: 77,
     });
@@ -74,7 +68,7 @@ describe('POST /licenses', () => {
     expect(lic.license_key).toMatch(/^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){4}$/);
     expect(lic).toMatchObject({
       product_id: p.id,
-      variation_id: p.variationIds[0],
+      variation_id: p.variations[0]!.id,
       product_name: 'Gallery Pro',
       variation_name: 'Agency',
       order_id: 77,
@@ -95,7 +89,7 @@ describe('POST /licenses', () => {
   });
 
   it('keys are unique and random', async () => {
-    const { id } = await createProduct(db());
+    const { id } = await createProduct(t, {}, { via: 'database' });
     const keys = new Set<string>();
     for (let i = 0; i < 20; i++)
       keys.add((await createLicense(t, { product_id: id, user_id: await adminId(t) })).license_key);
@@ -103,19 +97,19 @@ describe('POST /licenses', () => {
   });
 
   it('a given key is kept; a taken key is 409 license_key_exists', async () => {
-    const { id } = await createProduct(db());
+    const { id } = await createProduct(t, {}, { via: 'database' });
     const owner = await adminId(t);
     const lic = await createLicense(t, { product_id: id, user_id: owner, license_key: 'LEGACY-KEY-0001' });
     expect(lic.license_key).toBe('LEGACY-KEY-0001');
     expectError(
-      await admin('POST', '/licenses', { product_id: id, user_id: owner, license_key: 'LEGACY-KEY-0001' }),
+      await admin(t, 'POST', '/licenses', { product_id: id, user_id: owner, license_key: 'LEGACY-KEY-0001' }),
       409,
       'license_key_exists',
     );
   });
 
   it('an explicit policy is snapshotted; usage days set the usage expiry', async () => {
-    const { id } = await createProduct(db());
+    const { id } = await createProduct(t, {}, { via: 'database' });
     const lic = await createLicense(t, {
       product_id: id,
       user_id: await adminId(t),
@@ -136,28 +130,32 @@ describe('POST /licenses', () => {
   });
 
   it('refuses unknown references with their 404 codes', async () => {
-    const { id, variationIds } = await createProduct(db(), { variations: [{ name: 'V' }] });
-    const other = await createProduct(db(), { variations: [{ name: 'W' }] });
+    const { id, variations } = await createProduct(t, { variations: [{ name: 'V' }] }, { via: 'database' });
+    const other = await createProduct(t, { variations: [{ name: 'W' }] }, { via: 'database' });
     const owner = await adminId(t);
     expectError(
-      await admin('POST', '/licenses', { product_id: 999999, user_id: owner }),
+      await admin(t, 'POST', '/licenses', { product_id: 999999, user_id: owner }),
       404,
       'product_not_found',
     );
     expectError(
-      await admin('POST', '/licenses', {
+      await admin(t, 'POST', '/licenses', {
         product_id: id,
-        variation_id: other.variationIds[0],
+        variation_id: other.variations[0]!.id,
         user_id: owner,
       }),
       404,
       'variation_not_found',
     );
-    expectError(await admin('POST', '/licenses', { product_id: id, user_id: 999999 }), 404, 'user_not_found');
     expectError(
-      await admin('POST', '/licenses', {
+      await admin(t, 'POST', '/licenses', { product_id: id, user_id: 999999 }),
+      404,
+      'user_not_found',
+    );
+    expectError(
+      await admin(t, 'POST', '/licenses', {
         product_id: id,
-        variation_id: variationIds[0],
+        variation_id: variations[0]!.id,
         user_id: owner,
         subscription_id: 999999,
       }),
@@ -167,7 +165,7 @@ describe('POST /licenses', () => {
   });
 
   it('bad bodies get specific 400 codes and create nothing', async () => {
-    const { id } = await createProduct(db());
+    const { id } = await createProduct(t, {}, { via: 'database' });
     const owner = await adminId(t);
     const before = (await db().selectFrom('licenses').select('id').execute()).length;
     const cases: [unknown, string][] = [
@@ -199,7 +197,7 @@ describe('POST /licenses', () => {
       ],
       [{ product_id: id, user_id: owner, status: 'revoked' }, 'invalid_parameters'],
     ];
-    for (const [body, code] of cases) expectError(await admin('POST', '/licenses', body), 400, code);
+    for (const [body, code] of cases) expectError(await admin(t, 'POST', '/licenses', body), 400, code);
     expect((await db().selectFrom('licenses').select('id').execute()).length).toBe(before);
   });
 });
@@ -207,7 +205,7 @@ describe('POST /licenses', () => {
 describe('PATCH /licenses/{id}', () => {
   it('changes usage expiry, limit and policy; null limit inherits again, null policy is legacy', async () => {
     const { license } = await licenseFixture(t, { activation_limit: 7 });
-    const patched = await admin('PATCH', `/licenses/${license.id}`, {
+    const patched = await admin(t, 'PATCH', `/licenses/${license.id}`, {
       usage_expires_at: '2030-01-02T03:04:05+01:00',
       activation_limit: 2,
       entitlement_policy: {
@@ -227,7 +225,7 @@ describe('PATCH /licenses/{id}', () => {
       historical_downloads: true,
     });
     const back = (
-      await admin('PATCH', `/licenses/${license.id}`, {
+      await admin(t, 'PATCH', `/licenses/${license.id}`, {
         activation_limit: null,
         entitlement_policy: null,
         usage_expires_at: null,
@@ -243,19 +241,23 @@ describe('PATCH /licenses/{id}', () => {
   });
 
   it('unknown license -> 404 license_not_found; bad body -> 400', async () => {
-    expectError(await admin('PATCH', '/licenses/999999', { activation_limit: 1 }), 404, 'license_not_found');
+    expectError(
+      await admin(t, 'PATCH', '/licenses/999999', { activation_limit: 1 }),
+      404,
+      'license_not_found',
+    );
     const { license } = await licenseFixture(t);
     expectError(
-      await admin('PATCH', `/licenses/${license.id}`, { license_key: 'NEW-KEY-0000' }),
+      await admin(t, 'PATCH', `/licenses/${license.id}`, { license_key: 'NEW-KEY-0000' }),
       400,
       'invalid_parameters',
     );
     expectError(
-      await admin('PATCH', `/licenses/${license.id}`, { activation_limit: 'many' }),
+      await admin(t, 'PATCH', `/licenses/${license.id}`, { activation_limit: 'many' }),
       400,
       'rest_invalid_param',
     );
-    expectError(await admin('PATCH', '/licenses/abc', { activation_limit: 1 }), 400, 'rest_invalid_param');
+    expectError(await admin(t, 'PATCH', '/licenses/abc', { activation_limit: 1 }), 400, 'rest_invalid_param');
   });
 });
 
@@ -267,40 +269,40 @@ describe('GET /licenses', () => {
       .set({ first_name: 'Ada', last_name: 'Lovelace' })
       .where('id', '=', c.id)
       .execute();
-    const p = await createProduct(db(), { name: 'Unique Searchable Widget' });
+    const p = await createProduct(t, { name: 'Unique Searchable Widget' }, { via: 'database' });
     const created = [];
     for (let i = 0; i < 3; i++) created.push(await createLicense(t, { product_id: p.id, user_id: c.id }));
-    await admin('DELETE', `/licenses/${created[0]!.id}`);
+    await admin(t, 'DELETE', `/licenses/${created[0]!.id}`);
 
-    const byProduct = (await admin('GET', `/licenses?product_id=${p.id}`)).json();
+    const byProduct = (await admin(t, 'GET', `/licenses?product_id=${p.id}`)).json();
     expect(byProduct).toMatchObject({ total: 3, page: 1, per_page: 50 });
     expect(byProduct.licenses.map((l: { id: number }) => l.id).sort()).toEqual(
       created.map((l) => l.id).sort(),
     );
 
-    const page2 = (await admin('GET', `/licenses?product_id=${p.id}&per_page=2&page=2`)).json();
+    const page2 = (await admin(t, 'GET', `/licenses?product_id=${p.id}&per_page=2&page=2`)).json();
     expect(page2).toMatchObject({ total: 3, page: 2, per_page: 2 });
     expect(page2.licenses).toHaveLength(1);
 
-    expect((await admin('GET', `/licenses?user_id=${c.id}&status=revoked`)).json().total).toBe(1);
-    expect((await admin('GET', `/licenses?user_id=${c.id}&status=active`)).json().total).toBe(2);
-    expect((await admin('GET', '/licenses?search=SEARCHABLE.PERSON')).json().total).toBe(3);
-    expect((await admin('GET', '/licenses?search=ada%20lovelace')).json().total).toBe(3);
-    expect((await admin('GET', '/licenses?search=searchable%20widget')).json().total).toBe(3);
+    expect((await admin(t, 'GET', `/licenses?user_id=${c.id}&status=revoked`)).json().total).toBe(1);
+    expect((await admin(t, 'GET', `/licenses?user_id=${c.id}&status=active`)).json().total).toBe(2);
+    expect((await admin(t, 'GET', '/licenses?search=SEARCHABLE.PERSON')).json().total).toBe(3);
+    expect((await admin(t, 'GET', '/licenses?search=ada%20lovelace')).json().total).toBe(3);
+    expect((await admin(t, 'GET', '/licenses?search=searchable%20widget')).json().total).toBe(3);
     const byKey = (
-      await admin('GET', `/licenses?search=${created[1]!.license_key.slice(6, 17).toLowerCase()}`)
+      await admin(t, 'GET', `/licenses?search=${created[1]!.license_key.slice(6, 17).toLowerCase()}`)
     ).json();
     expect(byKey.licenses.map((l: { id: number }) => l.id)).toEqual([created[1]!.id]);
     // LIKE wildcards in the search are literal characters.
-    expect((await admin('GET', '/licenses?search=%25')).json().total).toBe(0);
-    expect((await admin('GET', '/licenses?search=_')).json().total).toBe(0);
+    expect((await admin(t, 'GET', '/licenses?search=%25')).json().total).toBe(0);
+    expect((await admin(t, 'GET', '/licenses?search=_')).json().total).toBe(0);
   });
 
   it('bad query parameters get 400 codes', async () => {
-    expectError(await admin('GET', '/licenses?status=expired'), 400, 'rest_invalid_param');
-    expectError(await admin('GET', '/licenses?page=0'), 400, 'rest_invalid_param');
-    expectError(await admin('GET', '/licenses?per_page=abc'), 400, 'rest_invalid_param');
-    expectError(await admin('GET', '/licenses?sort=id'), 400, 'invalid_parameters');
+    expectError(await admin(t, 'GET', '/licenses?status=expired'), 400, 'rest_invalid_param');
+    expectError(await admin(t, 'GET', '/licenses?page=0'), 400, 'rest_invalid_param');
+    expectError(await admin(t, 'GET', '/licenses?per_page=abc'), 400, 'rest_invalid_param');
+    expectError(await admin(t, 'GET', '/licenses?sort=id'), 400, 'invalid_parameters');
   });
 });
 
@@ -311,7 +313,7 @@ describe('GET /licenses/{id} and /activations', () => {
     await post(t, '/licenses/activate', { license_key: key, ...a, machine_id: 'box' });
     await post(t, '/licenses/activate', { license_key: key, ...identity('two.example') });
     await post(t, '/licenses/deactivate', { license_key: key, ...a });
-    const res = await admin('GET', `/licenses/${license.id}`);
+    const res = await admin(t, 'GET', `/licenses/${license.id}`);
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ activation_count: 1, activations_remaining: 2 });
@@ -346,14 +348,14 @@ describe('GET /licenses/{id} and /activations', () => {
       deactivated_at: null,
       activation_revision: 1,
     });
-    const list = await admin('GET', `/licenses/${license.id}/activations`);
+    const list = await admin(t, 'GET', `/licenses/${license.id}/activations`);
     expect(list.json()).toEqual(body.activations);
   });
 
   it('unknown ids are 404 license_not_found', async () => {
-    expectError(await admin('GET', '/licenses/999999'), 404, 'license_not_found');
-    expectError(await admin('GET', '/licenses/999999/activations'), 404, 'license_not_found');
-    expectError(await admin('DELETE', '/licenses/999999'), 404, 'license_not_found');
+    expectError(await admin(t, 'GET', '/licenses/999999'), 404, 'license_not_found');
+    expectError(await admin(t, 'GET', '/licenses/999999/activations'), 404, 'license_not_found');
+    expectError(await admin(t, 'DELETE', '/licenses/999999'), 404, 'license_not_found');
   });
 });
 
@@ -362,10 +364,10 @@ describe('DELETE /licenses/{id} (revoke)', () => {
     const { key, license } = await licenseFixture(t, { activation_limit: 5 });
     const site = identity();
     await post(t, '/licenses/activate', { license_key: key, ...site });
-    const res = await admin('DELETE', `/licenses/${license.id}`);
+    const res = await admin(t, 'DELETE', `/licenses/${license.id}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ success: true });
-    expect((await admin('GET', `/licenses/${license.id}`)).json().status).toBe('revoked');
+    expect((await admin(t, 'GET', `/licenses/${license.id}`)).json().status).toBe('revoked');
     const events = (await revokedEvents()).filter((e) => e.data.license_id === license.id);
     expect(events).toHaveLength(1);
     expect(events[0]!.data).toEqual({ license_id: license.id });
@@ -376,7 +378,7 @@ describe('DELETE /licenses/{id} (revoke)', () => {
       'revoked',
     );
     // Revoking again is a success that emits nothing new.
-    expect((await admin('DELETE', `/licenses/${license.id}`)).statusCode).toBe(200);
+    expect((await admin(t, 'DELETE', `/licenses/${license.id}`)).statusCode).toBe(200);
     expect((await revokedEvents()).filter((e) => e.data.license_id === license.id)).toHaveLength(1);
   });
 
@@ -394,11 +396,11 @@ describe('DELETE /licenses/{id} (revoke)', () => {
       calls.push(id);
       if (fail) throw new Error('token store unavailable');
     });
-    expectError(await admin('DELETE', `/licenses/${license.id}`), 500, 'revoke_failed');
-    expect((await admin('GET', `/licenses/${license.id}`)).json().status).toBe('active');
+    expectError(await admin(t, 'DELETE', `/licenses/${license.id}`), 500, 'revoke_failed');
+    expect((await admin(t, 'GET', `/licenses/${license.id}`)).json().status).toBe('active');
     expect((await revokedEvents()).filter((e) => e.data.license_id === license.id)).toHaveLength(0);
     fail = false;
-    expect((await admin('DELETE', `/licenses/${license.id}`)).statusCode).toBe(200);
+    expect((await admin(t, 'DELETE', `/licenses/${license.id}`)).statusCode).toBe(200);
     expect(calls).toEqual([license.id, license.id]);
     expect((await revokedEvents()).filter((e) => e.data.license_id === license.id)).toHaveLength(1);
   });
@@ -431,7 +433,7 @@ describe('authentication of the administration routes', () => {
       });
       expectError(asCustomer, 403, 'rest_forbidden');
     }
-    expect((await admin('GET', `/licenses/${license.id}`)).json()).toMatchObject({
+    expect((await admin(t, 'GET', `/licenses/${license.id}`)).json()).toMatchObject({
       status: 'active',
       activation_limit: 1,
     });
@@ -439,7 +441,7 @@ describe('authentication of the administration routes', () => {
 
   it('subscription-linked licenses show the subscription in the view', async () => {
     const owner = await adminId(t);
-    const p = await createProduct(db());
+    const p = await createProduct(t, {}, { via: 'database' });
     const sub = await createSubscription(db(), owner, p.id, 'on-hold');
     const lic = await createLicense(t, { product_id: p.id, user_id: owner, subscription_id: sub });
     expect(lic.subscription_id).toBe(sub);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectUnderTest, type TestDatabase } from '../helpers/db.js';
-import { identity, seedOwnedLicense } from '../helpers/licensing.js';
+import { identity, seedOwnedLicense } from '../helpers/factories.js';
 import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
 
 /**

@@ -8,7 +8,7 @@ import {
   type Trx,
 } from '../../src/modules/licensing/license.repository.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { identity, licenseFixture } from '../helpers/licensing.js';
+import { identity, licenseFixture } from '../helpers/factories.js';
 
 /** The real repository, except that the step named in `failAt` throws the way a broken database would. */
 class FailingRepository extends LicenseRepository {

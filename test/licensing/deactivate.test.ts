@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { identity, licenseFixture, post } from '../helpers/licensing.js';
+import { createTestApp, expectError, post, setSettings, type TestApp } from '../helpers/app.js';
+import { identity, licenseFixture } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -181,12 +181,7 @@ describe('POST /licenses/deactivate', () => {
 
   it('licensing switched off: 503 licensing_unavailable, nothing deactivated', async () => {
     const { key, activationId } = await activatedLicense();
-    await t.app.inject({
-      method: 'PATCH',
-      url: '/v1/settings',
-      headers: t.adminAuth,
-      payload: { licensing_enabled: false },
-    });
+    await setSettings(t, { licensing_enabled: false });
     try {
       expectError(
         await deactivate({ license_key: key, activation_id: activationId }),
@@ -194,12 +189,7 @@ describe('POST /licenses/deactivate', () => {
         'licensing_unavailable',
       );
     } finally {
-      await t.app.inject({
-        method: 'PATCH',
-        url: '/v1/settings',
-        headers: t.adminAuth,
-        payload: { licensing_enabled: true },
-      });
+      await setSettings(t, { licensing_enabled: true });
     }
     expect((await activation(activationId)).status).toBe('active');
   });

@@ -6,8 +6,8 @@ import {
   type NewActivation,
   type Trx,
 } from '../../src/modules/licensing/license.repository.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { identity, licenseFixture, post } from '../helpers/licensing.js';
+import { createTestApp, post, type TestApp } from '../helpers/app.js';
+import { identity, licenseFixture } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {

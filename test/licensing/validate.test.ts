@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createTestApp, expectError, post, setSettings, type TestApp } from '../helpers/app.js';
 import {
   adminId,
   createLicense,
@@ -7,10 +7,9 @@ import {
   createSubscription,
   identity,
   licenseFixture,
-  post,
   setLicenseColumns,
   setSubscriptionStatus,
-} from '../helpers/licensing.js';
+} from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -139,11 +138,15 @@ describe('POST /licenses/validate', () => {
   });
 
   it('domain_not_activated: 403 with domain_active false, product_id and variation_id', async () => {
-    const p = await createProduct(db(), { variations: [{ name: 'Pro', activation_limit: 2 }] });
+    const p = await createProduct(
+      t,
+      { variations: [{ name: 'Pro', activation_limit: 2 }] },
+      { via: 'database' },
+    );
     const lic = await createLicense(t, {
       product_id: p.id,
       user_id: await adminId(t),
-      variation_id: p.variationIds[0],
+      variation_id: p.variations[0]!.id,
     });
     const res = await validate({ license_key: lic.license_key, ...identity() });
     expect(res.statusCode).toBe(403);
@@ -154,7 +157,7 @@ describe('POST /licenses/validate', () => {
       effective_status: 'domain_not_activated',
       domain_active: false,
       product_id: p.id,
-      variation_id: p.variationIds[0],
+      variation_id: p.variations[0]!.id,
     });
     expect(Object.keys(body.entitlements).sort()).toEqual(ENTITLEMENT_FIELDS);
     expect(body.entitlements.license_active).toBe(true);
@@ -193,7 +196,7 @@ describe('POST /licenses/validate', () => {
 
   it('subscription_inactive: 403 when the linked subscription lapses; valid again when it resumes', async () => {
     const owner = await adminId(t);
-    const p = await createProduct(db(), { activation_limit: 2 });
+    const p = await createProduct(t, { activation_limit: 2 }, { via: 'database' });
     const sub = await createSubscription(db(), owner, p.id, 'active');
     const lic = await createLicense(t, { product_id: p.id, user_id: owner, subscription_id: sub });
     const site = identity();
@@ -286,21 +289,11 @@ describe('POST /licenses/validate', () => {
 
   it('licensing switched off: 503 licensing_unavailable (never valid)', async () => {
     const { key, site } = await activated();
-    await t.app.inject({
-      method: 'PATCH',
-      url: '/v1/settings',
-      headers: t.adminAuth,
-      payload: { licensing_enabled: false },
-    });
+    await setSettings(t, { licensing_enabled: false });
     try {
       expectError(await validate({ license_key: key, ...site }), 503, 'licensing_unavailable');
     } finally {
-      await t.app.inject({
-        method: 'PATCH',
-        url: '/v1/settings',
-        headers: t.adminAuth,
-        payload: { licensing_enabled: true },
-      });
+      await setSettings(t, { licensing_enabled: true });
     }
   });
 

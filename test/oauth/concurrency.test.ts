@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/modules/accounts/password.js';
 import { sha256 } from '../../src/random.js';
 import { dialectUnderTest, type TestDatabase } from '../helpers/db.js';
-import { identity, seedOwnedLicense } from '../helpers/licensing.js';
-import { type Cluster, type ServerProcess, startCluster } from '../helpers/server.js';
+import { identity, seedOwnedLicense } from '../helpers/factories.js';
+import { type Cluster, type ServerProcess, signIn, startCluster } from '../helpers/server.js';
 
 /**
  * Exchanging one activation token many times at once over real HTTP. SQLite: one server process.
@@ -48,12 +48,7 @@ async function seed(limit: number) {
     activation_mode: 'oauth',
     password_hash: await hashPassword(PASSWORD),
   });
-  const login = await call(0, 'POST', '/v1/auth/login', { email, password: PASSWORD });
-  const cookie = login.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('tollgate_session='))!
-    .split(';')[0]!;
-  return { key, licenseId, auth: { cookie, 'x-rest-nonce': login.body.nonce as string } };
+  return { key, licenseId, auth: await signIn(server(0).url, email, PASSWORD) };
 }
 
 /** Request on server 0, confirm on the last server: answers the activation token. */

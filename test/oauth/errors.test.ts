@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { identity, post } from '../helpers/licensing.js';
+import { createTestApp, expectError, post, type TestApp } from '../helpers/app.js';
+import { type Customer, createCustomer, identity } from '../helpers/factories.js';
 import {
   approvalFixture,
   approvedToken,
-  type Customer,
   confirm,
   exchange,
   requestApproval,

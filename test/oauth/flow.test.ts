@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { sha256 } from '../../src/random.js';
-import { createCustomer, createTestApp, type TestApp } from '../helpers/app.js';
-import { identity, post } from '../helpers/licensing.js';
+import { createTestApp, post, setSettings, type TestApp } from '../helpers/app.js';
+import { type Customer, createCustomer, identity } from '../helpers/factories.js';
 import {
   approvalFixture,
   approvedToken,
-  type Customer,
   confirm,
   exchange,
   requestApproval,
@@ -23,8 +22,6 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const db = () => t.app.services.database.db;
-const settings = (patch: Record<string, unknown>) =>
-  t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: t.adminAuth, payload: patch });
 const advance = (seconds: number) => t.app.services.testClock!.advance(seconds);
 const activeRows = (licenseId: number) =>
   db()
@@ -57,7 +54,7 @@ describe('approval step 1: activate with return_url when approval is required', 
   });
 
   it('follows the store setting when the product has no override; a simple override beats it', async () => {
-    await settings({ activation_mode: 'oauth' });
+    await setSettings(t, { activation_mode: 'oauth' });
     try {
       const follows = await approvalFixture(t, alice, { mode: null });
       await requestApproval(t, follows.key, follows.site, follows.returnUrl);
@@ -65,7 +62,7 @@ describe('approval step 1: activate with return_url when approval is required', 
       const res = await post(t, '/licenses/activate', { license_key: simple.key, ...simple.site });
       expect(res.json()).toMatchObject({ success: true });
     } finally {
-      await settings({ activation_mode: 'simple' });
+      await setSettings(t, { activation_mode: 'simple' });
     }
   });
 

@@ -1,7 +1,5 @@
-import type { createCustomer, TestApp } from '../helpers/app.js';
-import { createLicense, createProduct, identity, post } from '../helpers/licensing.js';
-
-export type Customer = Awaited<ReturnType<typeof createCustomer>>;
+import { post, type TestApp } from '../helpers/app.js';
+import { type Customer, createLicense, createProduct, identity } from '../helpers/factories.js';
 
 /** A customer's license on a product that requires approval (product override), and a site to activate. */
 export async function approvalFixture(
@@ -9,12 +7,15 @@ export async function approvalFixture(
   owner: Customer,
   opts: { name?: string; limit?: number; mode?: 'oauth' | 'simple' | null; domain?: string } = {},
 ) {
-  const db = t.app.services.database.db;
-  const product = await createProduct(db, {
-    name: opts.name ?? 'Forms Pro',
-    activation_mode: opts.mode === undefined ? 'oauth' : opts.mode,
-    activation_limit: opts.limit ?? 3,
-  });
+  const product = await createProduct(
+    t,
+    {
+      name: opts.name ?? 'Forms Pro',
+      activation_mode: opts.mode === undefined ? 'oauth' : opts.mode,
+      activation_limit: opts.limit ?? 3,
+    },
+    { via: 'database' },
+  );
   const license = await createLicense(t, { product_id: product.id, user_id: owner.id });
   const site = identity(opts.domain ?? 'https://Shop.Example.com/wp-admin/');
   return {

@@ -1,15 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, type TestApp } from '../helpers/app.js';
-import { post } from '../helpers/licensing.js';
-import {
-  approvalFixture,
-  type Customer,
-  exchange,
-  formPost,
-  requestApproval,
-  validateLicense,
-} from './helpers.js';
+import { createTestApp, post, setSettings, type TestApp } from '../helpers/app.js';
+import { type Customer, createCustomer } from '../helpers/factories.js';
+import { approvalFixture, exchange, formPost, requestApproval, validateLicense } from './helpers.js';
 
 let t: TestApp;
 let alice: Customer;
@@ -25,8 +18,6 @@ const db = () => t.app.services.database.db;
 const get = (url: string, who?: Customer) =>
   t.app.inject({ method: 'GET', url, headers: who ? { cookie: who.headers.cookie } : {} });
 const nonceOf = (who: Customer) => who.headers['x-rest-nonce'];
-const settings = (patch: Record<string, unknown>) =>
-  t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: t.adminAuth, payload: patch });
 const tokenCount = async (licenseId: number) =>
   (
     await db()
@@ -298,7 +289,7 @@ describe('My licenses page', () => {
 
   it('respects customer_deactivation_enabled: no buttons, and a post is refused', async () => {
     const f = await activated(alice);
-    await settings({ customer_deactivation_enabled: false });
+    await setSettings(t, { customer_deactivation_enabled: false });
     try {
       const page = await get('/account/licenses', alice);
       expect(page.body).not.toContain('/deactivate"');
@@ -310,7 +301,7 @@ describe('My licenses page', () => {
       expect(res.headers.location).toBe('/account/licenses?error=deactivation_disabled');
       expect(await status(f.activationId)).toBe('active');
     } finally {
-      await settings({ customer_deactivation_enabled: true });
+      await setSettings(t, { customer_deactivation_enabled: true });
     }
   });
 });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { type Customer, createCustomer } from '../helpers/factories.js';
 import {
   approvalFixture,
   approvedToken,
-  type Customer,
   exchange,
   formPost,
   requestApproval,

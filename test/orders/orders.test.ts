@@ -1,18 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  admin,
-  adminOk,
-  BILLING,
-  Browser,
-  licensesOfOrder,
-  payOrder,
-  setSettings,
-  submitOk,
-  uniqueEmail,
-} from '../checkout/helpers.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
-import { identity } from '../helpers/licensing.js';
+import { Browser } from '../cart/helpers.js';
+import { licensesOfOrder, payOrder } from '../checkout/helpers.js';
+import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { BILLING, createOrder, createProduct, identity, uniqueEmail } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -22,7 +12,7 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const order = (items: unknown[], extra: Record<string, unknown> = {}) =>
-  submitOk(new Browser(t), {
+  createOrder(t, {
     items,
     billing: { ...BILLING, email: uniqueEmail('ord') },
     payment_method: 'bacs',
@@ -124,7 +114,7 @@ describe('end to end', () => {
     );
     const quote = (await b.post('/checkout/quote', { items, billing: { country: 'GB' } })).json();
     expect(quote.totals.grand_total).toBe('49.00');
-    const out = await submitOk(b, { items, billing: { ...BILLING, email: uniqueEmail('e2e') } });
+    const out = await createOrder(t, { items, billing: { ...BILLING, email: uniqueEmail('e2e') } }, b);
     const pay = await payOrder(b, out.order_id, {
       key: out.order_key,
       payment_method: 'test_card',

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
 import { hashChunks } from '../../src/modules/releases/storage/local.js';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { hashOf, makeZip, publish, softwareProduct, vaultFiles, versions } from './helpers.js';
+import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createCustomer, makeZip, publish, softwareProduct } from '../helpers/factories.js';
+import { vaultFiles } from '../helpers/vault.js';
+import { hashOf, versions } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -374,6 +376,6 @@ describe('the service API the distribution module calls', () => {
     });
     await db().updateTable('artifacts').set({ file_sha256: 'x' }).where('id', '=', r.artifact_id).execute();
     expect(await releases.candidateProblem(r)).toBe('artifact_integrity_missing');
-    expect(vaultFiles(t).length).toBeGreaterThan(0);
+    expect(vaultFiles(t.config.vaultDir).length).toBeGreaterThan(0);
   });
 });

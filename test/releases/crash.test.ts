@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { type ServerProcess, startServer } from '../helpers/server.js';
-import { makeZip } from './helpers.js';
+import { makeZip } from '../helpers/factories.js';
+import { type ServerProcess, signIn, startServer } from '../helpers/server.js';
+import { stagingFiles, vaultFiles } from '../helpers/vault.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Real server processes: an upload cut off by a dropped connection or by SIGKILL of the server
@@ -37,23 +39,10 @@ async function api(
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-const staging = () => {
-  const dir = join(dataDir, 'vault', '.staging');
-  return existsSync(dir) ? readdirSync(dir) : [];
-};
-const vaultFiles = () =>
-  readdirSync(join(dataDir, 'vault'), { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && !e.parentPath.includes('.staging'))
-    .map((e) => e.name);
-
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const vault = () => join(dataDir, 'vault');
+const staging = () => stagingFiles(vault());
+/** Staging files come and go quickly: look every 25 ms, for up to 15 s. */
+const STAGING_WAIT = { timeoutMs: 15_000, intervalMs: 25 };
 
 /**
  * Starts a multipart upload of `total` bytes and sends only the first `sent` of the file,
@@ -92,16 +81,10 @@ beforeAll(async () => {
     if (db.config.kind === 'postgres') env.DATABASE_URL = db.config.url;
   }
   server = await startServer(env);
-  const login = await fetch(`${server.url}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-  const { nonce } = (await login.json()) as { nonce: string };
+  const session = await signIn(server.url, ADMIN.email, ADMIN.password);
   const pw = await fetch(`${server.url}/v1/users/me/application-passwords`, {
     method: 'POST',
-    headers: { cookie, 'x-rest-nonce': nonce, 'content-type': 'application/json' },
+    headers: { ...session, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'crash' }),
   });
   const { password } = (await pw.json()) as { password: string };
@@ -126,29 +109,29 @@ afterAll(async () => {
 describe('an interrupted upload publishes nothing', () => {
   it('a dropped connection mid-upload removes the staging file and creates no release', async () => {
     const req = partialUpload('1.0.0', 2 * 1024 * 1024);
-    await until(() => staging().length === 1, 'the staging file');
+    await waitFor(() => staging().length === 1, 'the staging file', STAGING_WAIT);
     req.destroy();
-    await until(() => staging().length === 0, 'the staging file to be removed');
+    await waitFor(() => staging().length === 0, 'the staging file to be removed', STAGING_WAIT);
     const list = await api(`/software/products/${productId}/versions`);
     expect(list.body.releases).toEqual([]);
-    expect(vaultFiles()).toEqual([]);
+    expect(vaultFiles(vault())).toEqual([]);
   });
 
   it('SIGKILL of the server mid-upload: nothing published, and the restart sweeps staging', async () => {
     const req = partialUpload('1.0.0', 3 * 1024 * 1024);
-    await until(() => staging().length === 1, 'the staging file');
+    await waitFor(() => staging().length === 1, 'the staging file', STAGING_WAIT);
     await server.kill('SIGKILL');
     req.destroy();
     // The dead process could not clean up: its partial file is still there.
     expect(staging()).toHaveLength(1);
-    expect(vaultFiles()).toEqual([]);
+    expect(vaultFiles(vault())).toEqual([]);
 
     server = await startServer(env);
     expect(staging()).toEqual([]);
     const list = await api(`/software/products/${productId}/versions`);
     expect(list.status).toBe(200);
     expect(list.body.releases).toEqual([]);
-    expect(vaultFiles()).toEqual([]);
+    expect(vaultFiles(vault())).toEqual([]);
     const status = await api('/software/storage/status');
     expect(status.body.staging).toMatchObject({ files: 0, bytes: 0 });
     expect(status.body.counts).toMatchObject({ artifacts: {}, releases: {} });
@@ -166,7 +149,7 @@ describe('an interrupted upload publishes nothing', () => {
     });
     expect(res.status).toBe(201);
     expect(((await res.json()) as { status: string }).status).toBe('published');
-    expect(vaultFiles()).toHaveLength(1);
+    expect(vaultFiles(vault())).toHaveLength(1);
   });
 
   it('a file moved into the vault whose commit never came is swept at restart once an hour old', async () => {
@@ -181,20 +164,17 @@ describe('an interrupted upload publishes nothing', () => {
     writeFileSync(fresh, makeZip(1000), { mode: 0o600 });
     const twoHoursAgo = (Date.now() - 2 * 3600_000) / 1000;
     utimesSync(old, twoHoursAgo, twoHoursAgo);
-    const committed = readdirSync(join(dataDir, 'vault'), { recursive: true, withFileTypes: true }).find(
-      (e) =>
-        e.isFile() &&
-        !e.parentPath.includes('.staging') &&
-        !e.name.startsWith('abcdef01-2345-4678-89ab-cdef0123456'),
+    const committed = vaultFiles(vault()).find(
+      (f) => !basename(f).startsWith('abcdef01-2345-4678-89ab-cdef0123456'),
     )!;
-    utimesSync(join(committed.parentPath, committed.name), twoHoursAgo, twoHoursAgo);
-    expect(vaultFiles()).toHaveLength(3);
+    utimesSync(join(vault(), committed), twoHoursAgo, twoHoursAgo);
+    expect(vaultFiles(vault())).toHaveLength(3);
 
     await server.stop();
     server = await startServer(env);
     expect(existsSync(old)).toBe(false);
     expect(existsSync(fresh)).toBe(true);
-    expect(vaultFiles().sort()).toEqual([committed.name, 'abcdef01-2345-4678-89ab-cdef01234568.tgv'].sort());
+    expect(vaultFiles(vault())).toEqual([committed, 'ab/abcdef01-2345-4678-89ab-cdef01234568.tgv'].sort());
     const list = await api(`/software/products/${productId}/versions`);
     expect((list.body.releases as { status: string }[]).map((r) => r.status)).toEqual(['published']);
   });

@@ -2,8 +2,9 @@ import { existsSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StorageDriver } from '../../src/modules/releases/storage/driver.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { makeZip, postForm, publish, softwareProduct, versions } from './helpers.js';
+import { createTestApp, expectError, postForm, type TestApp } from '../helpers/app.js';
+import { makeZip, publish, softwareProduct } from '../helpers/factories.js';
+import { versions } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {

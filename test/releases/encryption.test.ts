@@ -18,6 +18,7 @@ import {
   encryptedSize,
   HEADER_SIZE,
   makeHeader,
+  parseHeader,
   RECORD_OVERHEAD,
 } from '../../src/modules/releases/storage/crypto-stream.js';
 import type { ArtifactRef } from '../../src/modules/releases/storage/driver.js';
@@ -201,10 +202,24 @@ describe('local_encrypted: AES-256-GCM in 64 KiB authenticated chunks', () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(48 * 1024 * 1024);
   });
 
-  it('key ids are stable and the header names the sealing key', () => {
+  it('key ids are stable and the header names the sealing key', async () => {
     const header = makeHeader(keyIdOf(key));
     expect(header.subarray(12, 20).toString('hex')).toBe(keyIdOf(key));
     expect(keyIdOf(key)).toMatch(/^[0-9a-f]{16}$/);
-    expect(new EncryptStream(key, header)).toBeDefined();
+    // The same key bytes give the same id; another key, another id.
+    expect(keyIdOf(Buffer.from(key))).toBe(keyIdOf(key));
+    expect(keyIdOf(randomBytes(32))).not.toBe(keyIdOf(key));
+    // What the stream seals starts with that header, so the file names the key that sealed it.
+    const sealed = Buffer.concat(
+      await Readable.from([randomBytes(100)])
+        .pipe(new EncryptStream(key, header))
+        .toArray(),
+    );
+    expect(sealed.subarray(0, HEADER_SIZE).equals(header)).toBe(true);
+    expect(parseHeader(sealed)).toEqual({ chunkSize: CHUNK_SIZE, keyId: keyIdOf(key) });
+    // And so does a file the driver stores.
+    const { ref, path } = await store(randomBytes(100));
+    expect(ref.keyId).toBe(keyIdOf(key));
+    expect(parseHeader(readFileSync(path))?.keyId).toBe(keyIdOf(key));
   });
 });

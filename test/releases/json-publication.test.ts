@@ -1,8 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { hashOf, makeZip, postForm, publish, snapshot, softwareProduct, vaultFiles } from './helpers.js';
+import { createTestApp, expectError, postForm, type TestApp } from '../helpers/app.js';
+import { makeZip, publish, softwareProduct } from '../helpers/factories.js';
+import { vaultFiles } from '../helpers/vault.js';
+import { hashOf, snapshot } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -262,7 +264,7 @@ describe('legacy catalogue files: public folder, protect, publish, delete the pu
     });
     expect(again.statusCode).toBe(200);
     expect(again.json().artifact_id).toBe(first.json().artifact_id);
-    expect(vaultFiles(t).length).toBeGreaterThan(0);
+    expect(vaultFiles(t.config.vaultDir).length).toBeGreaterThan(0);
     expectError(
       await t.app.inject({ method: 'POST', url, headers: t.adminAuth, payload: { download_id: '../x' } }),
       400,

@@ -8,7 +8,8 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import type { App } from '../../src/http/types.js';
 import { keyIdOf } from '../../src/modules/releases/storage/keyring.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { publish, softwareProduct, stagingFiles } from './helpers.js';
+import { publish, softwareProduct } from '../helpers/factories.js';
+import { stagingFiles } from '../helpers/vault.js';
 
 describe('configuration of the vault', () => {
   it('VAULT_KEY must be base64 of 32 bytes, with a message saying so', () => {
@@ -53,7 +54,7 @@ describe('staging sweep at start', () => {
       writeFileSync(join(staging, `${host}-1-live.part`), 'init is alive');
       const second = await buildApp({ ...t.config, logLevel: 'silent' }, t.db.database);
       await second.ready();
-      expect(stagingFiles(t)).toEqual([`${host}-1-live.part`]);
+      expect(stagingFiles(t.config.vaultDir)).toEqual([`${host}-1-live.part`]);
       await second.close();
     } finally {
       await t.close();

@@ -1,20 +1,18 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { configureSoftware, createProduct } from '../helpers/catalogue.js';
+import { createTestApp, expectError, postForm, type TestApp } from '../helpers/app.js';
 import {
-  hashOf,
+  configureSoftware,
+  createCustomer,
+  createProduct,
   makeZip,
-  postForm,
   publish,
-  snapshot,
   softwareProduct,
-  stagingFiles,
   uploadRelease,
-  vaultFiles,
-  versions,
-} from './helpers.js';
+} from '../helpers/factories.js';
+import { stagingFiles, vaultFiles } from '../helpers/vault.js';
+import { hashOf, snapshot, versions } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -47,13 +45,13 @@ describe('POST /software/products/{id}/versions (multipart): a valid upload is p
     });
     expect(r.artifact_download_id).toMatch(UUID_V4);
     expect(r.published_at).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
-    const stored = vaultFiles(t).find((f) => f.includes(String(r.artifact_download_id)))!;
+    const stored = vaultFiles(t.config.vaultDir).find((f) => f.includes(String(r.artifact_download_id)))!;
     const path = join(t.config.vaultDir, stored);
     expect(readFileSync(path).equals(zip)).toBe(true);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(t.config.vaultDir).mode & 0o777).toBe(0o700);
     expect(statSync(join(path, '..')).mode & 0o777).toBe(0o700);
-    expect(stagingFiles(t)).toEqual([]);
+    expect(stagingFiles(t.config.vaultDir)).toEqual([]);
   });
 
   it('set_current defaults to true and moves the flag; set_current=false leaves it', async () => {
@@ -121,7 +119,7 @@ describe('POST /software/products/{id}/versions (multipart): a valid upload is p
     const zip = makeZip(70_000);
     const r = await publish(t, product.id, '1.0.0', [], zip);
     expect(r.storage_driver).toBe('local_encrypted');
-    const stored = vaultFiles(t).find((f) => f.includes(String(r.artifact_download_id)))!;
+    const stored = vaultFiles(t.config.vaultDir).find((f) => f.includes(String(r.artifact_download_id)))!;
     expect(stored.endsWith('.tgv')).toBe(true);
     const bytes = readFileSync(join(t.config.vaultDir, stored));
     expect(bytes.includes(zip.subarray(100, 200))).toBe(false);
@@ -447,12 +445,12 @@ describe('automatic driver', () => {
 describe('parallel publication', () => {
   it('parallel uploads of one version: exactly one wins, the rest are 409 and leave no file', async () => {
     const product = await softwareProduct(t);
-    const before = vaultFiles(t).length;
+    const before = vaultFiles(t.config.vaultDir).length;
     const results = await Promise.all(Array.from({ length: 4 }, () => uploadRelease(t, product.id, '7.0.0')));
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, 409, 409, 409]);
     for (const r of results.filter((x) => x.statusCode === 409)) expectError(r, 409, 'version_exists');
-    expect(vaultFiles(t).length).toBe(before + 1);
-    expect(stagingFiles(t)).toEqual([]);
+    expect(vaultFiles(t.config.vaultDir).length).toBe(before + 1);
+    expect(stagingFiles(t.config.vaultDir)).toEqual([]);
   });
 
   it('parallel uploads that each take the current flag leave exactly one current release', async () => {

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Browser } from '../cart/helpers.js';
+import { licensesOfOrder, payOrder } from '../checkout/helpers.js';
 import {
   admin,
   adminOk,
-  BILLING,
-  Browser,
-  licensesOfOrder,
-  payOrder,
+  advanceClock,
+  createTestApp,
+  expectError,
   setSettings,
-  submitOk,
-} from '../checkout/helpers.js';
-import { createCustomer, createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createProduct } from '../helpers/catalogue.js';
+  type TestApp,
+} from '../helpers/app.js';
+import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -29,7 +29,6 @@ const events = async (event: 'license.renewed' | 'subscription.status_changed') 
       .orderBy('id')
       .execute()
   ).map((r) => JSON.parse(r.payload) as { data: Record<string, unknown> });
-const advance = (seconds: number) => adminOk(t, 'POST', '/test-clock', { advance_seconds: seconds });
 
 interface Sub {
   id: number;
@@ -46,14 +45,18 @@ async function subscribe() {
     subscription: { period: 'month', interval: 1 },
     entitlement_policy: { usage: { mode: 'days', days: 30 }, updates: { mode: 'license' } },
   });
-  const email = `sub-${Math.random().toString(36).slice(2)}@example.com`;
+  const email = uniqueEmail('sub');
   const customer = await createCustomer(t, email);
   const b = new Browser(t);
   await b.login(email, customer.password);
-  const out = await submitOk(b, {
-    items: [{ product_id: product.id, qty: 1 }],
-    billing: { ...BILLING, email },
-  });
+  const out = await createOrder(
+    t,
+    {
+      items: [{ product_id: product.id, qty: 1 }],
+      billing: { ...BILLING, email },
+    },
+    b,
+  );
   return { product, customer, b, out };
 }
 
@@ -82,7 +85,7 @@ describe('subscriptions', () => {
       type: 'subscription',
       subscription: { period: 'year', interval: 1 },
     });
-    const customer = await createCustomer(t, `adm-${Math.random().toString(36).slice(2)}@example.com`);
+    const customer = await createCustomer(t, uniqueEmail('adm'));
     const created = await admin(t, 'POST', '/subscriptions', {
       user_id: customer.id,
       product_id: product.id,
@@ -129,7 +132,7 @@ describe('subscriptions', () => {
     const [license] = await licensesOfOrder(t, out.order_id);
     const subId = license!.subscription_id!;
     const before = license!.usage_expires_at!;
-    await advance(32 * 86400);
+    await advanceClock(t, 32 * 86400);
     await t.app.services.renewals.tick();
     await t.app.services.renewals.tick();
     const renewals = await db()
@@ -178,7 +181,7 @@ describe('subscriptions', () => {
     const renewal = res.json() as { id: number; order_key: string; status: string };
     expect(renewal).toMatchObject({ status: 'pending', created_via: 'renewal' });
     await setSettings(t, { renewal_window_days: 1 });
-    await advance(40 * 86400);
+    await advanceClock(t, 40 * 86400);
     const late = await payOrder(new Browser(t), renewal.id, {
       key: renewal.order_key,
       payment_method: 'test_card',
@@ -195,8 +198,8 @@ describe('subscriptions', () => {
       type: 'subscription',
       subscription: { period: 'month', interval: 1 },
     });
-    const owner = await createCustomer(t, `own-${Math.random().toString(36).slice(2)}@example.com`);
-    const other = await createCustomer(t, `oth-${Math.random().toString(36).slice(2)}@example.com`);
+    const owner = await createCustomer(t, uniqueEmail('own'));
+    const other = await createCustomer(t, uniqueEmail('oth'));
     const future = new Date(t.app.services.clock.now().getTime() + 10 * 86400_000).toISOString();
     const sub = (
       await admin(t, 'POST', '/subscriptions', {

@@ -5,7 +5,6 @@ import { systemClock } from '../../src/clock.js';
 import type { DB } from '../../src/db/schema.js';
 import { type EventData, Outbox } from '../../src/modules/webhooks/outbox.js';
 import type { WebhookEventName } from '../../src/modules/webhooks/webhooks.tables.js';
-import type { TestApp } from '../helpers/app.js';
 
 export interface ReceivedRequest {
   method: string;
@@ -77,23 +76,6 @@ export async function startReceiver(reply: Receiver['reply'] = 200): Promise<Rec
   return receiver;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until `check` returns a truthy value (the dispatcher ticks every second). */
-export async function waitFor<T>(
-  check: () => T | Promise<T>,
-  what: string,
-  timeoutMs = 8000,
-): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as Exclude<T, false | null | undefined | 0 | ''>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** Records an event the way another module does, outside any request. */
 export function recordEvent<E extends WebhookEventName>(
   db: Kysely<DB>,
@@ -104,39 +86,10 @@ export function recordEvent<E extends WebhookEventName>(
   return new Outbox(systemClock, () => validationUrl).record(db, event, data);
 }
 
-export async function configureWebhooks(
-  t: TestApp,
-  patch: { webhook_url?: string; webhook_secret?: string },
-) {
-  const res = await t.app.inject({
-    method: 'PATCH',
-    url: '/v1/settings',
-    headers: t.adminAuth,
-    payload: patch,
-  });
-  if (res.statusCode !== 200) throw new Error(`settings: ${res.statusCode} ${res.body}`);
-}
-
 export async function eventRow(db: Kysely<DB>, eventId: string) {
   return db
     .selectFrom('webhook_events')
     .selectAll()
     .where('event_id', '=', eventId)
     .executeTakeFirstOrThrow();
-}
-
-/** Signs in to a server process and returns headers for state-changing administrator requests. */
-export async function adminHeaders(baseUrl: string, email: string, password: string) {
-  const res = await fetch(`${baseUrl}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
-  const { nonce } = (await res.json()) as { nonce: string };
-  const cookie = res.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  return { cookie, 'x-rest-nonce': nonce, 'content-type': 'application/json' };
 }

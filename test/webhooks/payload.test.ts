@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventData } from '../../src/modules/webhooks/outbox.js';
 import type { WebhookEventName } from '../../src/modules/webhooks/webhooks.tables.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { configureWebhooks, eventRow, type Receiver, startReceiver, waitFor } from './helpers.js';
+import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
+import { eventRow, type Receiver, startReceiver } from './helpers.js';
 
 let t: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {
   t = await createTestApp();
   receiver = await startReceiver(200);
-  await configureWebhooks(t, { webhook_url: receiver.url, webhook_secret: 'payload-secret' });
+  await setSettings(t, { webhook_url: receiver.url, webhook_secret: 'payload-secret' });
   t.app.services.dispatcher.start();
 });
 afterAll(async () => {

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { type ServerProcess, startServer } from '../helpers/server.js';
-import { adminHeaders, type Receiver, recordEvent, startReceiver, waitFor } from './helpers.js';
+import { type ServerProcess, signIn, startServer } from '../helpers/server.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+import { type Receiver, recordEvent, startReceiver } from './helpers.js';
 
 const ADMIN = { email: 'root@example.com', password: 'server-test-pw' };
 const SECRET = 'process-test-secret';
@@ -58,7 +59,10 @@ async function serve(env: Record<string, string>): Promise<ServerProcess> {
 async function adminCall(server: ServerProcess, method: string, path: string, body: unknown) {
   const res = await fetch(`${server.url}/v1${path}`, {
     method,
-    headers: await adminHeaders(server.url, ADMIN.email, ADMIN.password),
+    headers: {
+      ...(await signIn(server.url, ADMIN.email, ADMIN.password)),
+      'content-type': 'application/json',
+    },
     body: JSON.stringify(body),
   });
   if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
@@ -147,9 +151,9 @@ describe('delivery across server processes', () => {
         (await db.selectFrom('webhook_events').select('id').where('status', '=', 'delivered').execute())
           .length === 80,
       'all delivered',
-      40_000,
+      { timeoutMs: 40_000 },
     );
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     for (const id of ids) expect(hits(id), id).toHaveLength(1);
     expect(receiver.requests).toHaveLength(80);
     const attempts = await db.selectFrom('webhook_attempts').select(['attempt', 'delivered']).execute();

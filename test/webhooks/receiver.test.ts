@@ -9,15 +9,9 @@ import {
 } from '../../examples/webhook-receiver/receiver.js';
 import { openSqlite } from '../../src/db/sqlite.js';
 import { tollgateSignature } from '../../src/modules/webhooks/signer.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import {
-  configureWebhooks,
-  eventRow,
-  type Receiver,
-  recordEvent,
-  startReceiver,
-  waitFor,
-} from './helpers.js';
+import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+import { eventRow, type Receiver, recordEvent, startReceiver } from './helpers.js';
 
 const SECRET = 'store-a-webhook-secret';
 const SITE = { domain: 'shop.example.org', installation_id: '0f8fad5b-d9cb-469f-a165-70867728950e' };
@@ -56,7 +50,7 @@ beforeEach(async () => {
   validation = await startReceiver(VALID);
   decoy = await startReceiver(200);
   await openReceiver();
-  await configureWebhooks(t, { webhook_url: `${receiverUrl}/webhooks/store-a`, webhook_secret: SECRET });
+  await setSettings(t, { webhook_url: `${receiverUrl}/webhooks/store-a`, webhook_secret: SECRET });
   t.app.services.dispatcher.start();
 });
 afterEach(async () => {
@@ -163,7 +157,7 @@ describe('the reference receiver against the real sender', () => {
   });
 
   it('refuses an unknown store scope with 401, which the sender logs and retries', async () => {
-    await configureWebhooks(t, { webhook_url: `${receiverUrl}/webhooks/unknown-store` });
+    await setSettings(t, { webhook_url: `${receiverUrl}/webhooks/unknown-store` });
     const eventId = await emit('license.revoked', { license_id: 1 });
     expect(await lastAttempt(eventId)).toMatchObject({ response_code: 401, delivered: 0 });
     expect((await eventRow(db(), eventId)).status).toBe('pending');
@@ -171,7 +165,7 @@ describe('the reference receiver against the real sender', () => {
   });
 
   it('refuses a wrong secret, a missing or malformed signature, and a body changed after signing with 401', async () => {
-    await configureWebhooks(t, { webhook_secret: 'not-the-store-secret' });
+    await setSettings(t, { webhook_secret: 'not-the-store-secret' });
     const eventId = await emit('license.revoked', { license_id: 1 });
     expect(await lastAttempt(eventId)).toMatchObject({ response_code: 401, delivered: 0 });
 
@@ -225,7 +219,7 @@ describe('the reference receiver against the real sender', () => {
       'the redelivery',
     );
     expect(await lastAttempt(eventId)).toMatchObject({ response_code: 200, delivered: 1 });
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(inbox()).toHaveLength(1);
     expect(validatedKeys()).toEqual(['KEY-13']);
   });
@@ -288,10 +282,10 @@ describe('the reference receiver against the real sender', () => {
   it('accepts both the current and the previous secret while the store rotates its secret', async () => {
     await receiver.close();
     await openReceiver(['new-secret', SECRET]);
-    await configureWebhooks(t, { webhook_url: `${receiverUrl}/webhooks/store-a` });
+    await setSettings(t, { webhook_url: `${receiverUrl}/webhooks/store-a` });
     const first = await emit('license.revoked', { license_id: 1 });
     expect(await lastAttempt(first)).toMatchObject({ response_code: 204 });
-    await configureWebhooks(t, { webhook_secret: 'new-secret' });
+    await setSettings(t, { webhook_secret: 'new-secret' });
     const second = await emit('license.revoked', { license_id: 2 });
     expect(await lastAttempt(second)).toMatchObject({ response_code: 204 });
     expect(inbox()).toHaveLength(2);

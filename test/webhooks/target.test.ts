@@ -10,9 +10,10 @@ import type { App } from '../../src/http/types.js';
 import { standardWebhooksSecret } from '../../src/modules/webhooks/signer.js';
 import type { WebhookTarget } from '../../src/modules/webhooks/target.js';
 import { createWebhooks } from '../../src/modules/webhooks/webhooks.module.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/db.js';
-import { configureWebhooks, type ReceivedRequest, type Receiver, startReceiver, waitFor } from './helpers.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+import { type ReceivedRequest, type Receiver, startReceiver } from './helpers.js';
 
 let receiver: Receiver;
 beforeEach(async () => {
@@ -103,12 +104,12 @@ describe('secret rotation through the settings', () => {
   afterEach(async () => t.close());
 
   it('after webhook_secret changes, X-Tollgate-Signature uses the new secret and webhook-signature carries both for 24 hours', async () => {
-    await configureWebhooks(t, { webhook_url: receiver.url, webhook_secret: 'secret-one' });
+    await setSettings(t, { webhook_url: receiver.url, webhook_secret: 'secret-one' });
     t.app.services.dispatcher.start();
     const before = await deliveredRequest(t.app, 1);
     expect((before.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
 
-    await configureWebhooks(t, { webhook_secret: 'secret-two' });
+    await setSettings(t, { webhook_secret: 'secret-two' });
     const during = await deliveredRequest(t.app, 2);
     expect(await verify('secret-two', during.body, during.headers['x-tollgate-signature'] as string)).toBe(
       true,
@@ -140,7 +141,7 @@ describe('claims', () => {
 
   it('two dispatchers sharing one database deliver each of 60 events exactly once', async () => {
     receiver.delayMs = 10;
-    await configureWebhooks(t, { webhook_url: receiver.url, webhook_secret: 'claim-secret' });
+    await setSettings(t, { webhook_url: receiver.url, webhook_secret: 'claim-secret' });
     const { services } = t.app;
     const other = createWebhooks({
       database: services.database,
@@ -156,8 +157,8 @@ describe('claims', () => {
     services.dispatcher.start();
     other.start();
     try {
-      await waitFor(() => receiver.requests.length >= 60, '60 deliveries', 20_000);
-      await new Promise((r) => setTimeout(r, 1200));
+      await waitFor(() => receiver.requests.length >= 60, '60 deliveries', { timeoutMs: 20_000 });
+      await sleep(1200);
       const perEvent = new Map<string, number>();
       for (const r of receiver.requests) {
         const id = r.headers['x-tollgate-event-id'] as string;
