@@ -2,7 +2,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, createCoupon } from '../cart/helpers.js';
-import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import {
+  admin,
+  adminOk,
+  advanceClock,
+  createTestApp,
+  expectError,
+  setSettings,
+  type TestApp,
+} from '../helpers/app.js';
 import { BILLING, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
 import { expectBody, licensesOfOrder, orderCount, payOrder, submit } from './helpers.js';
 
@@ -252,6 +260,10 @@ describe('submit', () => {
     await setSettings(t, { checkout_rate_limit: 2 });
     try {
       const p = await createProduct(t);
+      // The counters are fixed 10-minute windows: start every attempt just inside a fresh one, so
+      // a window that ends mid-test (as it did once, on a loaded machine) cannot reset them.
+      const nowS = Math.floor(t.app.services.clock.now().getTime() / 1000);
+      await advanceClock(t, 600 - (nowS % 600) + 1);
       const send = (ip: string, email: string) =>
         t.app.inject({
           method: 'POST',
