@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, type Dialect as KyselyDialect, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { BoundedMap } from '../bounded-map.js';
 import type { DatabaseConfig } from '../config.js';
@@ -9,6 +9,7 @@ import { TurnBatch } from './batch.js';
 import { Checkpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
 import { openSqlite } from './sqlite.js';
+import { guardedDialect, guardTransactions } from './transaction.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -48,7 +49,7 @@ export function openDatabase(config: DatabaseConfig): Database {
     const pool = new pg.Pool({ connectionString: config.url, max: 10 });
     // An idle client's network error must not crash the process; the next query reconnects.
     pool.on('error', () => {});
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const db = kysely(new PostgresDialect({ pool }));
     return { db, dialect: 'postgres', precompiled: new Set(), close: () => db.destroy() };
   }
   createPrivately(config.file);
@@ -63,7 +64,7 @@ export function openDatabase(config: DatabaseConfig): Database {
   // reads (mmap)'). The pages are the kernel's page cache either way; mapped, the ones touched
   // count in the process's RSS.
   sqlite.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = kysely(new SqliteDialect({ database: withStatementCache(sqlite) }));
   const checkpointer = new Checkpointer(sqlite, config.file, config.synchronous);
   return {
     db,
@@ -78,6 +79,15 @@ export function openDatabase(config: DatabaseConfig): Database {
       await db.destroy();
     },
   };
+}
+
+/** A Kysely instance; in tests its driver refuses the root connection inside a transaction (src/db/transaction.ts). */
+function kysely(dialect: KyselyDialect): Kysely<DB> {
+  if (!guardTransactions()) return new Kysely<DB>({ dialect });
+  const guard = guardedDialect(dialect);
+  const db = new Kysely<DB>({ dialect: guard.dialect });
+  guard.bind(db);
+  return db;
 }
 
 /**
