@@ -195,7 +195,7 @@ export function prepareRows(sqlite: SQLite.Database, source: string): RowStateme
  * A function that names a raw row's values, generated once per statement: each row is then one
  * object literal of a fixed shape, which V8 builds from a template with a single hidden class.
  * Every way without generated code adds the columns one by one under names V8 cannot predict, a
- * property lookup and a shape change a column: 9 to 20 times slower in bench/rows.ts, and much
+ * property lookup and a shape change a column: 7 to 20 times slower in bench/rows.ts, and much
  * worse once V8 gives up on a wide row's shape (docs/performance.md, 'Statement cache and row
  * builder').
  *
