@@ -8,7 +8,8 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * How `npm start` runs the server (package.json): a 4 MB young generation keeps about 25 MB of
- * RSS that V8's default would reserve, at no measurable cost in throughput; a fixed glibc mmap
+ * RSS that V8's default would reserve, at no measurable cost in throughput; `--expose-gc` lets
+ * src/memory.ts ask for young-generation collections while packages move; a fixed glibc mmap
  * threshold makes freed large buffers go back to the system, and a 512 KiB trim threshold stops
  * the heap top from being returned and re-faulted on every request (docs/performance.md, 'Memory').
  * Servers run on the benchmark's own Node.js, so a benchmark started with another one measures it.
@@ -18,6 +19,7 @@ export const SERVER_NODE = [
   'GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=524288',
   process.execPath,
   '--max-semi-space-size=4',
+  '--expose-gc',
 ];
 
 /** taskset pins a process to one core so the load generator and the server do not share one. */

@@ -1,7 +1,8 @@
 import type SQLite from 'better-sqlite3';
+import type { SqliteStatement } from 'kysely';
 
 interface Pending {
-  statement: SQLite.Statement;
+  statement: SqliteStatement;
   parameters: unknown[];
   resolve(rows: unknown[]): void;
   reject(error: unknown): void;
@@ -48,7 +49,7 @@ export class TurnBatch {
 
   /** Runs `statement` in this turn's batch; answers its rows (none for a write without RETURNING). */
   run(
-    statement: SQLite.Statement,
+    statement: SqliteStatement,
     parameters: unknown[],
     alone: () => Promise<unknown[]>,
   ): Promise<unknown[]> {

@@ -1,7 +1,14 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type SQLite from 'better-sqlite3';
-import { Kysely, type Dialect as KyselyDialect, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  Kysely,
+  type Dialect as KyselyDialect,
+  PostgresDialect,
+  type SqliteDatabase,
+  SqliteDialect,
+  type SqliteStatement,
+} from 'kysely';
 import pg from 'pg';
 import { BoundedMap } from '../bounded-map.js';
 import type { DatabaseConfig } from '../config.js';
@@ -64,7 +71,7 @@ export function openDatabase(config: DatabaseConfig): Database {
   // reads (mmap)'). The pages are the kernel's page cache either way; mapped, the ones touched
   // count in the process's RSS.
   sqlite.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
-  const db = kysely(new SqliteDialect({ database: withStatementCache(sqlite) }));
+  const db = kysely(new SqliteDialect({ database: new CachedConnection(sqlite) }));
   const checkpointer = new Checkpointer(sqlite, config.file, config.synchronous);
   return {
     db,
@@ -103,61 +110,102 @@ function createPrivately(file: string): void {
 }
 
 /**
- * Kysely prepares every query afresh; preparing costs as much as running a short indexed query.
- * Statements are reusable in better-sqlite3, so hot queries keep theirs (bounded, oldest dropped).
+ * The connection Kysely's SQLite dialect runs on, with a statement cache: Kysely prepares every
+ * query afresh, and preparing costs as much as running a short indexed query. Statements are
+ * reusable in better-sqlite3, so the statement of each SQL text is kept (bounded, oldest dropped),
+ * and its rows are built from raw value arrays (`RowStatement`).
  */
-function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database {
-  const cache = new BoundedMap<string, SQLite.Statement>(max);
-  const prepare = (source: string) => {
-    let stmt = cache.get(source);
-    if (stmt) return stmt;
-    stmt = prepareRows(sqlite, source);
-    cache.set(source, stmt);
-    return stmt;
-  };
-  return new Proxy(sqlite, {
-    get(target, prop, receiver) {
-      if (prop === 'prepare') return prepare;
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+class CachedConnection implements SqliteDatabase {
+  private readonly statements: BoundedMap<string, RowStatement>;
+
+  constructor(
+    private readonly sqlite: SQLite.Database,
+    max = 500,
+  ) {
+    this.statements = new BoundedMap(max);
+  }
+
+  prepare(source: string): RowStatement {
+    let statement = this.statements.get(source);
+    if (!statement) {
+      statement = prepareRows(this.sqlite, source);
+      this.statements.set(source, statement);
+    }
+    return statement;
+  }
+
+  close(): void {
+    this.sqlite.close();
+  }
 }
 
 /**
- * Prepares a statement whose rows are built here from raw value arrays. better-sqlite3 builds each
- * row object value by value through the V8 API, which on Node 20 costs about 0.4 µs a column:
- * 13 µs for two 16-column rows, against 5 µs read raw and named in JavaScript. Rows are the same
- * plain objects (a repeated column name keeps its last value, as before).
+ * A statement whose rows are built here from raw value arrays. better-sqlite3 builds each row
+ * object value by value through the V8 API, which on Node 20 costs about 0.4 µs a column: 13 µs
+ * for two 16-column rows, against 5 µs read raw and named in JavaScript (docs/performance.md,
+ * 'Statement cache and row builder'). Rows are the same plain objects (a repeated column name
+ * keeps its last value, as before). Parameters come as one array, as Kysely and src/db/batch.ts
+ * pass them.
  */
-export function prepareRows(sqlite: SQLite.Database, source: string): SQLite.Statement {
-  const stmt = sqlite.prepare(source);
-  if (!stmt.reader) return stmt;
-  stmt.raw(true);
-  const toRow = rowBuilder(stmt.columns().map((c) => c.name));
-  const rows = {
-    reader: true,
-    all: (...params: unknown[]) => (stmt.all(...params) as unknown[][]).map(toRow),
-    get: (...params: unknown[]) => {
-      const values = stmt.get(...params) as unknown[] | undefined;
-      return values && toRow(values);
-    },
-    *iterate(...params: unknown[]) {
-      for (const values of stmt.iterate(...params) as IterableIterator<unknown[]>) yield toRow(values);
-    },
-    // A reader (SELECT, or a write with RETURNING) may still be run for its effect alone.
-    run: (...params: unknown[]) => stmt.run(...params),
-  };
-  return rows as unknown as SQLite.Statement;
+export class RowStatement implements SqliteStatement {
+  /** Whether the statement returns rows (a SELECT, or a write with RETURNING). */
+  readonly reader: boolean;
+  private readonly toRow: (values: unknown[]) => Record<string, unknown>;
+
+  constructor(private readonly statement: SQLite.Statement) {
+    this.reader = statement.reader;
+    // A statement that returns no rows has no columns, and better-sqlite3 refuses all(), get()
+    // and iterate() on it: only run() is left, unchanged.
+    const names = this.reader
+      ? statement
+          .raw(true)
+          .columns()
+          .map((c) => c.name)
+      : [];
+    this.toRow = rowBuilder(names);
+  }
+
+  all(parameters: readonly unknown[] = []): Record<string, unknown>[] {
+    return (this.statement.all(parameters) as unknown[][]).map(this.toRow);
+  }
+
+  get(parameters: readonly unknown[] = []): Record<string, unknown> | undefined {
+    const values = this.statement.get(parameters) as unknown[] | undefined;
+    return values && this.toRow(values);
+  }
+
+  *iterate(parameters: readonly unknown[] = []): IterableIterator<Record<string, unknown>> {
+    for (const values of this.statement.iterate(parameters) as IterableIterator<unknown[]>) {
+      yield this.toRow(values);
+    }
+  }
+
+  /** Runs the statement for its effect; a reader may be run so too. */
+  run(parameters: readonly unknown[] = []): SQLite.RunResult {
+    return this.statement.run(parameters);
+  }
+}
+
+/** Prepares `source` on the SQLite connection, its rows built from raw value arrays. */
+export function prepareRows(sqlite: SQLite.Database, source: string): RowStatement {
+  return new RowStatement(sqlite.prepare(source));
 }
 
 /**
  * A function that names a raw row's values, generated once per statement: each row is then one
- * object literal of a fixed shape, which V8 builds from a template with a single hidden class,
- * where adding the columns one by one under names it cannot predict costs a property lookup and
- * a shape change a column (an 18-column row: 0.39 → 0.06 µs; 100 rows of 30 columns, which
- * V8 no longer keeps in fast mode: 160 → 3 µs). The names are our own SQL's column names,
- * written into the source as JSON string literals.
+ * object literal of a fixed shape, which V8 builds from a template with a single hidden class.
+ * Every way without generated code adds the columns one by one under names V8 cannot predict, a
+ * property lookup and a shape change a column: 7 to 20 times slower in bench/rows.ts, and much
+ * worse once V8 gives up on a wide row's shape (docs/performance.md, 'Statement cache and row
+ * builder').
+ *
+ * This is the only code Tollgate generates, and it is narrow: the source is a fixed template, and
+ * the only text from outside it is the column names of our own SQL, each written as
+ * `JSON.stringify(name)`, a complete string literal for any string (quotes, backslashes and
+ * control characters escaped; U+2028 and U+2029 are legal in string literals). A name is only
+ * ever a key and the values are only ever read from the array, so no name can end the literal or
+ * run code (test/foundation/sqlite-fast-paths.test.ts tries). It needs code generation from
+ * strings, which Node allows unless started with `--disallow-code-generation-from-strings`.
  */
 export function rowBuilder(names: readonly string[]): (values: unknown[]) => Record<string, unknown> {
   // A repeated name keeps its first position and its last value, as assignment in order would.

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Database, openDatabase, prepareRows } from '../../src/db/database.js';
+import { type Database, openDatabase, prepareRows, rowBuilder } from '../../src/db/database.js';
 import { precompile } from '../../src/db/precompiled.js';
 import { openSqlite } from '../../src/db/sqlite.js';
 
@@ -67,6 +67,34 @@ describe('rows built from raw arrays', () => {
       ['}; throw 1; ({', 4],
       ['constructor', 5],
     ]);
+    raw.close();
+  });
+
+  it('never runs a column name as code (the row builder is generated code)', () => {
+    const scope = globalThis as { injected?: unknown };
+    const attacks = [
+      '}; globalThis.injected = 1; ({',
+      '"}); globalThis.injected = 2; ({"',
+      "'+(globalThis.injected = 3)+'",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a name that would run if it became a template
+      '`${globalThis.injected = 4}`',
+      '\\"]: (globalThis.injected = 5), [\\"',
+      'a\n}; globalThis.injected = 6; ({ b',
+      'a\u2028}; globalThis.injected = 7; ({ b',
+      '*/ globalThis.injected = 8; /*',
+      '// }; globalThis.injected = 9; ({',
+      '</script><script>globalThis.injected = 10</script>',
+    ];
+    const values = attacks.map((_, i) => i);
+    const row = rowBuilder(attacks)(values);
+    expect(scope.injected).toBeUndefined();
+    expect(Object.keys(row)).toEqual(attacks);
+    expect(Object.values(row)).toEqual(values);
+    // The same names, as SQLite reports them for a query's columns.
+    const raw = openSqlite(':memory:');
+    const query = `select ${attacks.map((name, i) => `${i} as "${name.replaceAll('"', '""')}"`).join(', ')}`;
+    expect(prepareRows(raw, query).get()).toEqual(row);
+    expect(scope.injected).toBeUndefined();
     raw.close();
   });
 });
