@@ -129,6 +129,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
   const catalogue = CatalogueService.create(database, clock, settings);
   const cart = new CartService(
+    database,
     new CartRepository(database.db, database.dialect),
     catalogue,
     settings,
