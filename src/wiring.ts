@@ -23,6 +23,7 @@ import { OrdersRepository } from './modules/orders/orders.repository.js';
 import { OrdersService } from './modules/orders/orders.service.js';
 import { createReleases, type ReleasesModule } from './modules/releases/releases.module.js';
 import type { ReleasesService } from './modules/releases/releases.service.js';
+import { SettingsRepository } from './modules/settings/settings.repository.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
@@ -125,7 +126,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const urls = new PublicUrls(resolvePublicUrl(config, config.port));
   const secrets = new AppSecrets(database.db);
   const rates = new RateCounter(database, clock);
-  const settings = new SettingsService(database.db);
+  const settings = new SettingsService(database, new SettingsRepository(database.db));
   const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
   const catalogue = CatalogueService.create(database, clock, settings);
   const cart = new CartService(
