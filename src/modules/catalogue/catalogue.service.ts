@@ -21,22 +21,18 @@ import {
   type Variation,
   validateFilenameTemplate,
 } from './catalogue.model.js';
-import { CatalogueRepository, type ProductInsert } from './catalogue.repository.js';
+import type { CatalogueRepository, ProductInsert } from './catalogue.repository.js';
 import type {
   ProductCreateBody,
   ProductListQuery,
   ProductPatchBody,
   SoftwareConfigBody,
 } from './catalogue.schemas.js';
-import { CouponsRepository } from './coupons.repository.js';
-import { CouponsService } from './coupons.service.js';
-import { GatewaysRepository } from './gateways.repository.js';
-import { GatewaysService } from './gateways.service.js';
+import type { CouponsService } from './coupons.service.js';
+import type { GatewaysService } from './gateways.service.js';
 import { currencyDecimals } from './money.js';
-import { ShippingRepository } from './shipping.repository.js';
-import { ShippingService } from './shipping.service.js';
-import { TaxRepository } from './tax.repository.js';
-import { TaxService } from './tax.service.js';
+import type { ShippingService } from './shipping.service.js';
+import type { TaxService } from './tax.service.js';
 
 export interface CatalogueParts {
   coupons: CouponsService;
@@ -67,16 +63,6 @@ export class CatalogueService {
     this.taxRates = parts.taxRates;
     this.shipping = parts.shipping;
     this.gateways = parts.gateways;
-  }
-
-  static create(database: Database, clock: Clock, settings: SettingsService): CatalogueService {
-    const repo = new CatalogueRepository(database.db, database.dialect);
-    return new CatalogueService(database, repo, clock, settings, {
-      coupons: new CouponsService(new CouponsRepository(database.db), repo, clock, settings),
-      taxRates: new TaxService(new TaxRepository(database.db)),
-      shipping: new ShippingService(new ShippingRepository(database.db), settings),
-      gateways: new GatewaysService(new GatewaysRepository(database.db)),
-    });
   }
 
   // ---- reads for other modules (inside their transaction when they hand it on) ----
