@@ -112,6 +112,13 @@ function loadState(row: CartRow, now: Date): CartState {
   };
 }
 
+/** A coupon code as the cart stores it: trimmed, lower case, never empty. */
+function couponCode(raw: string): string {
+  const code = raw.trim().toLowerCase();
+  if (code === '') throw new ApiError('coupon_code_required');
+  return code;
+}
+
 /**
  * Carts and customer sessions. A browser's cookie names a session; a session points at a cart; a
  * customer has one cart that all their signed-in browsers share. Every change locks the cart row
@@ -524,8 +531,7 @@ export class CartService {
   }
 
   async applyCoupon(session: CartSession, currency: string | null, rawCode: string) {
-    const code = rawCode.trim().toLowerCase();
-    if (code === '') throw new ApiError('coupon_code_required');
+    const code = couponCode(rawCode);
     if (!(await this.settings.get()).coupons_enabled) throw new ApiError('coupons_disabled');
     const { totals } = await this.mutate(
       session,
@@ -557,8 +563,7 @@ export class CartService {
   }
 
   async removeCoupon(session: CartSession, currency: string | null, rawCode: string) {
-    const code = rawCode.trim().toLowerCase();
-    if (code === '') throw new ApiError('coupon_code_required');
+    const code = couponCode(rawCode);
     const { totals } = await this.mutate(session, currency, 'remove_coupon_failed', (state) => {
       if (!state.coupons.includes(code)) throw new ApiError('coupon_not_applied');
       return { state: { ...state, coupons: state.coupons.filter((c) => c !== code) }, result: null };

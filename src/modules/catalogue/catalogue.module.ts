@@ -7,9 +7,8 @@ import { CouponsRepository } from './coupons.repository.js';
 import { CouponsService } from './coupons.service.js';
 import { GatewaysRepository } from './gateways.repository.js';
 import { GatewaysService } from './gateways.service.js';
-import { ShippingRepository } from './shipping.repository.js';
+import { RulesRepository } from './rules.repository.js';
 import { ShippingService } from './shipping.service.js';
-import { TaxRepository } from './tax.repository.js';
 import { TaxService } from './tax.service.js';
 
 export type { CatalogueService } from './catalogue.service.js';
@@ -27,8 +26,8 @@ export function createCatalogue(deps: {
   const products = new CatalogueRepository(database.db, database.dialect);
   return new CatalogueService(database, products, clock, settings, {
     coupons: new CouponsService(new CouponsRepository(database.db), products, clock, settings),
-    taxRates: new TaxService(new TaxRepository(database.db)),
-    shipping: new ShippingService(new ShippingRepository(database.db), settings),
+    taxRates: new TaxService(new RulesRepository(database.db, 'tax_rates', ['priority', 'id'])),
+    shipping: new ShippingService(new RulesRepository(database.db, 'shipping_zones', ['id']), settings),
     gateways: new GatewaysService(new GatewaysRepository(database.db)),
   });
 }
