@@ -4,11 +4,9 @@ import { type Config, resolvePublicUrl } from './config.js';
 import { AppSecrets } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { RateCounter } from './http/rate-limit.js';
-import { AccountsRepository } from './modules/accounts/accounts.repository.js';
-import { AccountsService } from './modules/accounts/accounts.service.js';
-import { CartRepository } from './modules/cart/cart.repository.js';
-import { CartService, CartTokens } from './modules/cart/cart.service.js';
-import { CatalogueService } from './modules/catalogue/catalogue.service.js';
+import { type AccountsService, createAccounts } from './modules/accounts/accounts.module.js';
+import { type CartService, createCart } from './modules/cart/cart.module.js';
+import { type CatalogueService, createCatalogue } from './modules/catalogue/catalogue.module.js';
 import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { PaymentService } from './modules/checkout/payment.service.js';
 import { SubmitService } from './modules/checkout/submit.service.js';
@@ -23,7 +21,7 @@ import { OrdersRepository } from './modules/orders/orders.repository.js';
 import { OrdersService } from './modules/orders/orders.service.js';
 import { createReleases, type ReleasesModule } from './modules/releases/releases.module.js';
 import type { ReleasesService } from './modules/releases/releases.service.js';
-import { SettingsService } from './modules/settings/settings.service.js';
+import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
 import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
@@ -125,17 +123,10 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const urls = new PublicUrls(resolvePublicUrl(config, config.port));
   const secrets = new AppSecrets(database.db);
   const rates = new RateCounter(database, clock);
-  const settings = new SettingsService(database.db);
-  const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);
-  const catalogue = CatalogueService.create(database, clock, settings);
-  const cart = new CartService(
-    new CartRepository(database.db, database.dialect),
-    catalogue,
-    settings,
-    clock,
-    log('cart'),
-    new CartTokens(secrets),
-  );
+  const settings = createSettings({ database });
+  const accounts = createAccounts({ database, clock, rates });
+  const catalogue = createCatalogue({ database, clock, settings });
+  const cart = createCart({ database, catalogue, settings, clock, log: log('cart'), secrets });
   const outbox = new Outbox(clock, () => `${urls.base}/licenses/validate`);
   const licenseRepository = opts.licenseRepository ?? new LicenseRepository(database);
   const licenses = new LicenseService(licenseRepository, clock, settings, outbox, accounts);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tx } from '../../src/db/transaction.js';
 import { SettingsService } from '../../src/modules/settings/settings.service.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { createCustomer } from '../helpers/factories.js';
@@ -145,7 +146,7 @@ describe('the settings cache', () => {
           },
         }),
       }),
-    } as unknown as typeof db;
+    } as unknown as Tx;
     const overtaken = settings.get(slow);
     expect((await settings.update({ rate_limit: 42 })).rate_limit).toBe(42);
     release();

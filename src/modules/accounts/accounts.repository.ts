@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { on, type Tx } from '../../db/transaction.js';
 import type { AccountsTables, Role } from './accounts.tables.js';
 
 export type UserRow = Selectable<AccountsTables['users']>;
@@ -7,24 +8,27 @@ export type UserRow = Selectable<AccountsTables['users']>;
 export class AccountsRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  findUserByEmail(email: string): Promise<UserRow | undefined> {
-    return this.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+  findUserByEmail(email: string, tx?: Tx): Promise<UserRow | undefined> {
+    return on(this.db, tx).selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
   }
 
-  findUserById(id: number): Promise<UserRow | undefined> {
-    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  findUserById(id: number, tx?: Tx): Promise<UserRow | undefined> {
+    return on(this.db, tx).selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** Returns undefined when the email is taken (unique constraint), so concurrent creates stay exact. */
-  async insertUser(u: {
-    email: string;
-    password_hash: string;
-    role: Role;
-    first_name: string;
-    last_name: string;
-    now: string;
-  }): Promise<UserRow | undefined> {
-    return this.db
+  async insertUser(
+    u: {
+      email: string;
+      password_hash: string;
+      role: Role;
+      first_name: string;
+      last_name: string;
+      now: string;
+    },
+    tx?: Tx,
+  ): Promise<UserRow | undefined> {
+    return on(this.db, tx)
       .insertInto('users')
       .values({
         email: u.email,
@@ -40,23 +44,30 @@ export class AccountsRepository {
       .executeTakeFirst();
   }
 
-  async updateUser(id: number, patch: { password_hash?: string; role?: Role; now: string }): Promise<void> {
+  async updateUser(
+    id: number,
+    patch: { password_hash?: string; role?: Role; now: string },
+    tx?: Tx,
+  ): Promise<void> {
     const { now, ...rest } = patch;
-    await this.db
+    await on(this.db, tx)
       .updateTable('users')
       .set({ ...rest, updated_at: now })
       .where('id', '=', id)
       .execute();
   }
 
-  async insertSession(s: {
-    id_hash: string;
-    user_id: number;
-    nonce: string;
-    now: string;
-    expires_at: string;
-  }) {
-    await this.db
+  async insertSession(
+    s: {
+      id_hash: string;
+      user_id: number;
+      nonce: string;
+      now: string;
+      expires_at: string;
+    },
+    tx?: Tx,
+  ) {
+    await on(this.db, tx)
       .insertInto('sessions')
       .values({
         id_hash: s.id_hash,
@@ -68,8 +79,8 @@ export class AccountsRepository {
       .execute();
   }
 
-  findSession(idHash: string, now: string) {
-    return this.db
+  findSession(idHash: string, now: string, tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
       .select([
@@ -85,22 +96,25 @@ export class AccountsRepository {
       .executeTakeFirst();
   }
 
-  async deleteSession(idHash: string): Promise<void> {
-    await this.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+  async deleteSession(idHash: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx).deleteFrom('sessions').where('id_hash', '=', idHash).execute();
   }
 
-  async deleteExpiredSessions(now: string): Promise<void> {
-    await this.db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
+  async deleteExpiredSessions(now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx).deleteFrom('sessions').where('expires_at', '<=', now).execute();
   }
 
-  async insertAppPassword(a: {
-    uuid: string;
-    user_id: number;
-    name: string;
-    password_hash: string;
-    now: string;
-  }) {
-    await this.db
+  async insertAppPassword(
+    a: {
+      uuid: string;
+      user_id: number;
+      name: string;
+      password_hash: string;
+      now: string;
+    },
+    tx?: Tx,
+  ) {
+    await on(this.db, tx)
       .insertInto('application_passwords')
       .values({
         uuid: a.uuid,
@@ -112,8 +126,8 @@ export class AccountsRepository {
       .execute();
   }
 
-  findAppPasswordUser(email: string, passwordHash: string) {
-    return this.db
+  findAppPasswordUser(email: string, passwordHash: string, tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('application_passwords')
       .innerJoin('users', 'users.id', 'application_passwords.user_id')
       .select(['application_passwords.id as app_password_id', 'users.id', 'users.email', 'users.role'])
@@ -123,8 +137,8 @@ export class AccountsRepository {
       .executeTakeFirst();
   }
 
-  listAppPasswords(userId: number) {
-    return this.db
+  listAppPasswords(userId: number, tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('application_passwords')
       .select(['uuid', 'name', 'created_at', 'last_used_at'])
       .where('user_id', '=', userId)
@@ -132,8 +146,8 @@ export class AccountsRepository {
       .execute();
   }
 
-  async deleteAppPassword(userId: number, uuid: string): Promise<boolean> {
-    const r = await this.db
+  async deleteAppPassword(userId: number, uuid: string, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
       .deleteFrom('application_passwords')
       .where('user_id', '=', userId)
       .where('uuid', '=', uuid)
@@ -141,8 +155,8 @@ export class AccountsRepository {
     return Number(r.numDeletedRows) > 0;
   }
 
-  async touchAppPassword(id: number, now: string): Promise<void> {
-    await this.db
+  async touchAppPassword(id: number, now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('application_passwords')
       .set({ last_used_at: now })
       .where('id', '=', id)

@@ -1,4 +1,5 @@
 import { type Clock, iso, Occasionally } from '../../clock.js';
+import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
 import { randomHex, sha256, uuid } from '../../random.js';
@@ -197,8 +198,9 @@ export class AccountsService {
     return row ? toAuthUser(row) : null;
   }
 
-  async getUser(id: number): Promise<AuthUser | null> {
-    const row = await this.repo.findUserById(id);
+  /** With `tx`, read inside the caller's transaction (licenses issued for a paid order). */
+  async getUser(id: number, tx?: Tx): Promise<AuthUser | null> {
+    const row = await this.repo.findUserById(id, tx);
     return row ? toAuthUser(row) : null;
   }
 }

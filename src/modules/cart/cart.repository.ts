@@ -1,29 +1,29 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { CartTables } from './cart.tables.js';
 
 export type CartRow = Selectable<CartTables['carts']>;
 export type CartWrite = Pick<CartRow, 'items' | 'coupons' | 'destination' | 'shipping_method' | 'expires_at'>;
 
-/** Carts, the customer sessions that point at them, and the coupon-use ledger. Queries only. */
+/**
+ * Carts, the customer sessions that point at them, and the coupon-use ledger. Queries only; each
+ * joins the transaction it is handed (docs/development.md, 'Transactions').
+ */
 export class CartRepository {
   constructor(
     private readonly db: Kysely<DB>,
-    readonly dialect: Dialect,
+    private readonly dialect: Dialect,
   ) {}
-
-  /** Runs `fn` in one transaction with a repository bound to it. */
-  transaction<T>(fn: (repo: CartRepository) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new CartRepository(trx, this.dialect)));
-  }
 
   /** The cart a live session points at. */
   async findSession(
     idHash: string,
     now: string,
+    tx?: Tx,
   ): Promise<{ cart_id: number; expires_at: string } | undefined> {
-    return this.db
+    return on(this.db, tx)
       .selectFrom('cart_sessions')
       .select(['cart_id', 'expires_at'])
       .where('id_hash', '=', idHash)
@@ -31,46 +31,42 @@ export class CartRepository {
       .executeTakeFirst();
   }
 
-  findCart(id: number): Promise<CartRow | undefined> {
-    return this.db.selectFrom('carts').selectAll().where('id', '=', id).executeTakeFirst();
+  findCart(id: number, tx?: Tx): Promise<CartRow | undefined> {
+    return on(this.db, tx).selectFrom('carts').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  findCartOfUser(userId: number): Promise<CartRow | undefined> {
-    return this.db.selectFrom('carts').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  findCartOfUser(userId: number, tx?: Tx): Promise<CartRow | undefined> {
+    return on(this.db, tx).selectFrom('carts').selectAll().where('user_id', '=', userId).executeTakeFirst();
   }
 
-  /**
-   * Reads the cart row inside the transaction. On PostgreSQL the row is locked FOR UPDATE, so
-   * changes of one cart from any number of processes run one at a time; SQLite has one connection
-   * per process and Kysely runs its transactions one at a time already.
-   */
-  lockCart(id: number): Promise<CartRow | undefined> {
-    return this.db
+  /** Reads the cart row locked, so changes of one cart from any number of processes run one at a time. */
+  lockCart(id: number, tx: Tx): Promise<CartRow | undefined> {
+    return tx
       .selectFrom('carts')
       .selectAll()
       .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
-  lockCartOfUser(userId: number): Promise<CartRow | undefined> {
-    return this.db
+  lockCartOfUser(userId: number, tx: Tx): Promise<CartRow | undefined> {
+    return tx
       .selectFrom('carts')
       .selectAll()
       .where('user_id', '=', userId)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
   /** Serialises merges into one customer's cart across processes until the transaction ends. */
-  async lockCustomer(userId: number): Promise<void> {
+  async lockCustomer(userId: number, tx: Tx): Promise<void> {
     if (this.dialect !== 'postgres') return;
-    await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:cart-user:${userId}`}))`.execute(this.db);
+    await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:cart-user:${userId}`}))`.execute(tx);
   }
 
-  async insertCart(values: CartWrite & { user_id: number | null; now: string }): Promise<number> {
+  async insertCart(values: CartWrite & { user_id: number | null; now: string }, tx?: Tx): Promise<number> {
     const { now, ...rest } = values;
-    const row = await this.db
+    const row = await on(this.db, tx)
       .insertInto('carts')
       .values({ ...rest, version: 0, created_at: now, updated_at: now })
       .returning('id')
@@ -79,31 +75,41 @@ export class CartRepository {
   }
 
   /** The customer's cart, created empty when there is none (the unique user_id decides races). */
-  async ensureCartOfUser(userId: number, empty: CartWrite, now: string): Promise<CartRow> {
-    await this.db
+  async ensureCartOfUser(userId: number, empty: CartWrite, now: string, tx?: Tx): Promise<CartRow> {
+    await on(this.db, tx)
       .insertInto('carts')
       .values({ ...empty, user_id: userId, version: 0, created_at: now, updated_at: now })
       .onConflict((oc) => oc.column('user_id').doNothing())
       .execute();
-    return (await this.findCartOfUser(userId))!;
+    return (await this.findCartOfUser(userId, tx))!;
   }
 
-  async saveCart(id: number, values: CartWrite & { now: string; user_id?: number | null }): Promise<void> {
+  async saveCart(
+    id: number,
+    values: CartWrite & { now: string; user_id?: number | null },
+    tx?: Tx,
+  ): Promise<void> {
     const { now, ...rest } = values;
-    await this.db
+    await on(this.db, tx)
       .updateTable('carts')
       .set((eb) => ({ ...rest, updated_at: now, version: eb('version', '+', 1) }))
       .where('id', '=', id)
       .execute();
   }
 
-  async deleteCart(id: number): Promise<void> {
-    await this.db.deleteFrom('carts').where('id', '=', id).execute();
+  async deleteCart(id: number, tx?: Tx): Promise<void> {
+    await on(this.db, tx).deleteFrom('carts').where('id', '=', id).execute();
   }
 
   /** Stores a session; false when a session (live or ended) already has this id. */
-  async createSession(idHash: string, cartId: number, now: string, expiresAt: string): Promise<boolean> {
-    const row = await this.db
+  async createSession(
+    idHash: string,
+    cartId: number,
+    now: string,
+    expiresAt: string,
+    tx?: Tx,
+  ): Promise<boolean> {
+    const row = await on(this.db, tx)
       .insertInto('cart_sessions')
       .values({ id_hash: idHash, cart_id: cartId, created_at: now, expires_at: expiresAt })
       .onConflict((oc) => oc.column('id_hash').doNothing())
@@ -112,8 +118,8 @@ export class CartRepository {
     return row !== undefined;
   }
 
-  async touchSession(idHash: string, expiresAt: string): Promise<void> {
-    await this.db
+  async touchSession(idHash: string, expiresAt: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('cart_sessions')
       .set({ expires_at: expiresAt })
       .where('id_hash', '=', idHash)
@@ -121,28 +127,25 @@ export class CartRepository {
   }
 
   /** Points every session of one cart at another (a merged guest cart's devices follow it). */
-  async moveSessions(fromCartId: number, toCartId: number): Promise<void> {
-    await this.db
+  async moveSessions(fromCartId: number, toCartId: number, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('cart_sessions')
       .set({ cart_id: toCartId })
       .where('cart_id', '=', fromCartId)
       .execute();
   }
 
-  async deleteSession(idHash: string): Promise<void> {
-    await this.db.deleteFrom('cart_sessions').where('id_hash', '=', idHash).execute();
-  }
-
   /** Removes idle sessions and carts (a cart's sessions go with it). */
-  async deleteExpired(now: string): Promise<void> {
-    await this.db.deleteFrom('cart_sessions').where('expires_at', '<=', now).execute();
-    await this.db.deleteFrom('carts').where('expires_at', '<=', now).execute();
+  async deleteExpired(now: string, tx?: Tx): Promise<void> {
+    const db = on(this.db, tx);
+    await db.deleteFrom('cart_sessions').where('expires_at', '<=', now).execute();
+    await db.deleteFrom('carts').where('expires_at', '<=', now).execute();
   }
 
   /** Uses of each coupon claimed by this customer (checkout writes the ledger). */
-  async customerUses(couponIds: number[], userId: number): Promise<Map<number, number>> {
+  async customerUses(couponIds: number[], userId: number, tx?: Tx): Promise<Map<number, number>> {
     if (couponIds.length === 0) return new Map();
-    const rows = await this.db
+    const rows = await on(this.db, tx)
       .selectFrom('coupon_usages')
       .select((eb) => ['coupon_id', eb.fn.countAll<number>().as('n')])
       .where('coupon_id', 'in', couponIds)

@@ -25,6 +25,9 @@ export const CURRENCY_COOKIE = 'tollgate_currency';
 const tags = ['cart'];
 const query = CurrencyQuery;
 const codes = { validationCodes: { invalid: { currency: 'invalid_currency' as const } } };
+const couponCodes = {
+  validationCodes: { ...codes.validationCodes, missing: { coupon_code: 'coupon_code_required' as const } },
+};
 
 /** attribute_* fields of the body and of its `variation` object, the body's winning on a clash. */
 function chosenAttributes(body: AddBody): Record<string, string> {
@@ -174,9 +177,7 @@ export async function cartRoutes(
   app.post(
     '/cart/apply-coupon',
     {
-      config: {
-        validationCodes: { ...codes.validationCodes, missing: { coupon_code: 'coupon_code_required' } },
-      },
+      config: couponCodes,
       schema: {
         tags,
         summary: 'Apply a coupon (code case-insensitive)',
@@ -195,9 +196,7 @@ export async function cartRoutes(
   app.post(
     '/cart/remove-coupon',
     {
-      config: {
-        validationCodes: { ...codes.validationCodes, missing: { coupon_code: 'coupon_code_required' } },
-      },
+      config: couponCodes,
       schema: {
         tags,
         summary: 'Remove an applied coupon',

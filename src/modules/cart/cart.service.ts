@@ -2,6 +2,8 @@ import { createHmac } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, iso, Occasionally } from '../../clock.js';
 import type { AppSecrets } from '../../db/app-secrets.js';
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { randomHex, safeEqual, sha256 } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -110,6 +112,13 @@ function loadState(row: CartRow, now: Date): CartState {
   };
 }
 
+/** A coupon code as the cart stores it: trimmed, lower case, never empty. */
+function couponCode(raw: string): string {
+  const code = raw.trim().toLowerCase();
+  if (code === '') throw new ApiError('coupon_code_required');
+  return code;
+}
+
 /**
  * Carts and customer sessions. A browser's cookie names a session; a session points at a cart; a
  * customer has one cart that all their signed-in browsers share. Every change locks the cart row
@@ -120,12 +129,13 @@ export class CartService {
   /** Deletes idle sessions and carts, at most once an hour per process, in the background. */
   private readonly cleanup = new Occasionally(
     CLEANUP_EVERY_MS,
-    (now) => this.repository.deleteExpired(iso(now)),
+    (now) => this.repo.deleteExpired(iso(now)),
     (err) => this.log.warn({ err }, 'cart cleanup failed'),
   );
 
   constructor(
-    readonly repository: CartRepository,
+    private readonly database: Pick<Database, 'db'>,
+    private readonly repo: CartRepository,
     private readonly catalogue: CatalogueService,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
@@ -217,14 +227,14 @@ export class CartService {
     if (caller.token === null || !TOKEN.test(caller.token)) return null;
     const now = this.clock.now();
     const idHash = sha256(caller.token);
-    const session = await this.repository.findSession(idHash, iso(now));
-    const cart = session ? await this.repository.findCart(session.cart_id) : undefined;
+    const session = await this.repo.findSession(idHash, iso(now));
+    const cart = session ? await this.repo.findCart(session.cart_id) : undefined;
     if (!session || !cart) return null;
     const found = { token: caller.token, idHash, cartId: cart.id, expiresAt: session.expires_at };
     if (cart.user_id === null) {
       if (caller.userId === null) return found;
       await this.mergeGuestCart(caller.token, caller.userId);
-      const merged = await this.repository.findSession(idHash, iso(now));
+      const merged = await this.repo.findSession(idHash, iso(now));
       return merged ? { ...found, cartId: merged.cart_id } : null;
     }
     // Someone else's cart (signed out, or another customer on this browser) is not shown.
@@ -237,20 +247,21 @@ export class CartService {
     const idHash = sha256(token);
     const nowIso = iso(now);
     const expiresAt = iso(new Date(now.getTime() + SESSION_IDLE_MS));
-    const cartId = await this.repository
-      .transaction(async (repo) => {
-        const id =
-          userId === null
-            ? await repo.insertCart({ ...this.write(emptyState(), null, now), user_id: null, now: nowIso })
-            : (await repo.ensureCartOfUser(userId, this.write(emptyState(), userId, now), nowIso)).id;
-        // Taken: roll back, so that the guest cart made for it is not left behind.
-        if (!(await repo.createSession(idHash, id, nowIso, expiresAt))) throw TOKEN_TAKEN;
-        return id;
-      })
-      .catch((e) => {
-        if (e === TOKEN_TAKEN) return null;
-        throw e;
-      });
+    const cartId = await withTransaction(this.database, async (tx) => {
+      const id =
+        userId === null
+          ? await this.repo.insertCart(
+              { ...this.write(emptyState(), null, now), user_id: null, now: nowIso },
+              tx,
+            )
+          : (await this.repo.ensureCartOfUser(userId, this.write(emptyState(), userId, now), nowIso, tx)).id;
+      // Taken: roll back, so that the guest cart made for it is not left behind.
+      if (!(await this.repo.createSession(idHash, id, nowIso, expiresAt, tx))) throw TOKEN_TAKEN;
+      return id;
+    }).catch((e) => {
+      if (e === TOKEN_TAKEN) return null;
+      throw e;
+    });
     if (cartId === null) return null;
     this.cleanup.maybe(now);
     return { token, idHash, cartId, expiresAt };
@@ -266,26 +277,26 @@ export class CartService {
     if (!TOKEN.test(guestSessionId)) return;
     const idHash = sha256(guestSessionId);
     const now = this.clock.now();
-    await this.repository.transaction(async (repo) => {
-      await repo.lockCustomer(userId);
-      const session = await repo.findSession(idHash, iso(now));
+    await withTransaction(this.database, async (tx) => {
+      await this.repo.lockCustomer(userId, tx);
+      const session = await this.repo.findSession(idHash, iso(now), tx);
       if (!session) return;
-      const guest = await repo.lockCart(session.cart_id);
+      const guest = await this.repo.lockCart(session.cart_id, tx);
       if (!guest || guest.user_id !== null) return;
-      const mine = await repo.lockCartOfUser(userId);
+      const mine = await this.repo.lockCartOfUser(userId, tx);
       const guestState = loadState(guest, now);
       if (!mine) {
-        await repo.saveCart(guest.id, {
-          ...this.write(guestState, userId, now),
-          user_id: userId,
-          now: iso(now),
-        });
+        await this.repo.saveCart(
+          guest.id,
+          { ...this.write(guestState, userId, now), user_id: userId, now: iso(now) },
+          tx,
+        );
         return;
       }
       const merged = mergeStates(loadState(mine, now), guestState);
-      await repo.saveCart(mine.id, { ...this.write(merged, userId, now), now: iso(now) });
-      await repo.moveSessions(guest.id, mine.id);
-      await repo.deleteCart(guest.id);
+      await this.repo.saveCart(mine.id, { ...this.write(merged, userId, now), now: iso(now) }, tx);
+      await this.repo.moveSessions(guest.id, mine.id, tx);
+      await this.repo.deleteCart(guest.id, tx);
     });
   }
 
@@ -295,15 +306,15 @@ export class CartService {
    */
   async purge(session: CartSession): Promise<void> {
     const now = this.clock.now();
-    await this.repository.transaction(async (repo) => {
-      const cart = await repo.lockCart(session.cartId);
+    await withTransaction(this.database, async (tx) => {
+      const cart = await this.repo.lockCart(session.cartId, tx);
       if (!cart) return;
       if (cart.user_id === null) {
-        await repo.deleteCart(cart.id);
+        await this.repo.deleteCart(cart.id, tx);
         return;
       }
       const kept = { ...emptyState(), destination: loadState(cart, now).destination };
-      await repo.saveCart(cart.id, { ...this.write(kept, cart.user_id, now), now: iso(now) });
+      await this.repo.saveCart(cart.id, { ...this.write(kept, cart.user_id, now), now: iso(now) }, tx);
     });
   }
 
@@ -332,7 +343,7 @@ export class CartService {
       currency: ctx,
       products: new Map(productIds.map((id, i) => [id, products[i] ?? null])),
       coupons: new Map(codes.map((code, i) => [code, coupons[i] ?? null])),
-      customerUses: ownerId === null ? null : await this.repository.customerUses(couponIds, ownerId),
+      customerUses: ownerId === null ? null : await this.repo.customerUses(couponIds, ownerId),
       taxRates,
       zones,
       now: this.clock.now(),
@@ -357,17 +368,17 @@ export class CartService {
   ): Promise<{ totals: CartTotals; result: R }> {
     try {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-        const row = await this.repository.findCart(session.cartId);
+        const row = await this.repo.findCart(session.cartId);
         if (!row) {
           // Merged away by a sign-in in parallel: the session now points at the customer's cart.
-          const moved = await this.repository.findSession(session.idHash, iso(this.clock.now()));
+          const moved = await this.repo.findSession(session.idHash, iso(this.clock.now()));
           if (!moved) throw new ApiError('cart_error');
           session.cartId = moved.cart_id;
           continue;
         }
         const data = await this.loadData(loadState(row, this.clock.now()), row.user_id, currency, extra);
-        const outcome = await this.repository.transaction(async (repo) => {
-          const locked = await repo.lockCart(session.cartId);
+        const outcome = await withTransaction(this.database, async (tx) => {
+          const locked = await this.repo.lockCart(session.cartId, tx);
           if (!locked) return RETRY;
           const now = this.clock.now();
           const current = loadState(locked, now);
@@ -376,8 +387,12 @@ export class CartService {
           if (changed === RETRY) return RETRY;
           const state = covers(data, changed.state) ? priceState(changed.state, data).cleaned : changed.state;
           const expiresAt = iso(new Date(now.getTime() + SESSION_IDLE_MS));
-          await repo.saveCart(locked.id, { ...this.write(state, locked.user_id, now), now: iso(now) });
-          await repo.touchSession(session.idHash, expiresAt);
+          await this.repo.saveCart(
+            locked.id,
+            { ...this.write(state, locked.user_id, now), now: iso(now) },
+            tx,
+          );
+          await this.repo.touchSession(session.idHash, expiresAt, tx);
           session.expiresAt = expiresAt;
           return { state, result: changed.result, ownerId: locked.user_id };
         });
@@ -405,7 +420,7 @@ export class CartService {
   /** The priced cart. Stores only when something changed (a line or coupon dropped) or expiry is due. */
   async view(session: CartSession, currency: string | null): Promise<CartTotals> {
     const now = this.clock.now();
-    const row = await this.repository.findCart(session.cartId);
+    const row = await this.repo.findCart(session.cartId);
     if (row) {
       const state = loadState(row, now);
       const data = await this.loadData(state, row.user_id, currency);
@@ -516,8 +531,7 @@ export class CartService {
   }
 
   async applyCoupon(session: CartSession, currency: string | null, rawCode: string) {
-    const code = rawCode.trim().toLowerCase();
-    if (code === '') throw new ApiError('coupon_code_required');
+    const code = couponCode(rawCode);
     if (!(await this.settings.get()).coupons_enabled) throw new ApiError('coupons_disabled');
     const { totals } = await this.mutate(
       session,
@@ -549,8 +563,7 @@ export class CartService {
   }
 
   async removeCoupon(session: CartSession, currency: string | null, rawCode: string) {
-    const code = rawCode.trim().toLowerCase();
-    if (code === '') throw new ApiError('coupon_code_required');
+    const code = couponCode(rawCode);
     const { totals } = await this.mutate(session, currency, 'remove_coupon_failed', (state) => {
       if (!state.coupons.includes(code)) throw new ApiError('coupon_not_applied');
       return { state: { ...state, coupons: state.coupons.filter((c) => c !== code) }, result: null };

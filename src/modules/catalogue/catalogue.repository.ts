@@ -1,6 +1,7 @@
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import { on, type Tx } from '../../db/transaction.js';
 import type { ProductRow, VariationRow } from './catalogue.model.js';
 import type { CatalogueTables } from './catalogue.tables.js';
 
@@ -22,26 +23,21 @@ export class CatalogueRepository {
     private readonly dialect: Dialect,
   ) {}
 
-  /** Runs `fn` in one transaction with a repository bound to it. */
-  transaction<T>(fn: (repo: CatalogueRepository) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new CatalogueRepository(trx, this.dialect)));
-  }
-
   /**
    * Serialises slug claims across server processes until the transaction ends, so two requests
    * cannot both see a slug free. SQLite already runs one writer at a time.
    */
-  async lockSlug(slug: string): Promise<void> {
+  async lockSlug(slug: string, tx: Tx): Promise<void> {
     if (this.dialect !== 'postgres') return;
-    await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:slug:${slug}`}))`.execute(this.db);
+    await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:slug:${slug}`}))`.execute(tx);
   }
 
-  findProduct(id: number): Promise<ProductRow | undefined> {
-    return this.db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
+  findProduct(id: number, tx?: Tx): Promise<ProductRow | undefined> {
+    return on(this.db, tx).selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  findPublishedBySlug(slug: string): Promise<ProductRow[]> {
-    return this.db
+  findPublishedBySlug(slug: string, tx?: Tx): Promise<ProductRow[]> {
+    return on(this.db, tx)
       .selectFrom('products')
       .selectAll()
       .where('slug', '=', slug)
@@ -50,14 +46,14 @@ export class CatalogueRepository {
       .execute();
   }
 
-  async existingProductIds(ids: number[]): Promise<number[]> {
+  async existingProductIds(ids: number[], tx?: Tx): Promise<number[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.selectFrom('products').select('id').where('id', 'in', ids).execute();
+    const rows = await on(this.db, tx).selectFrom('products').select('id').where('id', 'in', ids).execute();
     return rows.map((r) => r.id);
   }
 
-  private filtered(f: ProductFilter) {
-    let q = this.db.selectFrom('products');
+  private filtered(f: ProductFilter, tx?: Tx) {
+    let q = on(this.db, tx).selectFrom('products');
     if (f.status) q = q.where('status', '=', f.status);
     if (f.type) q = q.where('type', '=', f.type);
     if (f.search) {
@@ -67,28 +63,28 @@ export class CatalogueRepository {
     return q;
   }
 
-  listProducts(f: ProductFilter, limit: number, offset: number): Promise<ProductRow[]> {
-    return this.filtered(f).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  listProducts(f: ProductFilter, limit: number, offset: number, tx?: Tx): Promise<ProductRow[]> {
+    return this.filtered(f, tx).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute();
   }
 
-  async countProducts(f: ProductFilter): Promise<number> {
-    const row = await this.filtered(f)
+  async countProducts(f: ProductFilter, tx?: Tx): Promise<number> {
+    const row = await this.filtered(f, tx)
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
-  insertProduct(values: ProductInsert): Promise<ProductRow> {
-    return this.db.insertInto('products').values(values).returningAll().executeTakeFirstOrThrow();
+  insertProduct(values: ProductInsert, tx?: Tx): Promise<ProductRow> {
+    return on(this.db, tx).insertInto('products').values(values).returningAll().executeTakeFirstOrThrow();
   }
 
-  async updateProduct(id: number, values: ProductUpdate): Promise<void> {
-    await this.db.updateTable('products').set(values).where('id', '=', id).execute();
+  async updateProduct(id: number, values: ProductUpdate, tx?: Tx): Promise<void> {
+    await on(this.db, tx).updateTable('products').set(values).where('id', '=', id).execute();
   }
 
-  findVariations(productIds: number[]): Promise<VariationRow[]> {
+  findVariations(productIds: number[], tx?: Tx): Promise<VariationRow[]> {
     if (productIds.length === 0) return Promise.resolve([]);
-    return this.db
+    return on(this.db, tx)
       .selectFrom('product_variations')
       .selectAll()
       .where('product_id', 'in', productIds)
@@ -98,16 +94,20 @@ export class CatalogueRepository {
       .execute();
   }
 
-  findVariation(id: number): Promise<VariationRow | undefined> {
-    return this.db.selectFrom('product_variations').selectAll().where('id', '=', id).executeTakeFirst();
+  findVariation(id: number, tx?: Tx): Promise<VariationRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('product_variations')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
-  async insertVariation(values: VariationInsert): Promise<void> {
-    await this.db.insertInto('product_variations').values(values).execute();
+  async insertVariation(values: VariationInsert, tx?: Tx): Promise<void> {
+    await on(this.db, tx).insertInto('product_variations').values(values).execute();
   }
 
-  async updateVariation(id: number, productId: number, values: VariationUpdate): Promise<void> {
-    await this.db
+  async updateVariation(id: number, productId: number, values: VariationUpdate, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('product_variations')
       .set(values)
       .where('id', '=', id)
@@ -115,9 +115,9 @@ export class CatalogueRepository {
       .execute();
   }
 
-  async deleteVariations(productId: number, ids: number[]): Promise<void> {
+  async deleteVariations(productId: number, ids: number[], tx?: Tx): Promise<void> {
     if (ids.length === 0) return;
-    await this.db
+    await on(this.db, tx)
       .deleteFrom('product_variations')
       .where('product_id', '=', productId)
       .where('id', 'in', ids)

@@ -141,6 +141,9 @@ const pageFields = {
 /** For routes that take no query parameters: anything sent is refused, not ignored. */
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
+/** The answer of a deletion. */
+export const Success = Type.Object({ success: Type.Boolean() });
+
 export const PageQuery = Type.Object(pageFields, { additionalProperties: false });
 export type PageQuery = Static<typeof PageQuery>;
 

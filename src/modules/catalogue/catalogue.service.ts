@@ -1,5 +1,6 @@
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import {
@@ -20,22 +21,18 @@ import {
   type Variation,
   validateFilenameTemplate,
 } from './catalogue.model.js';
-import { CatalogueRepository, type ProductInsert } from './catalogue.repository.js';
+import type { CatalogueRepository, ProductInsert } from './catalogue.repository.js';
 import type {
   ProductCreateBody,
   ProductListQuery,
   ProductPatchBody,
   SoftwareConfigBody,
 } from './catalogue.schemas.js';
-import { CouponsRepository } from './coupons.repository.js';
-import { CouponsService } from './coupons.service.js';
-import { GatewaysRepository } from './gateways.repository.js';
-import { GatewaysService } from './gateways.service.js';
+import type { CouponsService } from './coupons.service.js';
+import type { GatewaysService } from './gateways.service.js';
 import { currencyDecimals } from './money.js';
-import { ShippingRepository } from './shipping.repository.js';
-import { ShippingService } from './shipping.service.js';
-import { TaxRepository } from './tax.repository.js';
-import { TaxService } from './tax.service.js';
+import type { ShippingService } from './shipping.service.js';
+import type { TaxService } from './tax.service.js';
 
 export interface CatalogueParts {
   coupons: CouponsService;
@@ -56,6 +53,7 @@ export class CatalogueService {
   readonly gateways: GatewaysService;
 
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     private readonly repo: CatalogueRepository,
     private readonly clock: Clock,
     private readonly settings: SettingsService,
@@ -67,21 +65,11 @@ export class CatalogueService {
     this.gateways = parts.gateways;
   }
 
-  static create(database: Database, clock: Clock, settings: SettingsService): CatalogueService {
-    const repo = new CatalogueRepository(database.db, database.dialect);
-    return new CatalogueService(repo, clock, settings, {
-      coupons: new CouponsService(new CouponsRepository(database.db), repo, clock, settings),
-      taxRates: new TaxService(new TaxRepository(database.db)),
-      shipping: new ShippingService(new ShippingRepository(database.db), settings),
-      gateways: new GatewaysService(new GatewaysRepository(database.db)),
-    });
-  }
+  // ---- reads for other modules (inside their transaction when they hand it on) ----
 
-  // ---- reads for other modules ----
-
-  async getProduct(id: number): Promise<Product | null> {
-    const row = await this.repo.findProduct(id);
-    return row ? (await this.hydrate([row]))[0]! : null;
+  async getProduct(id: number, tx?: Tx): Promise<Product | null> {
+    const row = await this.repo.findProduct(id, tx);
+    return row ? (await this.hydrate([row], tx))[0]! : null;
   }
 
   async getVariation(id: number): Promise<Variation | null> {
@@ -90,8 +78,8 @@ export class CatalogueService {
   }
 
   /** Every published product using the slug; more than one is the caller's `software_slug_ambiguous`. */
-  async findPublishedBySlug(slug: string): Promise<Product[]> {
-    return this.hydrate(await this.repo.findPublishedBySlug(slug));
+  async findPublishedBySlug(slug: string, tx?: Tx): Promise<Product[]> {
+    return this.hydrate(await this.repo.findPublishedBySlug(slug, tx), tx);
   }
 
   // ---- administration ----
@@ -126,21 +114,17 @@ export class CatalogueService {
     );
     const rows = variations.map((v, i) => variationColumns(v, decimals, `variations.${i}`));
     const now = iso(this.clock.now());
-    const id = await this.repo.transaction(async (repo) => {
+    const id = await withTransaction(this.database, async (tx) => {
       // The defaults above guarantee every NOT NULL column is present.
-      const product = await repo.insertProduct({
-        ...(columns as ProductInsert),
-        created_at: now,
-        updated_at: now,
-      });
+      const product = await this.repo.insertProduct(
+        { ...(columns as ProductInsert), created_at: now, updated_at: now },
+        tx,
+      );
       for (const [i, v] of rows.entries()) {
-        await repo.insertVariation({
-          ...v,
-          product_id: product.id,
-          position: i,
-          created_at: now,
-          updated_at: now,
-        });
+        await this.repo.insertVariation(
+          { ...v, product_id: product.id, position: i, created_at: now, updated_at: now },
+          tx,
+        );
       }
       return product.id;
     });
@@ -160,43 +144,41 @@ export class CatalogueService {
       values: variationColumns(v, decimals, `variations.${i}`),
     }));
     const now = iso(this.clock.now());
-    await this.repo.transaction(async (repo) => {
-      const row = await repo.findProduct(id);
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.findProduct(id, tx);
       if (!row) throw new ApiError('product_not_found');
-      const existing = (await repo.findVariations([id])).map((v) => v.id);
+      const existing = (await this.repo.findVariations([id], tx)).map((v) => v.id);
       const type = patch.type ?? row.type;
       const subscription = patch.subscription === undefined ? storedSubscription(row) : patch.subscription;
       checkShape(type, incoming ? incoming.length : existing.length, subscription);
       if (incoming) checkVariationIds(incoming, existing);
       if (patch.status === 'publish' && row.status !== 'publish' && row.slug) {
-        await assertSlugFree(repo, row.slug, id);
+        await this.assertSlugFree(row.slug, id, tx);
       }
-      await repo.updateProduct(id, { ...columns, updated_at: now });
+      await this.repo.updateProduct(id, { ...columns, updated_at: now }, tx);
       if (!incoming) return;
       const kept = new Set(incoming.map((v) => v.id).filter((v) => v !== undefined));
-      await repo.deleteVariations(
+      await this.repo.deleteVariations(
         id,
         existing.filter((v) => !kept.has(v)),
+        tx,
       );
       for (const [i, v] of incoming.entries()) {
         if (v.id === undefined) {
-          await repo.insertVariation({
-            ...v.values,
-            product_id: id,
-            position: i,
-            created_at: now,
-            updated_at: now,
-          });
+          await this.repo.insertVariation(
+            { ...v.values, product_id: id, position: i, created_at: now, updated_at: now },
+            tx,
+          );
         } else {
-          await repo.updateVariation(v.id, id, { ...v.values, position: i, updated_at: now });
+          await this.repo.updateVariation(v.id, id, { ...v.values, position: i, updated_at: now }, tx);
         }
       }
     });
     return this.requireProduct(id);
   }
 
-  async getSoftwareConfig(productId: number): Promise<SoftwareConfig> {
-    const row = await this.repo.findProduct(productId);
+  async getSoftwareConfig(productId: number, tx?: Tx): Promise<SoftwareConfig> {
+    const row = await this.repo.findProduct(productId, tx);
     if (!row) throw new ApiError('product_not_found');
     return toSoftwareConfig(row);
   }
@@ -204,26 +186,35 @@ export class CatalogueService {
   async updateSoftwareConfig(productId: number, body: SoftwareConfigBody): Promise<SoftwareConfig> {
     if (body.filename_template !== undefined) validateFilenameTemplate(body.filename_template);
     const now = iso(this.clock.now());
-    await this.repo.transaction(async (repo) => {
-      const row = await repo.findProduct(productId);
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.findProduct(productId, tx);
       if (!row) throw new ApiError('product_not_found');
       if (body.slug !== undefined && body.slug !== row.slug && row.status === 'publish') {
-        await assertSlugFree(repo, body.slug, productId);
+        await this.assertSlugFree(body.slug, productId, tx);
       }
-      await repo.updateProduct(productId, { ...body, updated_at: now });
+      await this.repo.updateProduct(productId, { ...body, updated_at: now }, tx);
     });
     return this.getSoftwareConfig(productId);
   }
 
-  private async baseDecimals(): Promise<number> {
-    const s = await this.settings.get();
+  private async assertSlugFree(slug: string, productId: number, tx: Tx): Promise<void> {
+    await this.repo.lockSlug(slug, tx);
+    const others = (await this.repo.findPublishedBySlug(slug, tx)).filter((p) => p.id !== productId);
+    if (others.length > 0) throw new ApiError('slug_taken', { data: { slug } });
+  }
+
+  private async baseDecimals(tx?: Tx): Promise<number> {
+    const s = await this.settings.get(tx);
     return currencyDecimals(s.base_currency, s);
   }
 
-  private async hydrate(rows: ProductRow[]): Promise<Product[]> {
+  private async hydrate(rows: ProductRow[], tx?: Tx): Promise<Product[]> {
     const [decimals, variations] = await Promise.all([
-      this.baseDecimals(),
-      this.repo.findVariations(rows.map((r) => r.id)),
+      this.baseDecimals(tx),
+      this.repo.findVariations(
+        rows.map((r) => r.id),
+        tx,
+      ),
     ]);
     return rows.map((r) =>
       toProduct(
@@ -233,10 +224,4 @@ export class CatalogueService {
       ),
     );
   }
-}
-
-async function assertSlugFree(repo: CatalogueRepository, slug: string, productId: number): Promise<void> {
-  await repo.lockSlug(slug);
-  const others = (await repo.findPublishedBySlug(slug)).filter((p) => p.id !== productId);
-  if (others.length > 0) throw new ApiError('slug_taken', { data: { slug } });
 }

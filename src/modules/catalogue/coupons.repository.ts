@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { DB } from '../../db/schema.js';
+import { on, type Tx } from '../../db/transaction.js';
 import type { CatalogueTables } from './catalogue.tables.js';
 
 export type CouponRow = Selectable<CatalogueTables['coupons']>;
@@ -10,16 +11,16 @@ type CouponUpdate = Updateable<CatalogueTables['coupons']>;
 export class CouponsRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  find(id: number): Promise<CouponRow | undefined> {
-    return this.db.selectFrom('coupons').selectAll().where('id', '=', id).executeTakeFirst();
+  find(id: number, tx?: Tx): Promise<CouponRow | undefined> {
+    return on(this.db, tx).selectFrom('coupons').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  findByCode(code: string): Promise<CouponRow | undefined> {
-    return this.db.selectFrom('coupons').selectAll().where('code', '=', code).executeTakeFirst();
+  findByCode(code: string, tx?: Tx): Promise<CouponRow | undefined> {
+    return on(this.db, tx).selectFrom('coupons').selectAll().where('code', '=', code).executeTakeFirst();
   }
 
-  list(limit: number, offset: number): Promise<CouponRow[]> {
-    return this.db
+  list(limit: number, offset: number, tx?: Tx): Promise<CouponRow[]> {
+    return on(this.db, tx)
       .selectFrom('coupons')
       .selectAll()
       .orderBy('id', 'desc')
@@ -28,8 +29,8 @@ export class CouponsRepository {
       .execute();
   }
 
-  async count(): Promise<number> {
-    const row = await this.db
+  async count(tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
       .selectFrom('coupons')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
@@ -37,8 +38,8 @@ export class CouponsRepository {
   }
 
   /** undefined when the code is taken: the unique index decides, so concurrent creates stay exact. */
-  insert(values: CouponInsert): Promise<CouponRow | undefined> {
-    return this.db
+  insert(values: CouponInsert, tx?: Tx): Promise<CouponRow | undefined> {
+    return on(this.db, tx)
       .insertInto('coupons')
       .values(values)
       .onConflict((oc) => oc.column('code').doNothing())
@@ -47,9 +48,9 @@ export class CouponsRepository {
   }
 
   /** false when the new code is taken by another coupon. */
-  async update(id: number, values: CouponUpdate): Promise<boolean> {
+  async update(id: number, values: CouponUpdate, tx?: Tx): Promise<boolean> {
     try {
-      await this.db.updateTable('coupons').set(values).where('id', '=', id).execute();
+      await on(this.db, tx).updateTable('coupons').set(values).where('id', '=', id).execute();
       return true;
     } catch (e) {
       if (isUniqueViolation(e)) return false;
@@ -57,8 +58,8 @@ export class CouponsRepository {
     }
   }
 
-  async delete(id: number): Promise<boolean> {
-    const r = await this.db.deleteFrom('coupons').where('id', '=', id).executeTakeFirst();
+  async delete(id: number, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx).deleteFrom('coupons').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }

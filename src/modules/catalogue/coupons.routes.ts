@@ -2,13 +2,12 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { PageQuery } from './catalogue.schemas.js';
+import { PageQuery, Success } from './catalogue.schemas.js';
 import { CouponCreateBody, CouponPatchBody, CouponResponse } from './coupons.schemas.js';
 import type { CouponsService } from './coupons.service.js';
 import { paginate } from './pagination.js';
 
 const tags = ['coupons'];
-const Success = Type.Object({ success: Type.Boolean() });
 
 export async function couponsRoutes(app: App, opts: { coupons: CouponsService }) {
   const { coupons } = opts;

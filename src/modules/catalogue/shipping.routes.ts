@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { NoQuery } from './catalogue.schemas.js';
+import { NoQuery, Success } from './catalogue.schemas.js';
 import { ShippingZoneBody, ShippingZoneResponse } from './shipping.schemas.js';
 import type { ShippingService } from './shipping.service.js';
 
@@ -47,7 +47,7 @@ export async function shippingRoutes(app: App, opts: { shipping: ShippingService
         tags,
         summary: 'Delete a shipping zone',
         params: IdParams,
-        response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(400, 401, 403, 404) },
+        response: { 200: Success, ...errors(400, 401, 403, 404) },
       },
     },
     async (request) => {

@@ -2,7 +2,7 @@ import { ApiError } from '../../http/errors.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { requireCountry } from './countries.js';
 import { canonicalDecimal, currencyDecimals } from './money.js';
-import type { ShippingRepository, ShippingZoneRow } from './shipping.repository.js';
+import type { RuleRow, RulesRepository } from './rules.repository.js';
 import type { ShippingZoneBody } from './shipping.schemas.js';
 
 export type ShippingMethodId = 'flat_rate' | 'free_shipping' | 'local_pickup';
@@ -28,7 +28,7 @@ export interface ShippingZone {
 
 export class ShippingService {
   constructor(
-    private readonly repo: ShippingRepository,
+    private readonly repo: RulesRepository<'shipping_zones'>,
     private readonly settings: SettingsService,
   ) {}
 
@@ -70,7 +70,7 @@ export class ShippingService {
   }
 }
 
-function toZone(row: ShippingZoneRow): ShippingZone {
+function toZone(row: RuleRow<'shipping_zones'>): ShippingZone {
   return {
     id: row.id,
     name: row.name,

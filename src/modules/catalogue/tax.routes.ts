@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { NoQuery } from './catalogue.schemas.js';
+import { NoQuery, Success } from './catalogue.schemas.js';
 import { TaxRateBody, TaxRateResponse } from './tax.schemas.js';
 import type { TaxService } from './tax.service.js';
 
@@ -48,7 +48,7 @@ export async function taxRoutes(app: App, opts: { tax: TaxService }) {
         tags,
         summary: 'Delete a tax rate',
         params: IdParams,
-        response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(400, 401, 403, 404) },
+        response: { 200: Success, ...errors(400, 401, 403, 404) },
       },
     },
     async (request) => {

@@ -1,7 +1,7 @@
 import { ApiError } from '../../http/errors.js';
 import { requireCountry } from './countries.js';
 import { canonicalDecimal, decimalWithin } from './money.js';
-import type { TaxRateRow, TaxRepository } from './tax.repository.js';
+import type { RuleRow, RulesRepository } from './rules.repository.js';
 import type { TaxRateBody } from './tax.schemas.js';
 
 export interface TaxRate {
@@ -20,7 +20,7 @@ export interface TaxRate {
 }
 
 export class TaxService {
-  constructor(private readonly repo: TaxRepository) {}
+  constructor(private readonly repo: RulesRepository<'tax_rates'>) {}
 
   /** Every rate, by priority then creation: what the cart's tax calculation reads. */
   async list(): Promise<TaxRate[]> {
@@ -50,6 +50,6 @@ export class TaxService {
   }
 }
 
-function toTaxRate(row: TaxRateRow): TaxRate {
+function toTaxRate(row: RuleRow<'tax_rates'>): TaxRate {
   return { ...row, shipping: row.shipping === 1, compound: row.compound === 1 };
 }

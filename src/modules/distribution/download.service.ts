@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
 import { isPublicProduct } from '../catalogue/catalogue.model.js';
@@ -101,7 +102,7 @@ export class DownloadService {
 
     const now = this.clock.now();
     if (token.policy === 'protected') {
-      const settings = await this.settings.get(trx);
+      const settings = await this.settings.get(trx as Tx);
       if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
       const found = await this.repo.licenseIn(trx, token.license_id!);
       if (!found) throw new ApiError('invalid_license');

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Clock, iso, rfc3339 } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -71,7 +72,7 @@ export class LicenseService {
   }
 
   private async view(license: LicenseRecord, db?: Kysely<DB>): Promise<LicenseView> {
-    const settings = await this.settings.get(db);
+    const settings = await this.settings.get(db as Tx | undefined);
     return licenseView(license, settings.default_activation_limit, this.clock.now());
   }
 

@@ -62,13 +62,8 @@ export interface TaxAmount {
   amount: number;
 }
 
-export interface LineTotals {
-  key: string;
-  product_id: number;
-  variation_id: number;
-  quantity: number;
-  name: string;
-  attributes: Record<string, string>;
+export interface LineTotals
+  extends Pick<PricingLine, 'key' | 'product_id' | 'variation_id' | 'quantity' | 'name' | 'attributes'> {
   /** Unit price in the active currency, entry basis. */
   unit_price: number;
   /** Without tax, before discounts. */

@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
+import type { SettingsRepository } from './settings.repository.js';
 import { DEFAULT_SETTINGS, type Settings, type SettingsPatch } from './settings.schemas.js';
 
 const CAPTCHA_VERIFY_URLS: Record<string, string> = {
@@ -31,14 +32,17 @@ export class SettingsService {
   private generation = 0;
   static readonly CACHE_MS = 1000;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly database: Pick<Database, 'db'>,
+    private readonly repo: SettingsRepository,
+  ) {}
 
-  /** With `trx`, a cached value or a read inside the caller's transaction (SQLite has one connection). */
-  async get(trx?: Kysely<DB>): Promise<Settings> {
+  /** With `tx`, a cached value or a read inside the caller's transaction (SQLite has one connection). */
+  async get(tx?: Tx): Promise<Settings> {
     const now = Date.now();
     if (this.cached && now - this.cached.at < SettingsService.CACHE_MS) return this.cached.value;
     const generation = this.generation;
-    const rows = await (trx ?? this.db).selectFrom('settings').select(['key', 'value']).execute();
+    const rows = await this.repo.readAll(tx);
     const value: Settings = structuredClone(DEFAULT_SETTINGS);
     for (const row of rows) {
       if (Object.hasOwn(DEFAULT_SETTINGS, row.key))
@@ -59,15 +63,8 @@ export class SettingsService {
     const entries = Object.entries(normalise(patch));
     this.generation++;
     if (entries.length > 0) {
-      await this.db.transaction().execute(async (trx) => {
-        for (const [key, v] of entries) {
-          const value = JSON.stringify(v);
-          await trx
-            .insertInto('settings')
-            .values({ key, value })
-            .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-            .execute();
-        }
+      await withTransaction(this.database, async (tx) => {
+        for (const [key, v] of entries) await this.repo.put(key, JSON.stringify(v), tx);
       });
     }
     this.generation++;
