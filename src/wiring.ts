@@ -27,8 +27,7 @@ import { SettingsService } from './modules/settings/settings.service.js';
 import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
-import { Outbox } from './modules/webhooks/outbox.js';
-import { createWebhooks, type WebhookTargetFilter } from './modules/webhooks/webhooks.module.js';
+import { createWebhooks, type Outbox, type WebhookTargetFilter } from './modules/webhooks/webhooks.module.js';
 import type { WebhooksService } from './modules/webhooks/webhooks.service.js';
 
 /** Absolute URLs the service hands out; the origin is final only once the server listens. */
@@ -136,7 +135,17 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     log('cart'),
     new CartTokens(secrets),
   );
-  const outbox = new Outbox(clock, () => `${urls.base}/licenses/validate`);
+  const { webhooks, outbox, dispatcher } = createWebhooks({
+    database,
+    settings,
+    clock,
+    testClock,
+    log: log('webhooks'),
+    self: () => ({ origin: urls.origin, port: opts.listeningPort() }),
+    validationUrl: () => `${urls.base}/licenses/validate`,
+    filter: opts.webhookTarget,
+    attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
+  });
   const licenseRepository = opts.licenseRepository ?? new LicenseRepository(database);
   const licenses = new LicenseService(licenseRepository, clock, settings, outbox, accounts);
   const activations = new ActivationService(licenseRepository, clock, settings);
@@ -148,16 +157,6 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     settings,
     () => `${urls.origin}/account/approve`,
   );
-  const { webhooks, dispatcher } = createWebhooks({
-    database,
-    settings,
-    clock,
-    testClock,
-    log: log('webhooks'),
-    self: () => ({ origin: urls.origin, port: opts.listeningPort() }),
-    filter: opts.webhookTarget,
-    attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
-  });
   const orders = new OrdersService(
     new OrdersRepository(database.db, database.dialect),
     catalogue,
@@ -219,8 +218,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // A license is revoked: its download tokens stop working.
   licenses.onRevoke((trx, licenseId) => tokens.invalidateForLicense(trx, licenseId, 'revoked', now()));
   // A release is withdrawn (or its artifact deleted): its download tokens stop working.
-  releases.onWithdraw(({ db, release, reason }) =>
-    tokens.invalidate(db, 'release_id', release.id, reason, now()),
+  releases.onWithdraw(({ tx, release, reason }) =>
+    tokens.invalidate(tx, 'release_id', release.id, reason, now()),
   );
   // A deletion preview counts the download tokens still outstanding for each artifact.
   releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));

@@ -1,4 +1,6 @@
 import { type Clock, iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError, type ErrorCode, isErrorCode } from '../../http/errors.js';
 import { sha256, uuid } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -39,6 +41,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  */
 export class DeletionsService {
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     private readonly repo: ReleasesRepository,
     private readonly storage: ArtifactStorage,
     private readonly releases: ReleasesService,
@@ -154,49 +157,57 @@ export class DeletionsService {
     const ids = impact.targets.map((t) => t.artifact.id);
     const opId = uuid();
     const now = iso(this.clock.now());
-    await this.repo.transaction(async (repo) => {
-      await repo.lockProduct(productId);
+    await withTransaction(this.database, async (tx) => {
+      await this.repo.lockProduct(productId, tx);
       // What the preview saw must still hold under the lock: same releases, same flags.
       const seen = JSON.stringify(
         impact.targets.flatMap((t) => t.releases.map((r) => [r.id, r.status, r.is_current])),
       );
-      const fresh = await repo.releasesOfArtifacts(ids);
+      const fresh = await this.repo.releasesOfArtifacts(ids, tx);
       if (JSON.stringify(fresh.map((r) => [r.id, r.status, r.is_current])) !== seen) {
         throw new ApiError('deletion_preview_stale');
       }
-      const moved = await repo.transitionArtifacts(ids, ['available'], {
-        state: 'delete_pending',
-        deletion_op: opId,
-        updated_at: now,
-      });
+      const moved = await this.repo.transitionArtifacts(
+        ids,
+        ['available'],
+        { state: 'delete_pending', deletion_op: opId, updated_at: now },
+        tx,
+      );
       if (moved !== ids.length) throw new ApiError('artifact_delete_in_progress');
       for (const r of fresh) {
         if (r.status !== 'published' && r.is_current === 0) continue;
         const status = r.status === 'published' ? 'withdrawn' : r.status;
-        await repo.updateRelease(r.id, {
-          status,
-          is_current: 0,
-          withdrawn_at: r.status === 'published' ? now : r.withdrawn_at,
-          updated_at: now,
-        });
+        await this.repo.updateRelease(
+          r.id,
+          {
+            status,
+            is_current: 0,
+            withdrawn_at: r.status === 'published' ? now : r.withdrawn_at,
+            updated_at: now,
+          },
+          tx,
+        );
         if (r.status === 'published') {
-          await this.releases.runWithdrawHooks(repo.db, { ...r, status, is_current: 0 }, 'artifact_deleted');
+          await this.releases.runWithdrawHooks({ ...r, status, is_current: 0 }, 'artifact_deleted', tx);
         }
       }
-      await repo.insertDeletion({
-        op_id: opId,
-        product_id: productId,
-        status: 'running',
-        artifact_ids: JSON.stringify(ids),
-        fingerprint: impact.fingerprint,
-        results: '[]',
-        error_code: null,
-        attempts: 1,
-        requested_by: actorId,
-        created_at: now,
-        updated_at: now,
-        completed_at: null,
-      });
+      await this.repo.insertDeletion(
+        {
+          op_id: opId,
+          product_id: productId,
+          status: 'running',
+          artifact_ids: JSON.stringify(ids),
+          fingerprint: impact.fingerprint,
+          results: '[]',
+          error_code: null,
+          attempts: 1,
+          requested_by: actorId,
+          created_at: now,
+          updated_at: now,
+          completed_at: null,
+        },
+        tx,
+      );
     });
     return this.finish(await this.run(opId));
   }

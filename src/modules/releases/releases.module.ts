@@ -43,12 +43,12 @@ export function createReleases(deps: {
     // default NORMAL the last commits (and uploads) may roll back on power loss, never on a crash.
     durableFiles: config.database.kind === 'postgres' || config.database.synchronous === 'FULL',
   });
-  const releases = new ReleasesService(repo, storage, deps.catalogue, deps.clock);
-  const artifacts = new ArtifactsService(repo, storage, releases, deps.catalogue, deps.clock, {
+  const releases = new ReleasesService(deps.database, repo, storage, deps.catalogue, deps.clock);
+  const artifacts = new ArtifactsService(deps.database, repo, storage, releases, deps.catalogue, deps.clock, {
     maxUploadBytes: config.maxUploadBytes,
     publicOrigin: deps.publicOrigin,
     envKeySet: config.vaultKey !== null,
   });
-  const deletions = new DeletionsService(repo, storage, releases, deps.catalogue, deps.clock);
+  const deletions = new DeletionsService(deps.database, repo, storage, releases, deps.catalogue, deps.clock);
   return { releases, artifacts, deletions, storage, maxUploadBytes: config.maxUploadBytes };
 }
