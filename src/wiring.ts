@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, iso, systemClock, TestClock } from './clock.js';
 import { type Config, resolvePublicUrl } from './config.js';
 import { AppSecrets } from './db/app-secrets.js';
+import { AppStateRepository } from './db/app-state.repository.js';
 import type { Database } from './db/database.js';
 import { RateCounter } from './http/rate-limit.js';
 import { AccountsRepository } from './modules/accounts/accounts.repository.js';
@@ -91,25 +92,11 @@ export interface WiringOptions {
 
 const TEST_CLOCK_KEY = 'test_clock_offset_ms';
 
-function makeTestClock(database: Database): TestClock {
-  const { db } = database;
+/** The test clock's offset lives in app_state, so every server process sharing the database sees it. */
+function makeTestClock(appState: AppStateRepository): TestClock {
   return new TestClock(
-    async () => {
-      const row = await db
-        .selectFrom('app_state')
-        .select('value')
-        .where('key', '=', TEST_CLOCK_KEY)
-        .executeTakeFirst();
-      return row ? Number(row.value) : 0;
-    },
-    async (offset) => {
-      const value = String(offset);
-      await db
-        .insertInto('app_state')
-        .values({ key: TEST_CLOCK_KEY, value })
-        .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-        .execute();
-    },
+    async () => Number((await appState.get(TEST_CLOCK_KEY)) ?? 0),
+    (offset) => appState.set(TEST_CLOCK_KEY, String(offset)),
   );
 }
 
@@ -118,11 +105,12 @@ function makeTestClock(database: Database): TestClock {
  * module reaches another only through what it is given here.
  */
 export function buildModules(config: Config, database: Database, opts: WiringOptions): Modules {
-  const testClock = config.testClock ? makeTestClock(database) : null;
+  const appState = new AppStateRepository(database.db);
+  const testClock = config.testClock ? makeTestClock(appState) : null;
   const clock: Clock = testClock ?? systemClock;
   const log = (module: string) => opts.log.child({ module });
   const urls = new PublicUrls(resolvePublicUrl(config, config.port));
-  const secrets = new AppSecrets(database.db);
+  const secrets = new AppSecrets(appState);
   const rates = new RateCounter(database, clock);
   const settings = new SettingsService(database.db);
   const accounts = new AccountsService(new AccountsRepository(database.db), clock, rates);

@@ -34,7 +34,7 @@ export function createWebhooks(deps: {
   attemptTimeoutMs?: number;
 }): WebhooksModule {
   const repository = new WebhooksRepository(deps.database);
-  const targets = new TargetResolver(deps.database.db, deps.settings, deps.clock, deps.filter);
+  const targets = new TargetResolver(repository, deps.settings, deps.clock, deps.filter);
   const dispatcher = new WebhookDispatcher({
     database: deps.database,
     repository,

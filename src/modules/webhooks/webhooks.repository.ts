@@ -19,7 +19,20 @@ export interface AttemptOutcome {
   attempted_at: string;
 }
 
-/** Queries of the outbox and the attempt log. Timestamps are ISO text, so comparisons are textual. */
+/** The webhook secret in use and, while a rotation overlaps, the one before it (target.ts). */
+export interface Rotation {
+  current: string;
+  previous: string | null;
+  previous_until: string | null;
+}
+
+/** The app_state row where the webhook secret's rotation is remembered (target.ts). */
+const ROTATION_KEY = 'webhook_secret_rotation';
+
+/**
+ * Queries of the outbox, the attempt log and the remembered secret rotation. Timestamps are ISO
+ * text, so comparisons are textual.
+ */
 export class WebhooksRepository {
   private readonly db: Kysely<DB>;
   private readonly dialect: Dialect;
@@ -165,5 +178,24 @@ export class WebhooksRepository {
       .where('event_id', '=', eventId)
       .returningAll()
       .executeTakeFirst();
+  }
+
+  /** The secret rotation remembered by any process, or null before the first delivery. */
+  async findRotation(tx?: Tx): Promise<Rotation | null> {
+    const row = await on(this.db, tx)
+      .selectFrom('app_state')
+      .select('value')
+      .where('key', '=', ROTATION_KEY)
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.value) as Rotation) : null;
+  }
+
+  async saveRotation(rotation: Rotation, tx?: Tx): Promise<void> {
+    const value = JSON.stringify(rotation);
+    await on(this.db, tx)
+      .insertInto('app_state')
+      .values({ key: ROTATION_KEY, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute();
   }
 }
