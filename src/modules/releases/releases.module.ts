@@ -31,7 +31,7 @@ export function createReleases(deps: {
   publicOrigin: () => string;
 }): ReleasesModule {
   const { config } = deps;
-  const repo = new ReleasesRepository(deps.database.db, deps.database.dialect, deps.database);
+  const repo = new ReleasesRepository(deps.database);
   const storage = new ArtifactStorage({
     dataDir: config.dataDir,
     vaultDir: config.vaultDir,

@@ -1,6 +1,6 @@
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
-import { precompile } from '../../db/precompiled.js';
+import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { ArtifactRow, DeletionRow, LegacyDownloadRow, ReleaseRow } from './releases.model.js';
@@ -42,49 +42,49 @@ const ARTIFACT_ALIASES = ARTIFACT_COLUMNS.map((c) => `a_${c}` as const);
  */
 const CANDIDATE_ORDER = sql`r.is_current desc, coalesce(r.published_at, r.release_date) desc, r.id desc`;
 
+/** A product's published releases, each with its artifact's columns aliased `a_…`, in candidate order. */
+function publishedQuery(db: Kysely<DB>, productId: number) {
+  return db
+    .selectFrom('releases as r')
+    .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
+    .selectAll('r')
+    .select(ARTIFACT_COLUMNS.map((c) => `a.${c} as a_${c}` as const))
+    .where('r.product_id', '=', productId)
+    .where('r.status', '=', sql.lit('published'))
+    .orderBy(CANDIDATE_ORDER);
+}
+type PublishedRow = Awaited<ReturnType<ReturnType<typeof publishedQuery>['execute']>>[number];
+
 /** Releases, artifacts, catalogue downloads and deletion jobs: queries only. */
 export class ReleasesRepository {
-  private hotQueries?: ReturnType<ReleasesRepository['compileHot']>;
+  private readonly db: Kysely<DB>;
+  private readonly dialect: Dialect;
+  // The update check's reads, compiled once (src/db/precompiled.ts).
+  private readonly published: Precompiled<'product', PublishedRow>;
+  private readonly artifact: Precompiled<'id', ArtifactRow>;
+  /** SQLite only: PostgreSQL has no change counter (migration 2026112212). */
+  private readonly generation: Precompiled<never, { generation: number }> | null;
 
   constructor(
-    readonly db: Kysely<DB>,
-    readonly dialect: Dialect,
-    private readonly root?: Pick<Database, 'db' | 'sqlite' | 'readBatch'>,
-  ) {}
-
-  /** The update check's reads, compiled once on the root connection (src/db/precompiled.ts). */
-  private compileHot(root: Pick<Database, 'db' | 'sqlite' | 'readBatch'>) {
-    return {
-      published: precompile(root, ['product'] as const, (p) =>
-        this.publishedQuery(root.db, p.product as unknown as number),
-      ),
-      generation: precompile(root, [] as const, () =>
-        root.db.selectFrom('release_changes').select('generation').where('id', '=', 1),
-      ),
-      artifact: precompile(root, ['id'] as const, (p) =>
-        root.db
-          .selectFrom('artifacts')
-          .selectAll()
-          .where('id', '=', p.id as unknown as number),
-      ),
-    };
-  }
-
-  private get hot() {
-    if (!this.root) return undefined;
-    this.hotQueries ??= this.compileHot(this.root);
-    return this.hotQueries;
-  }
-
-  private publishedQuery(db: Kysely<DB>, productId: number) {
-    return db
-      .selectFrom('releases as r')
-      .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
-      .selectAll('r')
-      .select(ARTIFACT_COLUMNS.map((c) => `a.${c} as a_${c}` as const))
-      .where('r.product_id', '=', productId)
-      .where('r.status', '=', sql.lit('published'))
-      .orderBy(CANDIDATE_ORDER);
+    database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit' | 'readBatch' | 'precompiled'>,
+  ) {
+    const { db } = database;
+    this.db = db;
+    this.dialect = database.dialect;
+    this.published = precompile(database, ['product'] as const, (p) =>
+      publishedQuery(db, p.product as unknown as number),
+    );
+    this.artifact = precompile(database, ['id'] as const, (p) =>
+      db
+        .selectFrom('artifacts')
+        .selectAll()
+        .where('id', '=', p.id as unknown as number),
+    );
+    this.generation = database.sqlite
+      ? precompile(database, [] as const, () =>
+          db.selectFrom('release_changes').select('generation').where('id', '=', 1),
+        )
+      : null;
   }
 
   /**
@@ -95,10 +95,9 @@ export class ReleasesRepository {
     productId: number,
     tx?: Tx,
   ): Promise<{ release: ReleaseRow; artifact: ArtifactRow }[]> {
-    const rows =
-      !tx && this.hot
-        ? await this.hot.published.all({ product: productId })
-        : await this.publishedQuery(on(this.db, tx), productId).execute();
+    const rows = tx
+      ? await publishedQuery(tx, productId).execute()
+      : await this.published.all({ product: productId });
     return rows.map((row) => {
       const artifact: Record<string, unknown> = {};
       for (let i = 0; i < ARTIFACT_COLUMNS.length; i++) {
@@ -114,9 +113,8 @@ export class ReleasesRepository {
    * (migration 2026112212). Null on PostgreSQL, which has none.
    */
   async changeGeneration(): Promise<number | null> {
-    const hot = this.root?.sqlite ? this.hot : undefined;
-    if (!hot) return null;
-    const row = await hot.generation.first({});
+    if (!this.generation) return null;
+    const row = await this.generation.first({});
     return row ? Number(row.generation) : null;
   }
 
@@ -221,8 +219,8 @@ export class ReleasesRepository {
   }
 
   findArtifact(id: number, tx?: Tx): Promise<ArtifactRow | undefined> {
-    if (!tx && this.hot) return this.hot.artifact.first({ id });
-    return on(this.db, tx).selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!tx) return this.artifact.first({ id });
+    return tx.selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** The artifact row, locked until the transaction ends (PostgreSQL; SQLite has one writer). */
