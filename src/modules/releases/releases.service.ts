@@ -155,7 +155,11 @@ export class ReleasesService {
    * release'). On SQLite they are kept in memory while the counter that every change to releases,
    * artifacts and catalogue downloads moves stands (migration 2026112212), so a check reads one
    * counter instead of every release and artifact; any change, by any writer, is seen by the next
-   * request. Callers must not modify what they are given: the next request gets the same objects.
+   * request. The triggers, not this service, move the counter: a change made by hand in SQL tells
+   * no service. PostgreSQL has no counter (a row every release change locked would serialise them
+   * across processes), so there nothing is kept and every request reads the releases
+   * (test/releases/issuance-candidates.test.ts runs on both). Callers must not modify what they
+   * are given: the next request gets the same objects.
    */
   async issuanceCandidates(productId: number): Promise<readonly Candidate[]> {
     const generation = await this.repo.changeGeneration();
