@@ -34,12 +34,11 @@ import { isValidExternalUrl } from './storage/external.js';
 import { type ArtifactStorage, refOf, verifyError } from './storage/storage.js';
 import type { ReceivedUpload } from './upload.js';
 
+/** Why a release is withdrawn: by the administrator, or because its artifact is being deleted. */
+export type WithdrawReason = 'withdrawn' | 'artifact_deleted';
+
 /** Runs inside the withdrawal transaction (e.g. the token module invalidates unclaimed tokens). */
-export type WithdrawHook = (ctx: {
-  tx: Tx;
-  release: ReleaseRow;
-  reason: 'withdrawn' | 'artifact_deleted';
-}) => Promise<void>;
+export type WithdrawHook = (ctx: { tx: Tx; release: ReleaseRow; reason: WithdrawReason }) => Promise<void>;
 
 /** Counts unclaimed, unexpired, not invalidated download tokens per artifact id. */
 export type OutstandingTokenCounter = (artifactIds: number[]) => Promise<Map<number, number>>;
@@ -104,8 +103,19 @@ export class ReleasesService {
     return this.tokenCounter(artifactIds);
   }
 
-  async runWithdrawHooks(release: ReleaseRow, reason: 'withdrawn' | 'artifact_deleted', tx: Tx) {
-    for (const hook of this.withdrawHooks) await hook({ tx, release, reason });
+  /**
+   * Withdraws a published release inside the caller's transaction: its status changes, then the
+   * withdraw hooks run (src/wiring.ts: its download tokens stop working). A withdrawal and an
+   * artifact deletion (deletions.service.ts) both withdraw through here.
+   */
+  async withdrawIn(row: ReleaseRow, reason: WithdrawReason, now: string, tx: Tx): Promise<void> {
+    await this.repo.updateRelease(
+      row.id,
+      { status: 'withdrawn', is_current: 0, withdrawn_at: now, updated_at: now },
+      tx,
+    );
+    const withdrawn: ReleaseRow = { ...row, status: 'withdrawn', is_current: 0 };
+    for (const hook of this.withdrawHooks) await hook({ tx, release: withdrawn, reason });
   }
 
   // ---- reads ----
@@ -465,7 +475,11 @@ export class ReleasesService {
     return (await this.getRelease(versionId))!;
   }
 
-  /** published → withdrawn; the hooks invalidate unclaimed tokens in the same transaction. */
+  /**
+   * published → withdrawn, in one transaction: lock the product's releases, check the release's
+   * status, change it and run the withdraw hooks (its unclaimed download tokens stop working).
+   * Withdrawing a withdrawn release changes nothing.
+   */
   async withdraw(productId: number, versionId: number): Promise<Release> {
     await this.requireRelease(productId, versionId);
     const now = iso(this.clock.now());
@@ -476,12 +490,7 @@ export class ReleasesService {
       if (row.status !== 'published') {
         throw new ApiError('release_state_conflict', { data: { release_status: row.status } });
       }
-      await this.repo.updateRelease(
-        versionId,
-        { status: 'withdrawn', is_current: 0, withdrawn_at: now, updated_at: now },
-        tx,
-      );
-      await this.runWithdrawHooks({ ...row, status: 'withdrawn', is_current: 0 }, 'withdrawn', tx);
+      await this.withdrawIn(row, 'withdrawn', now, tx);
     });
     return (await this.getRelease(versionId))!;
   }
