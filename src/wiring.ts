@@ -22,14 +22,21 @@ import { OAuthService } from './modules/licensing/oauth.service.js';
 import { StateSigner } from './modules/licensing/oauth.state.js';
 import { OrdersRepository } from './modules/orders/orders.repository.js';
 import { OrdersService } from './modules/orders/orders.service.js';
-import { createReleases, type ReleasesModule } from './modules/releases/releases.module.js';
-import type { ReleasesService } from './modules/releases/releases.service.js';
+import {
+  createReleases,
+  type ReleasesModule,
+  type ReleasesService,
+} from './modules/releases/releases.module.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
-import type { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
-import { createWebhooks, type Outbox, type WebhookTargetFilter } from './modules/webhooks/webhooks.module.js';
-import type { WebhooksService } from './modules/webhooks/webhooks.service.js';
+import {
+  createWebhooks,
+  type Outbox,
+  type WebhookDispatcher,
+  type WebhooksService,
+  type WebhookTargetFilter,
+} from './modules/webhooks/webhooks.module.js';
 
 /** Absolute URLs the service hands out; the origin is final only once the server listens. */
 export class PublicUrls {

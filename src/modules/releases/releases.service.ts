@@ -81,7 +81,7 @@ export class ReleasesService {
 
   constructor(
     private readonly database: Pick<Database, 'db'>,
-    readonly repo: ReleasesRepository,
+    private readonly repo: ReleasesRepository,
     readonly storage: ArtifactStorage,
     private readonly catalogue: CatalogueService,
     private readonly clock: Clock,

@@ -8,8 +8,10 @@ import { TargetResolver, type WebhookTargetFilter } from './target.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
+export type { WebhookDispatcher } from './dispatcher.js';
 export type { EventData, Outbox } from './outbox.js';
 export type { WebhookTarget, WebhookTargetFilter } from './target.js';
+export type { WebhooksService } from './webhooks.service.js';
 
 export interface WebhooksModule {
   /** Administration: the attempt log and redelivery. */
