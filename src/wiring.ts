@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, iso, systemClock, TestClock } from './clock.js';
 import { type Config, resolvePublicUrl } from './config.js';
 import { AppSecrets } from './db/app-secrets.js';
+import { AppStateRepository } from './db/app-state.repository.js';
 import type { Database } from './db/database.js';
 import { RateCounter } from './http/rate-limit.js';
 import { type AccountsService, createAccounts } from './modules/accounts/accounts.module.js';
@@ -19,15 +20,21 @@ import { OAuthService } from './modules/licensing/oauth.service.js';
 import { StateSigner } from './modules/licensing/oauth.state.js';
 import { OrdersRepository } from './modules/orders/orders.repository.js';
 import { OrdersService } from './modules/orders/orders.service.js';
-import { createReleases, type ReleasesModule } from './modules/releases/releases.module.js';
-import type { ReleasesService } from './modules/releases/releases.service.js';
+import {
+  createReleases,
+  type ReleasesModule,
+  type ReleasesService,
+} from './modules/releases/releases.module.js';
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
 import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
-import type { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
-import { Outbox } from './modules/webhooks/outbox.js';
-import { createWebhooks, type WebhookTargetFilter } from './modules/webhooks/webhooks.module.js';
-import type { WebhooksService } from './modules/webhooks/webhooks.service.js';
+import {
+  createWebhooks,
+  type Outbox,
+  type WebhookDispatcher,
+  type WebhooksService,
+  type WebhookTargetFilter,
+} from './modules/webhooks/webhooks.module.js';
 
 /** Absolute URLs the service hands out; the origin is final only once the server listens. */
 export class PublicUrls {
@@ -90,25 +97,11 @@ export interface WiringOptions {
 
 const TEST_CLOCK_KEY = 'test_clock_offset_ms';
 
-function makeTestClock(database: Database): TestClock {
-  const { db } = database;
+/** The test clock's offset lives in app_state, so every server process sharing the database sees it. */
+function makeTestClock(appState: AppStateRepository): TestClock {
   return new TestClock(
-    async () => {
-      const row = await db
-        .selectFrom('app_state')
-        .select('value')
-        .where('key', '=', TEST_CLOCK_KEY)
-        .executeTakeFirst();
-      return row ? Number(row.value) : 0;
-    },
-    async (offset) => {
-      const value = String(offset);
-      await db
-        .insertInto('app_state')
-        .values({ key: TEST_CLOCK_KEY, value })
-        .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-        .execute();
-    },
+    async () => Number((await appState.get(TEST_CLOCK_KEY)) ?? 0),
+    (offset) => appState.set(TEST_CLOCK_KEY, String(offset)),
   );
 }
 
@@ -117,17 +110,28 @@ function makeTestClock(database: Database): TestClock {
  * module reaches another only through what it is given here.
  */
 export function buildModules(config: Config, database: Database, opts: WiringOptions): Modules {
-  const testClock = config.testClock ? makeTestClock(database) : null;
+  const appState = new AppStateRepository(database.db);
+  const testClock = config.testClock ? makeTestClock(appState) : null;
   const clock: Clock = testClock ?? systemClock;
   const log = (module: string) => opts.log.child({ module });
   const urls = new PublicUrls(resolvePublicUrl(config, config.port));
-  const secrets = new AppSecrets(database.db);
+  const secrets = new AppSecrets(appState);
   const rates = new RateCounter(database, clock);
   const settings = createSettings({ database });
   const accounts = createAccounts({ database, clock, rates });
   const catalogue = createCatalogue({ database, clock, settings });
   const cart = createCart({ database, catalogue, settings, clock, log: log('cart'), secrets });
-  const outbox = new Outbox(clock, () => `${urls.base}/licenses/validate`);
+  const { webhooks, outbox, dispatcher } = createWebhooks({
+    database,
+    settings,
+    clock,
+    testClock,
+    log: log('webhooks'),
+    self: () => ({ origin: urls.origin, port: opts.listeningPort() }),
+    validationUrl: () => `${urls.base}/licenses/validate`,
+    filter: opts.webhookTarget,
+    attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
+  });
   const licenseRepository = opts.licenseRepository ?? new LicenseRepository(database);
   const licenses = new LicenseService(licenseRepository, clock, settings, outbox, accounts);
   const activations = new ActivationService(licenseRepository, clock, settings);
@@ -139,16 +143,6 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     settings,
     () => `${urls.origin}/account/approve`,
   );
-  const { webhooks, dispatcher } = createWebhooks({
-    database,
-    settings,
-    clock,
-    testClock,
-    log: log('webhooks'),
-    self: () => ({ origin: urls.origin, port: opts.listeningPort() }),
-    filter: opts.webhookTarget,
-    attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
-  });
   const orders = new OrdersService(
     new OrdersRepository(database.db, database.dialect),
     catalogue,
@@ -210,8 +204,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // A license is revoked: its download tokens stop working.
   licenses.onRevoke((trx, licenseId) => tokens.invalidateForLicense(trx, licenseId, 'revoked', now()));
   // A release is withdrawn (or its artifact deleted): its download tokens stop working.
-  releases.onWithdraw(({ db, release, reason }) =>
-    tokens.invalidate(db, 'release_id', release.id, reason, now()),
+  releases.onWithdraw(({ tx, release, reason }) =>
+    tokens.invalidate(tx, 'release_id', release.id, reason, now()),
   );
   // A deletion preview counts the download tokens still outstanding for each artifact.
   releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));

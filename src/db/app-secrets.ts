@@ -1,6 +1,5 @@
-import type { Kysely } from 'kysely';
 import { randomHex } from '../random.js';
-import type { DB } from './schema.js';
+import type { AppStateRepository } from './app-state.repository.js';
 
 /**
  * Named server secrets of 32 random bytes, created once in `app_state` (the first process to
@@ -10,7 +9,7 @@ import type { DB } from './schema.js';
 export class AppSecrets {
   private readonly loaded = new Map<string, Promise<Buffer>>();
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly appState: AppStateRepository) {}
 
   get(name: string): Promise<Buffer> {
     let secret = this.loaded.get(name);
@@ -25,16 +24,9 @@ export class AppSecrets {
   }
 
   private async load(name: string): Promise<Buffer> {
-    await this.db
-      .insertInto('app_state')
-      .values({ key: name, value: randomHex(32) })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const row = await this.db
-      .selectFrom('app_state')
-      .select('value')
-      .where('key', '=', name)
-      .executeTakeFirstOrThrow();
-    return Buffer.from(row.value, 'hex');
+    await this.appState.setIfAbsent(name, randomHex(32));
+    const value = await this.appState.get(name);
+    if (value === undefined) throw new Error(`app secret ${name} is missing after its insert`);
+    return Buffer.from(value, 'hex');
   }
 }

@@ -1,9 +1,7 @@
-import { type Kysely, sql } from 'kysely';
 import { BoundedMap } from '../bounded-map.js';
 import { type Clock, Occasionally } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { precompile } from '../db/precompiled.js';
-import type { DB } from '../db/schema.js';
+import { RateCountersRepository } from './rate-limit.repository.js';
 
 const PRUNE_EVERY_MS = 60_000;
 
@@ -35,16 +33,16 @@ export interface RateCounterOptions {
  * 'In-memory issuance rate counters'). A restart then forgets the current minute's counts.
  */
 export class RateCounter {
-  private readonly db: Kysely<DB>;
   private readonly memory: MemoryCounts | null;
+  private readonly stored: RateCountersRepository;
 
   constructor(
-    private readonly database: Pick<Database, 'db' | 'sqlite' | 'groupCommit'>,
+    database: Pick<Database, 'db' | 'sqlite' | 'groupCommit'>,
     private readonly clock: Clock,
     options: RateCounterOptions = {},
   ) {
-    this.db = database.db;
     this.memory = database.sqlite && options.memoryBuckets ? new MemoryCounts(options.memoryBuckets) : null;
+    this.stored = new RateCountersRepository(database);
   }
 
   /**
@@ -65,36 +63,8 @@ export class RateCounter {
     const { now, start, retryAfter } = this.window(windowSeconds);
     this.pruning.maybe(now);
     if (this.memory) return { count: this.memory.add(bucket, start, windowSeconds), retryAfter };
-    const row = await this.db
-      .insertInto('rate_counters')
-      .values({ bucket, window_start: start, count: 1 })
-      .onConflict((oc) =>
-        oc.columns(['bucket', 'window_start']).doUpdateSet({ count: sql`rate_counters.count + 1` }),
-      )
-      .returning('count')
-      .executeTakeFirstOrThrow();
-    return { count: row.count, retryAfter };
+    return { count: await this.stored.hit(bucket, start), retryAfter };
   }
-
-  private compilePair() {
-    return precompile(
-      this.database,
-      ['a', 'b', 'start'] as const,
-      (p) =>
-        this.db
-          .insertInto('rate_counters')
-          .values([
-            { bucket: p.a, window_start: p.start as unknown as number, count: 1 },
-            { bucket: p.b, window_start: p.start as unknown as number, count: 1 },
-          ])
-          .onConflict((oc) =>
-            oc.columns(['bucket', 'window_start']).doUpdateSet({ count: sql`rate_counters.count + 1` }),
-          )
-          .returning(['bucket', 'count']),
-      { write: true },
-    );
-  }
-  private pairQuery?: ReturnType<RateCounter['compilePair']>;
 
   /**
    * Adds one to two buckets' current windows in a single statement (one write instead of two on
@@ -109,8 +79,7 @@ export class RateCounter {
         { count: this.memory.add(b, start, windowSeconds), retryAfter },
       ];
     }
-    this.pairQuery ??= this.compilePair();
-    const rows = await this.pairQuery.all({ a, b, start });
+    const rows = await this.stored.hitPair(a, b, start);
     const countOf = (bucket: string) => Number(rows.find((r) => r.bucket === bucket)?.count ?? 0);
     return [
       { count: countOf(a), retryAfter },
@@ -135,51 +104,28 @@ export class RateCounter {
       if (taken) this.memory.add(bucket, start, windowSeconds);
       return { taken, count: this.memory.peek(bucket, start), retryAfter, start };
     }
-    const row = await this.db
-      .insertInto('rate_counters')
-      .values({ bucket, window_start: start, count: 1 })
-      .onConflict((oc) =>
-        oc
-          .columns(['bucket', 'window_start'])
-          .doUpdateSet({ count: sql`rate_counters.count + 1` })
-          .where('rate_counters.count', '<', limit),
-      )
-      .returning('count')
-      .executeTakeFirst();
-    return { taken: row !== undefined, count: row?.count ?? limit, retryAfter, start };
+    const count = await this.stored.take(bucket, start, limit);
+    return { taken: count !== undefined, count: count ?? limit, retryAfter, start };
   }
 
   /** Gives back one taken in window `start` (an attempt that turned out not to count). */
   async release(bucket: string, start: number): Promise<void> {
     if (this.memory) return this.memory.release(bucket, start);
-    await this.db
-      .updateTable('rate_counters')
-      .set({ count: sql`count - 1` })
-      .where('bucket', '=', bucket)
-      .where('window_start', '=', start)
-      .where('count', '>', 0)
-      .execute();
+    await this.stored.release(bucket, start);
   }
 
   /** The bucket's count in the current window, without adding to it. */
   async peek(bucket: string, windowSeconds: number): Promise<RateResult> {
     const { start, retryAfter } = this.window(windowSeconds);
     if (this.memory) return { count: this.memory.peek(bucket, start), retryAfter };
-    const row = await this.db
-      .selectFrom('rate_counters')
-      .select('count')
-      .where('bucket', '=', bucket)
-      .where('window_start', '=', start)
-      .executeTakeFirst();
-    return { count: row?.count ?? 0, retryAfter };
+    return { count: await this.stored.peek(bucket, start), retryAfter };
   }
 
   /** Windows older than a day can never matter again. */
   async prune(): Promise<void> {
     const nowS = Math.floor(this.clock.now().getTime() / 1000);
     if (this.memory) return this.memory.prune(nowS);
-    const cutoff = nowS - 86400;
-    await this.db.deleteFrom('rate_counters').where('window_start', '<', cutoff).execute();
+    await this.stored.prune(nowS - 86400);
   }
 }
 

@@ -151,7 +151,7 @@ describe('withdraw and republish', () => {
     const product = await softwareProduct(t);
     const r = await publish(t, product.id, '1.0.0');
     const seen: { id: number; status: string; reason: string; count: number }[] = [];
-    t.app.services.releases.onWithdraw(async ({ db: trx, release, reason }) => {
+    t.app.services.releases.onWithdraw(async ({ tx: trx, release, reason }) => {
       // The hook sees the withdrawal inside the transaction (the row it reads is already withdrawn).
       const row = await trx
         .selectFrom('releases')
@@ -351,8 +351,8 @@ describe('the service API the distribution module calls', () => {
       });
       expect(await hashChunks(opened.chunks)).toEqual({ size: zip.length, sha256: hashOf(zip) });
       await t.app.services.database.db.transaction().execute(async (trx) => {
-        expect((await releases.lockRelease(trx, r.version_id))?.version).toBe('1.0.0');
-        await releases.recordDownload(trx, r.version_id);
+        expect((await releases.lockRelease(r.version_id, trx))?.version).toBe('1.0.0');
+        await releases.recordDownload(r.version_id, trx);
       });
       expect((await releases.getRelease(r.version_id))?.download_count).toBe(1);
       unlinkSync(await vaultPathOf(r.artifact_id));

@@ -25,8 +25,7 @@ afterEach(async () => {
 });
 
 const db = () => t.app.services.database.db;
-const revoke = (licenseId = 1) =>
-  t.app.services.outbox.record(db(), 'license.revoked', { license_id: licenseId });
+const revoke = (licenseId = 1) => t.app.services.outbox.record('license.revoked', { license_id: licenseId });
 const hits = (eventId: string) =>
   receiver.requests.filter((r) => r.headers['x-tollgate-event-id'] === eventId);
 

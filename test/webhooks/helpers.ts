@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 import { systemClock } from '../../src/clock.js';
 import type { DB } from '../../src/db/schema.js';
 import { type EventData, Outbox } from '../../src/modules/webhooks/outbox.js';
+import { WebhooksRepository } from '../../src/modules/webhooks/webhooks.repository.js';
 import type { WebhookEventName } from '../../src/modules/webhooks/webhooks.tables.js';
+import { dialectUnderTest } from '../helpers/db.js';
 
 export interface ReceivedRequest {
   method: string;
@@ -83,7 +85,8 @@ export function recordEvent<E extends WebhookEventName>(
   data: EventData[E],
   validationUrl = 'http://store.invalid/v1/licenses/validate',
 ): Promise<string> {
-  return new Outbox(systemClock, () => validationUrl).record(db, event, data);
+  const repository = new WebhooksRepository({ db, dialect: dialectUnderTest });
+  return new Outbox(repository, systemClock, () => validationUrl).record(event, data);
 }
 
 export async function eventRow(db: Kysely<DB>, eventId: string) {

@@ -35,7 +35,7 @@ describe('webhook payloads', () => {
       const db = t.app.services.database.db;
       // Even a caller that passes a key by mistake cannot put it into a payload.
       const leaky = { ...data, license_key: 'TG-SECRET-KEY-0001' } as never;
-      const eventId = await t.app.services.outbox.record(db, event as 'license.revoked', leaky);
+      const eventId = await t.app.services.outbox.record(event as 'license.revoked', leaky);
       const stored = (await eventRow(db, eventId)).payload;
       const sent = await waitFor(
         () => receiver.requests.find((r) => r.headers['x-tollgate-event-id'] === eventId),

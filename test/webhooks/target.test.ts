@@ -41,9 +41,7 @@ async function appWith(opts: BuildOptions): Promise<{ app: App; close(): Promise
 }
 
 async function deliveredRequest(app: App, licenseId: number): Promise<ReceivedRequest> {
-  const id = await app.services.outbox.record(app.services.database.db, 'license.revoked', {
-    license_id: licenseId,
-  });
+  const id = await app.services.outbox.record('license.revoked', { license_id: licenseId });
   return waitFor(() => receiver.requests.find((r) => r.headers['x-tollgate-event-id'] === id), 'delivery');
 }
 
@@ -150,10 +148,11 @@ describe('claims', () => {
       testClock: null,
       log: t.app.log,
       self: () => ({ origin: services.urls.origin, port: null }),
+      validationUrl: () => `${services.urls.base}/licenses/validate`,
     }).dispatcher;
     const ids: string[] = [];
     for (let i = 1; i <= 60; i++)
-      ids.push(await services.outbox.record(services.database.db, 'license.revoked', { license_id: i }));
+      ids.push(await services.outbox.record('license.revoked', { license_id: i }));
     services.dispatcher.start();
     other.start();
     try {

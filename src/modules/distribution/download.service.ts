@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
 import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
@@ -80,10 +78,10 @@ export class DownloadService {
     return this.releases.openArtifact(release);
   }
 
-  private async claimIn(trx: Kysely<DB>, token: TokenRow, snapshot: StatSnapshot): Promise<void> {
+  private async claimIn(trx: Tx, token: TokenRow, snapshot: StatSnapshot): Promise<void> {
     const locked = await this.repo.lockToken(trx, token.id);
     if (!locked) throw new ApiError('invalid_token');
-    const release = await this.releases.lockRelease(trx, token.release_id);
+    const release = await this.releases.lockRelease(token.release_id, trx);
     if (!release) throw new ApiError('release_not_found');
     this.releases.assertPublished(release);
     if (
@@ -144,6 +142,6 @@ export class DownloadService {
       throw new ApiError('artifact_changed');
     }
     if (!(await this.repo.claim(trx, token.id, iso(now)))) throw new ApiError('token_consumed');
-    await this.releases.recordDownload(trx, release.version_id);
+    await this.releases.recordDownload(release.version_id, trx);
   }
 }

@@ -211,7 +211,7 @@ export class LicenseService {
       await step('revoke_failed', async () => {
         const changed = await this.repo.revoke(trx, id, iso(this.clock.now()));
         if (!changed) return;
-        await this.outbox.record(trx, 'license.revoked', { license_id: id });
+        await this.outbox.record('license.revoked', { license_id: id }, trx);
         for (const hook of this.revocationHooks) await hook(trx, id);
       });
       await step('revoke_failed', () => this.repo.commit(trx));

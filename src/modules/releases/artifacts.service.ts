@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { type Clock, iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { uuid } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -50,6 +52,7 @@ export interface LegacyDownload {
  */
 export class ArtifactsService {
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     private readonly repo: ReleasesRepository,
     private readonly storage: ArtifactStorage,
     private readonly releases: ReleasesService,
@@ -147,26 +150,30 @@ export class ArtifactsService {
       }
       if (!inspector.isZip()) throw new ApiError('invalid_archive');
       const now = iso(this.clock.now());
-      const id = await this.repo.transaction(async (repo) => {
-        await repo.lockProduct(productId);
-        if (await repo.findProtectedCopy(downloadId)) throw new ApiError('artifact_delete_in_progress');
-        const artifactId = await repo.insertArtifact({
-          product_id: productId,
-          download_id: legacy.download_id,
-          driver: driverName,
-          storage_key: storageKey,
-          key_id: staged.keyId,
-          file_name: legacy.file_name,
-          file_size: inspector.size,
-          stored_size: staged.storedSize,
-          file_sha256: inspector.sha256,
-          state: 'available',
-          source_download_id: legacy.download_id,
-          deletion_op: null,
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
-        });
+      const id = await withTransaction(this.database, async (tx) => {
+        await this.repo.lockProduct(productId, tx);
+        if (await this.repo.findProtectedCopy(downloadId, tx))
+          throw new ApiError('artifact_delete_in_progress');
+        const artifactId = await this.repo.insertArtifact(
+          {
+            product_id: productId,
+            download_id: legacy.download_id,
+            driver: driverName,
+            storage_key: storageKey,
+            key_id: staged.keyId,
+            file_name: legacy.file_name,
+            file_size: inspector.size,
+            stored_size: staged.storedSize,
+            file_sha256: inspector.sha256,
+            state: 'available',
+            source_download_id: legacy.download_id,
+            deletion_op: null,
+            created_at: now,
+            updated_at: now,
+            deleted_at: null,
+          },
+          tx,
+        );
         await staged.commit();
         return artifactId;
       });

@@ -1,4 +1,7 @@
 import { type Clock, iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
+import { runFlow } from '../../flow.js';
 import { ApiError, type ErrorCode, isErrorCode } from '../../http/errors.js';
 import { sha256, uuid } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -20,6 +23,16 @@ interface TargetImpact {
   tokens: number;
 }
 
+/** What a deletion's steps share: the checked impact, the job's id, and the job once run. */
+interface DeletionFlow {
+  impact: Impact;
+  ids: number[];
+  opId: string;
+  now: string;
+  actorId: number | null;
+  job: DeletionRow | null;
+}
+
 export interface Impact {
   productId: number;
   targets: TargetImpact[];
@@ -39,6 +52,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  */
 export class DeletionsService {
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     private readonly repo: ReleasesRepository,
     private readonly storage: ArtifactStorage,
     private readonly releases: ReleasesService,
@@ -151,54 +165,87 @@ export class DeletionsService {
         data: { acknowledgement: impact.acknowledgement },
       });
     }
-    const ids = impact.targets.map((t) => t.artifact.id);
-    const opId = uuid();
-    const now = iso(this.clock.now());
-    await this.repo.transaction(async (repo) => {
-      await repo.lockProduct(productId);
-      // What the preview saw must still hold under the lock: same releases, same flags.
-      const seen = JSON.stringify(
-        impact.targets.flatMap((t) => t.releases.map((r) => [r.id, r.status, r.is_current])),
-      );
-      const fresh = await repo.releasesOfArtifacts(ids);
-      if (JSON.stringify(fresh.map((r) => [r.id, r.status, r.is_current])) !== seen) {
-        throw new ApiError('deletion_preview_stale');
+    const flow: DeletionFlow = {
+      impact,
+      ids: impact.targets.map((t) => t.artifact.id),
+      opId: uuid(),
+      now: iso(this.clock.now()),
+      actorId,
+      job: null,
+    };
+    await runFlow<DeletionFlow>(
+      [
+        {
+          // One transaction: when it fails it rolls itself back, so there is nothing to undo.
+          name: 'withdraw the releases and set the artifacts aside',
+          run: (f) => withTransaction(this.database, (tx) => this.setAside(f, tx)),
+        },
+        {
+          // After the commit, and without undo: a deleted file cannot come back. A file that could
+          // not be deleted is recorded on the job (delete_failed), for a retry.
+          name: 'delete the files',
+          run: async (f) => {
+            f.job = await this.run(f.opId);
+          },
+        },
+      ],
+      flow,
+    );
+    return this.finish(flow.job!);
+  }
+
+  /**
+   * The deletion's transaction, under the product's lock: the preview still holds, the artifacts go
+   * to delete_pending, their releases are withdrawn (with the withdraw hooks), and the job is
+   * recorded.
+   */
+  private async setAside(flow: DeletionFlow, tx: Tx): Promise<void> {
+    await this.repo.lockProduct(flow.impact.productId, tx);
+    const releases = await this.releasesAsPreviewed(flow, tx);
+    const moved = await this.repo.transitionArtifacts(
+      flow.ids,
+      ['available'],
+      { state: 'delete_pending', deletion_op: flow.opId, updated_at: flow.now },
+      tx,
+    );
+    if (moved !== flow.ids.length) throw new ApiError('artifact_delete_in_progress');
+    for (const r of releases) {
+      if (r.status === 'published') {
+        await this.releases.withdrawIn(r, 'artifact_deleted', flow.now, tx);
+      } else if (r.is_current === 1) {
+        // Not published but flagged current: it only loses the flag.
+        await this.repo.updateRelease(r.id, { is_current: 0, updated_at: flow.now }, tx);
       }
-      const moved = await repo.transitionArtifacts(ids, ['available'], {
-        state: 'delete_pending',
-        deletion_op: opId,
-        updated_at: now,
-      });
-      if (moved !== ids.length) throw new ApiError('artifact_delete_in_progress');
-      for (const r of fresh) {
-        if (r.status !== 'published' && r.is_current === 0) continue;
-        const status = r.status === 'published' ? 'withdrawn' : r.status;
-        await repo.updateRelease(r.id, {
-          status,
-          is_current: 0,
-          withdrawn_at: r.status === 'published' ? now : r.withdrawn_at,
-          updated_at: now,
-        });
-        if (r.status === 'published') {
-          await this.releases.runWithdrawHooks(repo.db, { ...r, status, is_current: 0 }, 'artifact_deleted');
-        }
-      }
-      await repo.insertDeletion({
-        op_id: opId,
-        product_id: productId,
+    }
+    await this.repo.insertDeletion(
+      {
+        op_id: flow.opId,
+        product_id: flow.impact.productId,
         status: 'running',
-        artifact_ids: JSON.stringify(ids),
-        fingerprint: impact.fingerprint,
+        artifact_ids: JSON.stringify(flow.ids),
+        fingerprint: flow.impact.fingerprint,
         results: '[]',
         error_code: null,
         attempts: 1,
-        requested_by: actorId,
-        created_at: now,
-        updated_at: now,
+        requested_by: flow.actorId,
+        created_at: flow.now,
+        updated_at: flow.now,
         completed_at: null,
-      });
-    });
-    return this.finish(await this.run(opId));
+      },
+      tx,
+    );
+  }
+
+  /** The targets' releases: the same, with the same flags, as the preview saw, else deletion_preview_stale. */
+  private async releasesAsPreviewed(flow: DeletionFlow, tx: Tx): Promise<ReleaseRow[]> {
+    const seen = JSON.stringify(
+      flow.impact.targets.flatMap((t) => t.releases.map((r) => [r.id, r.status, r.is_current])),
+    );
+    const fresh = await this.repo.releasesOfArtifacts(flow.ids, tx);
+    if (JSON.stringify(fresh.map((r) => [r.id, r.status, r.is_current])) !== seen) {
+      throw new ApiError('deletion_preview_stale');
+    }
+    return fresh;
   }
 
   /** `DELETE /software/products/{id}/artifacts/{artifact_id}`: the same flow for one artifact. */

@@ -31,7 +31,7 @@ export function createReleases(deps: {
   publicOrigin: () => string;
 }): ReleasesModule {
   const { config } = deps;
-  const repo = new ReleasesRepository(deps.database.db, deps.database.dialect, deps.database);
+  const repo = new ReleasesRepository(deps.database);
   const storage = new ArtifactStorage({
     dataDir: config.dataDir,
     vaultDir: config.vaultDir,
@@ -43,12 +43,12 @@ export function createReleases(deps: {
     // default NORMAL the last commits (and uploads) may roll back on power loss, never on a crash.
     durableFiles: config.database.kind === 'postgres' || config.database.synchronous === 'FULL',
   });
-  const releases = new ReleasesService(repo, storage, deps.catalogue, deps.clock);
-  const artifacts = new ArtifactsService(repo, storage, releases, deps.catalogue, deps.clock, {
+  const releases = new ReleasesService(deps.database, repo, storage, deps.catalogue, deps.clock);
+  const artifacts = new ArtifactsService(deps.database, repo, storage, releases, deps.catalogue, deps.clock, {
     maxUploadBytes: config.maxUploadBytes,
     publicOrigin: deps.publicOrigin,
     envKeySet: config.vaultKey !== null,
   });
-  const deletions = new DeletionsService(repo, storage, releases, deps.catalogue, deps.clock);
+  const deletions = new DeletionsService(deps.database, repo, storage, releases, deps.catalogue, deps.clock);
   return { releases, artifacts, deletions, storage, maxUploadBytes: config.maxUploadBytes };
 }

@@ -1,7 +1,8 @@
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
-import { precompile } from '../../db/precompiled.js';
+import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
+import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { ArtifactRow, DeletionRow, LegacyDownloadRow, ReleaseRow } from './releases.model.js';
 import type { ArtifactState, ReleasesTables } from './releases.tables.js';
 
@@ -41,60 +42,62 @@ const ARTIFACT_ALIASES = ARTIFACT_COLUMNS.map((c) => `a_${c}` as const);
  */
 const CANDIDATE_ORDER = sql`r.is_current desc, coalesce(r.published_at, r.release_date) desc, r.id desc`;
 
+/** A product's published releases, each with its artifact's columns aliased `a_…`, in candidate order. */
+function publishedQuery(db: Kysely<DB>, productId: number) {
+  return db
+    .selectFrom('releases as r')
+    .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
+    .selectAll('r')
+    .select(ARTIFACT_COLUMNS.map((c) => `a.${c} as a_${c}` as const))
+    .where('r.product_id', '=', productId)
+    .where('r.status', '=', sql.lit('published'))
+    .orderBy(CANDIDATE_ORDER);
+}
+type PublishedRow = Awaited<ReturnType<ReturnType<typeof publishedQuery>['execute']>>[number];
+
 /** Releases, artifacts, catalogue downloads and deletion jobs: queries only. */
 export class ReleasesRepository {
-  private hotQueries?: ReturnType<ReleasesRepository['compileHot']>;
+  private readonly db: Kysely<DB>;
+  private readonly dialect: Dialect;
+  // The update check's reads, compiled once (src/db/precompiled.ts).
+  private readonly published: Precompiled<'product', PublishedRow>;
+  private readonly artifact: Precompiled<'id', ArtifactRow>;
+  /** SQLite only: PostgreSQL has no change counter (migration 2026112212). */
+  private readonly generation: Precompiled<never, { generation: number }> | null;
 
   constructor(
-    readonly db: Kysely<DB>,
-    readonly dialect: Dialect,
-    /** Given to the root repository only: a bound (transaction) one runs every query through `db`. */
-    private readonly root?: Pick<Database, 'db' | 'sqlite' | 'readBatch'>,
-  ) {}
-
-  /** The update check's reads, compiled once on the root connection (src/db/precompiled.ts). */
-  private compileHot(root: Pick<Database, 'db' | 'sqlite' | 'readBatch'>) {
-    return {
-      published: precompile(root, ['product'] as const, (p) =>
-        this.publishedQuery(root.db, p.product as unknown as number),
-      ),
-      generation: precompile(root, [] as const, () =>
-        root.db.selectFrom('release_changes').select('generation').where('id', '=', 1),
-      ),
-      artifact: precompile(root, ['id'] as const, (p) =>
-        root.db
-          .selectFrom('artifacts')
-          .selectAll()
-          .where('id', '=', p.id as unknown as number),
-      ),
-    };
-  }
-
-  private get hot() {
-    if (!this.root) return undefined;
-    this.hotQueries ??= this.compileHot(this.root);
-    return this.hotQueries;
-  }
-
-  private publishedQuery(db: Kysely<DB>, productId: number) {
-    return db
-      .selectFrom('releases as r')
-      .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
-      .selectAll('r')
-      .select(ARTIFACT_COLUMNS.map((c) => `a.${c} as a_${c}` as const))
-      .where('r.product_id', '=', productId)
-      .where('r.status', '=', sql.lit('published'))
-      .orderBy(CANDIDATE_ORDER);
+    database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit' | 'readBatch' | 'precompiled'>,
+  ) {
+    const { db } = database;
+    this.db = db;
+    this.dialect = database.dialect;
+    this.published = precompile(database, ['product'] as const, (p) =>
+      publishedQuery(db, p.product as unknown as number),
+    );
+    this.artifact = precompile(database, ['id'] as const, (p) =>
+      db
+        .selectFrom('artifacts')
+        .selectAll()
+        .where('id', '=', p.id as unknown as number),
+    );
+    this.generation = database.sqlite
+      ? precompile(database, [] as const, () =>
+          db.selectFrom('release_changes').select('generation').where('id', '=', 1),
+        )
+      : null;
   }
 
   /**
    * A product's published releases in candidate order (docs/distribution.md, 'Which release'), each
    * with its artifact: one query, where the update check used to make three.
    */
-  async publishedWithArtifacts(productId: number): Promise<{ release: ReleaseRow; artifact: ArtifactRow }[]> {
-    const rows = this.hot
-      ? await this.hot.published.all({ product: productId })
-      : await this.publishedQuery(this.db, productId).execute();
+  async publishedWithArtifacts(
+    productId: number,
+    tx?: Tx,
+  ): Promise<{ release: ReleaseRow; artifact: ArtifactRow }[]> {
+    const rows = tx
+      ? await publishedQuery(tx, productId).execute()
+      : await this.published.all({ product: productId });
     return rows.map((row) => {
       const artifact: Record<string, unknown> = {};
       for (let i = 0; i < ARTIFACT_COLUMNS.length; i++) {
@@ -110,50 +113,49 @@ export class ReleasesRepository {
    * (migration 2026112212). Null on PostgreSQL, which has none.
    */
   async changeGeneration(): Promise<number | null> {
-    const hot = this.root?.sqlite ? this.hot : undefined;
-    if (!hot) return null;
-    const row = await hot.generation.first({});
+    if (!this.generation) return null;
+    const row = await this.generation.first({});
     return row ? Number(row.generation) : null;
   }
 
-  /** The same queries on another connection (a caller's transaction). */
-  bind(db: Kysely<DB>): ReleasesRepository {
-    return new ReleasesRepository(db, this.dialect);
-  }
-
-  transaction<T>(fn: (repo: ReleasesRepository) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new ReleasesRepository(trx, this.dialect)));
-  }
-
   /** Serialises release changes of one product across server processes (SQLite has one writer). */
-  async lockProduct(productId: number): Promise<void> {
+  async lockProduct(productId: number, tx: Tx): Promise<void> {
     if (this.dialect !== 'postgres') return;
-    await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:releases:${productId}`}))`.execute(this.db);
+    await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:releases:${productId}`}))`.execute(tx);
   }
 
   // ---- releases ----
 
-  async insertRelease(values: ReleaseInsert): Promise<number> {
-    const row = await this.db.insertInto('releases').values(values).returning('id').executeTakeFirstOrThrow();
+  async insertRelease(values: ReleaseInsert, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .insertInto('releases')
+      .values(values)
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return row.id;
   }
 
-  findRelease(id: number, lock = false): Promise<ReleaseRow | undefined> {
-    return this.db
+  findRelease(id: number, tx?: Tx): Promise<ReleaseRow | undefined> {
+    return on(this.db, tx).selectFrom('releases').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The release row, locked until the transaction ends (PostgreSQL; SQLite has one writer). */
+  lockRelease(id: number, tx: Tx): Promise<ReleaseRow | undefined> {
+    return tx
       .selectFrom('releases')
       .selectAll()
       .where('id', '=', id)
-      .$if(lock && this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
-  findReleases(ids: number[]): Promise<ReleaseRow[]> {
+  findReleases(ids: number[], tx?: Tx): Promise<ReleaseRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.db.selectFrom('releases').selectAll().where('id', 'in', ids).orderBy('id').execute();
+    return on(this.db, tx).selectFrom('releases').selectAll().where('id', 'in', ids).orderBy('id').execute();
   }
 
-  findVersion(productId: number, version: string): Promise<ReleaseRow | undefined> {
-    return this.db
+  findVersion(productId: number, version: string, tx?: Tx): Promise<ReleaseRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('releases')
       .selectAll()
       .where('product_id', '=', productId)
@@ -162,8 +164,8 @@ export class ReleasesRepository {
   }
 
   /** Every release of a product (the administrator's list), in candidate order. */
-  listReleases(productId: number): Promise<ReleaseRow[]> {
-    return this.db
+  listReleases(productId: number, tx?: Tx): Promise<ReleaseRow[]> {
+    return on(this.db, tx)
       .selectFrom('releases as r')
       .selectAll('r')
       .where('r.product_id', '=', productId)
@@ -171,9 +173,9 @@ export class ReleasesRepository {
       .execute();
   }
 
-  releasesOfArtifacts(artifactIds: number[]): Promise<ReleaseRow[]> {
+  releasesOfArtifacts(artifactIds: number[], tx?: Tx): Promise<ReleaseRow[]> {
     if (artifactIds.length === 0) return Promise.resolve([]);
-    return this.db
+    return on(this.db, tx)
       .selectFrom('releases')
       .selectAll()
       .where('artifact_id', 'in', artifactIds)
@@ -181,13 +183,22 @@ export class ReleasesRepository {
       .execute();
   }
 
-  async updateRelease(id: number, values: ReleaseUpdate): Promise<void> {
-    await this.db.updateTable('releases').set(values).where('id', '=', id).execute();
+  async updateRelease(id: number, values: ReleaseUpdate, tx?: Tx): Promise<void> {
+    await on(this.db, tx).updateTable('releases').set(values).where('id', '=', id).execute();
+  }
+
+  /** Counts a delivered download (the triggers of migration 2026112212 leave this change out). */
+  async countDownload(id: number, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .updateTable('releases')
+      .set((eb) => ({ download_count: eb('download_count', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Clears the current flag of the product's other releases. */
-  async clearCurrent(productId: number, exceptId: number | null, now: string): Promise<void> {
-    await this.db
+  async clearCurrent(productId: number, exceptId: number | null, now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('releases')
       .set({ is_current: 0, updated_at: now })
       .where('product_id', '=', productId)
@@ -198,8 +209,8 @@ export class ReleasesRepository {
 
   // ---- artifacts ----
 
-  async insertArtifact(values: ArtifactInsert): Promise<number> {
-    const row = await this.db
+  async insertArtifact(values: ArtifactInsert, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
       .insertInto('artifacts')
       .values(values)
       .returning('id')
@@ -207,19 +218,24 @@ export class ReleasesRepository {
     return row.id;
   }
 
-  findArtifact(id: number, lock = false): Promise<ArtifactRow | undefined> {
-    if (!lock && this.hot) return this.hot.artifact.first({ id });
-    return this.db
+  findArtifact(id: number, tx?: Tx): Promise<ArtifactRow | undefined> {
+    if (!tx) return this.artifact.first({ id });
+    return tx.selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The artifact row, locked until the transaction ends (PostgreSQL; SQLite has one writer). */
+  lockArtifact(id: number, tx: Tx): Promise<ArtifactRow | undefined> {
+    return tx
       .selectFrom('artifacts')
       .selectAll()
       .where('id', '=', id)
-      .$if(lock && this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
   /** Every storage key of the vault drivers that a row names, whatever the artifact's state. */
-  async managedStorageKeys(): Promise<string[]> {
-    const rows = await this.db
+  async managedStorageKeys(tx?: Tx): Promise<string[]> {
+    const rows = await on(this.db, tx)
       .selectFrom('artifacts')
       .select('storage_key')
       .where('driver', 'in', ['local', 'local_encrypted'])
@@ -227,14 +243,14 @@ export class ReleasesRepository {
     return rows.map((r) => r.storage_key);
   }
 
-  findArtifacts(ids: number[]): Promise<ArtifactRow[]> {
+  findArtifacts(ids: number[], tx?: Tx): Promise<ArtifactRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.db.selectFrom('artifacts').selectAll().where('id', 'in', ids).orderBy('id').execute();
+    return on(this.db, tx).selectFrom('artifacts').selectAll().where('id', 'in', ids).orderBy('id').execute();
   }
 
   /** The vault copy made of a catalogue download by protect, if any (the newest usable one first). */
-  findProtectedCopy(downloadId: string): Promise<ArtifactRow | undefined> {
-    return this.db
+  findProtectedCopy(downloadId: string, tx?: Tx): Promise<ArtifactRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('artifacts')
       .selectAll()
       .where('source_download_id', '=', downloadId)
@@ -242,8 +258,8 @@ export class ReleasesRepository {
       .executeTakeFirst();
   }
 
-  async updateArtifact(id: number, values: ArtifactUpdate): Promise<void> {
-    await this.db.updateTable('artifacts').set(values).where('id', '=', id).execute();
+  async updateArtifact(id: number, values: ArtifactUpdate, tx?: Tx): Promise<void> {
+    await on(this.db, tx).updateTable('artifacts').set(values).where('id', '=', id).execute();
   }
 
   /** Moves artifacts from one state to another; answers how many moved (a lost race moves fewer). */
@@ -251,9 +267,10 @@ export class ReleasesRepository {
     ids: number[],
     from: ArtifactState[],
     values: ArtifactUpdate & { state: ArtifactState },
+    tx?: Tx,
   ): Promise<number> {
     if (ids.length === 0) return 0;
-    const r = await this.db
+    const r = await on(this.db, tx)
       .updateTable('artifacts')
       .set(values)
       .where('id', 'in', ids)
@@ -262,8 +279,8 @@ export class ReleasesRepository {
     return Number(r.numUpdatedRows);
   }
 
-  listArtifactsByDriver(driver: string): Promise<ArtifactRow[]> {
-    return this.db
+  listArtifactsByDriver(driver: string, tx?: Tx): Promise<ArtifactRow[]> {
+    return on(this.db, tx)
       .selectFrom('artifacts')
       .selectAll()
       .where('driver', '=', driver)
@@ -274,29 +291,20 @@ export class ReleasesRepository {
 
   // ---- catalogue downloads ----
 
-  async insertLegacy(values: LegacyInsert): Promise<void> {
-    await this.db.insertInto('legacy_downloads').values(values).execute();
+  async insertLegacy(values: LegacyInsert, tx?: Tx): Promise<void> {
+    await on(this.db, tx).insertInto('legacy_downloads').values(values).execute();
   }
 
-  findLegacy(downloadId: string): Promise<LegacyDownloadRow | undefined> {
-    return this.db
+  findLegacy(downloadId: string, tx?: Tx): Promise<LegacyDownloadRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('legacy_downloads')
       .selectAll()
       .where('download_id', '=', downloadId)
       .executeTakeFirst();
   }
 
-  findLegacyByPath(publicPath: string): Promise<LegacyDownloadRow | undefined> {
-    return this.db
-      .selectFrom('legacy_downloads')
-      .selectAll()
-      .where('public_path', '=', publicPath)
-      .where('removed_at', 'is', null)
-      .executeTakeFirst();
-  }
-
-  async markLegacyRemoved(downloadId: string, now: string): Promise<void> {
-    await this.db
+  async markLegacyRemoved(downloadId: string, now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('legacy_downloads')
       .set({ removed_at: now })
       .where('download_id', '=', downloadId)
@@ -305,21 +313,25 @@ export class ReleasesRepository {
 
   // ---- deletion jobs ----
 
-  async insertDeletion(values: DeletionInsert): Promise<void> {
-    await this.db.insertInto('artifact_deletions').values(values).execute();
+  async insertDeletion(values: DeletionInsert, tx?: Tx): Promise<void> {
+    await on(this.db, tx).insertInto('artifact_deletions').values(values).execute();
   }
 
-  findDeletion(opId: string): Promise<DeletionRow | undefined> {
-    return this.db.selectFrom('artifact_deletions').selectAll().where('op_id', '=', opId).executeTakeFirst();
+  findDeletion(opId: string, tx?: Tx): Promise<DeletionRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('artifact_deletions')
+      .selectAll()
+      .where('op_id', '=', opId)
+      .executeTakeFirst();
   }
 
-  async updateDeletion(opId: string, values: DeletionUpdate): Promise<void> {
-    await this.db.updateTable('artifact_deletions').set(values).where('op_id', '=', opId).execute();
+  async updateDeletion(opId: string, values: DeletionUpdate, tx?: Tx): Promise<void> {
+    await on(this.db, tx).updateTable('artifact_deletions').set(values).where('op_id', '=', opId).execute();
   }
 
   /** Claims a job for a (re)run: failed, or running but untouched since `staleBefore` (a dead process). */
-  async claimDeletion(opId: string, staleBefore: string, now: string): Promise<boolean> {
-    const r = await this.db
+  async claimDeletion(opId: string, staleBefore: string, now: string, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
       .updateTable('artifact_deletions')
       .set({ status: 'running', updated_at: now })
       .where('op_id', '=', opId)
@@ -335,28 +347,29 @@ export class ReleasesRepository {
 
   // ---- diagnostics ----
 
-  async counts(): Promise<{
+  async counts(tx?: Tx): Promise<{
     artifacts: { driver: string; state: string; key_id: string | null; n: number }[];
     releases: { status: string; n: number }[];
     publicSources: number;
     failedJobs: number;
   }> {
-    const artifacts = await this.db
+    const db = on(this.db, tx);
+    const artifacts = await db
       .selectFrom('artifacts')
       .select(['driver', 'state', 'key_id', (eb) => eb.fn.countAll<number>().as('n')])
       .groupBy(['driver', 'state', 'key_id'])
       .execute();
-    const releases = await this.db
+    const releases = await db
       .selectFrom('releases')
       .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
       .groupBy('status')
       .execute();
-    const sources = await this.db
+    const sources = await db
       .selectFrom('legacy_downloads')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('removed_at', 'is', null)
       .executeTakeFirstOrThrow();
-    const failed = await this.db
+    const failed = await db
       .selectFrom('artifact_deletions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('status', '=', 'failed')

@@ -1,7 +1,8 @@
-import type { Kysely } from 'kysely';
 import { BoundedMap } from '../../bounded-map.js';
 import { type Clock, iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import type { Database } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { uuid } from '../../random.js';
 import type { Product } from '../catalogue/catalogue.model.js';
@@ -33,12 +34,11 @@ import { isValidExternalUrl } from './storage/external.js';
 import { type ArtifactStorage, refOf, verifyError } from './storage/storage.js';
 import type { ReceivedUpload } from './upload.js';
 
+/** Why a release is withdrawn: by the administrator, or because its artifact is being deleted. */
+export type WithdrawReason = 'withdrawn' | 'artifact_deleted';
+
 /** Runs inside the withdrawal transaction (e.g. the token module invalidates unclaimed tokens). */
-export type WithdrawHook = (ctx: {
-  db: Kysely<DB>;
-  release: ReleaseRow;
-  reason: 'withdrawn' | 'artifact_deleted';
-}) => Promise<void>;
+export type WithdrawHook = (ctx: { tx: Tx; release: ReleaseRow; reason: WithdrawReason }) => Promise<void>;
 
 /** Counts unclaimed, unexpired, not invalidated download tokens per artifact id. */
 export type OutstandingTokenCounter = (artifactIds: number[]) => Promise<Map<number, number>>;
@@ -61,7 +61,6 @@ export interface OpenedArtifact {
   fileName: string;
 }
 
-const UNIQUE_VIOLATION = /unique|duplicate/i;
 /** Products whose issuance candidates are kept at once: a store sells a few dozen. */
 const MAX_KEPT_PRODUCTS = 1000;
 
@@ -81,7 +80,8 @@ export class ReleasesService {
   private tokenCounter: OutstandingTokenCounter = async (ids) => new Map(ids.map((id) => [id, 0]));
 
   constructor(
-    readonly repo: ReleasesRepository,
+    private readonly database: Pick<Database, 'db'>,
+    private readonly repo: ReleasesRepository,
     readonly storage: ArtifactStorage,
     private readonly catalogue: CatalogueService,
     private readonly clock: Clock,
@@ -103,15 +103,26 @@ export class ReleasesService {
     return this.tokenCounter(artifactIds);
   }
 
-  async runWithdrawHooks(db: Kysely<DB>, release: ReleaseRow, reason: 'withdrawn' | 'artifact_deleted') {
-    for (const hook of this.withdrawHooks) await hook({ db, release, reason });
+  /**
+   * Withdraws a published release inside the caller's transaction: its status changes, then the
+   * withdraw hooks run (src/wiring.ts: its download tokens stop working). A withdrawal and an
+   * artifact deletion (deletions.service.ts) both withdraw through here.
+   */
+  async withdrawIn(row: ReleaseRow, reason: WithdrawReason, now: string, tx: Tx): Promise<void> {
+    await this.repo.updateRelease(
+      row.id,
+      { status: 'withdrawn', is_current: 0, withdrawn_at: now, updated_at: now },
+      tx,
+    );
+    const withdrawn: ReleaseRow = { ...row, status: 'withdrawn', is_current: 0 };
+    for (const hook of this.withdrawHooks) await hook({ tx, release: withdrawn, reason });
   }
 
   // ---- reads ----
 
-  private async hydrate(rows: ReleaseRow[], repo = this.repo): Promise<Release[]> {
+  private async hydrate(rows: ReleaseRow[], tx?: Tx): Promise<Release[]> {
     const artifacts = new Map(
-      (await repo.findArtifacts([...new Set(rows.map((r) => r.artifact_id))])).map((a) => [a.id, a]),
+      (await this.repo.findArtifacts([...new Set(rows.map((r) => r.artifact_id))], tx)).map((a) => [a.id, a]),
     );
     return rows.map((r) => toRelease(r, artifacts.get(r.artifact_id)!));
   }
@@ -154,7 +165,11 @@ export class ReleasesService {
    * release'). On SQLite they are kept in memory while the counter that every change to releases,
    * artifacts and catalogue downloads moves stands (migration 2026112212), so a check reads one
    * counter instead of every release and artifact; any change, by any writer, is seen by the next
-   * request. Callers must not modify what they are given: the next request gets the same objects.
+   * request. The triggers, not this service, move the counter: a change made by hand in SQL tells
+   * no service. PostgreSQL has no counter (a row every release change locked would serialise them
+   * across processes), so there nothing is kept and every request reads the releases
+   * (test/releases/issuance-candidates.test.ts runs on both). Callers must not modify what they
+   * are given: the next request gets the same objects.
    */
   async issuanceCandidates(productId: number): Promise<readonly Candidate[]> {
     const generation = await this.repo.changeGeneration();
@@ -269,42 +284,46 @@ export class ReleasesService {
   ): Promise<number> {
     const now = iso(this.clock.now());
     try {
-      return await this.repo.transaction(async (repo) => {
-        await repo.lockProduct(productId);
-        if (await repo.findVersion(productId, pub.version)) throw new ApiError('version_exists');
+      return await withTransaction(this.database, async (tx) => {
+        await this.repo.lockProduct(productId, tx);
+        if (await this.repo.findVersion(productId, pub.version, tx)) throw new ApiError('version_exists');
         let artifactId: number;
         if ('id' in artifact) {
-          const a = await repo.findArtifact(artifact.id, true);
+          const a = await this.repo.lockArtifact(artifact.id, tx);
           if (a?.state !== 'available') throw new ApiError('artifact_not_available');
           artifactId = a.id;
         } else {
-          artifactId = await repo.insertArtifact({ ...artifact.insert, created_at: now, updated_at: now });
+          artifactId = await this.repo.insertArtifact(
+            { ...artifact.insert, created_at: now, updated_at: now },
+            tx,
+          );
         }
         const current = pub.status === 'published' && pub.setCurrent;
-        if (current) await repo.clearCurrent(productId, null, now);
-        const id = await repo.insertRelease({
-          product_id: productId,
-          version: pub.version,
-          status: pub.status,
-          is_current: current ? 1 : 0,
-          release_date: now,
-          published_at: pub.status === 'published' ? now : null,
-          withdrawn_at: null,
-          changelog: pub.changelog === null ? null : JSON.stringify(pub.changelog),
-          artifact_id: artifactId,
-          file_name: pub.fileName,
-          file_size: binding.file_size,
-          file_sha256: binding.file_sha256,
-          created_at: now,
-          updated_at: now,
-        });
+        if (current) await this.repo.clearCurrent(productId, null, now, tx);
+        const id = await this.repo.insertRelease(
+          {
+            product_id: productId,
+            version: pub.version,
+            status: pub.status,
+            is_current: current ? 1 : 0,
+            release_date: now,
+            published_at: pub.status === 'published' ? now : null,
+            withdrawn_at: null,
+            changelog: pub.changelog === null ? null : JSON.stringify(pub.changelog),
+            artifact_id: artifactId,
+            file_name: pub.fileName,
+            file_size: binding.file_size,
+            file_sha256: binding.file_sha256,
+            created_at: now,
+            updated_at: now,
+          },
+          tx,
+        );
         if (beforeCommit) await beforeCommit();
         return id;
       });
     } catch (e) {
-      if (!(e instanceof ApiError) && e instanceof Error && UNIQUE_VIOLATION.test(e.message)) {
-        throw new ApiError('version_exists');
-      }
+      if (isUniqueViolation(e)) throw new ApiError('version_exists');
       throw e;
     }
   }
@@ -436,40 +455,42 @@ export class ReleasesService {
           : parseChangelog(body.changelog, false);
     await this.requireRelease(productId, versionId);
     const now = iso(this.clock.now());
-    await this.repo.transaction(async (repo) => {
-      await repo.lockProduct(productId);
-      const row = (await repo.findRelease(versionId, true))!;
+    await withTransaction(this.database, async (tx) => {
+      await this.repo.lockProduct(productId, tx);
+      const row = (await this.repo.lockRelease(versionId, tx))!;
       if (body.is_current === true && row.status !== 'published') throw notPublished(row.status);
-      if (body.is_current === true) await repo.clearCurrent(productId, versionId, now);
-      await repo.updateRelease(versionId, {
-        ...(changelog !== undefined
-          ? { changelog: changelog === null ? null : JSON.stringify(changelog) }
-          : {}),
-        ...(body.is_current !== undefined ? { is_current: body.is_current ? 1 : 0 } : {}),
-        updated_at: now,
-      });
+      if (body.is_current === true) await this.repo.clearCurrent(productId, versionId, now, tx);
+      await this.repo.updateRelease(
+        versionId,
+        {
+          ...(changelog !== undefined
+            ? { changelog: changelog === null ? null : JSON.stringify(changelog) }
+            : {}),
+          ...(body.is_current !== undefined ? { is_current: body.is_current ? 1 : 0 } : {}),
+          updated_at: now,
+        },
+        tx,
+      );
     });
     return (await this.getRelease(versionId))!;
   }
 
-  /** published → withdrawn; the hooks invalidate unclaimed tokens in the same transaction. */
+  /**
+   * published → withdrawn, in one transaction: lock the product's releases, check the release's
+   * status, change it and run the withdraw hooks (its unclaimed download tokens stop working).
+   * Withdrawing a withdrawn release changes nothing.
+   */
   async withdraw(productId: number, versionId: number): Promise<Release> {
     await this.requireRelease(productId, versionId);
     const now = iso(this.clock.now());
-    await this.repo.transaction(async (repo) => {
-      await repo.lockProduct(productId);
-      const row = (await repo.findRelease(versionId, true))!;
+    await withTransaction(this.database, async (tx) => {
+      await this.repo.lockProduct(productId, tx);
+      const row = (await this.repo.lockRelease(versionId, tx))!;
       if (row.status === 'withdrawn') return;
       if (row.status !== 'published') {
         throw new ApiError('release_state_conflict', { data: { release_status: row.status } });
       }
-      await repo.updateRelease(versionId, {
-        status: 'withdrawn',
-        is_current: 0,
-        withdrawn_at: now,
-        updated_at: now,
-      });
-      await this.runWithdrawHooks(repo.db, { ...row, status: 'withdrawn', is_current: 0 }, 'withdrawn');
+      await this.withdrawIn(row, 'withdrawn', now, tx);
     });
     return (await this.getRelease(versionId))!;
   }
@@ -483,24 +504,28 @@ export class ReleasesService {
     const artifact = (await this.repo.findArtifact(release.artifact_id))!;
     await this.revalidate(artifact);
     const now = iso(this.clock.now());
-    await this.repo.transaction(async (repo) => {
-      await repo.lockProduct(productId);
-      const row = (await repo.findRelease(versionId, true))!;
+    await withTransaction(this.database, async (tx) => {
+      await this.repo.lockProduct(productId, tx);
+      const row = (await this.repo.lockRelease(versionId, tx))!;
       if (row.status === 'published')
         throw new ApiError('release_state_conflict', { data: { release_status: row.status } });
-      const a = await repo.findArtifact(row.artifact_id, true);
+      const a = await this.repo.lockArtifact(row.artifact_id, tx);
       if (a?.state !== 'available') throw new ApiError('artifact_not_available');
       // A first publication becomes current by default; restoring a withdrawn one does not.
       const current = body.set_current ?? row.status === 'draft';
-      if (current) await repo.clearCurrent(productId, versionId, now);
-      await repo.updateRelease(versionId, {
-        status: 'published',
-        is_current: current ? 1 : 0,
-        // The effective publication time stays the first one (entitlement windows depend on it).
-        published_at: row.published_at ?? now,
-        withdrawn_at: null,
-        updated_at: now,
-      });
+      if (current) await this.repo.clearCurrent(productId, versionId, now, tx);
+      await this.repo.updateRelease(
+        versionId,
+        {
+          status: 'published',
+          is_current: current ? 1 : 0,
+          // The effective publication time stays the first one (entitlement windows depend on it).
+          published_at: row.published_at ?? now,
+          withdrawn_at: null,
+          updated_at: now,
+        },
+        tx,
+      );
     });
     return (await this.getRelease(versionId))!;
   }
@@ -600,19 +625,14 @@ export class ReleasesService {
   }
 
   /** Locks the release row inside the caller's transaction (PostgreSQL; SQLite has one writer). */
-  async lockRelease(db: Kysely<DB>, versionId: number): Promise<Release | null> {
-    const repo = this.repo.bind(db);
-    const row = await repo.findRelease(versionId, true);
-    return row ? (await this.hydrate([row], repo))[0]! : null;
+  async lockRelease(versionId: number, tx: Tx): Promise<Release | null> {
+    const row = await this.repo.lockRelease(versionId, tx);
+    return row ? (await this.hydrate([row], tx))[0]! : null;
   }
 
   /** Counts a delivered download, inside the caller's transaction. */
-  async recordDownload(db: Kysely<DB>, versionId: number): Promise<void> {
-    await db
-      .updateTable('releases')
-      .set((eb) => ({ download_count: eb('download_count', '+', 1) }))
-      .where('id', '=', versionId)
-      .execute();
+  async recordDownload(versionId: number, tx: Tx): Promise<void> {
+    await this.repo.countDownload(versionId, tx);
   }
 }
 

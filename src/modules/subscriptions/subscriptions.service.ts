@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Clock, iso, rfc3339 } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -205,11 +206,11 @@ export class SubscriptionsService {
       .where('id', '=', row.id)
       .execute();
     if (row.status !== status) {
-      await this.outbox.record(trx, 'subscription.status_changed', {
-        subscription_id: row.id,
-        status,
-        reason,
-      });
+      await this.outbox.record(
+        'subscription.status_changed',
+        { subscription_id: row.id, status, reason },
+        trx as Tx,
+      );
     }
   }
 
@@ -439,11 +440,11 @@ export class SubscriptionsService {
             .where('id', '=', l.id)
             .execute();
         }
-        await this.outbox.record(trx, 'license.renewed', {
-          license_id: l.id,
-          subscription_id: sub.id,
-          order_id: order.id,
-        });
+        await this.outbox.record(
+          'license.renewed',
+          { license_id: l.id, subscription_id: sub.id, order_id: order.id },
+          trx as Tx,
+        );
       }
       const base = order.renewal_due_at ? new Date(order.renewal_due_at) : now;
       const next = iso(addPeriod(base, period, interval));

@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, iso, type TestClock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
 import { deliveryHeaders } from './signer.js';
 import { refuseTarget, type TargetResolver } from './target.js';
 import type { AttemptOutcome, EventRow, WebhooksRepository } from './webhooks.repository.js';
@@ -22,6 +24,7 @@ export const SKIP_GRACE_MS = 5000;
 const MAX_IN_FLIGHT = 8;
 
 export interface DispatcherDeps {
+  database: Pick<Database, 'db'>;
   repository: WebhooksRepository;
   targets: TargetResolver;
   clock: Clock;
@@ -192,7 +195,11 @@ export class WebhookDispatcher {
       const delay = RETRY_DELAYS[attempt - 1]!;
       next = { status: 'pending', next_attempt_at: iso(new Date(started.getTime() + delay * 1000)) };
     }
-    await repository.finishAttempt(event, lease, outcome, next);
+    // The event's next state and its line in the attempt log commit together.
+    await withTransaction(this.deps.database, async (tx) => {
+      await repository.finishEvent(event, lease, outcome, next, tx);
+      await repository.logAttempt(event, outcome, tx);
+    });
     if (!outcome.delivered) {
       log.warn(
         { event_id: event.event_id, attempt, response_code: outcome.response_code, error: outcome.error },

@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely';
 import { type Clock, iso, rfc3339 } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import { uuid } from '../../random.js';
+import type { WebhooksRepository } from './webhooks.repository.js';
 import type { WebhookEventName } from './webhooks.tables.js';
 
 export interface EventData {
@@ -30,11 +30,12 @@ function onlyAllowed<E extends WebhookEventName>(event: E, data: EventData[E]): 
  */
 export class Outbox {
   constructor(
+    private readonly repository: WebhooksRepository,
     private readonly clock: Clock,
     private readonly validationUrl: () => string,
   ) {}
 
-  async record<E extends WebhookEventName>(trx: Kysely<DB>, event: E, data: EventData[E]): Promise<string> {
+  async record<E extends WebhookEventName>(event: E, data: EventData[E], tx?: Tx): Promise<string> {
     const now = this.clock.now();
     const eventId = uuid();
     // Numeric ids only: no license key ever enters a payload (docs/webhooks.md, 'Events'), whatever
@@ -46,9 +47,8 @@ export class Outbox {
       data: onlyAllowed(event, data),
       authoritative_validation_url: this.validationUrl(),
     });
-    await trx
-      .insertInto('webhook_events')
-      .values({
+    await this.repository.insertEvent(
+      {
         event_id: eventId,
         event,
         payload,
@@ -57,8 +57,9 @@ export class Outbox {
         next_attempt_at: iso(now),
         created_at: iso(now),
         updated_at: iso(now),
-      })
-      .execute();
+      },
+      tx,
+    );
     return eventId;
   }
 }

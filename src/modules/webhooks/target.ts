@@ -1,9 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import type { Rotation, WebhooksRepository } from './webhooks.repository.js';
 
 /** Where and how deliveries go. An empty `url` turns delivery off. */
 export interface WebhookTarget {
@@ -26,13 +25,6 @@ export type WebhookTargetFilter = (
 
 /** How long the former secret keeps signing after `webhook_secret` changes. */
 export const ROTATION_OVERLAP_SECONDS = 24 * 3600;
-const ROTATION_KEY = 'webhook_secret_rotation';
-
-interface Rotation {
-  current: string;
-  previous: string | null;
-  previous_until: string | null;
-}
 
 /**
  * Resolves the target for a batch of deliveries: settings, the remembered previous secret, then the
@@ -43,7 +35,7 @@ export class TargetResolver {
   private remembered: Rotation | null = null;
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly repository: WebhooksRepository,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
     private readonly filter?: WebhookTargetFilter,
@@ -71,12 +63,7 @@ export class TargetResolver {
 
   private async rotation(secret: string): Promise<Rotation> {
     if (this.remembered?.current !== secret) {
-      const row = await this.db
-        .selectFrom('app_state')
-        .select('value')
-        .where('key', '=', ROTATION_KEY)
-        .executeTakeFirst();
-      this.remembered = row ? (JSON.parse(row.value) as Rotation) : null;
+      this.remembered = await this.repository.findRotation();
     }
     let r = this.remembered;
     if (r?.current === secret) return r;
@@ -88,12 +75,7 @@ export class TargetResolver {
           previous_until: iso(new Date(now.getTime() + ROTATION_OVERLAP_SECONDS * 1000)),
         }
       : { current: secret, previous: null, previous_until: null };
-    const value = JSON.stringify(r);
-    await this.db
-      .insertInto('app_state')
-      .values({ key: ROTATION_KEY, value })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-      .execute();
+    await this.repository.saveRotation(r);
     this.remembered = r;
     return r;
   }

@@ -3,13 +3,26 @@ import type { Clock, TestClock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { WebhookDispatcher } from './dispatcher.js';
+import { Outbox } from './outbox.js';
 import { TargetResolver, type WebhookTargetFilter } from './target.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
+export type { WebhookDispatcher } from './dispatcher.js';
+export type { EventData, Outbox } from './outbox.js';
 export type { WebhookTarget, WebhookTargetFilter } from './target.js';
+export type { WebhooksService } from './webhooks.service.js';
 
-/** Wires the webhook module; app.ts starts the dispatcher when the server listens and stops it on close. */
+export interface WebhooksModule {
+  /** Administration: the attempt log and redelivery. */
+  webhooks: WebhooksService;
+  /** How other modules add an event inside their own transaction. */
+  outbox: Outbox;
+  /** Delivers the outbox; app.ts starts it when the server listens and stops it on close. */
+  dispatcher: WebhookDispatcher;
+}
+
+/** Wires the webhook module. */
 export function createWebhooks(deps: {
   database: Database;
   settings: SettingsService;
@@ -17,12 +30,15 @@ export function createWebhooks(deps: {
   testClock: TestClock | null;
   log: FastifyBaseLogger;
   self: () => { origin: string; port: number | null };
+  /** The license validation URL every payload names (docs/webhooks.md, 'Events'). */
+  validationUrl: () => string;
   filter?: WebhookTargetFilter;
   attemptTimeoutMs?: number;
-}): { webhooks: WebhooksService; dispatcher: WebhookDispatcher } {
-  const repository = new WebhooksRepository(deps.database.db, deps.database.dialect);
-  const targets = new TargetResolver(deps.database.db, deps.settings, deps.clock, deps.filter);
+}): WebhooksModule {
+  const repository = new WebhooksRepository(deps.database);
+  const targets = new TargetResolver(repository, deps.settings, deps.clock, deps.filter);
   const dispatcher = new WebhookDispatcher({
+    database: deps.database,
     repository,
     targets,
     clock: deps.clock,
@@ -31,5 +47,9 @@ export function createWebhooks(deps: {
     self: deps.self,
     attemptTimeoutMs: deps.attemptTimeoutMs,
   });
-  return { webhooks: new WebhooksService(repository, deps.clock), dispatcher };
+  return {
+    webhooks: new WebhooksService(repository, deps.clock),
+    outbox: new Outbox(repository, deps.clock, deps.validationUrl),
+    dispatcher,
+  };
 }

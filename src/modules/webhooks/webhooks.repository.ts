@@ -1,9 +1,11 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { Dialect } from '../../db/database.js';
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Database, Dialect } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import { on, type Tx } from '../../db/transaction.js';
 import type { WebhooksTables } from './webhooks.tables.js';
 
 export type EventRow = Selectable<WebhooksTables['webhook_events']>;
+export type EventInsert = Insertable<WebhooksTables['webhook_events']>;
 export type AttemptRow = Selectable<WebhooksTables['webhook_attempts']>;
 
 /** The attempt log keeps this many of the most recent attempts (docs/webhooks.md). */
@@ -17,20 +19,41 @@ export interface AttemptOutcome {
   attempted_at: string;
 }
 
-/** Queries of the outbox and the attempt log. Timestamps are ISO text, so comparisons are textual. */
+/** The webhook secret in use and, while a rotation overlaps, the one before it (target.ts). */
+export interface Rotation {
+  current: string;
+  previous: string | null;
+  previous_until: string | null;
+}
+
+/** The app_state row where the webhook secret's rotation is remembered (target.ts). */
+const ROTATION_KEY = 'webhook_secret_rotation';
+
+/**
+ * Queries of the outbox, the attempt log and the remembered secret rotation. Timestamps are ISO
+ * text, so comparisons are textual.
+ */
 export class WebhooksRepository {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly dialect: Dialect,
-  ) {}
+  private readonly db: Kysely<DB>;
+  private readonly dialect: Dialect;
+
+  constructor(database: Pick<Database, 'db' | 'dialect'>) {
+    this.db = database.db;
+    this.dialect = database.dialect;
+  }
+
+  /** Adds an event to the outbox, in the caller's transaction (src/modules/webhooks/outbox.ts). */
+  async insertEvent(values: EventInsert, tx?: Tx): Promise<void> {
+    await on(this.db, tx).insertInto('webhook_events').values(values).execute();
+  }
 
   /**
    * Takes up to `limit` due events for this process by setting their lease. PostgreSQL skips rows
    * another process is claiming (FOR UPDATE SKIP LOCKED); on both databases the outer conditions
    * are re-checked by the UPDATE itself, so a row is only ever claimed by one caller per lease.
    */
-  claimDue(now: string, leaseUntil: string, limit: number): Promise<EventRow[]> {
-    return this.db
+  claimDue(now: string, leaseUntil: string, limit: number, tx?: Tx): Promise<EventRow[]> {
+    return on(this.db, tx)
       .updateTable('webhook_events')
       .set({ locked_until: leaseUntil, updated_at: now })
       .where('id', 'in', (eb) => {
@@ -52,8 +75,8 @@ export class WebhooksRepository {
   }
 
   /** Delivery is off: events due since `dueBefore` are set aside without an attempt (docs/webhooks.md). */
-  async skipDue(dueBefore: string, now: string, reason: string): Promise<number> {
-    const res = await this.db
+  async skipDue(dueBefore: string, now: string, reason: string, tx?: Tx): Promise<number> {
+    const res = await on(this.db, tx)
       .updateTable('webhook_events')
       .set({ status: 'skipped', next_attempt_at: null, last_error: reason, updated_at: now })
       .where('status', '=', 'pending')
@@ -64,47 +87,50 @@ export class WebhooksRepository {
   }
 
   /**
-   * Records one attempt and the event's next state. The event update is fenced by the lease: when
-   * the lease was lost (expired and taken by another process) only the attempt is logged.
+   * Sets the event's state after an attempt, fenced by the lease: when the lease was lost (expired
+   * and taken by another process) nothing changes.
    */
-  async finishAttempt(
+  async finishEvent(
     event: EventRow,
     leaseUntil: string,
     outcome: AttemptOutcome,
     next: { status: 'pending' | 'delivered' | 'abandoned'; next_attempt_at: string | null },
+    tx?: Tx,
   ): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('webhook_events')
-        .set({
-          status: next.status,
-          attempts: outcome.attempt,
-          next_attempt_at: next.next_attempt_at,
-          locked_until: null,
-          last_error: outcome.error,
-          updated_at: outcome.attempted_at,
-        })
-        .where('id', '=', event.id)
-        .where('locked_until', '=', leaseUntil)
-        .execute();
-      await trx
-        .insertInto('webhook_attempts')
-        .values({
-          event_id: event.event_id,
-          event: event.event,
-          attempt: outcome.attempt,
-          response_code: outcome.response_code,
-          delivered: outcome.delivered ? 1 : 0,
-          error: outcome.error,
-          attempted_at: outcome.attempted_at,
-        })
-        .execute();
-    });
+    await on(this.db, tx)
+      .updateTable('webhook_events')
+      .set({
+        status: next.status,
+        attempts: outcome.attempt,
+        next_attempt_at: next.next_attempt_at,
+        locked_until: null,
+        last_error: outcome.error,
+        updated_at: outcome.attempted_at,
+      })
+      .where('id', '=', event.id)
+      .where('locked_until', '=', leaseUntil)
+      .execute();
+  }
+
+  /** Adds one attempt to the attempt log. */
+  async logAttempt(event: EventRow, outcome: AttemptOutcome, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .insertInto('webhook_attempts')
+      .values({
+        event_id: event.event_id,
+        event: event.event,
+        attempt: outcome.attempt,
+        response_code: outcome.response_code,
+        delivered: outcome.delivered ? 1 : 0,
+        error: outcome.error,
+        attempted_at: outcome.attempted_at,
+      })
+      .execute();
   }
 
   /** Gives a claimed event back untouched (the process is stopping; the attempt did not count). */
-  async release(eventId: number, leaseUntil: string): Promise<void> {
-    await this.db
+  async release(eventId: number, leaseUntil: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('webhook_events')
       .set({ locked_until: null })
       .where('id', '=', eventId)
@@ -113,8 +139,8 @@ export class WebhooksRepository {
   }
 
   /** Deletes all but the most recent attempts. */
-  async pruneAttempts(): Promise<void> {
-    await this.db
+  async pruneAttempts(tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .deleteFrom('webhook_attempts')
       .where('id', 'not in', (eb) =>
         eb
@@ -127,8 +153,8 @@ export class WebhooksRepository {
       .execute();
   }
 
-  recentAttempts(): Promise<AttemptRow[]> {
-    return this.db
+  recentAttempts(tx?: Tx): Promise<AttemptRow[]> {
+    return on(this.db, tx)
       .selectFrom('webhook_attempts')
       .selectAll()
       .orderBy('attempted_at', 'desc')
@@ -138,8 +164,8 @@ export class WebhooksRepository {
   }
 
   /** Makes an event due now with a fresh series of attempts; undefined when there is no such event. */
-  rescheduleNow(eventId: string, now: string): Promise<EventRow | undefined> {
-    return this.db
+  rescheduleNow(eventId: string, now: string, tx?: Tx): Promise<EventRow | undefined> {
+    return on(this.db, tx)
       .updateTable('webhook_events')
       .set({
         status: 'pending',
@@ -152,5 +178,24 @@ export class WebhooksRepository {
       .where('event_id', '=', eventId)
       .returningAll()
       .executeTakeFirst();
+  }
+
+  /** The secret rotation remembered by any process, or null before the first delivery. */
+  async findRotation(tx?: Tx): Promise<Rotation | null> {
+    const row = await on(this.db, tx)
+      .selectFrom('app_state')
+      .select('value')
+      .where('key', '=', ROTATION_KEY)
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.value) as Rotation) : null;
+  }
+
+  async saveRotation(rotation: Rotation, tx?: Tx): Promise<void> {
+    const value = JSON.stringify(rotation);
+    await on(this.db, tx)
+      .insertInto('app_state')
+      .values({ key: ROTATION_KEY, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute();
   }
 }
