@@ -3,6 +3,7 @@ import { type Clock, iso, systemClock, TestClock } from './clock.js';
 import { type Config, resolvePublicUrl } from './config.js';
 import { AppSecrets } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
+import type { Tx } from './db/transaction.js';
 import { RateCounter } from './http/rate-limit.js';
 import { AccountsRepository } from './modules/accounts/accounts.repository.js';
 import { AccountsService } from './modules/accounts/accounts.service.js';
@@ -213,14 +214,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((trx, order, paidAt) => subscriptions.orderPaid(trx, order, paidAt));
   // A site is deactivated: its download tokens stop working.
-  activations.onDeactivate((trx, activationId) =>
-    tokens.invalidate(trx, 'activation_id', activationId, 'deactivated', now()),
+  activations.onDeactivate((activationId, tx) =>
+    tokens.invalidate('activation_id', activationId, 'deactivated', now(), tx),
   );
   // A license is revoked: its download tokens stop working.
-  licenses.onRevoke((trx, licenseId) => tokens.invalidateForLicense(trx, licenseId, 'revoked', now()));
+  licenses.onRevoke((licenseId, tx) => tokens.invalidateForLicense(licenseId, 'revoked', now(), tx));
   // A release is withdrawn (or its artifact deleted): its download tokens stop working.
   releases.onWithdraw(({ db, release, reason }) =>
-    tokens.invalidate(db, 'release_id', release.id, reason, now()),
+    tokens.invalidate('release_id', release.id, reason, now(), db as Tx),
   );
   // A deletion preview counts the download tokens still outstanding for each artifact.
   releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));

@@ -2,6 +2,7 @@ import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
 import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
+import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { DistributionTables } from './distribution.tables.js';
 
 export type TokenRow = Selectable<DistributionTables['download_tokens']>;
@@ -36,11 +37,14 @@ const TOKEN_COLUMNS = [
  * would wait for it forever). Rows are locked FOR UPDATE on PostgreSQL.
  */
 export class TokensRepository {
-  readonly db: Kysely<DB>;
-  readonly dialect: Dialect;
+  private readonly db: Kysely<DB>;
+  private readonly dialect: Dialect;
 
-  /** The issuance hot path's statements are compiled once against `database` (src/db/precompiled.ts). */
-  constructor(private readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit'>) {
+  /**
+   * The issuance hot path's statements are compiled once against `database` (src/db/precompiled.ts);
+   * redemption opens its transaction on it.
+   */
+  constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit'>) {
     this.db = database.db;
     this.dialect = database.dialect;
   }
@@ -73,26 +77,26 @@ export class TokensRepository {
     return row.id;
   }
 
-  findByHash(hash: string): Promise<TokenRow | undefined> {
-    return this.db
+  findByHash(hash: string, tx?: Tx): Promise<TokenRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('download_tokens')
       .selectAll()
       .where('token_hash', '=', hash)
       .executeTakeFirst();
   }
 
-  lockToken(trx: Kysely<DB>, id: number): Promise<TokenRow | undefined> {
-    return trx
+  lockToken(id: number, tx?: Tx): Promise<TokenRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('download_tokens')
       .selectAll()
       .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
   /** The atomic claim of a download token: true for exactly one caller. */
-  async claim(trx: Kysely<DB>, id: number, now: string): Promise<boolean> {
-    const r = await trx
+  async claim(id: number, now: string, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
       .updateTable('download_tokens')
       .set({ used_at: now })
       .where('id', '=', id)
@@ -106,13 +110,13 @@ export class TokensRepository {
 
   /** Marks unclaimed tokens matching `column = value` invalidated (inside the caller's transaction). */
   async invalidate(
-    trx: Kysely<DB>,
     column: 'activation_id' | 'release_id' | 'artifact_id',
     value: number,
     reason: string,
     now: string,
+    tx?: Tx,
   ): Promise<void> {
-    await trx
+    await on(this.db, tx)
       .updateTable('download_tokens')
       .set({ invalidated_at: now, invalidated_reason: reason })
       .where(column, '=', value)
@@ -126,8 +130,8 @@ export class TokensRepository {
    * most `limit`, and stops at the first one that did not: the scan reads the head of the table
    * only, never all of it. Answers how many were deleted.
    */
-  async pruneExpired(before: string, limit: number): Promise<number> {
-    const head = await this.db
+  async pruneExpired(before: string, limit: number, tx?: Tx): Promise<number> {
+    const head = await on(this.db, tx)
       .selectFrom('download_tokens')
       .select(['id', 'expires_at'])
       .orderBy('id')
@@ -139,7 +143,7 @@ export class TokensRepository {
       ids.push(row.id);
     }
     if (ids.length === 0) return 0;
-    const r = await this.db.deleteFrom('download_tokens').where('id', 'in', ids).executeTakeFirst();
+    const r = await on(this.db, tx).deleteFrom('download_tokens').where('id', 'in', ids).executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 
@@ -147,8 +151,8 @@ export class TokensRepository {
    * A license's unclaimed tokens, found through its activations: a licensed token always names
    * its activation, and the table keeps no index on license_id (one page less written per token).
    */
-  async invalidateForLicense(trx: Kysely<DB>, licenseId: number, reason: string, now: string): Promise<void> {
-    await trx
+  async invalidateForLicense(licenseId: number, reason: string, now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('download_tokens')
       .set({ invalidated_at: now, invalidated_reason: reason })
       .where('activation_id', 'in', (eb) =>
@@ -160,10 +164,10 @@ export class TokensRepository {
       .execute();
   }
 
-  async outstanding(artifactIds: number[], now: string): Promise<Map<number, number>> {
+  async outstanding(artifactIds: number[], now: string, tx?: Tx): Promise<Map<number, number>> {
     const out = new Map(artifactIds.map((id) => [id, 0]));
     if (artifactIds.length === 0) return out;
-    const rows = await this.db
+    const rows = await on(this.db, tx)
       .selectFrom('download_tokens')
       .select(['artifact_id', (eb) => eb.fn.countAll<number>().as('n')])
       .where('artifact_id', 'in', artifactIds)
@@ -178,8 +182,8 @@ export class TokensRepository {
 
   // ---- reads inside the redemption transaction ----
 
-  productIn(trx: Kysely<DB>, id: number) {
-    return trx
+  productIn(id: number, tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('products')
       .select(['id', 'status', 'licensing_enabled', 'software_enabled'])
       .where('id', '=', id)
@@ -187,18 +191,18 @@ export class TokensRepository {
   }
 
   /** The license with its subscription status, locked on PostgreSQL. */
-  async licenseIn(trx: Kysely<DB>, id: number) {
-    const license = await trx
+  async licenseIn(id: number, tx?: Tx) {
+    const license = await on(this.db, tx)
       .selectFrom('licenses')
       .selectAll()
       .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
     if (!license) return undefined;
     const subscription =
       license.subscription_id === null
         ? undefined
-        : await trx
+        : await on(this.db, tx)
             .selectFrom('subscriptions')
             .select('status')
             .where('id', '=', license.subscription_id)
@@ -206,22 +210,22 @@ export class TokensRepository {
     return { license, subscriptionStatus: subscription?.status ?? null };
   }
 
-  activationIn(trx: Kysely<DB>, id: number) {
-    return trx
+  activationIn(id: number, tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('activations')
       .selectAll()
       .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
-  artifactIn(trx: Kysely<DB>, id: number) {
-    return trx.selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
+  artifactIn(id: number, tx?: Tx) {
+    return on(this.db, tx).selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** Whether the user holds any license for the product (the purchaser test of external links). */
-  async hasLicenseFor(userId: number, productId: number): Promise<boolean> {
-    const row = await this.db
+  async hasLicenseFor(userId: number, productId: number, tx?: Tx): Promise<boolean> {
+    const row = await on(this.db, tx)
       .selectFrom('licenses')
       .select('id')
       .where('user_id', '=', userId)

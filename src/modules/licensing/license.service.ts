@@ -1,11 +1,10 @@
-import type { Kysely } from 'kysely';
 import { type Clock, iso, rfc3339 } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
-import { step } from './db-steps.js';
+import { step, transactionSteps } from './db-steps.js';
 import { parseTimestamp } from './entitlements.js';
 import type { LicenseFilter, LicensePatch, LicenseRecord, LicenseRepository } from './license.repository.js';
 import { type ActivationView, activationView, type LicenseView, licenseView } from './license.view.js';
@@ -32,7 +31,7 @@ export interface PatchLicenseInput {
 }
 
 /** Runs inside the revocation transaction (e.g. to invalidate outstanding download tokens). */
-export type RevocationHook = (trx: Kysely<DB>, licenseId: number) => Promise<void>;
+export type RevocationHook = (licenseId: number, tx: Tx) => Promise<void>;
 
 export type CustomerLicenseView = LicenseView & {
   product: { id: number; name: string; slug: string | null };
@@ -70,13 +69,13 @@ export class LicenseService {
     this.revocationHooks.push(hook);
   }
 
-  private async view(license: LicenseRecord, db?: Kysely<DB>): Promise<LicenseView> {
-    const settings = await this.settings.get(db);
+  private async view(license: LicenseRecord, tx?: Tx): Promise<LicenseView> {
+    const settings = await this.settings.get(tx);
     return licenseView(license, settings.default_activation_limit, this.clock.now());
   }
 
-  private async find(id: number, db?: Kysely<DB>): Promise<LicenseRecord> {
-    const license = await this.repo.findById(id, db);
+  private async find(id: number, tx?: Tx): Promise<LicenseRecord> {
+    const license = await this.repo.findById(id, tx);
     if (!license) throw new ApiError('license_not_found');
     return license;
   }
@@ -121,20 +120,20 @@ export class LicenseService {
    * Issues a license. Without `activation_limit` the limit stays unset and is resolved on every
    * read (variation, product, global default), so a later change of those applies. Without
    * `entitlement_policy` the license is legacy. A policy whose usage mode is `days` sets the
-   * usage expiry when none is given. With `trx` every query runs in the caller's transaction
+   * usage expiry when none is given. With `tx` every query runs in the caller's transaction
    * (orders issue licenses inside theirs; on SQLite any other query would wait forever).
    */
-  async create(input: CreateLicenseInput, trx?: Kysely<DB>): Promise<LicenseView> {
-    if (!(await this.repo.productExists(input.product_id, trx))) throw new ApiError('product_not_found');
+  async create(input: CreateLicenseInput, tx?: Tx): Promise<LicenseView> {
+    if (!(await this.repo.productExists(input.product_id, tx))) throw new ApiError('product_not_found');
     const variationId = input.variation_id ?? 0;
-    if (variationId !== 0 && !(await this.repo.variationOf(input.product_id, variationId, trx))) {
+    if (variationId !== 0 && !(await this.repo.variationOf(input.product_id, variationId, tx))) {
       throw new ApiError('variation_not_found');
     }
-    const userFound = trx
-      ? await this.repo.userExists(input.user_id, trx)
+    const userFound = tx
+      ? await this.repo.userExists(input.user_id, tx)
       : !!(await this.users.getUser(input.user_id));
     if (!userFound) throw new ApiError('user_not_found');
-    if (input.subscription_id != null && !(await this.repo.subscriptionExists(input.subscription_id, trx))) {
+    if (input.subscription_id != null && !(await this.repo.subscriptionExists(input.subscription_id, tx))) {
       throw new ApiError('not_found', { message: 'Subscription not found.' });
     }
     const now = this.clock.now();
@@ -161,16 +160,16 @@ export class LicenseService {
     };
     let id: number | undefined;
     if (input.license_key !== undefined) {
-      id = await this.repo.insertLicense({ ...values, license_key: input.license_key }, trx);
+      id = await this.repo.insertLicense({ ...values, license_key: input.license_key }, tx);
       if (id === undefined) throw new ApiError('license_key_exists');
     } else {
       // 125 random bits: a collision is practically impossible, but it must never be an error.
       for (let attempt = 0; id === undefined && attempt < 5; attempt++) {
-        id = await this.repo.insertLicense({ ...values, license_key: generateLicenseKey() }, trx);
+        id = await this.repo.insertLicense({ ...values, license_key: generateLicenseKey() }, tx);
       }
       if (id === undefined) throw new ApiError('internal_error');
     }
-    return this.view(await this.find(id, trx), trx);
+    return this.view(await this.find(id, tx), tx);
   }
 
   /**
@@ -205,17 +204,20 @@ export class LicenseService {
    */
   async revoke(id: number): Promise<void> {
     await this.find(id);
-    const trx = await step('revoke_failed', () => this.repo.begin());
+    const failed = <T>(run: () => Promise<T>) => step('revoke_failed', run);
     try {
-      await step('revoke_failed', async () => {
-        const changed = await this.repo.revoke(trx, id, iso(this.clock.now()));
-        if (!changed) return;
-        await this.outbox.record(trx, 'license.revoked', { license_id: id });
-        for (const hook of this.revocationHooks) await hook(trx, id);
-      });
-      await step('revoke_failed', () => this.repo.commit(trx));
+      await withTransaction(
+        this.repo.database,
+        (tx) =>
+          failed(async () => {
+            const changed = await this.repo.revoke(id, iso(this.clock.now()), tx);
+            if (!changed) return;
+            await this.outbox.record(tx, 'license.revoked', { license_id: id });
+            for (const hook of this.revocationHooks) await hook(id, tx);
+          }),
+        transactionSteps('revoke_failed', 'revoke_failed'),
+      );
     } catch (e) {
-      await this.repo.rollback(trx);
       if (e instanceof ApiError && e.code === 'revoke_failed') throw e;
       throw Object.assign(new ApiError('revoke_failed'), { cause: e });
     }

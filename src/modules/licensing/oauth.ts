@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import type { Identity } from '../identity/identity.js';
 import type { LicenseRecord } from './license.repository.js';
 
@@ -23,5 +22,5 @@ export interface OAuthActivation {
    * activation leaves it unused. Throws `invalid_token` (unknown, expired, other identity or
    * license) or `token_consumed`.
    */
-  consume(trx: Kysely<DB>, token: string, binding: { license_id: number; identity: Identity }): Promise<void>;
+  consume(token: string, binding: { license_id: number; identity: Identity }, tx: Tx): Promise<void>;
 }
