@@ -17,6 +17,7 @@ import { createDistribution, type DistributionModule } from './modules/distribut
 import { ActivationService } from './modules/licensing/activation.service.js';
 import { LicenseRepository } from './modules/licensing/license.repository.js';
 import { LicenseService } from './modules/licensing/license.service.js';
+import { LicenseLookupService } from './modules/licensing/license-lookup.service.js';
 import { OAuthRepository } from './modules/licensing/oauth.repository.js';
 import { OAuthService } from './modules/licensing/oauth.service.js';
 import { StateSigner } from './modules/licensing/oauth.state.js';
@@ -202,27 +203,23 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     settings,
     catalogue,
     releases,
-    licenseRepository,
+    licenses: new LicenseLookupService(licenseRepository),
     baseUrl: () => urls.base,
   });
 
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
   const now = () => iso(clock.now());
-  const { tokens } = distribution;
+  const { invalidations, tokens } = distribution;
   // An activation in approval mode goes through the customer's approval (docs/oauth.md).
   activations.useOAuth(oauth);
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((trx, order, paidAt) => subscriptions.orderPaid(trx, order, paidAt));
   // A site is deactivated: its download tokens stop working.
-  activations.onDeactivate((activationId, tx) =>
-    tokens.invalidate('activation_id', activationId, 'deactivated', now(), tx),
-  );
+  activations.onDeactivate((activationId, tx) => invalidations.activation(activationId, tx));
   // A license is revoked: its download tokens stop working.
-  licenses.onRevoke((licenseId, tx) => tokens.invalidateForLicense(licenseId, 'revoked', now(), tx));
+  licenses.onRevoke((licenseId, tx) => invalidations.license(licenseId, tx));
   // A release is withdrawn (or its artifact deleted): its download tokens stop working.
-  releases.onWithdraw(({ db, release, reason }) =>
-    tokens.invalidate('release_id', release.id, reason, now(), db as Tx),
-  );
+  releases.onWithdraw(({ db, release, reason }) => invalidations.release(release.id, reason, db as Tx));
   // A deletion preview counts the download tokens still outstanding for each artifact.
   releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));
 

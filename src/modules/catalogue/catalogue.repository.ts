@@ -1,6 +1,7 @@
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import { on, type Tx } from '../../db/transaction.js';
 import type { ProductRow, VariationRow } from './catalogue.model.js';
 import type { CatalogueTables } from './catalogue.tables.js';
 
@@ -122,5 +123,13 @@ export class CatalogueRepository {
       .where('product_id', '=', productId)
       .where('id', 'in', ids)
       .execute();
+  }
+
+  softwareStatusOf(id: number, tx?: Tx) {
+    return on(this.db, tx)
+      .selectFrom('products')
+      .select(['id', 'status', 'licensing_enabled', 'software_enabled'])
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 }

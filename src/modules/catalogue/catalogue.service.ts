@@ -1,5 +1,6 @@
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import {
@@ -232,6 +233,14 @@ export class CatalogueService {
         decimals,
       ),
     );
+  }
+
+  /**
+   * A product's publication and its licensing and software switches, read in the caller's
+   * transaction (distribution's download redemption re-checks them before the claim).
+   */
+  softwareStatus(productId: number, tx?: Tx) {
+    return this.repo.softwareStatusOf(productId, tx);
   }
 }
 

@@ -3,8 +3,10 @@ import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
 import { isPublicProduct } from '../catalogue/catalogue.model.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { identityKey } from '../identity/identity.js';
 import { evaluateLicense } from '../licensing/entitlements.js';
+import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import { SHA256_HEX } from '../releases/releases.model.js';
 import type { OpenedArtifact, ReleasesService } from '../releases/releases.service.js';
 import type { StatSnapshot } from '../releases/storage/driver.js';
@@ -47,6 +49,8 @@ export class DownloadService {
   constructor(
     private readonly repo: TokensRepository,
     private readonly releases: ReleasesService,
+    private readonly catalogue: Pick<CatalogueService, 'softwareStatus'>,
+    private readonly licenses: Pick<LicenseLookupService, 'lockWithSubscription' | 'lockActivation'>,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
   ) {}
@@ -91,7 +95,7 @@ export class DownloadService {
     ) {
       throw new ApiError('release_binding_changed');
     }
-    const product = await this.repo.productIn(token.product_id, tx);
+    const product = await this.catalogue.softwareStatus(token.product_id, tx);
     if (product?.status !== 'publish' || product.software_enabled !== 'yes') {
       throw new ApiError('software_product_unavailable');
     }
@@ -102,7 +106,7 @@ export class DownloadService {
     if (token.policy === 'protected') {
       const settings = await this.settings.get(tx);
       if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
-      const found = await this.repo.licenseIn(token.license_id!, tx);
+      const found = await this.licenses.lockWithSubscription(token.license_id!, tx);
       if (!found) throw new ApiError('invalid_license');
       const { license, subscriptionStatus } = found;
       if (license.product_id !== token.product_id) throw new ApiError('license_product_mismatch');
@@ -120,7 +124,7 @@ export class DownloadService {
       if (ev.effective_status !== 'valid') throw new ApiError(ev.effective_status);
       const denied = authorizeRelease(ev.entitlements, release, license.product_id, token.purpose);
       if (denied) throw new ApiError(denied);
-      const activation = await this.repo.activationIn(token.activation_id!, tx);
+      const activation = await this.licenses.lockActivation(token.activation_id!, tx);
       if (activation?.status !== 'active') throw new ApiError('activation_inactive');
       if (
         activation.license_id !== token.license_id ||
@@ -133,7 +137,7 @@ export class DownloadService {
       }
     }
 
-    const artifact = await this.repo.artifactIn(token.artifact_id, tx);
+    const artifact = await this.releases.artifactIn(token.artifact_id, tx);
     if (!artifact) throw new ApiError('artifact_not_found');
     const driver = this.releases.storage.driver(artifact.driver);
     if (!driver.stat) throw new ApiError('storage_stat_unsupported');

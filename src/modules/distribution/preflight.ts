@@ -8,12 +8,9 @@ import { isPublicProduct, isSoftwareEnabled } from '../catalogue/catalogue.model
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
 import { type Evaluation, evaluateLicense } from '../licensing/entitlements.js';
-import type {
-  LicenseForIdentity,
-  LicenseRecord,
-  LicenseRepository,
-} from '../licensing/license.repository.js';
 import { factsOf } from '../licensing/license.view.js';
+import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
+import type { LicenseForIdentity } from '../licensing/licensing.model.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 
@@ -53,7 +50,7 @@ export class Preflight {
   constructor(
     private readonly catalogue: CatalogueService,
     private readonly settings: SettingsService,
-    private readonly licenses: LicenseRepository,
+    private readonly licenses: Pick<LicenseLookupService, 'forIdentity'>,
     private readonly rates: RateCounter,
     private readonly clock: Clock,
   ) {}
@@ -97,14 +94,7 @@ export class Preflight {
       } catch (e) {
         identityError = e;
       }
-      license = identity
-        ? await this.licenses.findForIdentity(key, identity.identity_key, { revision: true })
-        : await this.licenses
-            .findByKey(key)
-            .then(
-              (l) =>
-                l && Object.assign(l, { identity_activation_id: null, identity_activation_revision: null }),
-            );
+      license = await this.licenses.forIdentity(key, identity ? identity.identity_key : null);
     }
     await this.limit(settings, single, isPublic, license, ip);
 
@@ -158,7 +148,7 @@ export class Preflight {
     settings: Settings,
     product: Product | null,
     isPublic: boolean,
-    license: Pick<LicenseRecord, 'id'> | undefined,
+    license: Pick<LicenseForIdentity, 'id'> | undefined,
     ip: string,
   ): Promise<void> {
     const limit = settings.rate_limit;

@@ -31,11 +31,10 @@ const TOKEN_COLUMNS = [
   'invalidated_reason',
 ] as const satisfies readonly (keyof NewToken)[];
 
-/**
- * Every download-token query, plus the few reads the redemption transaction must make on its own
- * connection (on SQLite the transaction holds the only connection, so another service's query
- * would wait for it forever). Rows are locked FOR UPDATE on PostgreSQL.
- */
+/** How many ids one statement names at most. */
+const ID_SLICE = 500;
+
+/** Every download-token query. Rows are locked FOR UPDATE on PostgreSQL. */
 export class TokensRepository {
   private readonly db: Kysely<DB>;
   private readonly dialect: Dialect;
@@ -148,20 +147,27 @@ export class TokensRepository {
   }
 
   /**
-   * A license's unclaimed tokens, found through its activations: a licensed token always names
-   * its activation, and the table keeps no index on license_id (one page less written per token).
+   * A license's unclaimed tokens, found through its activations (licensing names them): a licensed
+   * token always names its activation, and the table keeps no index on license_id (one page less
+   * written per token). The ids go in slices, well under either database's limit of parameters.
    */
-  async invalidateForLicense(licenseId: number, reason: string, now: string, tx?: Tx): Promise<void> {
-    await on(this.db, tx)
-      .updateTable('download_tokens')
-      .set({ invalidated_at: now, invalidated_reason: reason })
-      .where('activation_id', 'in', (eb) =>
-        eb.selectFrom('activations').select('id').where('license_id', '=', licenseId),
-      )
-      .where('license_id', '=', licenseId)
-      .where('used_at', 'is', null)
-      .where('invalidated_at', 'is', null)
-      .execute();
+  async invalidateForLicense(
+    licenseId: number,
+    activationIds: readonly number[],
+    reason: string,
+    now: string,
+    tx?: Tx,
+  ): Promise<void> {
+    for (let i = 0; i < activationIds.length; i += ID_SLICE) {
+      await on(this.db, tx)
+        .updateTable('download_tokens')
+        .set({ invalidated_at: now, invalidated_reason: reason })
+        .where('activation_id', 'in', activationIds.slice(i, i + ID_SLICE))
+        .where('license_id', '=', licenseId)
+        .where('used_at', 'is', null)
+        .where('invalidated_at', 'is', null)
+        .execute();
+    }
   }
 
   async outstanding(artifactIds: number[], now: string, tx?: Tx): Promise<Map<number, number>> {
@@ -178,59 +184,5 @@ export class TokensRepository {
       .execute();
     for (const r of rows) out.set(r.artifact_id, Number(r.n));
     return out;
-  }
-
-  // ---- reads inside the redemption transaction ----
-
-  productIn(id: number, tx?: Tx) {
-    return on(this.db, tx)
-      .selectFrom('products')
-      .select(['id', 'status', 'licensing_enabled', 'software_enabled'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-  }
-
-  /** The license with its subscription status, locked on PostgreSQL. */
-  async licenseIn(id: number, tx?: Tx) {
-    const license = await on(this.db, tx)
-      .selectFrom('licenses')
-      .selectAll()
-      .where('id', '=', id)
-      .$call(forUpdate(this.dialect))
-      .executeTakeFirst();
-    if (!license) return undefined;
-    const subscription =
-      license.subscription_id === null
-        ? undefined
-        : await on(this.db, tx)
-            .selectFrom('subscriptions')
-            .select('status')
-            .where('id', '=', license.subscription_id)
-            .executeTakeFirst();
-    return { license, subscriptionStatus: subscription?.status ?? null };
-  }
-
-  activationIn(id: number, tx?: Tx) {
-    return on(this.db, tx)
-      .selectFrom('activations')
-      .selectAll()
-      .where('id', '=', id)
-      .$call(forUpdate(this.dialect))
-      .executeTakeFirst();
-  }
-
-  artifactIn(id: number, tx?: Tx) {
-    return on(this.db, tx).selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-
-  /** Whether the user holds any license for the product (the purchaser test of external links). */
-  async hasLicenseFor(userId: number, productId: number, tx?: Tx): Promise<boolean> {
-    const row = await on(this.db, tx)
-      .selectFrom('licenses')
-      .select('id')
-      .where('user_id', '=', userId)
-      .where('product_id', '=', productId)
-      .executeTakeFirst();
-    return !!row;
   }
 }

@@ -8,8 +8,9 @@ import type { SettingsService } from '../settings/settings.service.js';
 import type { ValidateFailure, ValidateSuccess } from './activation.schemas.js';
 import { step, transactionSteps } from './db-steps.js';
 import { type Entitlements, evaluateLicense } from './entitlements.js';
-import type { LicenseRepository, LicenseTerms } from './license.repository.js';
+import type { LicenseRepository } from './license.repository.js';
 import { factsOf, remainingOf, resolveActivationLimit } from './license.view.js';
+import type { LicenseTerms } from './licensing.model.js';
 import type { OAuthActivation } from './oauth.js';
 
 export interface ActivateInput {

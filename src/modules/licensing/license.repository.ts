@@ -1,68 +1,15 @@
-import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
 import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
-import type { LicensingTables } from './licensing.tables.js';
+import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } from './licensing.model.js';
 
 /**
  * 'active' as a literal, not a bound parameter: SQLite uses the partial index
  * `activations_one_active_identity` (WHERE status = 'active') only when it can see the value.
  */
 const ACTIVE = sql.lit<'active'>('active');
-
-export type LicenseRow = Selectable<LicensingTables['licenses']>;
-export type ActivationRow = Selectable<LicensingTables['activations']>;
-
-/** A license with what its views and rules need from the product, variation, owner and subscription. */
-export interface LicenseRecord extends LicenseRow {
-  product_name: string | null;
-  product_slug: string | null;
-  product_activation_limit: number | null;
-  product_activation_mode: string | null;
-  variation_name: string | null;
-  /** null when the license names no variation, or one that no longer exists. */
-  variation_found: number | null;
-  variation_activation_limit: number | null;
-  user_email: string | null;
-  user_first_name: string | null;
-  user_last_name: string | null;
-  subscription_found: number | null;
-  subscription_status: string | null;
-  activation_count: number;
-}
-
-/** What the licensing rules read of a license: its own columns and the limits and subscription around it. */
-export type LicenseTerms = Pick<
-  LicenseRecord,
-  | 'id'
-  | 'license_key'
-  | 'product_id'
-  | 'variation_id'
-  | 'subscription_id'
-  | 'status'
-  | 'activation_limit'
-  | 'usage_expires_at'
-  | 'entitlement_policy'
-  | 'created_at'
-  | 'product_activation_limit'
-  | 'product_activation_mode'
-  | 'variation_found'
-  | 'variation_activation_limit'
-  | 'subscription_found'
-  | 'subscription_status'
-  | 'activation_count'
->;
-
-/** A license as the identity lookup answers it: the facts, and this identity's active activation. */
-export type LicenseForIdentity = LicenseTerms & {
-  identity_activation_id: number | null;
-  /**
-   * That activation's revision, which a download token is bound to (docs/distribution.md); null
-   * unless asked for.
-   */
-  identity_activation_revision: number | null;
-};
 
 type RawRecord = Omit<LicenseRecord, 'activation_count'> & { activation_count: unknown };
 
@@ -290,6 +237,59 @@ export class LicenseRepository {
       .where('license_id', 'in', licenseIds)
       .orderBy('id', 'asc')
       .execute();
+  }
+
+  // ---- what download redemption and token invalidation read (distribution, via LicenseLookupService)
+
+  /**
+   * The license row and its subscription's status, the row locked on PostgreSQL. Two reads: FOR
+   * UPDATE cannot lock the nullable side of an outer join.
+   */
+  async lockWithSubscription(
+    id: number,
+    tx?: Tx,
+  ): Promise<{ license: LicenseRow; subscriptionStatus: string | null } | undefined> {
+    const license = await this.lockLicense(id, tx);
+    if (!license) return undefined;
+    const subscription =
+      license.subscription_id === null
+        ? undefined
+        : await on(this.db, tx)
+            .selectFrom('subscriptions')
+            .select('status')
+            .where('id', '=', license.subscription_id)
+            .executeTakeFirst();
+    return { license, subscriptionStatus: subscription?.status ?? null };
+  }
+
+  lockActivation(id: number, tx?: Tx): Promise<ActivationRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('activations')
+      .selectAll()
+      .where('id', '=', id)
+      .$call(forUpdate(this.dialect))
+      .executeTakeFirst();
+  }
+
+  /** The ids of every activation of the license, active or not. */
+  async activationIdsOf(licenseId: number, tx?: Tx): Promise<number[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('activations')
+      .select('id')
+      .where('license_id', '=', licenseId)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Whether the user holds any license for the product. */
+  async hasLicenseFor(userId: number, productId: number, tx?: Tx): Promise<boolean> {
+    const row = await on(this.db, tx)
+      .selectFrom('licenses')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where('product_id', '=', productId)
+      .executeTakeFirst();
+    return !!row;
   }
 
   // ---- administration writes

@@ -6,9 +6,10 @@ import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import { step, transactionSteps } from './db-steps.js';
 import { parseTimestamp } from './entitlements.js';
-import type { LicenseFilter, LicensePatch, LicenseRecord, LicenseRepository } from './license.repository.js';
+import type { LicenseFilter, LicensePatch, LicenseRepository } from './license.repository.js';
 import { type ActivationView, activationView, type LicenseView, licenseView } from './license.view.js';
 import { generateLicenseKey } from './license-key.js';
+import type { LicenseRecord } from './licensing.model.js';
 import { type EntitlementPolicyInput, snapshotPolicy, usageExpiryOf } from './policy.js';
 
 export interface CreateLicenseInput {

@@ -1,6 +1,6 @@
 import type { Tx } from '../../db/transaction.js';
 import type { Identity } from '../identity/identity.js';
-import type { LicenseRecord } from './license.repository.js';
+import type { LicenseRecord } from './licensing.model.js';
 
 /**
  * The seam for customer-approval (OAuth-style) activation (docs/oauth.md). Licensing decides WHEN

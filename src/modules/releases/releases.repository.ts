@@ -2,6 +2,7 @@ import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
 import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
+import { on, type Tx } from '../../db/transaction.js';
 import type { ArtifactRow, DeletionRow, LegacyDownloadRow, ReleaseRow } from './releases.model.js';
 import type { ArtifactState, ReleasesTables } from './releases.tables.js';
 
@@ -367,5 +368,9 @@ export class ReleasesRepository {
       publicSources: Number(sources.n),
       failedJobs: Number(failed.n),
     };
+  }
+
+  artifactIn(id: number, tx?: Tx): Promise<ArtifactRow | undefined> {
+    return on(this.db, tx).selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
   }
 }

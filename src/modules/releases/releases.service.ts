@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { BoundedMap } from '../../bounded-map.js';
 import { type Clock, iso } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { uuid } from '../../random.js';
 import type { Product } from '../catalogue/catalogue.model.js';
@@ -613,6 +614,11 @@ export class ReleasesService {
       .set((eb) => ({ download_count: eb('download_count', '+', 1) }))
       .where('id', '=', versionId)
       .execute();
+  }
+
+  /** An artifact row, read in the caller's transaction (distribution's download redemption). */
+  artifactIn(artifactId: number, tx?: Tx): Promise<ArtifactRow | undefined> {
+    return this.repo.artifactIn(artifactId, tx);
   }
 }
 
