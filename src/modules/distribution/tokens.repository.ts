@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
-import { precompile } from '../../db/precompiled.js';
+import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { DistributionTables } from './distribution.tables.js';
@@ -38,40 +38,28 @@ const ID_SLICE = 500;
 export class TokensRepository {
   private readonly db: Kysely<DB>;
   private readonly dialect: Dialect;
+  /** The issuance hot path's insert, compiled once (src/db/precompiled.ts); it joins SQLite's group commit. */
+  private readonly insertToken: Precompiled<(typeof TOKEN_COLUMNS)[number], { id: number }>;
 
-  /**
-   * The issuance hot path's statements are compiled once against `database` (src/db/precompiled.ts);
-   * redemption opens its transaction on it.
-   */
+  /** Redemption opens its transaction on `database`, the database these queries run on. */
   constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit'>) {
     this.db = database.db;
     this.dialect = database.dialect;
-  }
-
-  private hotQueries?: ReturnType<TokensRepository['compileHot']>;
-  private compileHot() {
-    const root = this.database;
-    return {
-      insert: precompile(
-        root,
-        TOKEN_COLUMNS,
-        (p) =>
-          root.db
-            .insertInto('download_tokens')
-            .values(p as unknown as NewToken)
-            .returning('id'),
-        { write: true },
-      ),
-    };
-  }
-  private get hot() {
-    this.hotQueries ??= this.compileHot();
-    return this.hotQueries;
+    this.insertToken = precompile(
+      database,
+      TOKEN_COLUMNS,
+      (p) =>
+        database.db
+          .insertInto('download_tokens')
+          .values(p as unknown as NewToken)
+          .returning('id'),
+      { write: true },
+    );
   }
 
   /** Every column is given (null where unbound), so the values are the statement's parameters. */
   async insert(values: { [C in (typeof TOKEN_COLUMNS)[number]]-?: NewToken[C] | null }): Promise<number> {
-    const row = await this.hot.insert.first(values);
+    const row = await this.insertToken.first(values);
     if (!row) throw new Error('token insert returned no row');
     return row.id;
   }

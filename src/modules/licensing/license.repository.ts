@@ -51,10 +51,15 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 export class LicenseRepository {
   private readonly db: Kysely<DB>;
   private readonly dialect: Dialect;
+  /** findForIdentity's statements, compiled once (src/db/precompiled.ts). */
+  private readonly forIdentity: ReturnType<LicenseRepository['compileForIdentity']>;
+  private readonly forIdentityWithRevision: ReturnType<LicenseRepository['compileForIdentity']>;
 
   constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'readBatch'>) {
     this.db = database.db;
     this.dialect = database.dialect;
+    this.forIdentity = this.compileForIdentity(false);
+    this.forIdentityWithRevision = this.compileForIdentity(true);
   }
 
   /**
@@ -155,21 +160,12 @@ export class LicenseRepository {
         .where('l.license_key', '=', p.key),
     );
   }
-  private forIdentityQueries?: Record<
-    'plain' | 'revision',
-    ReturnType<LicenseRepository['compileForIdentity']>
-  >;
-
   async findForIdentity(
     key: string,
     identityKey: string,
     opts: { revision?: boolean } = {},
   ): Promise<LicenseForIdentity | undefined> {
-    this.forIdentityQueries ??= {
-      plain: this.compileForIdentity(false),
-      revision: this.compileForIdentity(true),
-    };
-    const query = opts.revision ? this.forIdentityQueries.revision : this.forIdentityQueries.plain;
+    const query = opts.revision ? this.forIdentityWithRevision : this.forIdentity;
     const row = await query.first({ key, identity: identityKey });
     return row && asRecord(row);
   }
