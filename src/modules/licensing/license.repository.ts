@@ -14,8 +14,10 @@ const ACTIVE = sql.lit<'active'>('active');
 type RawRecord = Omit<LicenseRecord, 'activation_count'> & { activation_count: unknown };
 
 /**
- * The count arrives as a bigint-ish value on some drivers. The row is ours, so it is fixed in place:
- * on Node 20 a spread copy with changed fields costs microseconds, and this runs on every validate.
+ * The count arrives as a bigint-ish value on some drivers. The row is ours, so it is fixed in place
+ * rather than copied with a spread: this runs on every validate and update check, and on Node 20
+ * each property set after a spread costs about a microsecond (docs/performance.md, 'Object
+ * literals, timestamps and hooks').
  */
 function asRecord<T extends { activation_count: unknown }>(
   row: T,
