@@ -200,25 +200,28 @@ export class LicenseService {
   }
 
   /**
-   * Revokes: the status change, the `license.revoked` event and every revocation hook commit
-   * together or not at all (500 `revoke_failed`). Revoking a revoked license changes nothing.
+   * Revokes, in one transaction: the status change, the `license.revoked` event and every
+   * revocation hook commit together or not at all, and any failure is 500 `revoke_failed`.
+   * Revoking a revoked license changes nothing and emits nothing.
    */
   async revoke(id: number): Promise<void> {
     await this.find(id);
-    const failed = <T>(run: () => Promise<T>) => step('revoke_failed', run);
     try {
       await withTransaction(
         this.repo.database,
         (tx) =>
-          failed(async () => {
-            const changed = await this.repo.revoke(id, iso(this.clock.now()), tx);
-            if (!changed) return;
+          step('revoke_failed', async () => {
+            // 1. The status; a license that already was revoked stops here (no second event).
+            if (!(await this.repo.revoke(id, iso(this.clock.now()), tx))) return;
+            // 2. The event, recorded in the same transaction: it is delivered only if this commits.
             await this.outbox.record(tx, 'license.revoked', { license_id: id });
+            // 3. What other modules do on a revocation (src/wiring.ts): its download tokens stop.
             for (const hook of this.revocationHooks) await hook(id, tx);
           }),
         transactionSteps('revoke_failed', 'revoke_failed'),
       );
     } catch (e) {
+      // A hook's own refusal fails the revocation too: the caller learns only that it failed.
       if (e instanceof ApiError && e.code === 'revoke_failed') throw e;
       throw Object.assign(new ApiError('revoke_failed'), { cause: e });
     }
