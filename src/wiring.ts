@@ -14,13 +14,11 @@ import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { PaymentService } from './modules/checkout/payment.service.js';
 import { SubmitService } from './modules/checkout/submit.service.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
-import { ActivationService } from './modules/licensing/activation.service.js';
-import { LicenseRepository } from './modules/licensing/license.repository.js';
-import { LicenseService } from './modules/licensing/license.service.js';
-import { LicenseLookupService } from './modules/licensing/license-lookup.service.js';
-import { OAuthRepository } from './modules/licensing/oauth.repository.js';
-import { OAuthService } from './modules/licensing/oauth.service.js';
-import { StateSigner } from './modules/licensing/oauth.state.js';
+import type { ActivationService } from './modules/licensing/activation.service.js';
+import type { LicenseRepository } from './modules/licensing/license.repository.js';
+import type { LicenseService } from './modules/licensing/license.service.js';
+import { createLicensing } from './modules/licensing/licensing.module.js';
+import type { OAuthService } from './modules/licensing/oauth.service.js';
 import { OrdersRepository } from './modules/orders/orders.repository.js';
 import { OrdersService } from './modules/orders/orders.service.js';
 import { createReleases, type ReleasesModule } from './modules/releases/releases.module.js';
@@ -139,17 +137,17 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     new CartTokens(secrets),
   );
   const outbox = new Outbox(clock, () => `${urls.base}/licenses/validate`);
-  const licenseRepository = opts.licenseRepository ?? new LicenseRepository(database);
-  const licenses = new LicenseService(licenseRepository, clock, settings, outbox, accounts);
-  const activations = new ActivationService(licenseRepository, clock, settings);
-  const oauth = new OAuthService(
-    new OAuthRepository(database.db),
-    licenseRepository,
-    new StateSigner(secrets, clock),
+  const licensing = createLicensing({
+    database,
     clock,
     settings,
-    () => `${urls.origin}/account/approve`,
-  );
+    outbox,
+    users: accounts,
+    secrets,
+    approvalPage: () => `${urls.origin}/account/approve`,
+    licenseRepository: opts.licenseRepository,
+  });
+  const { licenses, activations, oauth } = licensing;
   const { webhooks, dispatcher } = createWebhooks({
     database,
     settings,
@@ -203,15 +201,13 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     settings,
     catalogue,
     releases,
-    licenses: new LicenseLookupService(licenseRepository),
+    licenses: licensing.lookup,
     baseUrl: () => urls.base,
   });
 
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
   const now = () => iso(clock.now());
   const { invalidations, tokens } = distribution;
-  // An activation in approval mode goes through the customer's approval (docs/oauth.md).
-  activations.useOAuth(oauth);
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((trx, order, paidAt) => subscriptions.orderPaid(trx, order, paidAt));
   // A site is deactivated: its download tokens stop working.

@@ -70,7 +70,7 @@ export class ActivationService {
     private oauth: OAuthActivation | null = null,
   ) {}
 
-  /** Installs the customer-approval flow (the OAuth module calls this). */
+  /** Replaces the customer-approval flow createLicensing gave (a test installs its own). */
   useOAuth(oauth: OAuthActivation): void {
     this.oauth = oauth;
   }

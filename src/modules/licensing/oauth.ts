@@ -5,9 +5,9 @@ import type { LicenseRecord } from './licensing.model.js';
 /**
  * The seam for customer-approval (OAuth-style) activation (docs/oauth.md). Licensing decides WHEN
  * approval is required (product override, else the store setting) and checks return_url; the
- * OAuth module plugs in HOW: signed state, the approval page, activation tokens. Until one is
- * installed with `ActivationService.useOAuth`, approval-mode activations are refused with
- * 501 `oauth_unavailable` instead of handing out a redirect that leads nowhere.
+ * OAuth part (OAuthService, given to ActivationService by createLicensing) plugs in HOW: signed
+ * state, the approval page, activation tokens. A service built without one refuses approval-mode
+ * activations with 501 `oauth_unavailable` instead of handing out a redirect that leads nowhere.
  */
 export interface OAuthActivation {
   /** Starts approval for this identity; returns the opaque redirect_url of the `oauth_required` answer. */
