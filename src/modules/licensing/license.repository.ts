@@ -307,12 +307,13 @@ export class LicenseRepository {
     await on(this.db, tx).updateTable('licenses').set(patch).where('id', '=', id).execute();
   }
 
-  async productExists(id: number, tx?: Tx): Promise<boolean> {
-    return !!(await on(this.db, tx)
-      .selectFrom('products')
-      .select('id')
-      .where('id', '=', id)
-      .executeTakeFirst());
+  /** Whether the row exists (the checks before a license is issued, in the caller's transaction). */
+  private async exists(table: 'products' | 'users' | 'subscriptions', id: number, tx?: Tx): Promise<boolean> {
+    return !!(await on(this.db, tx).selectFrom(table).select('id').where('id', '=', id).executeTakeFirst());
+  }
+
+  productExists(id: number, tx?: Tx): Promise<boolean> {
+    return this.exists('products', id, tx);
   }
 
   async variationOf(productId: number, variationId: number, tx?: Tx): Promise<boolean> {
@@ -325,16 +326,12 @@ export class LicenseRepository {
   }
 
   /** For callers inside a transaction, which may not use another connection (SQLite has one). */
-  async userExists(id: number, tx: Tx): Promise<boolean> {
-    return !!(await on(this.db, tx).selectFrom('users').select('id').where('id', '=', id).executeTakeFirst());
+  userExists(id: number, tx: Tx): Promise<boolean> {
+    return this.exists('users', id, tx);
   }
 
-  async subscriptionExists(id: number, tx?: Tx): Promise<boolean> {
-    return !!(await on(this.db, tx)
-      .selectFrom('subscriptions')
-      .select('id')
-      .where('id', '=', id)
-      .executeTakeFirst());
+  subscriptionExists(id: number, tx?: Tx): Promise<boolean> {
+    return this.exists('subscriptions', id, tx);
   }
 
   /** Marks the license revoked; false when it already was (no second event). */
