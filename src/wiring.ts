@@ -12,12 +12,11 @@ import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { PaymentService } from './modules/checkout/payment.service.js';
 import { SubmitService } from './modules/checkout/submit.service.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
-import { ActivationService } from './modules/licensing/activation.service.js';
-import { LicenseRepository } from './modules/licensing/license.repository.js';
-import { LicenseService } from './modules/licensing/license.service.js';
-import { OAuthRepository } from './modules/licensing/oauth.repository.js';
-import { OAuthService } from './modules/licensing/oauth.service.js';
-import { StateSigner } from './modules/licensing/oauth.state.js';
+import type { ActivationService } from './modules/licensing/activation.service.js';
+import type { LicenseRepository } from './modules/licensing/license.repository.js';
+import type { LicenseService } from './modules/licensing/license.service.js';
+import { createLicensing } from './modules/licensing/licensing.module.js';
+import type { OAuthService } from './modules/licensing/oauth.service.js';
 import { OrdersRepository } from './modules/orders/orders.repository.js';
 import { OrdersService } from './modules/orders/orders.service.js';
 import {
@@ -132,17 +131,17 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     filter: opts.webhookTarget,
     attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
   });
-  const licenseRepository = opts.licenseRepository ?? new LicenseRepository(database);
-  const licenses = new LicenseService(licenseRepository, clock, settings, outbox, accounts);
-  const activations = new ActivationService(licenseRepository, clock, settings);
-  const oauth = new OAuthService(
-    new OAuthRepository(database.db),
-    licenseRepository,
-    new StateSigner(secrets, clock),
+  const licensing = createLicensing({
+    database,
     clock,
     settings,
-    () => `${urls.origin}/account/approve`,
-  );
+    outbox,
+    users: accounts,
+    secrets,
+    approvalPage: () => `${urls.origin}/account/approve`,
+    licenseRepository: opts.licenseRepository,
+  });
+  const { licenses, activations, oauth } = licensing;
   const orders = new OrdersService(
     new OrdersRepository(database.db, database.dialect),
     catalogue,
@@ -186,27 +185,21 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     settings,
     catalogue,
     releases,
-    licenseRepository,
+    licenses: licensing.lookup,
     baseUrl: () => urls.base,
   });
 
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
   const now = () => iso(clock.now());
-  const { tokens } = distribution;
-  // An activation in approval mode goes through the customer's approval (docs/oauth.md).
-  activations.useOAuth(oauth);
+  const { invalidations, tokens } = distribution;
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((trx, order, paidAt) => subscriptions.orderPaid(trx, order, paidAt));
   // A site is deactivated: its download tokens stop working.
-  activations.onDeactivate((trx, activationId) =>
-    tokens.invalidate(trx, 'activation_id', activationId, 'deactivated', now()),
-  );
+  activations.onDeactivate((activationId, tx) => invalidations.activation(activationId, tx));
   // A license is revoked: its download tokens stop working.
-  licenses.onRevoke((trx, licenseId) => tokens.invalidateForLicense(trx, licenseId, 'revoked', now()));
+  licenses.onRevoke((licenseId, tx) => invalidations.license(licenseId, tx));
   // A release is withdrawn (or its artifact deleted): its download tokens stop working.
-  releases.onWithdraw(({ tx, release, reason }) =>
-    tokens.invalidate(tx, 'release_id', release.id, reason, now()),
-  );
+  releases.onWithdraw(({ tx, release, reason }) => invalidations.release(release.id, reason, tx));
   // A deletion preview counts the download tokens still outstanding for each artifact.
   releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));
 

@@ -300,7 +300,7 @@ describe('POST /licenses/activate', () => {
           seen.push(id);
           return { redirect_url: `https://store.example/approve?r=${encodeURIComponent(return_url)}` };
         },
-        async consume(_trx, token, binding) {
+        async consume(token, binding) {
           if (token !== `ok-${binding.identity.installation_id}`) throw new ApiError('invalid_token');
           if (consumed.has(token)) throw new ApiError('token_consumed');
           consumed.add(token);

@@ -386,8 +386,8 @@ describe('DELETE /licenses/{id} (revoke)', () => {
     const { license } = await licenseFixture(t);
     const calls: number[] = [];
     let fail = true;
-    t.app.services.licenses.onRevoke(async (trx, id) => {
-      const row = await trx
+    t.app.services.licenses.onRevoke(async (id, tx) => {
+      const row = await tx
         .selectFrom('licenses')
         .select('status')
         .where('id', '=', id)

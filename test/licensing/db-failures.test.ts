@@ -1,55 +1,78 @@
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
+import type { DB } from '../../src/db/schema.js';
+import type { Tx } from '../../src/db/transaction.js';
 import type { App } from '../../src/http/types.js';
-import {
-  LicenseRepository,
-  type NewActivation,
-  type Trx,
-} from '../../src/modules/licensing/license.repository.js';
+import { LicenseRepository, type NewActivation } from '../../src/modules/licensing/license.repository.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { identity, licenseFixture } from '../helpers/factories.js';
+
+const injected = (step: string) => new Error(`injected database failure at ${step}`);
+
+/** Calls on the proxy reach the real object (Kysely's classes keep private fields). */
+const forward = (target: object, prop: string | symbol) => {
+  const value = Reflect.get(target, prop, target);
+  return typeof value === 'function' ? value.bind(target) : value;
+};
+
+/**
+ * The database a transaction begins on, except that beginning or committing it throws the way a
+ * broken database would when `failAt()` names that step.
+ */
+function failingTransactions(db: Kysely<DB>, failAt: () => string | null): Kysely<DB> {
+  const refuse = (step: string) => ({ execute: () => Promise.reject(injected(step)) });
+  const begin = () => {
+    if (failAt() === 'begin') return refuse('begin');
+    return {
+      execute: async () =>
+        new Proxy(await db.startTransaction().execute(), {
+          get: (tx, prop) =>
+            prop === 'commit' && failAt() === 'commit' ? () => refuse('commit') : forward(tx, prop),
+        }),
+    };
+  };
+  return new Proxy(db, {
+    get: (target, prop) => (prop === 'startTransaction' ? begin : forward(target, prop)),
+  });
+}
 
 /** The real repository, except that the step named in `failAt` throws the way a broken database would. */
 class FailingRepository extends LicenseRepository {
   failAt: string | null = null;
+  /** Where the licensing services open their transactions: begin and commit fail there. */
+  override readonly database: Database;
   constructor(database: Database) {
     super(database);
+    this.database = { ...database, db: failingTransactions(database.db, () => this.failAt) };
   }
   private check(step: string) {
-    if (this.failAt === step) throw new Error(`injected database failure at ${step}`);
+    if (this.failAt === step) throw injected(step);
   }
-  override async begin() {
-    this.check('begin');
-    return super.begin();
-  }
-  override async lockLicense(trx: Trx, id: number) {
+  override async lockLicense(id: number, tx?: Tx) {
     this.check('lock');
-    return super.lockLicense(trx, id);
+    return super.lockLicense(id, tx);
   }
-  override async countActiveActivations(trx: Trx, licenseId: number) {
+  override async countActiveActivations(licenseId: number, tx?: Tx) {
     this.check('count');
-    return super.countActiveActivations(trx, licenseId);
+    return super.countActiveActivations(licenseId, tx);
   }
-  override async insertActivation(trx: Trx, values: NewActivation) {
+  override async insertActivation(values: NewActivation, tx?: Tx) {
     this.check('insert');
-    return super.insertActivation(trx, values);
+    return super.insertActivation(values, tx);
   }
-  override async findActivation(trx: Trx, licenseId: number, activationId: number) {
+  override async findActivation(licenseId: number, activationId: number, tx?: Tx) {
     this.check('find');
-    return super.findActivation(trx, licenseId, activationId);
+    return super.findActivation(licenseId, activationId, tx);
   }
-  override async deactivateActivation(trx: Trx, id: number, now: string) {
+  override async deactivateActivation(id: number, now: string, tx?: Tx) {
     this.check('deactivate');
-    return super.deactivateActivation(trx, id, now);
+    return super.deactivateActivation(id, now, tx);
   }
-  override async revoke(trx: Parameters<LicenseRepository['revoke']>[0], id: number, now: string) {
+  override async revoke(id: number, now: string, tx?: Tx) {
     this.check('revoke');
-    return super.revoke(trx, id, now);
-  }
-  override async commit(trx: Trx) {
-    this.check('commit');
-    return super.commit(trx);
+    return super.revoke(id, now, tx);
   }
 }
 

@@ -196,9 +196,9 @@ describe('POST /licenses/deactivate', () => {
 
   it('deactivation hooks run inside the transaction with the activation id', async () => {
     const seen: number[] = [];
-    t.app.services.activations.onDeactivate(async (trx, id) => {
+    t.app.services.activations.onDeactivate(async (id, tx) => {
       // The hook sees the deactivation already written in its transaction.
-      const row = await trx
+      const row = await tx
         .selectFrom('activations')
         .select('status')
         .where('id', '=', id)

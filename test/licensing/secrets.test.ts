@@ -1,11 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import {
-  LicenseRepository,
-  type NewActivation,
-  type Trx,
-} from '../../src/modules/licensing/license.repository.js';
+import { LicenseRepository, type NewActivation } from '../../src/modules/licensing/license.repository.js';
 import { createTestApp, post, type TestApp } from '../helpers/app.js';
 import { identity, licenseFixture } from '../helpers/factories.js';
 
@@ -42,7 +38,7 @@ describe('license keys never reach a log line', () => {
 
   it('a database failure logs its step and cause, never the key', async () => {
     class Broken extends LicenseRepository {
-      override async insertActivation(_trx: Trx, values: NewActivation): Promise<number> {
+      override async insertActivation(values: NewActivation): Promise<number> {
         throw Object.assign(new Error('duplicate key value violates unique constraint'), {
           code: '23505',
           detail: `Key (license_key)=(${values.identity_key}) already exists.`,

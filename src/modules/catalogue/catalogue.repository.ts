@@ -123,4 +123,12 @@ export class CatalogueRepository {
       .where('id', 'in', ids)
       .execute();
   }
+
+  softwareStatusOf(id: number, tx?: Tx) {
+    return on(this.db, tx)
+      .selectFrom('products')
+      .select(['id', 'status', 'licensing_enabled', 'software_enabled'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
 }

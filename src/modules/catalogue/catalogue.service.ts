@@ -224,4 +224,12 @@ export class CatalogueService {
       ),
     );
   }
+
+  /**
+   * A product's publication and its licensing and software switches, read in the caller's
+   * transaction (distribution's download redemption re-checks them before the claim).
+   */
+  softwareStatus(productId: number, tx?: Tx) {
+    return this.repo.softwareStatusOf(productId, tx);
+  }
 }

@@ -2,18 +2,21 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { RateCounter } from '../../http/rate-limit.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import type { LicenseRepository } from '../licensing/license.repository.js';
+import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import type { ReleasesService } from '../releases/releases.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { DistributionService } from './distribution.service.js';
 import { DownloadService } from './download.service.js';
 import { ISSUANCE_BUCKETS, Preflight } from './preflight.js';
+import { TokenInvalidationService } from './token-invalidation.service.js';
 import { TokenIssuer } from './tokens.js';
 import { TokensRepository } from './tokens.repository.js';
 
 export interface DistributionModule {
   distribution: DistributionService;
   downloads: DownloadService;
+  /** What other modules' transactions call when a token's binding ends (hooks in src/wiring.ts). */
+  invalidations: TokenInvalidationService;
   tokens: TokensRepository;
   issuer: TokenIssuer;
 }
@@ -28,7 +31,7 @@ export function createDistribution(deps: {
   settings: SettingsService;
   catalogue: CatalogueService;
   releases: ReleasesService;
-  licenseRepository: LicenseRepository;
+  licenses: LicenseLookupService;
   baseUrl: () => string;
 }): DistributionModule {
   const { clock } = deps;
@@ -36,14 +39,29 @@ export function createDistribution(deps: {
   const preflight = new Preflight(
     deps.catalogue,
     deps.settings,
-    deps.licenseRepository,
+    deps.licenses,
     new RateCounter(deps.database, clock, { memoryBuckets: ISSUANCE_BUCKETS }),
     clock,
   );
   const issuer = new TokenIssuer(tokens, deps.settings, clock, () => `${deps.baseUrl()}/software/download`);
-  const distribution = new DistributionService(preflight, deps.catalogue, deps.releases, issuer, tokens, {
-    base: deps.baseUrl,
-  });
-  const downloads = new DownloadService(tokens, deps.releases, deps.settings, clock);
-  return { distribution, downloads, tokens, issuer };
+  const distribution = new DistributionService(
+    preflight,
+    deps.catalogue,
+    deps.releases,
+    issuer,
+    deps.licenses,
+    {
+      base: deps.baseUrl,
+    },
+  );
+  const downloads = new DownloadService(
+    tokens,
+    deps.releases,
+    deps.catalogue,
+    deps.licenses,
+    deps.settings,
+    clock,
+  );
+  const invalidations = new TokenInvalidationService(tokens, deps.licenses, clock);
+  return { distribution, downloads, invalidations, tokens, issuer };
 }

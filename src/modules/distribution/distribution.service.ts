@@ -1,6 +1,7 @@
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import type { Product } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import type { Changelog, Release } from '../releases/releases.model.js';
 import type { ReleasesService } from '../releases/releases.service.js';
 import { isNewerVersion } from '../releases/version-compare.js';
@@ -14,7 +15,6 @@ import {
 import type { TokenPurpose } from './distribution.tables.js';
 import type { Grant, LicenseInput, Preflight } from './preflight.js';
 import type { MintedToken, TokenIssuer } from './tokens.js';
-import type { TokensRepository } from './tokens.repository.js';
 
 export interface PackageBody extends LicenseInput {
   slug?: unknown;
@@ -65,7 +65,7 @@ export class DistributionService {
     private readonly catalogue: CatalogueService,
     private readonly releases: ReleasesService,
     private readonly tokens: TokenIssuer,
-    private readonly repo: TokensRepository,
+    private readonly licenses: Pick<LicenseLookupService, 'hasLicenseFor'>,
     private readonly urls: { base: () => string },
   ) {}
 
@@ -284,7 +284,7 @@ export class DistributionService {
       if (!caller.user) throw new ApiError('authentication_required');
       if (
         caller.user.role !== 'administrator' &&
-        !(await this.repo.hasLicenseFor(caller.user.id, productId))
+        !(await this.licenses.hasLicenseFor(caller.user.id, productId))
       ) {
         throw new ApiError('customer_not_entitled');
       }

@@ -1,10 +1,12 @@
 import { type Clock, iso } from '../../clock.js';
-import type { Tx } from '../../db/transaction.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
 import { isPublicProduct } from '../catalogue/catalogue.model.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { identityKey } from '../identity/identity.js';
 import { evaluateLicense } from '../licensing/entitlements.js';
+import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import { SHA256_HEX } from '../releases/releases.model.js';
 import type { OpenedArtifact, ReleasesService } from '../releases/releases.service.js';
 import type { StatSnapshot } from '../releases/storage/driver.js';
@@ -47,6 +49,8 @@ export class DownloadService {
   constructor(
     private readonly repo: TokensRepository,
     private readonly releases: ReleasesService,
+    private readonly catalogue: Pick<CatalogueService, 'softwareStatus'>,
+    private readonly licenses: Pick<LicenseLookupService, 'lockWithSubscription' | 'lockActivation'>,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
   ) {}
@@ -72,16 +76,16 @@ export class DownloadService {
     // Reads every byte (local: SHA-256; encrypted: every chunk authenticated) before any claim.
     const snapshot = await this.releases.precheckArtifact(release);
 
-    await this.repo.db.transaction().execute((trx) => this.claimIn(trx, row, snapshot));
+    await withTransaction(this.repo.database, (tx) => this.claimIn(row, snapshot, tx));
     // Committed: from here on a failure never reopens the token (a broken transfer does not give it
     // back).
     return this.releases.openArtifact(release);
   }
 
-  private async claimIn(trx: Tx, token: TokenRow, snapshot: StatSnapshot): Promise<void> {
-    const locked = await this.repo.lockToken(trx, token.id);
+  private async claimIn(token: TokenRow, snapshot: StatSnapshot, tx: Tx): Promise<void> {
+    const locked = await this.repo.lockToken(token.id, tx);
     if (!locked) throw new ApiError('invalid_token');
-    const release = await this.releases.lockRelease(token.release_id, trx);
+    const release = await this.releases.lockRelease(token.release_id, tx);
     if (!release) throw new ApiError('release_not_found');
     this.releases.assertPublished(release);
     if (
@@ -91,7 +95,7 @@ export class DownloadService {
     ) {
       throw new ApiError('release_binding_changed');
     }
-    const product = await this.repo.productIn(trx, token.product_id);
+    const product = await this.catalogue.softwareStatus(token.product_id, tx);
     if (product?.status !== 'publish' || product.software_enabled !== 'yes') {
       throw new ApiError('software_product_unavailable');
     }
@@ -100,9 +104,9 @@ export class DownloadService {
 
     const now = this.clock.now();
     if (token.policy === 'protected') {
-      const settings = await this.settings.get(trx as Tx);
+      const settings = await this.settings.get(tx);
       if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
-      const found = await this.repo.licenseIn(trx, token.license_id!);
+      const found = await this.licenses.lockWithSubscription(token.license_id!, tx);
       if (!found) throw new ApiError('invalid_license');
       const { license, subscriptionStatus } = found;
       if (license.product_id !== token.product_id) throw new ApiError('license_product_mismatch');
@@ -120,7 +124,7 @@ export class DownloadService {
       if (ev.effective_status !== 'valid') throw new ApiError(ev.effective_status);
       const denied = authorizeRelease(ev.entitlements, release, license.product_id, token.purpose);
       if (denied) throw new ApiError(denied);
-      const activation = await this.repo.activationIn(trx, token.activation_id!);
+      const activation = await this.licenses.lockActivation(token.activation_id!, tx);
       if (activation?.status !== 'active') throw new ApiError('activation_inactive');
       if (
         activation.license_id !== token.license_id ||
@@ -133,7 +137,7 @@ export class DownloadService {
       }
     }
 
-    const artifact = await this.repo.artifactIn(trx, token.artifact_id);
+    const artifact = await this.releases.artifactIn(token.artifact_id, tx);
     if (!artifact) throw new ApiError('artifact_not_found');
     const driver = this.releases.storage.driver(artifact.driver);
     if (!driver.stat) throw new ApiError('storage_stat_unsupported');
@@ -141,7 +145,7 @@ export class DownloadService {
     if (!stat.exists || stat.size !== snapshot.size || stat.mtimeMs !== snapshot.mtimeMs) {
       throw new ApiError('artifact_changed');
     }
-    if (!(await this.repo.claim(trx, token.id, iso(now)))) throw new ApiError('token_consumed');
-    await this.releases.recordDownload(release.version_id, trx);
+    if (!(await this.repo.claim(token.id, iso(now), tx))) throw new ApiError('token_consumed');
+    await this.releases.recordDownload(release.version_id, tx);
   }
 }

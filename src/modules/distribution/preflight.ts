@@ -8,12 +8,9 @@ import { isPublicProduct, isSoftwareEnabled } from '../catalogue/catalogue.model
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
 import { type Evaluation, evaluateLicense } from '../licensing/entitlements.js';
-import type {
-  LicenseForIdentity,
-  LicenseRecord,
-  LicenseRepository,
-} from '../licensing/license.repository.js';
 import { factsOf } from '../licensing/license.view.js';
+import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
+import type { LicenseForIdentity } from '../licensing/licensing.model.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 
@@ -53,7 +50,7 @@ export class Preflight {
   constructor(
     private readonly catalogue: CatalogueService,
     private readonly settings: SettingsService,
-    private readonly licenses: LicenseRepository,
+    private readonly licenses: Pick<LicenseLookupService, 'forIdentity'>,
     private readonly rates: RateCounter,
     private readonly clock: Clock,
   ) {}
@@ -65,9 +62,10 @@ export class Preflight {
   }
 
   /**
-   * Rate limit first (its bucket needs the product and the license, looked up without answering
-   * yet), then product resolution and the license checks. `product` is given by the
-   * external-link route (it names the product id instead of a slug).
+   * The checks after the request's own fields, as one list in the documented order
+   * (docs/distribution.md, 'Which error comes first'). The rate limit comes first, but its bucket
+   * is the license's or the product's, so both are looked up before any answer is given.
+   * `product` is given by the external-link route (it names the product id instead of a slug).
    */
   async resolve(
     settings: Settings,
@@ -76,7 +74,7 @@ export class Preflight {
     ip: string,
   ): Promise<Grant> {
     const products = 'slug' in target ? await this.productsBySlug(target.slug) : [];
-    const single =
+    const product =
       'slug' in target
         ? products.length === 1
           ? products[0]!
@@ -84,40 +82,27 @@ export class Preflight {
         : target.product?.status === 'publish'
           ? target.product
           : null;
+    const isPublic = product !== null && isPublicProduct(product);
     const key = text(input.license_key) || undefined;
-    let identity: Identity | null = null;
-    // Answered only after the product and license-required checks (the documented order), not
-    // recomputed.
-    let identityError: unknown = null;
-    let license: LicenseForIdentity | undefined;
-    const isPublic = single ? isPublicProduct(single) : false;
-    if (single && !isPublic && key) {
-      try {
-        identity = resolveIdentity(text(input.site_url), text(input.installation_id));
-      } catch (e) {
-        identityError = e;
-      }
-      license = identity
-        ? await this.licenses.findForIdentity(key, identity.identity_key, { revision: true })
-        : await this.licenses
-            .findByKey(key)
-            .then(
-              (l) =>
-                l && Object.assign(l, { identity_activation_id: null, identity_activation_revision: null }),
-            );
-    }
-    await this.limit(settings, single, isPublic, license, ip);
+    // A protected product with a key: the identity the request names (or the error that answers it
+    // in its turn) and the license, found with that identity's activation, else by its key alone.
+    const needsLicense = product !== null && !isPublic && key !== undefined;
+    const identity = needsLicense ? identityOf(input) : null;
+    const resolved = identity instanceof ApiError ? null : identity;
+    const license = needsLicense
+      ? await this.licenses.forIdentity(key, resolved ? resolved.identity_key : null)
+      : undefined;
 
-    if ('slug' in target) {
-      if (products.length === 0) throw new ApiError('product_not_found');
-      if (products.length > 1) throw new ApiError('software_slug_ambiguous');
-    } else if (!single) throw new ApiError('product_not_found');
-    const product = single!;
+    if (await this.overLimit(settings, product, isPublic, license, ip)) {
+      throw new ApiError('rate_limited', { data: { retry_after: RATE_WINDOW_S } });
+    }
+    if (products.length > 1) throw new ApiError('software_slug_ambiguous');
+    if (!product) throw new ApiError('product_not_found');
     if (!isSoftwareEnabled(product)) throw new ApiError('software_disabled');
     if (isPublic) return { kind: 'public', product };
     if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
-    if (!key) throw new ApiError('license_required');
-    if (!identity) throw identityError;
+    if (!key || identity === null) throw new ApiError('license_required');
+    if (identity instanceof ApiError) throw identity;
     if (!license) throw new ApiError('invalid_license');
     if (license.product_id !== product.id) throw new ApiError('license_product_mismatch');
     const evaluation = evaluateLicense(
@@ -152,15 +137,16 @@ export class Preflight {
   }
 
   /**
-   * The buckets of docs/distribution.md, '7. Limits'; best effort (counts are upserts, not a lock).
+   * Counts the request in the buckets of docs/distribution.md, '7. Limits', and answers whether
+   * it is over; best effort (counts are upserts, not a lock).
    */
-  private async limit(
+  private async overLimit(
     settings: Settings,
     product: Product | null,
     isPublic: boolean,
-    license: Pick<LicenseRecord, 'id'> | undefined,
+    license: Pick<LicenseForIdentity, 'id'> | undefined,
     ip: string,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const limit = settings.rate_limit;
     const cap = Math.max(10, Math.min(500, limit * 5));
     const ipHash = sha256(ip).slice(0, 32);
@@ -170,8 +156,16 @@ export class Preflight {
         ? `dist:product:${product.id}:${ipHash}`
         : `dist:ip:${ipHash}`;
     const [main, perIp] = await this.rates.hitPair(bucket, `dist:ipcap:${ipHash}`, RATE_WINDOW_S);
-    if (main.count > limit || perIp.count > cap) {
-      throw new ApiError('rate_limited', { data: { retry_after: RATE_WINDOW_S } });
-    }
+    return main.count > limit || perIp.count > cap;
+  }
+}
+
+/** The site identity the request names, or the error that answers it once its turn comes. */
+function identityOf(input: LicenseInput): Identity | ApiError {
+  try {
+    return resolveIdentity(text(input.site_url), text(input.installation_id));
+  } catch (e) {
+    if (e instanceof ApiError) return e;
+    throw e;
   }
 }

@@ -1,7 +1,8 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
-import { precompile } from '../../db/precompiled.js';
+import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
+import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { DistributionTables } from './distribution.tables.js';
 
 export type TokenRow = Selectable<DistributionTables['download_tokens']>;
@@ -30,69 +31,59 @@ const TOKEN_COLUMNS = [
   'invalidated_reason',
 ] as const satisfies readonly (keyof NewToken)[];
 
-/**
- * Every download-token query, plus the few reads the redemption transaction must make on its own
- * connection (on SQLite the transaction holds the only connection, so another service's query
- * would wait for it forever). Rows are locked FOR UPDATE on PostgreSQL.
- */
-export class TokensRepository {
-  readonly db: Kysely<DB>;
-  readonly dialect: Dialect;
+/** How many ids one statement names at most. */
+const ID_SLICE = 500;
 
-  /** The issuance hot path's statements are compiled once against `database` (src/db/precompiled.ts). */
-  constructor(private readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit'>) {
+/** Every download-token query. Rows are locked FOR UPDATE on PostgreSQL. */
+export class TokensRepository {
+  private readonly db: Kysely<DB>;
+  private readonly dialect: Dialect;
+  /** The issuance hot path's insert, compiled once (src/db/precompiled.ts); it joins SQLite's group commit. */
+  private readonly insertToken: Precompiled<(typeof TOKEN_COLUMNS)[number], { id: number }>;
+
+  /** Redemption opens its transaction on `database`, the database these queries run on. */
+  constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit'>) {
     this.db = database.db;
     this.dialect = database.dialect;
-  }
-
-  private hotQueries?: ReturnType<TokensRepository['compileHot']>;
-  private compileHot() {
-    const root = this.database;
-    return {
-      insert: precompile(
-        root,
-        TOKEN_COLUMNS,
-        (p) =>
-          root.db
-            .insertInto('download_tokens')
-            .values(p as unknown as NewToken)
-            .returning('id'),
-        { write: true },
-      ),
-    };
-  }
-  private get hot() {
-    this.hotQueries ??= this.compileHot();
-    return this.hotQueries;
+    this.insertToken = precompile(
+      database,
+      TOKEN_COLUMNS,
+      (p) =>
+        database.db
+          .insertInto('download_tokens')
+          .values(p as unknown as NewToken)
+          .returning('id'),
+      { write: true },
+    );
   }
 
   /** Every column is given (null where unbound), so the values are the statement's parameters. */
   async insert(values: { [C in (typeof TOKEN_COLUMNS)[number]]-?: NewToken[C] | null }): Promise<number> {
-    const row = await this.hot.insert.first(values);
+    const row = await this.insertToken.first(values);
     if (!row) throw new Error('token insert returned no row');
     return row.id;
   }
 
-  findByHash(hash: string): Promise<TokenRow | undefined> {
-    return this.db
+  findByHash(hash: string, tx?: Tx): Promise<TokenRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('download_tokens')
       .selectAll()
       .where('token_hash', '=', hash)
       .executeTakeFirst();
   }
 
-  lockToken(trx: Kysely<DB>, id: number): Promise<TokenRow | undefined> {
-    return trx
+  lockToken(id: number, tx?: Tx): Promise<TokenRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('download_tokens')
       .selectAll()
       .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
   /** The atomic claim of a download token: true for exactly one caller. */
-  async claim(trx: Kysely<DB>, id: number, now: string): Promise<boolean> {
-    const r = await trx
+  async claim(id: number, now: string, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
       .updateTable('download_tokens')
       .set({ used_at: now })
       .where('id', '=', id)
@@ -106,13 +97,13 @@ export class TokensRepository {
 
   /** Marks unclaimed tokens matching `column = value` invalidated (inside the caller's transaction). */
   async invalidate(
-    trx: Kysely<DB>,
     column: 'activation_id' | 'release_id' | 'artifact_id',
     value: number,
     reason: string,
     now: string,
+    tx?: Tx,
   ): Promise<void> {
-    await trx
+    await on(this.db, tx)
       .updateTable('download_tokens')
       .set({ invalidated_at: now, invalidated_reason: reason })
       .where(column, '=', value)
@@ -126,8 +117,8 @@ export class TokensRepository {
    * most `limit`, and stops at the first one that did not: the scan reads the head of the table
    * only, never all of it. Answers how many were deleted.
    */
-  async pruneExpired(before: string, limit: number): Promise<number> {
-    const head = await this.db
+  async pruneExpired(before: string, limit: number, tx?: Tx): Promise<number> {
+    const head = await on(this.db, tx)
       .selectFrom('download_tokens')
       .select(['id', 'expires_at'])
       .orderBy('id')
@@ -139,31 +130,38 @@ export class TokensRepository {
       ids.push(row.id);
     }
     if (ids.length === 0) return 0;
-    const r = await this.db.deleteFrom('download_tokens').where('id', 'in', ids).executeTakeFirst();
+    const r = await on(this.db, tx).deleteFrom('download_tokens').where('id', 'in', ids).executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 
   /**
-   * A license's unclaimed tokens, found through its activations: a licensed token always names
-   * its activation, and the table keeps no index on license_id (one page less written per token).
+   * A license's unclaimed tokens, found through its activations (licensing names them): a licensed
+   * token always names its activation, and the table keeps no index on license_id (one page less
+   * written per token). The ids go in slices, well under either database's limit of parameters.
    */
-  async invalidateForLicense(trx: Kysely<DB>, licenseId: number, reason: string, now: string): Promise<void> {
-    await trx
-      .updateTable('download_tokens')
-      .set({ invalidated_at: now, invalidated_reason: reason })
-      .where('activation_id', 'in', (eb) =>
-        eb.selectFrom('activations').select('id').where('license_id', '=', licenseId),
-      )
-      .where('license_id', '=', licenseId)
-      .where('used_at', 'is', null)
-      .where('invalidated_at', 'is', null)
-      .execute();
+  async invalidateForLicense(
+    licenseId: number,
+    activationIds: readonly number[],
+    reason: string,
+    now: string,
+    tx?: Tx,
+  ): Promise<void> {
+    for (let i = 0; i < activationIds.length; i += ID_SLICE) {
+      await on(this.db, tx)
+        .updateTable('download_tokens')
+        .set({ invalidated_at: now, invalidated_reason: reason })
+        .where('activation_id', 'in', activationIds.slice(i, i + ID_SLICE))
+        .where('license_id', '=', licenseId)
+        .where('used_at', 'is', null)
+        .where('invalidated_at', 'is', null)
+        .execute();
+    }
   }
 
-  async outstanding(artifactIds: number[], now: string): Promise<Map<number, number>> {
+  async outstanding(artifactIds: number[], now: string, tx?: Tx): Promise<Map<number, number>> {
     const out = new Map(artifactIds.map((id) => [id, 0]));
     if (artifactIds.length === 0) return out;
-    const rows = await this.db
+    const rows = await on(this.db, tx)
       .selectFrom('download_tokens')
       .select(['artifact_id', (eb) => eb.fn.countAll<number>().as('n')])
       .where('artifact_id', 'in', artifactIds)
@@ -174,59 +172,5 @@ export class TokensRepository {
       .execute();
     for (const r of rows) out.set(r.artifact_id, Number(r.n));
     return out;
-  }
-
-  // ---- reads inside the redemption transaction ----
-
-  productIn(trx: Kysely<DB>, id: number) {
-    return trx
-      .selectFrom('products')
-      .select(['id', 'status', 'licensing_enabled', 'software_enabled'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-  }
-
-  /** The license with its subscription status, locked on PostgreSQL. */
-  async licenseIn(trx: Kysely<DB>, id: number) {
-    const license = await trx
-      .selectFrom('licenses')
-      .selectAll()
-      .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
-      .executeTakeFirst();
-    if (!license) return undefined;
-    const subscription =
-      license.subscription_id === null
-        ? undefined
-        : await trx
-            .selectFrom('subscriptions')
-            .select('status')
-            .where('id', '=', license.subscription_id)
-            .executeTakeFirst();
-    return { license, subscriptionStatus: subscription?.status ?? null };
-  }
-
-  activationIn(trx: Kysely<DB>, id: number) {
-    return trx
-      .selectFrom('activations')
-      .selectAll()
-      .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
-      .executeTakeFirst();
-  }
-
-  artifactIn(trx: Kysely<DB>, id: number) {
-    return trx.selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-
-  /** Whether the user holds any license for the product (the purchaser test of external links). */
-  async hasLicenseFor(userId: number, productId: number): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('licenses')
-      .select('id')
-      .where('user_id', '=', userId)
-      .where('product_id', '=', productId)
-      .executeTakeFirst();
-    return !!row;
   }
 }

@@ -1,16 +1,16 @@
-import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { type Clock, iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { DomainError, normaliseDomain } from '../identity/domain.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { ValidateFailure, ValidateSuccess } from './activation.schemas.js';
-import { step } from './db-steps.js';
+import { step, transactionSteps } from './db-steps.js';
 import { type Entitlements, evaluateLicense } from './entitlements.js';
-import type { LicenseRepository, LicenseTerms, Trx } from './license.repository.js';
+import type { LicenseRepository } from './license.repository.js';
 import { factsOf, remainingOf, resolveActivationLimit } from './license.view.js';
+import type { LicenseTerms } from './licensing.model.js';
 import type { OAuthActivation } from './oauth.js';
 
 export interface ActivateInput {
@@ -53,7 +53,7 @@ export type ValidateResult =
   | { status: 403; body: Static<typeof ValidateFailure> };
 
 /** Runs inside the deactivation transaction (e.g. to invalidate download tokens bound to the activation). */
-export type DeactivationHook = (trx: Kysely<DB>, activationId: number) => Promise<void>;
+export type DeactivationHook = (activationId: number, tx: Tx) => Promise<void>;
 
 export const ALREADY_ACTIVATED = 'Already activated';
 
@@ -70,7 +70,7 @@ export class ActivationService {
     private oauth: OAuthActivation | null = null,
   ) {}
 
-  /** Installs the customer-approval flow (the OAuth module calls this). */
+  /** Replaces the customer-approval flow createLicensing gave (a test installs its own). */
   useOAuth(oauth: OAuthActivation): void {
     this.oauth = oauth;
   }
@@ -108,71 +108,71 @@ export class ActivationService {
     }
     if (mode === 'oauth' && token && !this.oauth) throw new ApiError('oauth_unavailable');
 
-    const trx = await step('activation_transaction_failed', () => this.repo.begin());
-    try {
-      const locked = await step('activation_read_failed', () => this.repo.lockLicense(trx, license.id));
-      if (!locked) throw new ApiError('invalid_license');
-      const current: LicenseTerms = { ...license, ...locked };
-      // Revocation or a changed expiry may have committed since the first read.
-      assertUsable(current, this.clock.now());
-      if (mode === 'oauth' && token) {
-        // Claimed first, so a reused token is token_consumed even while its identity is active;
-        // a refusal below (the limit) rolls the claim back and leaves the token usable.
-        const oauth = this.oauth!;
-        await step('activation_write_failed', () =>
-          oauth.consume(trx, token, { license_id: license.id, identity }),
+    const result = await withTransaction(
+      this.repo.database,
+      async (tx): Promise<ActivateResult | 'approval_required'> => {
+        const locked = await step('activation_read_failed', () => this.repo.lockLicense(license.id, tx));
+        if (!locked) throw new ApiError('invalid_license');
+        const current: LicenseTerms = { ...license, ...locked };
+        // Revocation or a changed expiry may have committed since the first read.
+        assertUsable(current, this.clock.now());
+        if (mode === 'oauth' && token) {
+          // Claimed first, so a reused token is token_consumed even while its identity is active;
+          // a refusal below (the limit) rolls the claim back and leaves the token usable.
+          const oauth = this.oauth!;
+          await step('activation_write_failed', () =>
+            oauth.consume(token, { license_id: license.id, identity }, tx),
+          );
+        }
+        const existing = await step('activation_read_failed', () =>
+          this.repo.findActiveActivation(license.id, identity.identity_key, tx),
         );
-      }
-      const existing = await step('activation_read_failed', () =>
-        this.repo.findActiveActivation(trx, license.id, identity.identity_key),
-      );
-      const count = await step('activation_read_failed', () =>
-        this.repo.countActiveActivations(trx, license.id),
-      );
-      const limit = resolveActivationLimit(current, settings.default_activation_limit);
-      if (existing) {
-        await step('activation_commit_failed', () => this.repo.commit(trx));
+        const count = await step('activation_read_failed', () =>
+          this.repo.countActiveActivations(license.id, tx),
+        );
+        const limit = resolveActivationLimit(current, settings.default_activation_limit);
+        if (existing) {
+          return {
+            success: true,
+            activation_id: existing.id,
+            activations_remaining: remainingOf(limit, count),
+            product_id: license.product_id,
+            variation_id: license.variation_id,
+            message: ALREADY_ACTIVATED,
+          };
+        }
+        // The identity was deactivated since the first read: it needs approval again (after this
+        // transaction, which has only read).
+        if (mode === 'oauth' && !token) return 'approval_required';
+        if (limit !== 0 && count >= limit) throw new ApiError('activation_limit_reached');
+        const now = iso(this.clock.now());
+        const activationId = await step('activation_write_failed', () =>
+          this.repo.insertActivation(
+            {
+              license_id: license.id,
+              identity_key: identity.identity_key,
+              domain: identity.domain,
+              domain_normalized: identity.domain_normalized,
+              installation_id: identity.installation_id,
+              ip_address: caller.ip.slice(0, 64),
+              machine_id: input.machine_id || null,
+              user_agent: caller.user_agent,
+              activated_at: now,
+            },
+            tx,
+          ),
+        );
         return {
           success: true,
-          activation_id: existing.id,
-          activations_remaining: remainingOf(limit, count),
+          activation_id: activationId,
+          activations_remaining: remainingOf(limit, count + 1),
           product_id: license.product_id,
           variation_id: license.variation_id,
-          message: ALREADY_ACTIVATED,
         };
-      }
-      if (mode === 'oauth' && !token) {
-        // The identity was deactivated since the first read: it needs approval again.
-        await this.repo.rollback(trx);
-        return this.requestApproval(license, identity, input);
-      }
-      if (limit !== 0 && count >= limit) throw new ApiError('activation_limit_reached');
-      const now = iso(this.clock.now());
-      const activationId = await step('activation_write_failed', () =>
-        this.repo.insertActivation(trx, {
-          license_id: license.id,
-          identity_key: identity.identity_key,
-          domain: identity.domain,
-          domain_normalized: identity.domain_normalized,
-          installation_id: identity.installation_id,
-          ip_address: caller.ip.slice(0, 64),
-          machine_id: input.machine_id || null,
-          user_agent: caller.user_agent,
-          activated_at: now,
-        }),
-      );
-      await step('activation_commit_failed', () => this.repo.commit(trx));
-      return {
-        success: true,
-        activation_id: activationId,
-        activations_remaining: remainingOf(limit, count + 1),
-        product_id: license.product_id,
-        variation_id: license.variation_id,
-      };
-    } catch (e) {
-      await this.repo.rollback(trx);
-      throw e;
-    }
+      },
+      transactionSteps('activation_transaction_failed', 'activation_commit_failed'),
+    );
+    return result === 'approval_required' ? this.requestApproval(license, identity, input) : result;
   }
 
   private async requestApproval(
@@ -291,33 +291,29 @@ export class ActivationService {
   }
 
   private async deactivateIn(licenseId: number, target: { activationId?: number; identity?: Identity }) {
-    const trx: Trx = await step('deactivation_transaction_failed', () => this.repo.begin());
-    try {
-      await step('deactivation_read_failed', () => this.repo.lockLicense(trx, licenseId));
-      const activation = await step('deactivation_read_failed', () =>
-        target.activationId !== undefined
-          ? this.repo.findActivation(trx, licenseId, target.activationId)
-          : this.repo.findLatestByIdentity(trx, licenseId, target.identity!.identity_key),
-      );
-      if (!activation) throw new ApiError('no_activation');
-      if (target.identity && activation.identity_key !== target.identity.identity_key) {
-        throw new ApiError('no_activation');
-      }
-      // Deactivating twice is idempotent: the second call frees nothing and changes nothing.
-      if (activation.status === 'active') {
-        const now = iso(this.clock.now());
-        await step('deactivation_write_failed', () =>
-          this.repo.deactivateActivation(trx, activation.id, now),
+    await withTransaction(
+      this.repo.database,
+      async (tx) => {
+        await step('deactivation_read_failed', () => this.repo.lockLicense(licenseId, tx));
+        const activation = await step('deactivation_read_failed', () =>
+          target.activationId !== undefined
+            ? this.repo.findActivation(licenseId, target.activationId, tx)
+            : this.repo.findLatestByIdentity(licenseId, target.identity!.identity_key, tx),
         );
-        for (const hook of this.deactivationHooks) {
-          await step('deactivation_write_failed', () => hook(trx, activation.id));
+        if (!activation) throw new ApiError('no_activation');
+        if (target.identity && activation.identity_key !== target.identity.identity_key) {
+          throw new ApiError('no_activation');
         }
-      }
-      await step('deactivation_commit_failed', () => this.repo.commit(trx));
-    } catch (e) {
-      await this.repo.rollback(trx);
-      throw e;
-    }
+        // Deactivating twice is idempotent: the second call frees nothing and changes nothing.
+        if (activation.status !== 'active') return;
+        const now = iso(this.clock.now());
+        await step('deactivation_write_failed', () => this.repo.deactivateActivation(activation.id, now, tx));
+        for (const hook of this.deactivationHooks) {
+          await step('deactivation_write_failed', () => hook(activation.id, tx));
+        }
+      },
+      transactionSteps('deactivation_transaction_failed', 'deactivation_commit_failed'),
+    );
   }
 }
 

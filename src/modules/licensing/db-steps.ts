@@ -1,3 +1,4 @@
+import type { TransactionSteps } from '../../db/transaction.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 
 /**
@@ -20,3 +21,12 @@ export async function step<T>(code: ErrorCode, fn: () => Promise<T>): Promise<T>
     throw failure;
   }
 }
+
+/**
+ * A transaction's own begin and commit, named with their documented codes: the `{ begin, commit }`
+ * of `withTransaction` (docs/development.md, 'Transactions').
+ */
+export const transactionSteps = (begin: ErrorCode, commit: ErrorCode): TransactionSteps => ({
+  begin: (run) => step(begin, run),
+  commit: (run) => step(commit, run),
+});

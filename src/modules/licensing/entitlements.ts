@@ -195,8 +195,10 @@ export function evaluateLicense(facts: LicenseFacts, now: Date, identityActive?:
   const effective: EffectiveStatus =
     base === 'valid' && identityActive === false ? 'domain_not_activated' : base;
 
-  // One object literal per call: on Node 20, adding properties after an object spread costs about
-  // a microsecond each (V8 builds a fresh map per object), and this runs on every validate.
+  // Hot path (every validate and update check): the rights are copied field by field into one
+  // literal instead of spread into it. On Node 20 each property added after a spread costs about a
+  // microsecond; one literal took the evaluation from 17.6 µs to 1.6 µs (docs/performance.md,
+  // 'Object literals, timestamps and hooks').
   let rights: Pick<
     Entitlements,
     | 'update_entitled'

@@ -1,14 +1,9 @@
-import {
-  type ControlledTransaction,
-  type ExpressionBuilder,
-  type Kysely,
-  type Selectable,
-  sql,
-} from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
 import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
-import type { LicensingTables } from './licensing.tables.js';
+import { forUpdate, on, type Tx } from '../../db/transaction.js';
+import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } from './licensing.model.js';
 
 /**
  * 'active' as a literal, not a bound parameter: SQLite uses the partial index
@@ -16,65 +11,13 @@ import type { LicensingTables } from './licensing.tables.js';
  */
 const ACTIVE = sql.lit<'active'>('active');
 
-export type LicenseRow = Selectable<LicensingTables['licenses']>;
-export type ActivationRow = Selectable<LicensingTables['activations']>;
-export type Trx = ControlledTransaction<DB>;
-
-/** A license with what its views and rules need from the product, variation, owner and subscription. */
-export interface LicenseRecord extends LicenseRow {
-  product_name: string | null;
-  product_slug: string | null;
-  product_activation_limit: number | null;
-  product_activation_mode: string | null;
-  variation_name: string | null;
-  /** null when the license names no variation, or one that no longer exists. */
-  variation_found: number | null;
-  variation_activation_limit: number | null;
-  user_email: string | null;
-  user_first_name: string | null;
-  user_last_name: string | null;
-  subscription_found: number | null;
-  subscription_status: string | null;
-  activation_count: number;
-}
-
-/** What the licensing rules read of a license: its own columns and the limits and subscription around it. */
-export type LicenseTerms = Pick<
-  LicenseRecord,
-  | 'id'
-  | 'license_key'
-  | 'product_id'
-  | 'variation_id'
-  | 'subscription_id'
-  | 'status'
-  | 'activation_limit'
-  | 'usage_expires_at'
-  | 'entitlement_policy'
-  | 'created_at'
-  | 'product_activation_limit'
-  | 'product_activation_mode'
-  | 'variation_found'
-  | 'variation_activation_limit'
-  | 'subscription_found'
-  | 'subscription_status'
-  | 'activation_count'
->;
-
-/** A license as the identity lookup answers it: the facts, and this identity's active activation. */
-export type LicenseForIdentity = LicenseTerms & {
-  identity_activation_id: number | null;
-  /**
-   * That activation's revision, which a download token is bound to (docs/distribution.md); null
-   * unless asked for.
-   */
-  identity_activation_revision: number | null;
-};
-
 type RawRecord = Omit<LicenseRecord, 'activation_count'> & { activation_count: unknown };
 
 /**
- * The count arrives as a bigint-ish value on some drivers. The row is ours, so it is fixed in place:
- * on Node 20 a spread copy with changed fields costs microseconds, and this runs on every validate.
+ * The count arrives as a bigint-ish value on some drivers. The row is ours, so it is fixed in place
+ * rather than copied with a spread: this runs on every validate and update check, and on Node 20
+ * each property set after a spread costs about a microsecond (docs/performance.md, 'Object
+ * literals, timestamps and hooks').
  */
 function asRecord<T extends { activation_count: unknown }>(
   row: T,
@@ -103,16 +46,22 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * Every licensing query. The activation and deactivation flows are split into one method per
- * step (begin, lock, read, write, commit) so the service can name the step that failed and tests
- * can make exactly one step fail by subclassing.
+ * step (lock, read, write) so the service can name the step that failed and tests can make
+ * exactly one step fail by subclassing; the services open their transactions on `database`, the
+ * database this repository runs on, so a test can make the begin or the commit fail there too.
  */
 export class LicenseRepository {
-  readonly db: Kysely<DB>;
-  readonly dialect: Dialect;
+  private readonly db: Kysely<DB>;
+  private readonly dialect: Dialect;
+  /** findForIdentity's statements, compiled once (src/db/precompiled.ts). */
+  private readonly forIdentity: ReturnType<LicenseRepository['compileForIdentity']>;
+  private readonly forIdentityWithRevision: ReturnType<LicenseRepository['compileForIdentity']>;
 
-  constructor(private readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'readBatch'>) {
+  constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'readBatch'>) {
     this.db = database.db;
     this.dialect = database.dialect;
+    this.forIdentity = this.compileForIdentity(false);
+    this.forIdentityWithRevision = this.compileForIdentity(true);
   }
 
   /**
@@ -120,8 +69,8 @@ export class LicenseRepository {
    * the subscription's status and the count of active activations. Each caller adds the license
    * columns it needs.
    */
-  private withTerms(db: Kysely<DB> = this.db) {
-    return db
+  private withTerms(tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('licenses as l')
       .leftJoin('products as p', 'p.id', 'l.product_id')
       .leftJoin('product_variations as v', (j) =>
@@ -147,8 +96,8 @@ export class LicenseRepository {
   }
 
   /** The whole license record: every column, with the names of its product, variation and owner. */
-  private records(db: Kysely<DB> = this.db) {
-    return this.withTerms(db)
+  private records(tx?: Tx) {
+    return this.withTerms(tx)
       .leftJoin('users as u', 'u.id', 'l.user_id')
       .selectAll('l')
       .select([
@@ -166,12 +115,12 @@ export class LicenseRepository {
     return row ? asRecord(row) : undefined;
   }
 
-  findByKey(key: string): Promise<LicenseRecord | undefined> {
-    return this.one(this.records().where('l.license_key', '=', key).executeTakeFirst());
+  findByKey(key: string, tx?: Tx): Promise<LicenseRecord | undefined> {
+    return this.one(this.records(tx).where('l.license_key', '=', key).executeTakeFirst());
   }
 
-  findById(id: number, db: Kysely<DB> = this.db): Promise<LicenseRecord | undefined> {
-    return this.one(this.records(db).where('l.id', '=', id).executeTakeFirst());
+  findById(id: number, tx?: Tx): Promise<LicenseRecord | undefined> {
+    return this.one(this.records(tx).where('l.id', '=', id).executeTakeFirst());
   }
 
   /**
@@ -213,21 +162,12 @@ export class LicenseRepository {
         .where('l.license_key', '=', p.key),
     );
   }
-  private forIdentityQueries?: Record<
-    'plain' | 'revision',
-    ReturnType<LicenseRepository['compileForIdentity']>
-  >;
-
   async findForIdentity(
     key: string,
     identityKey: string,
     opts: { revision?: boolean } = {},
   ): Promise<LicenseForIdentity | undefined> {
-    this.forIdentityQueries ??= {
-      plain: this.compileForIdentity(false),
-      revision: this.compileForIdentity(true),
-    };
-    const query = opts.revision ? this.forIdentityQueries.revision : this.forIdentityQueries.plain;
+    const query = opts.revision ? this.forIdentityWithRevision : this.forIdentity;
     const row = await query.first({ key, identity: identityKey });
     return row && asRecord(row);
   }
@@ -261,14 +201,15 @@ export class LicenseRepository {
     filter: LicenseFilter,
     page: number,
     perPage: number,
+    tx?: Tx,
   ): Promise<{ rows: LicenseRecord[]; total: number }> {
-    const rows = await this.records()
+    const rows = await this.records(tx)
       .where(this.filtered(filter))
       .orderBy('l.id', 'desc')
       .limit(perPage)
       .offset((page - 1) * perPage)
       .execute();
-    const count = await this.db
+    const count = await on(this.db, tx)
       .selectFrom('licenses as l')
       .leftJoin('products as p', 'p.id', 'l.product_id')
       .leftJoin('users as u', 'u.id', 'l.user_id')
@@ -281,14 +222,14 @@ export class LicenseRepository {
     };
   }
 
-  async listByUser(userId: number): Promise<LicenseRecord[]> {
-    const rows = await this.records().where('l.user_id', '=', userId).orderBy('l.id', 'asc').execute();
+  async listByUser(userId: number, tx?: Tx): Promise<LicenseRecord[]> {
+    const rows = await this.records(tx).where('l.user_id', '=', userId).orderBy('l.id', 'asc').execute();
     return rows.map(asRecord);
   }
 
-  activationsOf(licenseIds: number[]): Promise<ActivationRow[]> {
+  activationsOf(licenseIds: number[], tx?: Tx): Promise<ActivationRow[]> {
     if (licenseIds.length === 0) return Promise.resolve([]);
-    return this.db
+    return on(this.db, tx)
       .selectFrom('activations')
       .selectAll()
       .where('license_id', 'in', licenseIds)
@@ -296,11 +237,64 @@ export class LicenseRepository {
       .execute();
   }
 
+  // ---- what download redemption and token invalidation read (distribution, via LicenseLookupService)
+
+  /**
+   * The license row and its subscription's status, the row locked on PostgreSQL. Two reads: FOR
+   * UPDATE cannot lock the nullable side of an outer join.
+   */
+  async lockWithSubscription(
+    id: number,
+    tx?: Tx,
+  ): Promise<{ license: LicenseRow; subscriptionStatus: string | null } | undefined> {
+    const license = await this.lockLicense(id, tx);
+    if (!license) return undefined;
+    const subscription =
+      license.subscription_id === null
+        ? undefined
+        : await on(this.db, tx)
+            .selectFrom('subscriptions')
+            .select('status')
+            .where('id', '=', license.subscription_id)
+            .executeTakeFirst();
+    return { license, subscriptionStatus: subscription?.status ?? null };
+  }
+
+  lockActivation(id: number, tx?: Tx): Promise<ActivationRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('activations')
+      .selectAll()
+      .where('id', '=', id)
+      .$call(forUpdate(this.dialect))
+      .executeTakeFirst();
+  }
+
+  /** The ids of every activation of the license, active or not. */
+  async activationIdsOf(licenseId: number, tx?: Tx): Promise<number[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('activations')
+      .select('id')
+      .where('license_id', '=', licenseId)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Whether the user holds any license for the product. */
+  async hasLicenseFor(userId: number, productId: number, tx?: Tx): Promise<boolean> {
+    const row = await on(this.db, tx)
+      .selectFrom('licenses')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where('product_id', '=', productId)
+      .executeTakeFirst();
+    return !!row;
+  }
+
   // ---- administration writes
 
   /** Inserts a license; undefined when the key is taken (unique constraint, exact under concurrency). */
-  async insertLicense(values: Omit<LicenseRow, 'id'>, db: Kysely<DB> = this.db): Promise<number | undefined> {
-    const row = await db
+  async insertLicense(values: Omit<LicenseRow, 'id'>, tx?: Tx): Promise<number | undefined> {
+    const row = await on(this.db, tx)
       .insertInto('licenses')
       .values(values)
       .onConflict((oc) => oc.column('license_key').doNothing())
@@ -309,16 +303,21 @@ export class LicenseRepository {
     return row?.id;
   }
 
-  async updateLicense(id: number, patch: LicensePatch): Promise<void> {
-    await this.db.updateTable('licenses').set(patch).where('id', '=', id).execute();
+  async updateLicense(id: number, patch: LicensePatch, tx?: Tx): Promise<void> {
+    await on(this.db, tx).updateTable('licenses').set(patch).where('id', '=', id).execute();
   }
 
-  async productExists(id: number, db: Kysely<DB> = this.db): Promise<boolean> {
-    return !!(await db.selectFrom('products').select('id').where('id', '=', id).executeTakeFirst());
+  /** Whether the row exists (the checks before a license is issued, in the caller's transaction). */
+  private async exists(table: 'products' | 'users' | 'subscriptions', id: number, tx?: Tx): Promise<boolean> {
+    return !!(await on(this.db, tx).selectFrom(table).select('id').where('id', '=', id).executeTakeFirst());
   }
 
-  async variationOf(productId: number, variationId: number, db: Kysely<DB> = this.db): Promise<boolean> {
-    return !!(await db
+  productExists(id: number, tx?: Tx): Promise<boolean> {
+    return this.exists('products', id, tx);
+  }
+
+  async variationOf(productId: number, variationId: number, tx?: Tx): Promise<boolean> {
+    return !!(await on(this.db, tx)
       .selectFrom('product_variations')
       .select('id')
       .where('id', '=', variationId)
@@ -327,17 +326,17 @@ export class LicenseRepository {
   }
 
   /** For callers inside a transaction, which may not use another connection (SQLite has one). */
-  async userExists(id: number, db: Kysely<DB>): Promise<boolean> {
-    return !!(await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst());
+  userExists(id: number, tx: Tx): Promise<boolean> {
+    return this.exists('users', id, tx);
   }
 
-  async subscriptionExists(id: number, db: Kysely<DB> = this.db): Promise<boolean> {
-    return !!(await db.selectFrom('subscriptions').select('id').where('id', '=', id).executeTakeFirst());
+  subscriptionExists(id: number, tx?: Tx): Promise<boolean> {
+    return this.exists('subscriptions', id, tx);
   }
 
   /** Marks the license revoked; false when it already was (no second event). */
-  async revoke(trx: Kysely<DB>, id: number, now: string): Promise<boolean> {
-    const r = await trx
+  async revoke(id: number, now: string, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
       .updateTable('licenses')
       .set({ status: 'revoked', updated_at: now })
       .where('id', '=', id)
@@ -346,41 +345,24 @@ export class LicenseRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  // ---- transaction steps
-
-  begin(): Promise<Trx> {
-    return this.db.startTransaction().execute();
-  }
-
-  async commit(trx: Trx): Promise<void> {
-    await trx.commit().execute();
-  }
-
-  /** Always releases the connection, even when the rollback itself fails. */
-  async rollback(trx: Trx): Promise<void> {
-    if (trx.isCommitted || trx.isRolledBack) return;
-    await trx
-      .rollback()
-      .execute()
-      .catch(() => {});
-  }
+  // ---- the steps of activation and deactivation, inside the service's transaction
 
   /**
    * Reads the license row inside the transaction. On PostgreSQL the row is locked FOR UPDATE, so
    * activations of one license from any number of processes run one at a time; SQLite has one
    * connection per process and Kysely runs its transactions one at a time already.
    */
-  lockLicense(trx: Trx, id: number): Promise<LicenseRow | undefined> {
-    return trx
+  lockLicense(id: number, tx?: Tx): Promise<LicenseRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('licenses')
       .selectAll()
       .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
-  findActiveActivation(trx: Trx, licenseId: number, identityKey: string): Promise<ActivationRow | undefined> {
-    return trx
+  findActiveActivation(licenseId: number, identityKey: string, tx?: Tx): Promise<ActivationRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('activations')
       .selectAll()
       .where('license_id', '=', licenseId)
@@ -390,8 +372,8 @@ export class LicenseRepository {
   }
 
   /** The identity's most recent activation of the license, active or not. */
-  findLatestByIdentity(trx: Trx, licenseId: number, identityKey: string): Promise<ActivationRow | undefined> {
-    return trx
+  findLatestByIdentity(licenseId: number, identityKey: string, tx?: Tx): Promise<ActivationRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('activations')
       .selectAll()
       .where('license_id', '=', licenseId)
@@ -402,8 +384,8 @@ export class LicenseRepository {
       .executeTakeFirst();
   }
 
-  findActivation(trx: Trx, licenseId: number, activationId: number): Promise<ActivationRow | undefined> {
-    return trx
+  findActivation(licenseId: number, activationId: number, tx?: Tx): Promise<ActivationRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('activations')
       .selectAll()
       .where('id', '=', activationId)
@@ -411,8 +393,8 @@ export class LicenseRepository {
       .executeTakeFirst();
   }
 
-  async countActiveActivations(trx: Trx, licenseId: number): Promise<number> {
-    const row = await trx
+  async countActiveActivations(licenseId: number, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
       .selectFrom('activations')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('license_id', '=', licenseId)
@@ -421,8 +403,8 @@ export class LicenseRepository {
     return Number(row.n);
   }
 
-  async insertActivation(trx: Trx, values: NewActivation): Promise<number> {
-    const row = await trx
+  async insertActivation(values: NewActivation, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
       .insertInto('activations')
       .values({ ...values, status: 'active', activation_revision: 1, updated_at: values.activated_at })
       .returning('id')
@@ -430,8 +412,8 @@ export class LicenseRepository {
     return row.id;
   }
 
-  async deactivateActivation(trx: Trx, id: number, now: string): Promise<void> {
-    await trx
+  async deactivateActivation(id: number, now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
       .updateTable('activations')
       .set((eb) => ({
         status: 'deactivated',

@@ -1,16 +1,15 @@
-import type { Kysely } from 'kysely';
 import { type Clock, iso, rfc3339 } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
-import type { Tx } from '../../db/transaction.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
-import { step } from './db-steps.js';
+import { step, transactionSteps } from './db-steps.js';
 import { parseTimestamp } from './entitlements.js';
-import type { LicenseFilter, LicensePatch, LicenseRecord, LicenseRepository } from './license.repository.js';
+import type { LicenseFilter, LicensePatch, LicenseRepository } from './license.repository.js';
 import { type ActivationView, activationView, type LicenseView, licenseView } from './license.view.js';
 import { generateLicenseKey } from './license-key.js';
+import type { LicenseRecord } from './licensing.model.js';
 import { type EntitlementPolicyInput, snapshotPolicy, usageExpiryOf } from './policy.js';
 
 export interface CreateLicenseInput {
@@ -33,7 +32,7 @@ export interface PatchLicenseInput {
 }
 
 /** Runs inside the revocation transaction (e.g. to invalidate outstanding download tokens). */
-export type RevocationHook = (trx: Kysely<DB>, licenseId: number) => Promise<void>;
+export type RevocationHook = (licenseId: number, tx: Tx) => Promise<void>;
 
 export type CustomerLicenseView = LicenseView & {
   product: { id: number; name: string; slug: string | null };
@@ -71,13 +70,13 @@ export class LicenseService {
     this.revocationHooks.push(hook);
   }
 
-  private async view(license: LicenseRecord, db?: Kysely<DB>): Promise<LicenseView> {
-    const settings = await this.settings.get(db as Tx | undefined);
+  private async view(license: LicenseRecord, tx?: Tx): Promise<LicenseView> {
+    const settings = await this.settings.get(tx);
     return licenseView(license, settings.default_activation_limit, this.clock.now());
   }
 
-  private async find(id: number, db?: Kysely<DB>): Promise<LicenseRecord> {
-    const license = await this.repo.findById(id, db);
+  private async find(id: number, tx?: Tx): Promise<LicenseRecord> {
+    const license = await this.repo.findById(id, tx);
     if (!license) throw new ApiError('license_not_found');
     return license;
   }
@@ -122,20 +121,20 @@ export class LicenseService {
    * Issues a license. Without `activation_limit` the limit stays unset and is resolved on every
    * read (variation, product, global default), so a later change of those applies. Without
    * `entitlement_policy` the license is legacy. A policy whose usage mode is `days` sets the
-   * usage expiry when none is given. With `trx` every query runs in the caller's transaction
+   * usage expiry when none is given. With `tx` every query runs in the caller's transaction
    * (orders issue licenses inside theirs; on SQLite any other query would wait forever).
    */
-  async create(input: CreateLicenseInput, trx?: Kysely<DB>): Promise<LicenseView> {
-    if (!(await this.repo.productExists(input.product_id, trx))) throw new ApiError('product_not_found');
+  async create(input: CreateLicenseInput, tx?: Tx): Promise<LicenseView> {
+    if (!(await this.repo.productExists(input.product_id, tx))) throw new ApiError('product_not_found');
     const variationId = input.variation_id ?? 0;
-    if (variationId !== 0 && !(await this.repo.variationOf(input.product_id, variationId, trx))) {
+    if (variationId !== 0 && !(await this.repo.variationOf(input.product_id, variationId, tx))) {
       throw new ApiError('variation_not_found');
     }
-    const userFound = trx
-      ? await this.repo.userExists(input.user_id, trx)
+    const userFound = tx
+      ? await this.repo.userExists(input.user_id, tx)
       : !!(await this.users.getUser(input.user_id));
     if (!userFound) throw new ApiError('user_not_found');
-    if (input.subscription_id != null && !(await this.repo.subscriptionExists(input.subscription_id, trx))) {
+    if (input.subscription_id != null && !(await this.repo.subscriptionExists(input.subscription_id, tx))) {
       throw new ApiError('not_found', { message: 'Subscription not found.' });
     }
     const now = this.clock.now();
@@ -162,16 +161,16 @@ export class LicenseService {
     };
     let id: number | undefined;
     if (input.license_key !== undefined) {
-      id = await this.repo.insertLicense({ ...values, license_key: input.license_key }, trx);
+      id = await this.repo.insertLicense({ ...values, license_key: input.license_key }, tx);
       if (id === undefined) throw new ApiError('license_key_exists');
     } else {
       // 125 random bits: a collision is practically impossible, but it must never be an error.
       for (let attempt = 0; id === undefined && attempt < 5; attempt++) {
-        id = await this.repo.insertLicense({ ...values, license_key: generateLicenseKey() }, trx);
+        id = await this.repo.insertLicense({ ...values, license_key: generateLicenseKey() }, tx);
       }
       if (id === undefined) throw new ApiError('internal_error');
     }
-    return this.view(await this.find(id, trx), trx);
+    return this.view(await this.find(id, tx), tx);
   }
 
   /**
@@ -201,22 +200,28 @@ export class LicenseService {
   }
 
   /**
-   * Revokes: the status change, the `license.revoked` event and every revocation hook commit
-   * together or not at all (500 `revoke_failed`). Revoking a revoked license changes nothing.
+   * Revokes, in one transaction: the status change, the `license.revoked` event and every
+   * revocation hook commit together or not at all, and any failure is 500 `revoke_failed`.
+   * Revoking a revoked license changes nothing and emits nothing.
    */
   async revoke(id: number): Promise<void> {
     await this.find(id);
-    const trx = await step('revoke_failed', () => this.repo.begin());
     try {
-      await step('revoke_failed', async () => {
-        const changed = await this.repo.revoke(trx, id, iso(this.clock.now()));
-        if (!changed) return;
-        await this.outbox.record('license.revoked', { license_id: id }, trx);
-        for (const hook of this.revocationHooks) await hook(trx, id);
-      });
-      await step('revoke_failed', () => this.repo.commit(trx));
+      await withTransaction(
+        this.repo.database,
+        (tx) =>
+          step('revoke_failed', async () => {
+            // 1. The status; a license that already was revoked stops here (no second event).
+            if (!(await this.repo.revoke(id, iso(this.clock.now()), tx))) return;
+            // 2. The event, recorded in the same transaction: it is delivered only if this commits.
+            await this.outbox.record('license.revoked', { license_id: id }, tx);
+            // 3. What other modules do on a revocation (src/wiring.ts): its download tokens stop.
+            for (const hook of this.revocationHooks) await hook(id, tx);
+          }),
+        transactionSteps('revoke_failed', 'revoke_failed'),
+      );
     } catch (e) {
-      await this.repo.rollback(trx);
+      // A hook's own refusal fails the revocation too: the caller learns only that it failed.
       if (e instanceof ApiError && e.code === 'revoke_failed') throw e;
       throw Object.assign(new ApiError('revoke_failed'), { cause: e });
     }

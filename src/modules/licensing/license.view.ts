@@ -1,6 +1,6 @@
 import { mysqlTime } from '../../clock.js';
 import { type Evaluation, evaluateLicense, type LicenseFacts } from './entitlements.js';
-import type { ActivationRow, LicenseRecord, LicenseTerms } from './license.repository.js';
+import type { ActivationRow, LicenseRecord, LicenseTerms } from './licensing.model.js';
 
 /**
  * The license and activation objects the API answers, built from stored rows. Legacy timestamps are

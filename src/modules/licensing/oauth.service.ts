@@ -1,14 +1,14 @@
-import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { randomHex, safeEqual, sha256 } from '../../random.js';
 import { normaliseDomain } from '../identity/domain.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { evaluateLicense } from './entitlements.js';
-import type { LicenseRecord, LicenseRepository } from './license.repository.js';
+import type { LicenseRepository } from './license.repository.js';
 import { factsOf, type LicenseView, licenseView } from './license.view.js';
+import type { LicenseRecord } from './licensing.model.js';
 import type { OAuthActivation } from './oauth.js';
 import type { OAuthRepository } from './oauth.repository.js';
 import type { StatePayload, StateSigner } from './oauth.state.js';
@@ -74,15 +74,15 @@ export class OAuthService implements OAuthActivation {
    * Runs inside the activation transaction: a failed activation rolls the claim back. Unknown,
    * expired or differently bound tokens are `invalid_token`; a claimed one is `token_consumed`.
    */
-  async consume(trx: Kysely<DB>, token: string, binding: { license_id: number; identity: Identity }) {
-    const row = await this.tokens.findByHash(trx, sha256(token));
+  async consume(token: string, binding: { license_id: number; identity: Identity }, tx: Tx) {
+    const row = await this.tokens.findByHash(sha256(token), tx);
     if (!row || row.license_id !== binding.license_id || row.identity_key !== binding.identity.identity_key) {
       throw new ApiError('invalid_token');
     }
     if (row.used_at !== null) throw new ApiError('token_consumed');
     const now = this.clock.now();
     if (new Date(row.expires_at).getTime() <= now.getTime()) throw new ApiError('invalid_token');
-    if (!(await this.tokens.claim(trx, row.id, iso(now)))) throw new ApiError('token_consumed');
+    if (!(await this.tokens.claim(row.id, iso(now), tx))) throw new ApiError('token_consumed');
   }
 
   /**

@@ -1,14 +1,13 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import type { Identity } from '../identity/identity.js';
-import type { LicenseRecord } from './license.repository.js';
+import type { LicenseRecord } from './licensing.model.js';
 
 /**
  * The seam for customer-approval (OAuth-style) activation (docs/oauth.md). Licensing decides WHEN
  * approval is required (product override, else the store setting) and checks return_url; the
- * OAuth module plugs in HOW: signed state, the approval page, activation tokens. Until one is
- * installed with `ActivationService.useOAuth`, approval-mode activations are refused with
- * 501 `oauth_unavailable` instead of handing out a redirect that leads nowhere.
+ * OAuth part (OAuthService, given to ActivationService by createLicensing) plugs in HOW: signed
+ * state, the approval page, activation tokens. A service built without one refuses approval-mode
+ * activations with 501 `oauth_unavailable` instead of handing out a redirect that leads nowhere.
  */
 export interface OAuthActivation {
   /** Starts approval for this identity; returns the opaque redirect_url of the `oauth_required` answer. */
@@ -23,5 +22,5 @@ export interface OAuthActivation {
    * activation leaves it unused. Throws `invalid_token` (unknown, expired, other identity or
    * license) or `token_consumed`.
    */
-  consume(trx: Kysely<DB>, token: string, binding: { license_id: number; identity: Identity }): Promise<void>;
+  consume(token: string, binding: { license_id: number; identity: Identity }, tx: Tx): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { randomHex } from '../../random.js';
 import { type Product, resolveActivationLimit } from '../catalogue/catalogue.model.js';
@@ -171,7 +172,7 @@ export class OrdersService {
           order_item_id: item.id,
           subscription_id: item.subscription_id,
         },
-        trx,
+        trx as Tx,
       );
     }
   }

@@ -381,4 +381,8 @@ export class ReleasesRepository {
       failedJobs: Number(failed.n),
     };
   }
+
+  artifactIn(id: number, tx?: Tx): Promise<ArtifactRow | undefined> {
+    return on(this.db, tx).selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst();
+  }
 }

@@ -634,6 +634,11 @@ export class ReleasesService {
   async recordDownload(versionId: number, tx: Tx): Promise<void> {
     await this.repo.countDownload(versionId, tx);
   }
+
+  /** An artifact row, read in the caller's transaction (distribution's download redemption). */
+  artifactIn(artifactId: number, tx?: Tx): Promise<ArtifactRow | undefined> {
+    return this.repo.artifactIn(artifactId, tx);
+  }
 }
 
 function notPublished(status: ReleaseStatus): ApiError {

@@ -1,0 +1,47 @@
+import type { Tx } from '../../db/transaction.js';
+import type { LicenseRepository } from './license.repository.js';
+import type { ActivationRow, LicenseForIdentity, LicenseRow } from './licensing.model.js';
+
+/**
+ * What other modules read of licenses and activations: distribution's update routes, its download
+ * redemption and its token invalidation. They reach licensing's tables only through here.
+ */
+export class LicenseLookupService {
+  constructor(private readonly repo: LicenseRepository) {}
+
+  /**
+   * The license as the update routes check it, with this identity's active activation and that
+   * activation's revision, which a download token is bound to: the one precompiled read of the
+   * update check (docs/performance.md). Without an identity (it did not resolve) the license alone,
+   * so that the request still counts against the license's rate bucket.
+   */
+  forIdentity(key: string, identityKey: string | null): Promise<LicenseForIdentity | undefined> {
+    if (identityKey !== null) return this.repo.findForIdentity(key, identityKey, { revision: true });
+    return this.repo
+      .findByKey(key)
+      .then((l) => l && { ...l, identity_activation_id: null, identity_activation_revision: null });
+  }
+
+  /** The license and its subscription's status, locked in the caller's transaction (redemption). */
+  lockWithSubscription(
+    licenseId: number,
+    tx: Tx,
+  ): Promise<{ license: LicenseRow; subscriptionStatus: string | null } | undefined> {
+    return this.repo.lockWithSubscription(licenseId, tx);
+  }
+
+  /** The activation, locked in the caller's transaction (redemption). */
+  lockActivation(activationId: number, tx: Tx): Promise<ActivationRow | undefined> {
+    return this.repo.lockActivation(activationId, tx);
+  }
+
+  /** The ids of every activation of the license (the download tokens of a revoked license). */
+  activationIdsOf(licenseId: number, tx: Tx): Promise<number[]> {
+    return this.repo.activationIdsOf(licenseId, tx);
+  }
+
+  /** Whether the user holds any license for the product (the purchaser test of external links). */
+  hasLicenseFor(userId: number, productId: number): Promise<boolean> {
+    return this.repo.hasLicenseFor(userId, productId);
+  }
+}

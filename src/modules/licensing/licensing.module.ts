@@ -1,0 +1,56 @@
+import type { Clock } from '../../clock.js';
+import type { AppSecrets } from '../../db/app-secrets.js';
+import type { Database } from '../../db/database.js';
+import type { AccountsService } from '../accounts/accounts.service.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import type { Outbox } from '../webhooks/outbox.js';
+import { ActivationService } from './activation.service.js';
+import { LicenseRepository } from './license.repository.js';
+import { LicenseService } from './license.service.js';
+import { LicenseLookupService } from './license-lookup.service.js';
+import { OAuthRepository } from './oauth.repository.js';
+import { OAuthService } from './oauth.service.js';
+import { StateSigner } from './oauth.state.js';
+
+export interface LicensingModule {
+  /** License administration and the customer's licenses (docs/licensing.md). */
+  licenses: LicenseService;
+  /** Activate, validate, deactivate (docs/licensing.md). */
+  activations: ActivationService;
+  /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
+  oauth: OAuthService;
+  /** What other modules read of licenses and activations (distribution). */
+  lookup: LicenseLookupService;
+}
+
+/**
+ * Builds the licensing module on one license repository. The hooks by which other modules act in
+ * its transactions (a deactivation, a revocation) are registered in src/wiring.ts.
+ */
+export function createLicensing(deps: {
+  database: Database;
+  clock: Clock;
+  settings: SettingsService;
+  outbox: Outbox;
+  users: Pick<AccountsService, 'getUser'>;
+  secrets: AppSecrets;
+  /** Absolute URL of the approval page; the public origin is final only once the server listens. */
+  approvalPage: () => string;
+  /** Replaces the license repository (tests make one database step fail on purpose). */
+  licenseRepository?: LicenseRepository;
+}): LicensingModule {
+  const { database, clock, settings } = deps;
+  const repo = deps.licenseRepository ?? new LicenseRepository(database);
+  const oauth = new OAuthService(
+    new OAuthRepository(database.db),
+    repo,
+    new StateSigner(deps.secrets, clock),
+    clock,
+    settings,
+    deps.approvalPage,
+  );
+  // An activation in approval mode goes through the customer's approval (docs/oauth.md).
+  const activations = new ActivationService(repo, clock, settings, oauth);
+  const licenses = new LicenseService(repo, clock, settings, deps.outbox, deps.users);
+  return { licenses, activations, oauth, lookup: new LicenseLookupService(repo) };
+}
