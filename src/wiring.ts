@@ -159,6 +159,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
   });
   const orders = new OrdersService(
+    database,
     new OrdersRepository(database.db, database.dialect),
     catalogue,
     licenses,
@@ -177,6 +178,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   );
   const checkout = new CheckoutService(cart, catalogue, settings, orders.repo, clock);
   const submit = new SubmitService(
+    database,
     checkout,
     orders.repo,
     accounts,
@@ -185,7 +187,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     () => urls.base,
     log('checkout'),
   );
-  const payments = new PaymentService(checkout, orders, subscriptions, submit);
+  const payments = new PaymentService(database, checkout, orders, subscriptions, submit);
   const renewals = new RenewalScheduler(subscriptions, testClock, log('renewals'));
   const releasesModule = createReleases({
     database,
@@ -211,7 +213,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // An activation in approval mode goes through the customer's approval (docs/oauth.md).
   activations.useOAuth(oauth);
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
-  orders.onPaid((trx, order, paidAt) => subscriptions.orderPaid(trx, order, paidAt));
+  orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
   // A site is deactivated: its download tokens stop working.
   activations.onDeactivate((trx, activationId) =>
     tokens.invalidate(trx, 'activation_id', activationId, 'deactivated', now()),

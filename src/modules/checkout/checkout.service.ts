@@ -85,7 +85,7 @@ export class CheckoutService {
         continue;
       }
       const known = userId !== null || email !== '';
-      const uses = known ? await this.orders.usesBy(this.orders.db, coupon.id, userId, email) : null;
+      const uses = known ? await this.orders.usesBy(coupon.id, userId, email) : null;
       found.push({ coupon, uses });
     }
     return { found, missing };

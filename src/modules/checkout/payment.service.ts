@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
 import { iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { safeEqual } from '../../random.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
 import { fromMinor } from '../catalogue/money.js';
@@ -32,6 +32,7 @@ const OUT_OF_STOCK = Symbol('out_of_stock');
  */
 export class PaymentService {
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     private readonly checkout: CheckoutService,
     private readonly orders: OrdersService,
     private readonly subscriptions: SubscriptionsService,
@@ -144,25 +145,26 @@ export class PaymentService {
       const settings = await this.checkout.settings.get();
       const ctx = { products, settings };
       try {
-        await this.orders.repo.transaction(async (trx) => {
-          const locked = await this.orders.repo.lock(trx, order.id);
+        await withTransaction(this.database, async (tx) => {
+          const locked = await this.orders.repo.lock(order.id, tx);
           if (!locked || PAID.has(locked.status)) throw ALREADY_PAID;
           if (!outcome.ok) {
-            if (locked.status !== 'failed') await this.orders.transition(trx, locked, 'failed', ctx);
+            if (locked.status !== 'failed') await this.orders.transition(locked, 'failed', ctx, tx);
             return;
           }
           let current = locked;
           if (locked.status === 'failed' && locked.stock_held === '[]') {
-            current = await this.holdAgain(trx, locked, items, products);
+            current = await this.holdAgain(locked, items, products, tx);
           }
           if (current.payment_method === '') {
-            await this.orders.repo.update(trx, current.id, {
-              payment_method: gateway.id,
-              payment_method_title: gateway.title,
-            });
+            await this.orders.repo.update(
+              current.id,
+              { payment_method: gateway.id, payment_method_title: gateway.title },
+              tx,
+            );
           }
           if (current.status !== outcome.status)
-            await this.orders.transition(trx, current, outcome.status!, ctx);
+            await this.orders.transition(current, outcome.status!, ctx, tx);
         });
       } catch (e) {
         if (e === ALREADY_PAID) throw payFail(409, 'This order has already been paid.', 'order_already_paid');
@@ -187,10 +189,10 @@ export class PaymentService {
 
   /** A failed order gave its stock back; paying it takes the stock again, or refuses. */
   private async holdAgain(
-    trx: Kysely<DB>,
     order: OrderRow,
     items: { product_id: number; variation_id: number; quantity: number }[],
     products: ProductMap,
+    tx: Tx,
   ): Promise<OrderRow> {
     const holds: StockHold[] = [];
     for (const item of items) {
@@ -203,9 +205,9 @@ export class PaymentService {
         holds.push({ pool: 'product', id: product.id, quantity: item.quantity });
       }
     }
-    for (const hold of holds) if (!(await this.orders.repo.takeStock(trx, hold))) throw OUT_OF_STOCK;
+    for (const hold of holds) if (!(await this.orders.repo.takeStock(hold, tx))) throw OUT_OF_STOCK;
     const stock_held = JSON.stringify(holds);
-    await this.orders.repo.update(trx, order.id, { stock_held, updated_at: iso(this.checkout.clock.now()) });
+    await this.orders.repo.update(order.id, { stock_held, updated_at: iso(this.checkout.clock.now()) }, tx);
     return { ...order, stock_held };
   }
 }

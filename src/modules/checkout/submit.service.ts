@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
 import { randomHex, sha256 } from '../../random.js';
@@ -93,6 +95,7 @@ function cleanAddress(a: Address | undefined, withContact: boolean): Record<stri
  */
 export class SubmitService {
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     private readonly checkout: CheckoutService,
     private readonly repo: OrdersRepository,
     private readonly accounts: AccountsService,
@@ -231,55 +234,58 @@ export class SubmitService {
     const stamp = iso(now());
     let order: OrderRow;
     try {
-      order = await this.repo.transaction(async (trx) => {
-        const id = await this.repo.insert(trx, {
-          ...newOrderBasis(ctx, settings),
-          customer_id: userId,
-          status: 'pending',
-          created_via: 'checkout',
-          subtotal: totals.subtotal,
-          subtotal_tax: totals.subtotal_tax,
-          discount_total: totals.discount_total,
-          discount_tax: totals.discount_tax,
-          shipping_total: totals.shipping_total,
-          shipping_tax: totals.shipping_tax,
-          total_tax: totals.total_tax,
-          total: totals.total,
-          payment_method: gateway.id,
-          payment_method_title: gateway.title,
-          billing: '{}',
-          shipping: '{}',
-          shipping_lines: JSON.stringify(
-            chosen
-              ? [{ id: 1, method_title: chosen.label, method_id: chosen.method_id, total: chosen.cost }]
-              : [],
-          ),
-          coupons: JSON.stringify(
-            totals.coupons.map((c) => ({
-              code: c.code,
-              coupon_id: found.find((f) => f.coupon.code === c.code)?.coupon.id ?? 0,
-              discount_total: c.discount_total,
-              discount_tax: c.discount_tax,
-            })),
-          ),
-          customer_note: body.customer_note ?? '',
-          custom_fields: JSON.stringify(body.custom_fields ?? {}),
-          referral_code: body.referral_code ?? '',
-          ip_address: caller.ip,
-          stock_held: JSON.stringify(holds),
-          audit: null,
-          subscription_id: null,
-          renewal_of: null,
-          renewal_due_at: null,
-          idempotency_hash: idem,
-          tracking_number: '',
-          tracking_url: '',
-          paid_at: null,
-          created_at: stamp,
-          updated_at: stamp,
-        });
-        for (const hold of holds) if (!(await this.repo.takeStock(trx, hold))) throw OUT_OF_STOCK;
-        return (await this.repo.find(id, trx))!;
+      order = await withTransaction(this.database, async (tx) => {
+        const id = await this.repo.insert(
+          {
+            ...newOrderBasis(ctx, settings),
+            customer_id: userId,
+            status: 'pending',
+            created_via: 'checkout',
+            subtotal: totals.subtotal,
+            subtotal_tax: totals.subtotal_tax,
+            discount_total: totals.discount_total,
+            discount_tax: totals.discount_tax,
+            shipping_total: totals.shipping_total,
+            shipping_tax: totals.shipping_tax,
+            total_tax: totals.total_tax,
+            total: totals.total,
+            payment_method: gateway.id,
+            payment_method_title: gateway.title,
+            billing: '{}',
+            shipping: '{}',
+            shipping_lines: JSON.stringify(
+              chosen
+                ? [{ id: 1, method_title: chosen.label, method_id: chosen.method_id, total: chosen.cost }]
+                : [],
+            ),
+            coupons: JSON.stringify(
+              totals.coupons.map((c) => ({
+                code: c.code,
+                coupon_id: found.find((f) => f.coupon.code === c.code)?.coupon.id ?? 0,
+                discount_total: c.discount_total,
+                discount_tax: c.discount_tax,
+              })),
+            ),
+            customer_note: body.customer_note ?? '',
+            custom_fields: JSON.stringify(body.custom_fields ?? {}),
+            referral_code: body.referral_code ?? '',
+            ip_address: caller.ip,
+            stock_held: JSON.stringify(holds),
+            audit: null,
+            subscription_id: null,
+            renewal_of: null,
+            renewal_due_at: null,
+            idempotency_hash: idem,
+            tracking_number: '',
+            tracking_url: '',
+            paid_at: null,
+            created_at: stamp,
+            updated_at: stamp,
+          },
+          tx,
+        );
+        for (const hold of holds) if (!(await this.repo.takeStock(hold, tx))) throw OUT_OF_STOCK;
+        return (await this.repo.find(id, tx))!;
       });
     } catch (e) {
       if (e === OUT_OF_STOCK)
@@ -319,51 +325,61 @@ export class SubmitService {
       const shipping = body.shipping?.ship_to_different ? cleanAddress(body.shipping, false) : { ...billing };
       delete shipping.email;
       delete shipping.phone;
-      await this.repo.transaction(async (trx) => {
-        await this.repo.update(trx, order.id, {
-          customer_id: customerId,
-          billing: JSON.stringify(billing),
-          shipping: JSON.stringify(shipping),
-        });
+      await withTransaction(this.database, async (tx) => {
+        await this.repo.update(
+          order.id,
+          {
+            customer_id: customerId,
+            billing: JSON.stringify(billing),
+            shipping: JSON.stringify(shipping),
+          },
+          tx,
+        );
         for (const [i, l] of lines.entries()) {
           const t = totals.lines[i]!;
           let subscriptionId: number | null = null;
           if (l.line.subscription && customerId !== null) {
-            subscriptionId = await this.subscriptions.createForOrder(trx, {
-              user_id: customerId,
-              product_id: l.product.id,
-              variation_id: l.variationId,
-              quantity: t.quantity,
-              period: (l.product.subscription?.period ?? 'month') as BillingPeriod,
-              interval: l.product.subscription?.interval ?? 1,
-              currency: ctx.code,
-              recurring_total: t.total + t.total_tax,
-              payment_method: gateway.id,
-              order_id: order.id,
-            });
+            subscriptionId = await this.subscriptions.createForOrder(
+              {
+                user_id: customerId,
+                product_id: l.product.id,
+                variation_id: l.variationId,
+                quantity: t.quantity,
+                period: (l.product.subscription?.period ?? 'month') as BillingPeriod,
+                interval: l.product.subscription?.interval ?? 1,
+                currency: ctx.code,
+                recurring_total: t.total + t.total_tax,
+                payment_method: gateway.id,
+                order_id: order.id,
+              },
+              tx,
+            );
           }
-          await this.repo.insertItem(trx, {
-            order_id: order.id,
-            product_id: t.product_id,
-            variation_id: t.variation_id,
-            name: t.name,
-            quantity: t.quantity,
-            price: t.unit_price,
-            subtotal: t.subtotal,
-            subtotal_tax: t.subtotal_tax,
-            total: t.total,
-            total_tax: t.total_tax,
-            meta: JSON.stringify(l.meta),
-            subscription_id: subscriptionId,
-          });
+          await this.repo.insertItem(
+            {
+              order_id: order.id,
+              product_id: t.product_id,
+              variation_id: t.variation_id,
+              name: t.name,
+              quantity: t.quantity,
+              price: t.unit_price,
+              subtotal: t.subtotal,
+              subtotal_tax: t.subtotal_tax,
+              total: t.total,
+              total_tax: t.total_tax,
+              meta: JSON.stringify(l.meta),
+              subscription_id: subscriptionId,
+            },
+            tx,
+          );
         }
         if (customerId !== null) {
           await this.repo.saveAddresses(
-            trx,
             customerId,
             JSON.stringify(billing),
             JSON.stringify(shipping),
             stamp,
+            tx,
           );
         }
       });
@@ -373,22 +389,19 @@ export class SubmitService {
 
     // 9. Coupons against the persisted order: every use claimed atomically, or the order goes.
     try {
-      await this.repo.transaction(async (trx) => {
+      await withTransaction(this.database, async (tx) => {
         if (missing.length > 0 || totals.rejected_coupons.length > 0) throw COUPON_FAILED;
         for (const { coupon } of found) {
           if (!totals.coupons.some((c) => c.code === coupon.code)) continue;
-          if (!(await this.repo.claimCoupon(trx, coupon.id))) throw COUPON_FAILED;
+          if (!(await this.repo.claimCoupon(coupon.id, tx))) throw COUPON_FAILED;
           if (coupon.usage_limit_per_user !== null) {
-            const uses = await this.repo.usesBy(trx, coupon.id, customerId, email);
+            const uses = await this.repo.usesBy(coupon.id, customerId, email, tx);
             if (uses >= coupon.usage_limit_per_user) throw COUPON_FAILED;
           }
-          await this.repo.recordCouponUse(trx, {
-            coupon_id: coupon.id,
-            user_id: customerId,
-            email,
-            order_id: order.id,
-            created_at: stamp,
-          });
+          await this.repo.recordCouponUse(
+            { coupon_id: coupon.id, user_id: customerId, email, order_id: order.id, created_at: stamp },
+            tx,
+          );
         }
       });
     } catch (e) {
@@ -418,9 +431,7 @@ export class SubmitService {
         decimals: currencyDecimals(ctx.code, settings),
         locked_at: stamp,
       };
-      await this.repo.transaction((trx) =>
-        this.repo.update(trx, order.id, { audit: JSON.stringify(audit), updated_at: iso(now()) }),
-      );
+      await this.repo.update(order.id, { audit: JSON.stringify(audit), updated_at: iso(now()) });
     } catch (e) {
       if (e instanceof CheckoutFailure) throw e;
       return { status: 500, body: await this.failed(order, e), session, login };
@@ -440,19 +451,17 @@ export class SubmitService {
   /** Order processing failed after creation: the order stays, failed, with stock and coupons given back. */
   private async failed(order: OrderRow, err: unknown): Promise<Record<string, unknown>> {
     this.log.error({ err, order_id: order.id }, 'order processing failed');
-    await this.repo
-      .transaction(async (trx) => {
-        const locked = await this.repo.lock(trx, order.id);
-        if (!locked) return;
-        for (const hold of parseHolds(locked)) await this.repo.giveStock(trx, hold);
-        await this.repo.releaseCoupons(trx, order.id);
-        await this.repo.update(trx, order.id, {
-          status: 'failed',
-          stock_held: '[]',
-          updated_at: iso(this.checkout.clock.now()),
-        });
-      })
-      .catch((e) => this.log.error({ err: e, order_id: order.id }, 'failed order not released'));
+    await withTransaction(this.database, async (tx) => {
+      const locked = await this.repo.lock(order.id, tx);
+      if (!locked) return;
+      for (const hold of parseHolds(locked)) await this.repo.giveStock(hold, tx);
+      await this.repo.releaseCoupons(order.id, tx);
+      await this.repo.update(
+        order.id,
+        { status: 'failed', stock_held: '[]', updated_at: iso(this.checkout.clock.now()) },
+        tx,
+      );
+    }).catch((e) => this.log.error({ err: e, order_id: order.id }, 'failed order not released'));
     return {
       ok: false,
       error: 'The order could not be processed.',
@@ -464,13 +473,13 @@ export class SubmitService {
 
   /** Undoes an order that must not exist (coupon or currency failure): stock, coupons, subscriptions, row. */
   private async deleteOrder(id: number): Promise<void> {
-    await this.repo.transaction(async (trx) => {
-      const locked = await this.repo.lock(trx, id);
+    await withTransaction(this.database, async (tx) => {
+      const locked = await this.repo.lock(id, tx);
       if (!locked) return;
-      for (const hold of parseHolds(locked)) await this.repo.giveStock(trx, hold);
-      await this.repo.releaseCoupons(trx, id);
-      await this.repo.delete(trx, id);
-      await trx
+      for (const hold of parseHolds(locked)) await this.repo.giveStock(hold, tx);
+      await this.repo.releaseCoupons(id, tx);
+      await this.repo.delete(id, tx);
+      await tx
         .deleteFrom('subscriptions')
         .where('parent_order_id', '=', id)
         .where('status', '=', 'pending')

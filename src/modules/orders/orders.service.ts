@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { randomHex } from '../../random.js';
 import { type Product, resolveActivationLimit } from '../catalogue/catalogue.model.js';
@@ -47,7 +47,7 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
 }
 
 /** What the subscriptions module does inside an order's transaction when the order is paid. */
-export type OrderPaidHook = (trx: Kysely<DB>, order: OrderRow, now: Date) => Promise<void>;
+export type OrderPaidHook = (order: OrderRow, paidAt: Date, tx: Tx) => Promise<void>;
 
 /** Products of an order's items, read before its transaction (SQLite has one connection). */
 export type ProductMap = Map<number, Product | null>;
@@ -65,6 +65,7 @@ export class OrdersService {
   private paidHooks: OrderPaidHook[] = [];
 
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     readonly repo: OrdersRepository,
     private readonly catalogue: CatalogueService,
     private readonly licenses: LicenseService,
@@ -105,10 +106,10 @@ export class OrdersService {
     const items = await this.repo.items(id);
     const products = await this.productsOf(items);
     const settings = await this.settings.get();
-    await this.repo.transaction(async (trx) => {
-      const locked = await this.repo.lock(trx, id);
+    await withTransaction(this.database, async (tx) => {
+      const locked = await this.repo.lock(id, tx);
       if (!locked) throw new ApiError('order_not_found');
-      await this.transition(trx, locked, status, { products, settings });
+      await this.transition(locked, status, { products, settings }, tx);
     });
     return this.get(order.id);
   }
@@ -116,26 +117,26 @@ export class OrdersService {
   /**
    * Moves a locked order to `to`: gives held stock back on failure or cancellation, and on
    * entering a paid status records the payment time, issues the licenses not yet issued and runs
-   * the paid hooks (first payment only). The caller holds the order's row in `trx`.
+   * the paid hooks (first payment only). The caller holds the order's row in `tx`.
    */
   async transition(
-    trx: Kysely<DB>,
     order: OrderRow,
     to: OrderStatus,
     ctx: { products: ProductMap; settings: Settings },
+    tx: Tx,
   ): Promise<OrderRow> {
     const now = this.clock.now();
     const patch: Partial<OrderRow> = { status: to, updated_at: iso(now) };
     if (RELEASING.has(to) && order.stock_held !== '[]') {
-      for (const hold of parseHolds(order)) await this.repo.giveStock(trx, hold);
+      for (const hold of parseHolds(order)) await this.repo.giveStock(hold, tx);
       patch.stock_held = '[]';
     }
     const firstPayment = PAID.has(to) && order.paid_at === null;
     if (firstPayment) patch.paid_at = iso(now);
-    await this.repo.update(trx, order.id, patch);
+    await this.repo.update(order.id, patch, tx);
     const updated = { ...order, ...patch } as OrderRow;
-    if (PAID.has(to)) await this.issueLicenses(trx, updated, ctx);
-    if (firstPayment) for (const hook of this.paidHooks) await hook(trx, updated, now);
+    if (PAID.has(to)) await this.issueLicenses(updated, ctx, tx);
+    if (firstPayment) for (const hook of this.paidHooks) await hook(updated, now, tx);
     return updated;
   }
 
@@ -145,14 +146,14 @@ export class OrdersService {
    * snapshot from the variation or else the product (none = legacy).
    */
   private async issueLicenses(
-    trx: Kysely<DB>,
     order: OrderRow,
     ctx: { products: ProductMap; settings: Settings },
+    tx: Tx,
   ): Promise<void> {
     if (order.customer_id === null) return; // a license needs an owner
     if (order.created_via === 'renewal') return; // a renewal extends the subscription's licenses instead
-    const items = await this.repo.items(order.id, trx);
-    const issued = new Set((await this.repo.licensesOfOrder(order.id, trx)).map((l) => l.order_item_id));
+    const items = await this.repo.items(order.id, tx);
+    const issued = new Set((await this.repo.licensesOfOrder(order.id, tx)).map((l) => l.order_item_id));
     for (const item of items) {
       if (issued.has(item.id)) continue;
       const product = ctx.products.get(item.product_id);
@@ -171,7 +172,7 @@ export class OrdersService {
           order_item_id: item.id,
           subscription_id: item.subscription_id,
         },
-        trx,
+        tx,
       );
     }
   }

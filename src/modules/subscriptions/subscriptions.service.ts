@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Clock, iso, rfc3339 } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -115,7 +116,6 @@ export class SubscriptionsService {
 
   /** Checkout's subscription for one line, created with its order (pending until paid). */
   async createForOrder(
-    trx: Kysely<DB>,
     input: {
       user_id: number;
       product_id: number;
@@ -128,6 +128,7 @@ export class SubscriptionsService {
       payment_method: string;
       order_id: number;
     },
+    trx: Tx,
   ): Promise<number> {
     const now = iso(this.clock.now());
     const row = await trx
@@ -241,57 +242,63 @@ export class SubscriptionsService {
       : `Product ${sub.product_id}`;
     const now = iso(this.clock.now());
     try {
-      return await this.db.transaction().execute(async (trx) => {
-        const orderId = await this.orders.repo.insert(trx, {
-          ...newOrderBasis(ctx, settings),
-          customer_id: sub.user_id,
-          status: 'pending',
-          created_via: 'renewal',
-          subtotal: total,
-          subtotal_tax: 0,
-          discount_total: 0,
-          discount_tax: 0,
-          shipping_total: 0,
-          shipping_tax: 0,
-          total_tax: 0,
-          total,
-          payment_method: sub.payment_method ?? '',
-          payment_method_title: parent?.payment_method_title ?? '',
-          billing: parent?.billing ?? '{}',
-          shipping: parent?.shipping ?? '{}',
-          shipping_lines: '[]',
-          coupons: '[]',
-          customer_note: '',
-          custom_fields: '{}',
-          referral_code: '',
-          ip_address: '',
-          stock_held: '[]',
-          audit: null,
-          subscription_id: sub.id,
-          renewal_of: renewalOf,
-          renewal_due_at: due,
-          idempotency_hash: null,
-          tracking_number: '',
-          tracking_url: '',
-          paid_at: null,
-          created_at: now,
-          updated_at: now,
-        });
-        await this.orders.repo.insertItem(trx, {
-          order_id: orderId,
-          product_id: sub.product_id,
-          variation_id: sub.variation_id ?? 0,
-          name,
-          quantity,
-          price: Math.round(total / quantity),
-          subtotal: total,
-          subtotal_tax: 0,
-          total,
-          total_tax: 0,
-          meta: '[]',
-          subscription_id: sub.id,
-        });
-        return (await this.orders.repo.find(orderId, trx))!;
+      return await withTransaction({ db: this.db }, async (tx) => {
+        const orderId = await this.orders.repo.insert(
+          {
+            ...newOrderBasis(ctx, settings),
+            customer_id: sub.user_id,
+            status: 'pending',
+            created_via: 'renewal',
+            subtotal: total,
+            subtotal_tax: 0,
+            discount_total: 0,
+            discount_tax: 0,
+            shipping_total: 0,
+            shipping_tax: 0,
+            total_tax: 0,
+            total,
+            payment_method: sub.payment_method ?? '',
+            payment_method_title: parent?.payment_method_title ?? '',
+            billing: parent?.billing ?? '{}',
+            shipping: parent?.shipping ?? '{}',
+            shipping_lines: '[]',
+            coupons: '[]',
+            customer_note: '',
+            custom_fields: '{}',
+            referral_code: '',
+            ip_address: '',
+            stock_held: '[]',
+            audit: null,
+            subscription_id: sub.id,
+            renewal_of: renewalOf,
+            renewal_due_at: due,
+            idempotency_hash: null,
+            tracking_number: '',
+            tracking_url: '',
+            paid_at: null,
+            created_at: now,
+            updated_at: now,
+          },
+          tx,
+        );
+        await this.orders.repo.insertItem(
+          {
+            order_id: orderId,
+            product_id: sub.product_id,
+            variation_id: sub.variation_id ?? 0,
+            name,
+            quantity,
+            price: Math.round(total / quantity),
+            subtotal: total,
+            subtotal_tax: 0,
+            total,
+            total_tax: 0,
+            meta: '[]',
+            subscription_id: sub.id,
+          },
+          tx,
+        );
+        return (await this.orders.repo.find(orderId, tx))!;
       });
     } catch (e) {
       // Another process created this due date's order first.
@@ -417,7 +424,7 @@ export class SubscriptionsService {
    * `license.renewed` each, moves next_payment_at on and reactivates the subscription. A first
    * order activates the subscriptions checkout created for it.
    */
-  async orderPaid(trx: Kysely<DB>, order: OrderRow, now: Date): Promise<void> {
+  async orderPaid(order: OrderRow, now: Date, trx: Tx): Promise<void> {
     if (order.created_via === 'renewal' && order.subscription_id !== null) {
       const sub = await this.lock(trx, order.subscription_id);
       if (!sub) return;
