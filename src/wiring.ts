@@ -25,6 +25,7 @@ import { createReleases, type ReleasesModule } from './modules/releases/releases
 import type { ReleasesService } from './modules/releases/releases.service.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
+import { SubscriptionsRepository } from './modules/subscriptions/subscriptions.repository.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { Outbox } from './modules/webhooks/outbox.js';
@@ -167,8 +168,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     clock,
   );
   const subscriptions = new SubscriptionsService(
-    database.db,
-    database.dialect,
+    database,
+    new SubscriptionsRepository(database.db, database.dialect),
     orders,
     catalogue,
     accounts,
@@ -176,11 +177,11 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     outbox,
     clock,
   );
-  const checkout = new CheckoutService(cart, catalogue, settings, orders.repo, clock);
+  const checkout = new CheckoutService(cart, catalogue, settings, orders, clock);
   const submit = new SubmitService(
     database,
     checkout,
-    orders.repo,
+    orders,
     accounts,
     subscriptions,
     rates,

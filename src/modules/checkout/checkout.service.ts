@@ -5,7 +5,7 @@ import type { CartCaller, CartService, CartSession } from '../cart/cart.service.
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
 import { fromMinor } from '../catalogue/money.js';
-import type { OrdersRepository } from '../orders/orders.repository.js';
+import type { OrdersService } from '../orders/orders.service.js';
 import { type CurrencyContext, resolveCurrency } from '../pricing/currency.js';
 import type { CartTotals } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
@@ -48,7 +48,7 @@ export class CheckoutService {
     readonly cart: CartService,
     readonly catalogue: CatalogueService,
     readonly settings: SettingsService,
-    readonly orders: OrdersRepository,
+    readonly orders: OrdersService,
     readonly clock: Clock,
   ) {}
 
@@ -85,7 +85,7 @@ export class CheckoutService {
         continue;
       }
       const known = userId !== null || email !== '';
-      const uses = known ? await this.orders.usesBy(coupon.id, userId, email) : null;
+      const uses = known ? await this.orders.couponUses(coupon.id, userId, email) : null;
       found.push({ coupon, uses });
     }
     return { found, missing };
@@ -129,7 +129,7 @@ export class CheckoutService {
     const money = (m: number) => fromMinor(m, ctx.decimals);
     const digitalOnly = !totals.needs_shipping;
     const { countries, states } = countriesAndStates();
-    const saved = caller.user ? await this.orders.addresses(caller.user.id) : undefined;
+    const saved = caller.user ? await this.orders.savedAddresses(caller.user.id) : undefined;
     const addresses = saved
       ? [
           { type: 'billing', ...(JSON.parse(saved.billing) as Record<string, unknown>) },

@@ -1,18 +1,11 @@
-import { iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
-import { type Tx, withTransaction } from '../../db/transaction.js';
+import { withTransaction } from '../../db/transaction.js';
 import { safeEqual } from '../../random.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
 import { fromMinor } from '../catalogue/money.js';
 import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
-import type { OrderRow, StockHold } from '../orders/orders.model.js';
-import {
-  type OrderCoupon,
-  type OrdersService,
-  PAID,
-  type ProductMap,
-  type ShippingLine,
-} from '../orders/orders.service.js';
+import type { OrderRow } from '../orders/orders.model.js';
+import { type OrderCoupon, type OrdersService, PAID, type ShippingLine } from '../orders/orders.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { CheckoutFailure } from './checkout.errors.js';
 import type { CheckoutService } from './checkout.service.js';
@@ -47,10 +40,10 @@ export class PaymentService {
   }
 
   async receipt(id: number, key: string | undefined, user: AuthUser | null) {
-    const order = await this.orders.repo.find(id);
+    const order = await this.orders.find(id);
     // An unknown order answers like a forbidden one: receipts must not reveal which ids exist.
     if (!order || !this.allowed(order, key, user)) return UNAUTHORIZED;
-    const items = await this.orders.repo.items(order.id);
+    const items = await this.orders.items(order.id);
     const products = await this.orders.productsOf(items);
     const num = (m: number) => Number(fromMinor(Number(m), order.decimals));
     const billing = JSON.parse(order.billing) as Record<string, string>;
@@ -114,7 +107,7 @@ export class PaymentService {
     user: AuthUser | null,
   ) {
     try {
-      const order = await this.orders.repo.find(id);
+      const order = await this.orders.find(id);
       if (!order) throw payFail(404, 'Order not found.', 'order_not_found');
       if (!this.allowed(order, body.key, user)) throw payFail(403, UNAUTHORIZED.error, 'unauthorized');
       if (PAID.has(order.status))
@@ -140,13 +133,13 @@ export class PaymentService {
         currency: order.currency,
         payment_data: body.payment_data ?? {},
       });
-      const items = await this.orders.repo.items(order.id);
+      const items = await this.orders.items(order.id);
       const products = await this.orders.productsOf(items);
       const settings = await this.checkout.settings.get();
       const ctx = { products, settings };
       try {
         await withTransaction(this.database, async (tx) => {
-          const locked = await this.orders.repo.lock(order.id, tx);
+          const locked = await this.orders.lock(order.id, tx);
           if (!locked || PAID.has(locked.status)) throw ALREADY_PAID;
           if (!outcome.ok) {
             if (locked.status !== 'failed') await this.orders.transition(locked, 'failed', ctx, tx);
@@ -154,10 +147,12 @@ export class PaymentService {
           }
           let current = locked;
           if (locked.status === 'failed' && locked.stock_held === '[]') {
-            current = await this.holdAgain(locked, items, products, tx);
+            const held = await this.orders.holdAgain(locked, items, products, tx);
+            if (!held) throw OUT_OF_STOCK;
+            current = held;
           }
           if (current.payment_method === '') {
-            await this.orders.repo.update(
+            await this.orders.update(
               current.id,
               { payment_method: gateway.id, payment_method_title: gateway.title },
               tx,
@@ -185,29 +180,5 @@ export class PaymentService {
       if (e instanceof CheckoutFailure) return { status: e.status, body: e.body };
       throw e;
     }
-  }
-
-  /** A failed order gave its stock back; paying it takes the stock again, or refuses. */
-  private async holdAgain(
-    order: OrderRow,
-    items: { product_id: number; variation_id: number; quantity: number }[],
-    products: ProductMap,
-    tx: Tx,
-  ): Promise<OrderRow> {
-    const holds: StockHold[] = [];
-    for (const item of items) {
-      const product = products.get(item.product_id);
-      if (!product) continue;
-      const variation = product.variations.find((v) => v.id === item.variation_id);
-      if (variation && variation.stock_quantity !== null) {
-        holds.push({ pool: 'variation', id: variation.id, quantity: item.quantity });
-      } else if (product.stock_quantity !== null) {
-        holds.push({ pool: 'product', id: product.id, quantity: item.quantity });
-      }
-    }
-    for (const hold of holds) if (!(await this.orders.repo.takeStock(hold, tx))) throw OUT_OF_STOCK;
-    const stock_held = JSON.stringify(holds);
-    await this.orders.repo.update(order.id, { stock_held, updated_at: iso(this.checkout.clock.now()) }, tx);
-    return { ...order, stock_held };
   }
 }

@@ -11,8 +11,7 @@ import type { CartSession } from '../cart/cart.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
 import type { OrderRow } from '../orders/orders.model.js';
-import type { OrdersRepository } from '../orders/orders.repository.js';
-import { newOrderBasis, parseHolds } from '../orders/orders.service.js';
+import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
 import { rateAgeSeconds, resolveCurrency } from '../pricing/currency.js';
 import type { BillingPeriod } from '../subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -97,7 +96,7 @@ export class SubmitService {
   constructor(
     private readonly database: Pick<Database, 'db'>,
     private readonly checkout: CheckoutService,
-    private readonly repo: OrdersRepository,
+    private readonly orders: OrdersService,
     private readonly accounts: AccountsService,
     private readonly subscriptions: SubscriptionsService,
     private readonly rates: RateCounter,
@@ -142,7 +141,7 @@ export class SubmitService {
         throw fail(400, 'No items provided', { error_code: 'no_items' });
       const idem = idempotencyKey ? sha256(`checkout:${idempotencyKey}`) : null;
       if (idem) {
-        const first = await this.repo.findByIdempotency(idem);
+        const first = await this.orders.findByIdempotency(idem);
         if (first) return out(this.result(first, false));
       }
       const settings = await this.checkout.settings.get();
@@ -235,7 +234,7 @@ export class SubmitService {
     let order: OrderRow;
     try {
       order = await withTransaction(this.database, async (tx) => {
-        const id = await this.repo.insert(
+        const created = await this.orders.create(
           {
             ...newOrderBasis(ctx, settings),
             customer_id: userId,
@@ -282,16 +281,17 @@ export class SubmitService {
             created_at: stamp,
             updated_at: stamp,
           },
+          [],
           tx,
         );
-        for (const hold of holds) if (!(await this.repo.takeStock(hold, tx))) throw OUT_OF_STOCK;
-        return (await this.repo.find(id, tx))!;
+        if (!(await this.orders.takeStock(holds, tx))) throw OUT_OF_STOCK;
+        return created;
       });
     } catch (e) {
       if (e === OUT_OF_STOCK)
         throw fail(409, 'Sorry, some items are no longer in stock.', { error_code: 'out_of_stock' });
       if (idem && isUniqueViolation(e)) {
-        const first = await this.repo.findByIdempotency(idem);
+        const first = await this.orders.findByIdempotency(idem);
         if (first) return { status: 200, body: this.result(first, false), session, login: null };
       }
       throw e;
@@ -326,7 +326,7 @@ export class SubmitService {
       delete shipping.email;
       delete shipping.phone;
       await withTransaction(this.database, async (tx) => {
-        await this.repo.update(
+        await this.orders.update(
           order.id,
           {
             customer_id: customerId,
@@ -355,7 +355,7 @@ export class SubmitService {
               tx,
             );
           }
-          await this.repo.insertItem(
+          await this.orders.addItem(
             {
               order_id: order.id,
               product_id: t.product_id,
@@ -374,7 +374,7 @@ export class SubmitService {
           );
         }
         if (customerId !== null) {
-          await this.repo.saveAddresses(
+          await this.orders.saveAddresses(
             customerId,
             JSON.stringify(billing),
             JSON.stringify(shipping),
@@ -393,12 +393,12 @@ export class SubmitService {
         if (missing.length > 0 || totals.rejected_coupons.length > 0) throw COUPON_FAILED;
         for (const { coupon } of found) {
           if (!totals.coupons.some((c) => c.code === coupon.code)) continue;
-          if (!(await this.repo.claimCoupon(coupon.id, tx))) throw COUPON_FAILED;
+          if (!(await this.orders.claimCoupon(coupon.id, tx))) throw COUPON_FAILED;
           if (coupon.usage_limit_per_user !== null) {
-            const uses = await this.repo.usesBy(coupon.id, customerId, email, tx);
+            const uses = await this.orders.couponUses(coupon.id, customerId, email, tx);
             if (uses >= coupon.usage_limit_per_user) throw COUPON_FAILED;
           }
-          await this.repo.recordCouponUse(
+          await this.orders.recordCouponUse(
             { coupon_id: coupon.id, user_id: customerId, email, order_id: order.id, created_at: stamp },
             tx,
           );
@@ -431,7 +431,7 @@ export class SubmitService {
         decimals: currencyDecimals(ctx.code, settings),
         locked_at: stamp,
       };
-      await this.repo.update(order.id, { audit: JSON.stringify(audit), updated_at: iso(now()) });
+      await this.orders.update(order.id, { audit: JSON.stringify(audit), updated_at: iso(now()) });
     } catch (e) {
       if (e instanceof CheckoutFailure) throw e;
       return { status: 500, body: await this.failed(order, e), session, login };
@@ -452,15 +452,8 @@ export class SubmitService {
   private async failed(order: OrderRow, err: unknown): Promise<Record<string, unknown>> {
     this.log.error({ err, order_id: order.id }, 'order processing failed');
     await withTransaction(this.database, async (tx) => {
-      const locked = await this.repo.lock(order.id, tx);
-      if (!locked) return;
-      for (const hold of parseHolds(locked)) await this.repo.giveStock(hold, tx);
-      await this.repo.releaseCoupons(order.id, tx);
-      await this.repo.update(
-        order.id,
-        { status: 'failed', stock_held: '[]', updated_at: iso(this.checkout.clock.now()) },
-        tx,
-      );
+      await this.orders.markFailed(order.id, tx);
+      await this.orders.releaseCoupons(order.id, tx);
     }).catch((e) => this.log.error({ err: e, order_id: order.id }, 'failed order not released'));
     return {
       ok: false,
@@ -474,16 +467,9 @@ export class SubmitService {
   /** Undoes an order that must not exist (coupon or currency failure): stock, coupons, subscriptions, row. */
   private async deleteOrder(id: number): Promise<void> {
     await withTransaction(this.database, async (tx) => {
-      const locked = await this.repo.lock(id, tx);
-      if (!locked) return;
-      for (const hold of parseHolds(locked)) await this.repo.giveStock(hold, tx);
-      await this.repo.releaseCoupons(id, tx);
-      await this.repo.delete(id, tx);
-      await tx
-        .deleteFrom('subscriptions')
-        .where('parent_order_id', '=', id)
-        .where('status', '=', 'pending')
-        .execute();
+      await this.orders.releaseCoupons(id, tx);
+      await this.orders.discard(id, tx);
+      await this.subscriptions.deletePendingOfOrder(id, tx);
     });
   }
 }

@@ -11,7 +11,7 @@ import type { EntitlementPolicyInput } from '../licensing/policy.js';
 import type { CurrencyContext } from '../pricing/currency.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import type { OrderItemRow, OrderRow, StockHold } from './orders.model.js';
+import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
 import type { OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
 
@@ -27,6 +27,8 @@ export const ORDER_STATUSES: readonly OrderStatus[] = [
 export const PAID: ReadonlySet<string> = new Set(['processing', 'completed']);
 /** Statuses that give the order's held stock back. */
 const RELEASING: ReadonlySet<string> = new Set(['failed', 'cancelled']);
+/** Renewal orders that may still be paid (a closed renewal window cancels them). */
+export const OPEN_RENEWAL = ['pending', 'failed', 'on-hold'] as const satisfies readonly OrderStatus[];
 
 /**
  * The fields every new order starts with, whoever creates it (checkout or a renewal): its key and
@@ -66,7 +68,7 @@ export class OrdersService {
 
   constructor(
     private readonly database: Pick<Database, 'db'>,
-    readonly repo: OrdersRepository,
+    private readonly repo: OrdersRepository,
     private readonly catalogue: CatalogueService,
     private readonly licenses: LicenseService,
     private readonly settings: SettingsService,
@@ -76,6 +78,132 @@ export class OrdersService {
   /** Runs inside the transaction of every order that enters a paid status (subscriptions, renewals). */
   onPaid(hook: OrderPaidHook): void {
     this.paidHooks.push(hook);
+  }
+
+  find(id: number, tx?: Tx): Promise<OrderRow | undefined> {
+    return this.repo.find(id, tx);
+  }
+
+  /** Reads the order to change it in `tx`; on PostgreSQL its row stays locked until `tx` ends. */
+  lock(id: number, tx: Tx): Promise<OrderRow | undefined> {
+    return this.repo.lock(id, tx);
+  }
+
+  items(orderId: number, tx?: Tx): Promise<OrderItemRow[]> {
+    return this.repo.items(orderId, tx);
+  }
+
+  /** The order checkout placed under this idempotency key, if any. */
+  findByIdempotency(hash: string): Promise<OrderRow | undefined> {
+    return this.repo.findByIdempotency(hash);
+  }
+
+  /** The renewal order of one due payment (`renewal_of` is `subscription id:due date`), if any. */
+  findRenewal(renewalOf: string): Promise<OrderRow | undefined> {
+    return this.repo.findByRenewalOf(renewalOf);
+  }
+
+  /** Creates an order with its items (checkout adds its items in a later step); answers its row. */
+  async create(order: NewOrder, items: Omit<NewOrderItem, 'order_id'>[], tx: Tx): Promise<OrderRow> {
+    const id = await this.repo.insert(order, tx);
+    for (const item of items) await this.repo.insertItem({ ...item, order_id: id }, tx);
+    return (await this.repo.find(id, tx))!;
+  }
+
+  addItem(item: NewOrderItem, tx?: Tx): Promise<number> {
+    return this.repo.insertItem(item, tx);
+  }
+
+  update(id: number, patch: Partial<Omit<OrderRow, 'id'>>, tx?: Tx): Promise<void> {
+    return this.repo.update(id, patch, tx);
+  }
+
+  /**
+   * Takes every hold from stock, or answers false as soon as one pool has too little left: the
+   * caller then rolls `tx` back, which gives back what was taken.
+   */
+  async takeStock(holds: readonly StockHold[], tx: Tx): Promise<boolean> {
+    for (const hold of holds) if (!(await this.repo.takeStock(hold, tx))) return false;
+    return true;
+  }
+
+  /**
+   * A failed order gave its stock back; paying it takes the stock again (the variation's own pool,
+   * else the product's), or answers null when some ran out (the caller rolls `tx` back).
+   */
+  async holdAgain(
+    order: OrderRow,
+    items: Pick<OrderItemRow, 'product_id' | 'variation_id' | 'quantity'>[],
+    products: ProductMap,
+    tx: Tx,
+  ): Promise<OrderRow | null> {
+    const holds: StockHold[] = [];
+    for (const item of items) {
+      const product = products.get(item.product_id);
+      if (!product) continue;
+      const variation = product.variations.find((v) => v.id === item.variation_id);
+      if (variation && variation.stock_quantity !== null) {
+        holds.push({ pool: 'variation', id: variation.id, quantity: item.quantity });
+      } else if (product.stock_quantity !== null) {
+        holds.push({ pool: 'product', id: product.id, quantity: item.quantity });
+      }
+    }
+    if (!(await this.takeStock(holds, tx))) return null;
+    const stock_held = JSON.stringify(holds);
+    await this.repo.update(order.id, { stock_held, updated_at: iso(this.clock.now()) }, tx);
+    return { ...order, stock_held };
+  }
+
+  /** Counts one use of the coupon, only while it is under its usage limit. */
+  claimCoupon(couponId: number, tx: Tx): Promise<boolean> {
+    return this.repo.claimCoupon(couponId, tx);
+  }
+
+  /** Uses of the coupon this customer has claimed (by user id, else by billing email). */
+  couponUses(couponId: number, userId: number | null, email: string, tx?: Tx): Promise<number> {
+    return this.repo.usesBy(couponId, userId, email, tx);
+  }
+
+  recordCouponUse(
+    use: { coupon_id: number; user_id: number | null; email: string; order_id: number; created_at: string },
+    tx: Tx,
+  ): Promise<void> {
+    return this.repo.recordCouponUse(use, tx);
+  }
+
+  /** Gives back the order's coupon uses. */
+  releaseCoupons(orderId: number, tx?: Tx): Promise<void> {
+    return this.repo.releaseCoupons(orderId, tx);
+  }
+
+  /** The customer's last billing and shipping addresses (JSON), which checkout offers again. */
+  savedAddresses(userId: number) {
+    return this.repo.addresses(userId);
+  }
+
+  saveAddresses(userId: number, billing: string, shipping: string, now: string, tx?: Tx): Promise<void> {
+    return this.repo.saveAddresses(userId, billing, shipping, now, tx);
+  }
+
+  /** Order processing failed after creation: the order stays, `failed`, its stock given back. */
+  async markFailed(id: number, tx: Tx): Promise<void> {
+    const locked = await this.repo.lock(id, tx);
+    if (!locked) return;
+    for (const hold of parseHolds(locked)) await this.repo.giveStock(hold, tx);
+    await this.repo.update(id, { status: 'failed', stock_held: '[]', updated_at: iso(this.clock.now()) }, tx);
+  }
+
+  /** An order that must not exist: its stock given back, its row and items deleted. */
+  async discard(id: number, tx: Tx): Promise<void> {
+    const locked = await this.repo.lock(id, tx);
+    if (!locked) return;
+    for (const hold of parseHolds(locked)) await this.repo.giveStock(hold, tx);
+    await this.repo.delete(id, tx);
+  }
+
+  /** Cancels the subscription's renewal orders that may still be paid (its window closed). */
+  cancelOpenRenewals(subscriptionId: number, tx?: Tx): Promise<void> {
+    return this.repo.cancelRenewals(subscriptionId, OPEN_RENEWAL, iso(this.clock.now()), tx);
   }
 
   async require(id: number): Promise<OrderRow> {
