@@ -243,9 +243,13 @@ export class OrdersService {
   }
 
   /**
-   * Moves a locked order to `to`: gives held stock back on failure or cancellation, and on
-   * entering a paid status records the payment time, issues the licenses not yet issued and runs
-   * the paid hooks (first payment only). The caller holds the order's row in `tx`.
+   * Moves a locked order to `to`, all in the caller's transaction `tx` (which holds the order's
+   * row), so an order is paid with its licenses and subscriptions or not at all:
+   * 1. the new status; failure or cancellation gives the held stock back, the first payment
+   *    records its time;
+   * 2. a paid status issues the licenses not yet issued;
+   * 3. the first payment runs the paid hooks (src/wiring.ts: the order's subscriptions start, or a
+   *    renewal extends its subscription's licenses).
    */
   async transition(
     order: OrderRow,
@@ -254,18 +258,22 @@ export class OrdersService {
     tx: Tx,
   ): Promise<OrderRow> {
     const now = this.clock.now();
+    const firstPayment = PAID.has(to) && order.paid_at === null;
+    const updated = await this.recordStatus(order, to, now, tx);
+    if (PAID.has(to)) await this.issueLicenses(updated, ctx, tx);
+    if (firstPayment) for (const hook of this.paidHooks) await hook(updated, now, tx);
+    return updated;
+  }
+
+  private async recordStatus(order: OrderRow, to: OrderStatus, now: Date, tx: Tx): Promise<OrderRow> {
     const patch: Partial<OrderRow> = { status: to, updated_at: iso(now) };
     if (RELEASING.has(to) && order.stock_held !== '[]') {
       for (const hold of parseHolds(order)) await this.repo.giveStock(hold, tx);
       patch.stock_held = '[]';
     }
-    const firstPayment = PAID.has(to) && order.paid_at === null;
-    if (firstPayment) patch.paid_at = iso(now);
+    if (PAID.has(to) && order.paid_at === null) patch.paid_at = iso(now);
     await this.repo.update(order.id, patch, tx);
-    const updated = { ...order, ...patch } as OrderRow;
-    if (PAID.has(to)) await this.issueLicenses(updated, ctx, tx);
-    if (firstPayment) for (const hook of this.paidHooks) await hook(updated, now, tx);
-    return updated;
+    return { ...order, ...patch };
   }
 
   /**
