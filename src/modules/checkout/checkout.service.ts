@@ -10,7 +10,6 @@ import { type CurrencyContext, resolveCurrency } from '../pricing/currency.js';
 import type { CartTotals } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import { CheckoutFailure, fail } from './checkout.errors.js';
 import {
   type Address,
   assertStockAvailable,
@@ -202,14 +201,16 @@ export class CheckoutService {
     caller: CheckoutCaller,
   ) {
     try {
-      if (!body.items || body.items.length === 0) throw fail(200, 'No items provided');
+      if (!body.items || body.items.length === 0) throw new ApiError('no_items');
       const settings = await this.settings.get();
       const ctx = await this.currency(settings, caller.currency);
       const lines = await resolveItems(this.catalogue, body.items);
       assertStockAvailable(lines);
       const email = typeof body.billing?.email === 'string' ? body.billing.email.trim().toLowerCase() : '';
       const { found, missing } = await this.coupons(body.coupons, caller.user?.id ?? null, email);
-      if (missing.length > 0) throw fail(200, `Coupon "${missing[0]}" does not exist.`);
+      if (missing.length > 0) {
+        throw new ApiError('coupon_not_found', { message: `Coupon "${missing[0]}" does not exist.` });
+      }
       const totals = await this.price({
         settings,
         currency: ctx,
@@ -220,7 +221,10 @@ export class CheckoutService {
         shippingMethod: body.shipping_method,
       });
       const rejected = totals.rejected_coupons[0];
-      if (rejected) throw fail(200, `Coupon "${rejected.code}" cannot be applied (${rejected.reason}).`);
+      if (rejected) {
+        const message = `Coupon "${rejected.code}" cannot be applied (${rejected.reason}).`;
+        throw new ApiError('coupon_failed', { message });
+      }
       const money = (m: number) => fromMinor(m, ctx.decimals);
       return {
         ok: true,
@@ -247,7 +251,6 @@ export class CheckoutService {
         },
       };
     } catch (e) {
-      if (e instanceof CheckoutFailure) return { error: e.body.error };
       if (e instanceof ApiError && e.status < 500) return { error: e.message };
       throw e;
     }

@@ -19,7 +19,7 @@ import type { Settings } from '../settings/settings.schemas.js';
 import type { BillingPeriod } from '../subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { verifyCaptcha } from './captcha.js';
-import { CheckoutFailure, fail } from './checkout.errors.js';
+import { refusal } from './checkout.errors.js';
 import {
   type Address,
   assertStockAvailable,
@@ -51,11 +51,11 @@ export interface SubmitBody {
   captcha_token?: string;
 }
 
+/** What submit answers when it does not refuse (a refusal is thrown: an ApiError in checkout's shape). */
 export interface SubmitOutcome {
-  /** HTTP status: 200, a failure's own (docs/checkout.md), 500 when processing failed. */
-  status: number;
+  /** HTTP status: 200, or 500 when processing failed once the order existed. */
+  status: 200 | 500;
   body: Record<string, unknown>;
-  session: CartSession;
   /** A customer created and signed in by auto-registration: the routes set the sign-in cookie. */
   login: { sessionId: string; nonce: string } | null;
 }
@@ -151,53 +151,41 @@ export class SubmitService {
     };
   }
 
+  /** Step 1, the cart session, is the route's: it is kept whatever the answer. */
   async submit(
     body: SubmitBody,
     caller: CheckoutCaller,
+    session: CartSession,
     idempotencyKey: string | undefined,
   ): Promise<SubmitOutcome> {
-    // 1. Hydrate cart and session.
-    const session = await this.checkout.openCart(caller);
-    const out = (b: Record<string, unknown>, status = 200): SubmitOutcome => ({
-      status,
-      body: b,
-      session,
-      login: null,
-    });
+    if (!body.items || body.items.length === 0) throw refusal('no_items');
+    const idem = idempotencyKey ? sha256(`checkout:${idempotencyKey}`) : null;
+    if (idem) {
+      const first = await this.orders.findByIdempotency(idem);
+      if (first) return { status: 200, body: this.result(first, false), login: null };
+    }
+    const settings = await this.checkout.settings.get();
+    const email = normaliseEmail(typeof body.billing?.email === 'string' ? body.billing.email : '');
+    // 2. Rate limiting: order attempts per IP and per billing email.
+    const buckets = [
+      `checkout:ip:${sha256(caller.ip)}`,
+      ...(email ? [`checkout:email:${sha256(email)}`] : []),
+    ];
+    const counts = await Promise.all(buckets.map((b) => this.rates.peek(b, ATTEMPT_WINDOW_S)));
+    const over = counts.find((c) => c.count >= settings.checkout_rate_limit);
+    if (over) {
+      throw refusal('rate_limited', {
+        message: 'Too many orders have been placed recently; please try again later.',
+        data: { retry_after: over.retryAfter },
+      });
+    }
     try {
-      if (!body.items || body.items.length === 0)
-        throw fail(400, 'No items provided', { error_code: 'no_items' });
-      const idem = idempotencyKey ? sha256(`checkout:${idempotencyKey}`) : null;
-      if (idem) {
-        const first = await this.orders.findByIdempotency(idem);
-        if (first) return out(this.result(first, false));
-      }
-      const settings = await this.checkout.settings.get();
-      const email = normaliseEmail(typeof body.billing?.email === 'string' ? body.billing.email : '');
-      // 2. Rate limiting: order attempts per IP and per billing email.
-      const buckets = [
-        `checkout:ip:${sha256(caller.ip)}`,
-        ...(email ? [`checkout:email:${sha256(email)}`] : []),
-      ];
-      const counts = await Promise.all(buckets.map((b) => this.rates.peek(b, ATTEMPT_WINDOW_S)));
-      const over = counts.find((c) => c.count >= settings.checkout_rate_limit);
-      if (over) {
-        throw fail(429, 'Too many orders have been placed recently; please try again later.', {
-          error_code: 'rate_limited',
-          retry_after: over.retryAfter,
-        });
-      }
-      try {
-        return await this.place({ body, caller, settings, email, idem, session, order: null, login: null });
-      } finally {
-        // 12. Record the attempt, whatever its outcome.
-        await Promise.all(buckets.map((b) => this.rates.hit(b, ATTEMPT_WINDOW_S))).catch((err) =>
-          this.log.warn({ err }, 'order attempt not recorded'),
-        );
-      }
-    } catch (e) {
-      if (e instanceof CheckoutFailure) return out(e.body, e.status);
-      throw e;
+      return await this.place({ body, caller, settings, email, idem, session, order: null, login: null });
+    } finally {
+      // 12. Record the attempt, whatever its outcome.
+      await Promise.all(buckets.map((b) => this.rates.hit(b, ATTEMPT_WINDOW_S))).catch((err) =>
+        this.log.warn({ err }, 'order attempt not recorded'),
+      );
     }
   }
 
@@ -236,9 +224,9 @@ export class SubmitService {
           this.log.error({ err, order_id: s.order?.id, step }, 'failed order not released'),
       });
     } catch (e) {
-      if (e instanceof AlreadyPlaced)
-        return { status: 200, body: this.result(e.order, false), session: s.session, login: null };
-      if (e instanceof CheckoutFailure || !s.order) throw e;
+      if (e instanceof AlreadyPlaced) return { status: 200, body: this.result(e.order, false), login: null };
+      // A refusal is answered as it is: before the order exists, or once a step refused it.
+      if (!s.order || s.refused) throw e;
       this.log.error({ err: e, order_id: s.order.id }, 'order processing failed');
       const body = {
         ok: false,
@@ -247,7 +235,7 @@ export class SubmitService {
         order_key: s.order.order_key,
         status: 'failed',
       };
-      return { status: 500, body, session: s.session, login: s.login };
+      return { status: 500, body, login: s.login };
     }
     // 13. No payment here: the client goes on to pay_url, or thankyou_url for offline methods.
     const order = s.order!;
@@ -255,7 +243,6 @@ export class SubmitService {
     return {
       status: 200,
       body: { ...this.result(order, login !== null), ...(login ? { nonce: login.nonce } : {}) },
-      session: s.session,
       login,
     };
   }
@@ -265,11 +252,7 @@ export class SubmitService {
     if (settings.captcha_provider === 'none') return;
     const token = body.captcha_token?.trim() ?? '';
     if (token === '' || !(await verifyCaptcha(settings, token, caller.ip))) {
-      throw new CheckoutFailure(403, {
-        ok: false,
-        error: 'Please complete the CAPTCHA check.',
-        error_code: 'captcha_missing',
-      });
+      throw new ApiError('captcha_missing', { shape: 'checkout_not_ok' });
     }
   }
 
@@ -277,7 +260,7 @@ export class SubmitService {
   private async resolveItems(s: Placing): Promise<void> {
     s.lines = await resolveItems(this.checkout.catalogue, s.body.items!);
     if (s.caller.user === null && s.lines.some((l) => l.line.subscription)) {
-      throw fail(401, 'You must be logged in to purchase a subscription.', { error_code: 'login_required' });
+      throw refusal('login_required');
     }
   }
 
@@ -285,17 +268,15 @@ export class SubmitService {
   private async checkCurrency(s: Placing): Promise<void> {
     s.ctx = await this.checkout.currency(s.settings, s.caller.currency);
     if (rateAgeSeconds(s.ctx, this.checkout.clock.now()) > s.settings.currency_rate_max_age) {
-      throw fail(409, 'The exchange rate has expired; please try again shortly.', {
-        error_code: 'currency_rate_stale',
-      });
+      throw refusal('currency_rate_stale');
     }
     const gateway = await this.checkout.catalogue.gateways.find(s.body.payment_method ?? '');
     if (!gateway?.enabled || !gatewayImplementation(gateway.id)) {
-      throw fail(400, 'Please choose an available payment method.', { error_code: 'invalid_payment_method' });
+      throw refusal('invalid_payment_method');
     }
     if (!acceptsCurrency(gateway, s.ctx.code)) {
-      throw fail(400, `${gateway.title} is not available for ${s.ctx.code}.`, {
-        error_code: 'currency_gateway_mismatch',
+      throw refusal('currency_gateway_mismatch', {
+        message: `${gateway.title} is not available for ${s.ctx.code}.`,
       });
     }
     s.gateway = gateway;
@@ -373,7 +354,7 @@ export class SubmitService {
       s.order = await withTransaction(this.database, async (tx) => {
         const order = await this.orders.create(values, [], tx);
         if (!(await this.orders.takeStock(holds, tx))) {
-          throw fail(409, 'Sorry, some items are no longer in stock.', { error_code: 'out_of_stock' });
+          throw refusal('out_of_stock');
         }
         return order;
       });
@@ -496,8 +477,9 @@ export class SubmitService {
     const refused = () => {
       s.refused = true;
       const code = missing[0] ?? s.totals.rejected_coupons[0]?.code ?? '';
-      return fail(409, `Coupon "${code}" could not be applied to this order.`, {
-        error_code: 'coupon_failed',
+      return refusal('coupon_failed', {
+        status: 409,
+        message: `Coupon "${code}" could not be applied to this order.`,
       });
     };
     await withTransaction(this.database, async (tx) => {
@@ -534,9 +516,7 @@ export class SubmitService {
     const live = resolveCurrency(await this.checkout.settings.get(), ctx.code);
     if (!live || live.rate_id !== ctx.rate_id) {
       s.refused = true;
-      throw fail(409, 'The exchange rate changed while the order was placed; please try again.', {
-        error_code: 'order_currency_failed',
-      });
+      throw refusal('order_currency_failed');
     }
     const audit = {
       currency: ctx.code,
