@@ -9,9 +9,10 @@ import { AccountsService } from './modules/accounts/accounts.service.js';
 import { CartRepository } from './modules/cart/cart.repository.js';
 import { CartService, CartTokens } from './modules/cart/cart.service.js';
 import { CatalogueService } from './modules/catalogue/catalogue.service.js';
-import { CheckoutService } from './modules/checkout/checkout.service.js';
-import { PaymentService } from './modules/checkout/payment.service.js';
-import { SubmitService } from './modules/checkout/submit.service.js';
+import { createCheckout } from './modules/checkout/checkout.module.js';
+import type { CheckoutService } from './modules/checkout/checkout.service.js';
+import type { PaymentService } from './modules/checkout/payment.service.js';
+import type { SubmitService } from './modules/checkout/submit.service.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
 import { ActivationService } from './modules/licensing/activation.service.js';
 import { LicenseRepository } from './modules/licensing/license.repository.js';
@@ -19,14 +20,14 @@ import { LicenseService } from './modules/licensing/license.service.js';
 import { OAuthRepository } from './modules/licensing/oauth.repository.js';
 import { OAuthService } from './modules/licensing/oauth.service.js';
 import { StateSigner } from './modules/licensing/oauth.state.js';
-import { OrdersRepository } from './modules/orders/orders.repository.js';
-import { OrdersService } from './modules/orders/orders.service.js';
+import { createOrders } from './modules/orders/orders.module.js';
+import type { OrdersService } from './modules/orders/orders.service.js';
 import { createReleases, type ReleasesModule } from './modules/releases/releases.module.js';
 import type { ReleasesService } from './modules/releases/releases.service.js';
 import { SettingsService } from './modules/settings/settings.service.js';
-import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
-import { SubscriptionsRepository } from './modules/subscriptions/subscriptions.repository.js';
-import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
+import type { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
+import { createSubscriptions } from './modules/subscriptions/subscriptions.module.js';
+import type { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { Outbox } from './modules/webhooks/outbox.js';
 import { createWebhooks, type WebhookTargetFilter } from './modules/webhooks/webhooks.module.js';
@@ -159,37 +160,31 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     filter: opts.webhookTarget,
     attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
   });
-  const orders = new OrdersService(
+  const { orders } = createOrders({ database, catalogue, licenses, settings, clock });
+  const { subscriptions, renewals } = createSubscriptions({
     database,
-    new OrdersRepository(database.db, database.dialect),
-    catalogue,
-    licenses,
-    settings,
-    clock,
-  );
-  const subscriptions = new SubscriptionsService(
-    database,
-    new SubscriptionsRepository(database.db, database.dialect),
     orders,
     catalogue,
     accounts,
     settings,
     outbox,
     clock,
-  );
-  const checkout = new CheckoutService(cart, catalogue, settings, orders, clock);
-  const submit = new SubmitService(
+    testClock,
+    log: log('renewals'),
+  });
+  const { checkout, submit, payments } = createCheckout({
     database,
-    checkout,
+    cart,
+    catalogue,
+    settings,
     orders,
-    accounts,
     subscriptions,
+    accounts,
     rates,
-    () => urls.base,
-    log('checkout'),
-  );
-  const payments = new PaymentService(database, checkout, orders, subscriptions, submit);
-  const renewals = new RenewalScheduler(subscriptions, testClock, log('renewals'));
+    clock,
+    baseUrl: () => urls.base,
+    log: log('checkout'),
+  });
   const releasesModule = createReleases({
     database,
     catalogue,
