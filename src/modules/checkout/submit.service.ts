@@ -204,7 +204,7 @@ export class SubmitService {
       run: (s) => this.createOrder(s),
       undo: (s) => this.takeBackOrder(s),
     },
-    // The account stays: its owner may sign in with it (a password reset) whatever became of the order.
+    // No undo: the new account stays, and even a failed order's answer signs its owner in.
     { name: 'register the customer', run: (s) => this.register(s) },
     // Its own transaction: a failure leaves no item, address or subscription behind.
     { name: 'add the items, addresses and subscriptions', run: (s) => this.addItems(s) },
