@@ -8,25 +8,30 @@ import { RateCounter } from './http/rate-limit.js';
 import { type AccountsService, createAccounts } from './modules/accounts/accounts.module.js';
 import { type CartService, createCart } from './modules/cart/cart.module.js';
 import { type CatalogueService, createCatalogue } from './modules/catalogue/catalogue.module.js';
-import { CheckoutService } from './modules/checkout/checkout.service.js';
-import { PaymentService } from './modules/checkout/payment.service.js';
-import { SubmitService } from './modules/checkout/submit.service.js';
+import {
+  type CheckoutService,
+  createCheckout,
+  type PaymentService,
+  type SubmitService,
+} from './modules/checkout/checkout.module.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
 import type { ActivationService } from './modules/licensing/activation.service.js';
 import type { LicenseRepository } from './modules/licensing/license.repository.js';
 import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
-import { OrdersRepository } from './modules/orders/orders.repository.js';
-import { OrdersService } from './modules/orders/orders.service.js';
+import { createOrders, type OrdersService } from './modules/orders/orders.module.js';
 import {
   createReleases,
   type ReleasesModule,
   type ReleasesService,
 } from './modules/releases/releases.module.js';
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
-import { RenewalScheduler } from './modules/subscriptions/renewal.scheduler.js';
-import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
+import {
+  createSubscriptions,
+  type RenewalScheduler,
+  type SubscriptionsService,
+} from './modules/subscriptions/subscriptions.module.js';
 import {
   createWebhooks,
   type Outbox,
@@ -142,35 +147,31 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     licenseRepository: opts.licenseRepository,
   });
   const { licenses, activations, oauth } = licensing;
-  const orders = new OrdersService(
-    new OrdersRepository(database.db, database.dialect),
-    catalogue,
-    licenses,
-    settings,
-    clock,
-  );
-  const subscriptions = new SubscriptionsService(
-    database.db,
-    database.dialect,
+  const { orders } = createOrders({ database, catalogue, licenses, settings, clock });
+  const { subscriptions, renewals } = createSubscriptions({
+    database,
     orders,
     catalogue,
     accounts,
     settings,
     outbox,
     clock,
-  );
-  const checkout = new CheckoutService(cart, catalogue, settings, orders.repo, clock);
-  const submit = new SubmitService(
-    checkout,
-    orders.repo,
-    accounts,
+    testClock,
+    log: log('renewals'),
+  });
+  const { checkout, submit, payments } = createCheckout({
+    database,
+    cart,
+    catalogue,
+    settings,
+    orders,
     subscriptions,
+    accounts,
     rates,
-    () => urls.base,
-    log('checkout'),
-  );
-  const payments = new PaymentService(checkout, orders, subscriptions, submit);
-  const renewals = new RenewalScheduler(subscriptions, testClock, log('renewals'));
+    clock,
+    baseUrl: () => urls.base,
+    log: log('checkout'),
+  });
   const releasesModule = createReleases({
     database,
     catalogue,
@@ -193,7 +194,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const now = () => iso(clock.now());
   const { invalidations, tokens } = distribution;
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
-  orders.onPaid((trx, order, paidAt) => subscriptions.orderPaid(trx, order, paidAt));
+  orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
   // A site is deactivated: its download tokens stop working.
   activations.onDeactivate((activationId, tx) => invalidations.activation(activationId, tx));
   // A license is revoked: its download tokens stop working.

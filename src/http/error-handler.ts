@@ -15,7 +15,10 @@ const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => new ApiError('rest_invalid_json'),
 };
 
-/** Maps any thrown error to the REST envelope; the only place a response body is made from an error. */
+/**
+ * Maps any thrown error to an ApiError, whose body (the REST envelope, or checkout's shape) the
+ * handler sends; the only place a response body is made from an error.
+ */
 export function toApiError(err: FastifyError): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err.validation) return validationError(err.validation as never, err.validationContext ?? 'body');
@@ -51,9 +54,12 @@ export function installErrorHandling(app: FastifyInstance): void {
       request.log.error({ err, code: apiError.code }, 'request failed');
     }
     lingerIfUnread(request);
-    // A refusal that says when to come back says it in the standard header too.
+    // A refusal that says when to come back says it in the standard header too (checkout's own
+    // bodies never did: docs/checkout.md).
     const retryAfter = apiError.data?.retry_after;
-    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+    if (typeof retryAfter === 'number' && apiError.shape === 'rest') {
+      reply.header('retry-after', String(retryAfter));
+    }
     return reply.status(apiError.status).send(apiError.toBody());
   });
   app.setNotFoundHandler((request, reply) => {

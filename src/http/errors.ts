@@ -1,7 +1,9 @@
 /**
  * The one error catalogue: every code the service answers with, its default HTTP status and a
  * default message. Domain code throws `new ApiError(code)`; `error-handler.ts` turns it into the
- * REST envelope `{code, message, data:{status, ...}}`. Clients branch on code, never on message.
+ * REST envelope `{code, message, data:{status, ...}}`, or into checkout's own body
+ * `{error, error_code, ...}` for an error thrown with `shape: 'checkout'` (docs/checkout.md,
+ * 'Failure bodies and HTTP statuses'). Clients branch on code, never on message.
  */
 const catalogue = {
   // transport and framework
@@ -194,6 +196,22 @@ const catalogue = {
   coupon_failed: [400, 'The coupon cannot be applied.'],
   coupon_not_applied: [400, 'This coupon is not applied to the cart.'],
   remove_coupon_failed: [400, 'The coupon could not be removed; try again.'],
+  // checkout (docs/checkout.md, 'Failure bodies and HTTP statuses'); also rate_limited, coupon_failed,
+  // invalid_product, invalid_variation, unauthorized, order_not_found with checkout's own status or text
+  no_items: [400, 'No items provided'],
+  captcha_missing: [403, 'Please complete the CAPTCHA check.'],
+  login_required: [401, 'You must be logged in to purchase a subscription.'],
+  currency_rate_stale: [409, 'The exchange rate has expired; please try again shortly.'],
+  invalid_payment_method: [400, 'Please choose an available payment method.'],
+  currency_gateway_mismatch: [400, 'The payment method is not available for this currency.'],
+  out_of_stock: [409, 'Sorry, some items are no longer in stock.'],
+  order_currency_failed: [409, 'The exchange rate changed while the order was placed; please try again.'],
+  order_already_paid: [409, 'This order has already been paid.'],
+  order_cancelled: [409, 'This order was cancelled.'],
+  renewal_window_expired: [409, 'The renewal payment window has closed.'],
+  gateway_mismatch: [400, 'This order must be paid with its original payment method.'],
+  gateway_unavailable: [400, 'This payment method is not available for this order.'],
+  payment_declined: [402, 'Payment declined'],
   // orders and subscriptions (docs/checkout.md)
   order_not_found: [404, 'Order not found.'],
   subscription_not_found: [404, 'Subscription not found.'],
@@ -201,20 +219,33 @@ const catalogue = {
 
 export type ErrorCode = keyof typeof catalogue;
 
+/**
+ * The body an error is answered with: the REST envelope (docs/api.md, 'Errors'), or checkout's own
+ * `{error, error_code, ...data}`, led by `ok: false` where checkout's docs give it
+ * (docs/checkout.md, 'Failure bodies and HTTP statuses').
+ */
+export type ErrorShape = 'rest' | 'checkout' | 'checkout_not_ok';
+
 export class ApiError extends Error {
   readonly status: number;
   readonly data: Record<string, unknown> | undefined;
+  readonly shape: ErrorShape;
   constructor(
     readonly code: ErrorCode,
-    opts: { status?: number; message?: string; data?: Record<string, unknown> } = {},
+    opts: { status?: number; message?: string; data?: Record<string, unknown>; shape?: ErrorShape } = {},
   ) {
     super(opts.message ?? catalogue[code][1]);
     this.status = opts.status ?? catalogue[code][0];
     this.data = opts.data;
+    this.shape = opts.shape ?? 'rest';
   }
 
-  toBody() {
-    return { code: this.code, message: this.message, data: { status: this.status, ...this.data } };
+  toBody(): Record<string, unknown> {
+    if (this.shape === 'rest') {
+      return { code: this.code, message: this.message, data: { status: this.status, ...this.data } };
+    }
+    const body = { error: this.message, error_code: this.code, ...this.data };
+    return this.shape === 'checkout_not_ok' ? { ok: false, ...body } : body;
   }
 }
 

@@ -1,15 +1,11 @@
-/**
- * A checkout answer that is not a REST error: checkout has its own JSON bodies. The
- * route sends `body` with `status` (docs/checkout.md lists every status and why).
- */
-export class CheckoutFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: { error: string; [field: string]: unknown },
-  ) {
-    super(body.error);
-  }
-}
+import { ApiError, type ErrorCode } from '../../http/errors.js';
 
-export const fail = (status: number, error: string, extra: Record<string, unknown> = {}) =>
-  new CheckoutFailure(status, { error, ...extra });
+/**
+ * A checkout refusal: an error of the one catalogue, answered in checkout's own body
+ * `{error, error_code, ...data}` (docs/checkout.md, 'Failure bodies and HTTP statuses'), with the
+ * status and text checkout's docs give where they differ from the catalogue's.
+ */
+export const refusal = (
+  code: ErrorCode,
+  opts: { message?: string; status?: number; data?: Record<string, unknown> } = {},
+): ApiError => new ApiError(code, { ...opts, shape: 'checkout' });

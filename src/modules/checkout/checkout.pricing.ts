@@ -8,7 +8,7 @@ import type { CurrencyContext } from '../pricing/currency.js';
 import type { Destination } from '../pricing/tax.js';
 import { type CartTotals, calculateTotals, type PricingLine } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
-import { fail } from './checkout.errors.js';
+import { refusal } from './checkout.errors.js';
 
 export interface RequestItem {
   product_id: number;
@@ -46,12 +46,18 @@ export async function resolveItems(
   for (const item of items) {
     const product = products.get(item.product_id);
     if (product?.status !== 'publish') {
-      throw fail(400, `Product ${item.product_id} is not available.`, { error_code: 'invalid_product' });
+      throw refusal('invalid_product', {
+        status: 400,
+        message: `Product ${item.product_id} is not available.`,
+      });
     }
     const variationId = item.variation_id ?? 0;
     const variation = variationId > 0 ? product.variations.find((v) => v.id === variationId) : null;
     if ((variationId > 0 && !variation) || (variationId === 0 && isVariableType(product.type))) {
-      throw fail(400, `Choose a valid option of ${product.name}.`, { error_code: 'invalid_variation' });
+      throw refusal('invalid_variation', {
+        status: 400,
+        message: `Choose a valid option of ${product.name}.`,
+      });
     }
     const quantity = item.qty ?? item.quantity ?? 1;
     const attributes = variation ? { ...variation.attributes } : {};
@@ -112,7 +118,7 @@ export function assertStockAvailable(lines: ResolvedLine[]): void {
         ? product.stock_quantity
         : (product.variations.find((v) => v.id === hold.id)?.stock_quantity ?? null);
     if (stock !== null && hold.quantity > stock) {
-      throw fail(409, `${product.name} is out of stock.`, { error_code: 'out_of_stock' });
+      throw refusal('out_of_stock', { message: `${product.name} is out of stock.` });
     }
   }
 }

@@ -9,7 +9,6 @@ import { SESSION_DAYS } from '../accounts/accounts.service.js';
 import { CART_COOKIE, CURRENCY_COOKIE } from '../cart/cart.routes.js';
 import { CurrencyQuery } from '../cart/cart.schemas.js';
 import { SESSION_IDLE_MS } from '../cart/cart.service.js';
-import { CheckoutFailure } from './checkout.errors.js';
 import { FieldsBody, KeyQuery, PayBody, QuoteBody, RatesBody, SubmitBody } from './checkout.schemas.js';
 import type { CheckoutCaller, CheckoutService } from './checkout.service.js';
 import type { PaymentService } from './payment.service.js';
@@ -109,14 +108,7 @@ export async function checkoutRoutes(
       config: codes,
       schema: { tags, summary: 'Shipping rates for an address', querystring: CurrencyQuery, body: RatesBody },
     },
-    async (request, reply) => {
-      try {
-        return await checkout.shippingRates(request.body, await caller(request, reply));
-      } catch (e) {
-        if (e instanceof CheckoutFailure) return reply.status(e.status).send(e.body);
-        throw e;
-      }
-    },
+    async (request, reply) => checkout.shippingRates(request.body, await caller(request, reply)),
   );
 
   app.post(
@@ -132,8 +124,11 @@ export async function checkoutRoutes(
           data: { params: { 'Idempotency-Key': '1 to 255 characters' } },
         });
       }
-      const outcome = await submit.submit(request.body, await caller(request, reply), key);
-      keepCart(reply, outcome.session.token);
+      const who = await caller(request, reply);
+      // The cart session is kept whatever the answer, refusals included.
+      const session = await checkout.openCart(who);
+      keepCart(reply, session.token);
+      const outcome = await submit.submit(request.body, who, session, key);
       if (outcome.login) {
         reply.setCookie(SESSION_COOKIE, outcome.login.sessionId, { ...cookie, maxAge: SESSION_DAYS * 86400 });
       }
@@ -150,13 +145,11 @@ export async function checkoutRoutes(
   app.post(
     '/checkout/pay-order/:id',
     { schema: { tags, summary: 'Pay an order', params: IdParams, querystring: KeyQuery, body: PayBody } },
-    async (request, reply) => {
-      const { status, body } = await payments.pay(
+    async (request) =>
+      payments.pay(
         request.params.id,
         { ...request.body, key: request.body.key ?? request.query.key },
         request.user,
-      );
-      return reply.status(status).send(body);
-    },
+      ),
   );
 }

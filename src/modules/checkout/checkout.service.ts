@@ -5,12 +5,11 @@ import type { CartCaller, CartService, CartSession } from '../cart/cart.service.
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
 import { fromMinor } from '../catalogue/money.js';
-import type { OrdersRepository } from '../orders/orders.repository.js';
+import type { OrdersService } from '../orders/orders.service.js';
 import { type CurrencyContext, resolveCurrency } from '../pricing/currency.js';
 import type { CartTotals } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import { CheckoutFailure, fail } from './checkout.errors.js';
 import {
   type Address,
   assertStockAvailable,
@@ -48,7 +47,7 @@ export class CheckoutService {
     readonly cart: CartService,
     readonly catalogue: CatalogueService,
     readonly settings: SettingsService,
-    readonly orders: OrdersRepository,
+    readonly orders: OrdersService,
     readonly clock: Clock,
   ) {}
 
@@ -85,7 +84,7 @@ export class CheckoutService {
         continue;
       }
       const known = userId !== null || email !== '';
-      const uses = known ? await this.orders.usesBy(this.orders.db, coupon.id, userId, email) : null;
+      const uses = known ? await this.orders.couponUses(coupon.id, userId, email) : null;
       found.push({ coupon, uses });
     }
     return { found, missing };
@@ -129,7 +128,7 @@ export class CheckoutService {
     const money = (m: number) => fromMinor(m, ctx.decimals);
     const digitalOnly = !totals.needs_shipping;
     const { countries, states } = countriesAndStates();
-    const saved = caller.user ? await this.orders.addresses(caller.user.id) : undefined;
+    const saved = caller.user ? await this.orders.savedAddresses(caller.user.id) : undefined;
     const addresses = saved
       ? [
           { type: 'billing', ...(JSON.parse(saved.billing) as Record<string, unknown>) },
@@ -202,14 +201,16 @@ export class CheckoutService {
     caller: CheckoutCaller,
   ) {
     try {
-      if (!body.items || body.items.length === 0) throw fail(200, 'No items provided');
+      if (!body.items || body.items.length === 0) throw new ApiError('no_items');
       const settings = await this.settings.get();
       const ctx = await this.currency(settings, caller.currency);
       const lines = await resolveItems(this.catalogue, body.items);
       assertStockAvailable(lines);
       const email = typeof body.billing?.email === 'string' ? body.billing.email.trim().toLowerCase() : '';
       const { found, missing } = await this.coupons(body.coupons, caller.user?.id ?? null, email);
-      if (missing.length > 0) throw fail(200, `Coupon "${missing[0]}" does not exist.`);
+      if (missing.length > 0) {
+        throw new ApiError('coupon_not_found', { message: `Coupon "${missing[0]}" does not exist.` });
+      }
       const totals = await this.price({
         settings,
         currency: ctx,
@@ -220,7 +221,10 @@ export class CheckoutService {
         shippingMethod: body.shipping_method,
       });
       const rejected = totals.rejected_coupons[0];
-      if (rejected) throw fail(200, `Coupon "${rejected.code}" cannot be applied (${rejected.reason}).`);
+      if (rejected) {
+        const message = `Coupon "${rejected.code}" cannot be applied (${rejected.reason}).`;
+        throw new ApiError('coupon_failed', { message });
+      }
       const money = (m: number) => fromMinor(m, ctx.decimals);
       return {
         ok: true,
@@ -247,7 +251,6 @@ export class CheckoutService {
         },
       };
     } catch (e) {
-      if (e instanceof CheckoutFailure) return { error: e.body.error };
       if (e instanceof ApiError && e.status < 500) return { error: e.message };
       throw e;
     }

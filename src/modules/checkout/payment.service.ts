@@ -1,30 +1,23 @@
-import type { Kysely } from 'kysely';
-import { iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
+import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { safeEqual } from '../../random.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
 import { fromMinor } from '../catalogue/money.js';
 import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
-import type { OrderRow, StockHold } from '../orders/orders.model.js';
-import {
-  type OrderCoupon,
-  type OrdersService,
-  PAID,
-  type ProductMap,
-  type ShippingLine,
-} from '../orders/orders.service.js';
+import type { OrderRow } from '../orders/orders.model.js';
+import { type OrderCoupon, type OrdersService, PAID, type ShippingLine } from '../orders/orders.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
-import { CheckoutFailure } from './checkout.errors.js';
+import { refusal } from './checkout.errors.js';
 import type { CheckoutService } from './checkout.service.js';
 import type { SubmitService } from './submit.service.js';
 
 export const UNAUTHORIZED = { error: 'Unauthorized access to order' } as const;
 
-const payFail = (status: number, error: string, error_code: string, messages: string[] = [error]) =>
-  new CheckoutFailure(status, { error, error_code, messages });
-
-const ALREADY_PAID = Symbol('already_paid');
-const OUT_OF_STOCK = Symbol('out_of_stock');
+/** A pay-order refusal: checkout's body with the text for people in `messages` too. */
+function payRefusal(code: ErrorCode, message = new ApiError(code).message, messages = [message]): ApiError {
+  return refusal(code, { message, data: { messages } });
+}
 
 /**
  * The receipt (`GET /checkout/order/{id}`) and payment (`POST /checkout/pay-order/{id}`) of
@@ -32,6 +25,7 @@ const OUT_OF_STOCK = Symbol('out_of_stock');
  */
 export class PaymentService {
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     private readonly checkout: CheckoutService,
     private readonly orders: OrdersService,
     private readonly subscriptions: SubscriptionsService,
@@ -46,10 +40,10 @@ export class PaymentService {
   }
 
   async receipt(id: number, key: string | undefined, user: AuthUser | null) {
-    const order = await this.orders.repo.find(id);
+    const order = await this.orders.find(id);
     // An unknown order answers like a forbidden one: receipts must not reveal which ids exist.
     if (!order || !this.allowed(order, key, user)) return UNAUTHORIZED;
-    const items = await this.orders.repo.items(order.id);
+    const items = await this.orders.items(order.id);
     const products = await this.orders.productsOf(items);
     const num = (m: number) => Number(fromMinor(Number(m), order.decimals));
     const billing = JSON.parse(order.billing) as Record<string, string>;
@@ -112,100 +106,59 @@ export class PaymentService {
     body: { key?: string; payment_method: string; payment_data?: Record<string, unknown> },
     user: AuthUser | null,
   ) {
-    try {
-      const order = await this.orders.repo.find(id);
-      if (!order) throw payFail(404, 'Order not found.', 'order_not_found');
-      if (!this.allowed(order, body.key, user)) throw payFail(403, UNAUTHORIZED.error, 'unauthorized');
-      if (PAID.has(order.status))
-        throw payFail(409, 'This order has already been paid.', 'order_already_paid');
-      if (order.status === 'cancelled') throw payFail(409, 'This order was cancelled.', 'order_cancelled');
-      if (await this.subscriptions.closeExpiredRenewal(order)) {
-        throw payFail(409, 'The renewal payment window has closed.', 'renewal_window_expired');
+    const order = await this.orders.find(id);
+    if (!order) throw payRefusal('order_not_found');
+    if (!this.allowed(order, body.key, user)) throw payRefusal('unauthorized', UNAUTHORIZED.error);
+    if (PAID.has(order.status)) throw payRefusal('order_already_paid');
+    if (order.status === 'cancelled') throw payRefusal('order_cancelled');
+    if (await this.subscriptions.closeExpiredRenewal(order)) {
+      throw payRefusal('renewal_window_expired');
+    }
+    if (order.payment_method !== '' && body.payment_method !== order.payment_method) {
+      throw payRefusal(
+        'gateway_mismatch',
+        `This order must be paid with its original payment method (${order.payment_method_title}).`,
+      );
+    }
+    const gateway = await this.checkout.catalogue.gateways.find(body.payment_method);
+    const impl = gateway?.enabled ? gatewayImplementation(gateway.id) : null;
+    if (!gateway || !impl || !acceptsCurrency(gateway, order.currency)) {
+      throw payRefusal('gateway_unavailable');
+    }
+    const outcome = await impl.pay({
+      total: order.total,
+      currency: order.currency,
+      payment_data: body.payment_data ?? {},
+    });
+    const items = await this.orders.items(order.id);
+    const products = await this.orders.productsOf(items);
+    const settings = await this.checkout.settings.get();
+    const ctx = { products, settings };
+    await withTransaction(this.database, async (tx) => {
+      const locked = await this.orders.lock(order.id, tx);
+      if (!locked || PAID.has(locked.status)) throw payRefusal('order_already_paid');
+      if (!outcome.ok) {
+        if (locked.status !== 'failed') await this.orders.transition(locked, 'failed', ctx, tx);
+        return;
       }
-      if (order.payment_method !== '' && body.payment_method !== order.payment_method) {
-        throw payFail(
-          400,
-          `This order must be paid with its original payment method (${order.payment_method_title}).`,
-          'gateway_mismatch',
+      let current = locked;
+      if (locked.status === 'failed' && locked.stock_held === '[]') {
+        const held = await this.orders.holdAgain(locked, items, products, tx);
+        if (!held) throw payRefusal('out_of_stock');
+        current = held;
+      }
+      if (current.payment_method === '') {
+        await this.orders.update(
+          current.id,
+          { payment_method: gateway.id, payment_method_title: gateway.title },
+          tx,
         );
       }
-      const gateway = await this.checkout.catalogue.gateways.find(body.payment_method);
-      const impl = gateway?.enabled ? gatewayImplementation(gateway.id) : null;
-      if (!gateway || !impl || !acceptsCurrency(gateway, order.currency)) {
-        throw payFail(400, 'This payment method is not available for this order.', 'gateway_unavailable');
-      }
-      const outcome = await impl.pay({
-        total: order.total,
-        currency: order.currency,
-        payment_data: body.payment_data ?? {},
-      });
-      const items = await this.orders.repo.items(order.id);
-      const products = await this.orders.productsOf(items);
-      const settings = await this.checkout.settings.get();
-      const ctx = { products, settings };
-      try {
-        await this.orders.repo.transaction(async (trx) => {
-          const locked = await this.orders.repo.lock(trx, order.id);
-          if (!locked || PAID.has(locked.status)) throw ALREADY_PAID;
-          if (!outcome.ok) {
-            if (locked.status !== 'failed') await this.orders.transition(trx, locked, 'failed', ctx);
-            return;
-          }
-          let current = locked;
-          if (locked.status === 'failed' && locked.stock_held === '[]') {
-            current = await this.holdAgain(trx, locked, items, products);
-          }
-          if (current.payment_method === '') {
-            await this.orders.repo.update(trx, current.id, {
-              payment_method: gateway.id,
-              payment_method_title: gateway.title,
-            });
-          }
-          if (current.status !== outcome.status)
-            await this.orders.transition(trx, current, outcome.status!, ctx);
-        });
-      } catch (e) {
-        if (e === ALREADY_PAID) throw payFail(409, 'This order has already been paid.', 'order_already_paid');
-        if (e === OUT_OF_STOCK)
-          throw payFail(409, 'Sorry, some items are no longer in stock.', 'out_of_stock');
-        throw e;
-      }
-      if (!outcome.ok) {
-        const messages = outcome.messages ?? ['The payment was declined.'];
-        throw new CheckoutFailure(402, {
-          error: 'Payment declined',
-          error_code: 'payment_declined',
-          messages,
-        });
-      }
-      return { status: 200, body: { ok: true, redirect: this.submit.urls(order).thankyou_url } };
-    } catch (e) {
-      if (e instanceof CheckoutFailure) return { status: e.status, body: e.body };
-      throw e;
+      if (current.status !== outcome.status) await this.orders.transition(current, outcome.status!, ctx, tx);
+    });
+    if (!outcome.ok) {
+      throw payRefusal('payment_declined', undefined, outcome.messages ?? ['The payment was declined.']);
     }
-  }
-
-  /** A failed order gave its stock back; paying it takes the stock again, or refuses. */
-  private async holdAgain(
-    trx: Kysely<DB>,
-    order: OrderRow,
-    items: { product_id: number; variation_id: number; quantity: number }[],
-    products: ProductMap,
-  ): Promise<OrderRow> {
-    const holds: StockHold[] = [];
-    for (const item of items) {
-      const product = products.get(item.product_id);
-      if (!product) continue;
-      const variation = product.variations.find((v) => v.id === item.variation_id);
-      if (variation && variation.stock_quantity !== null) {
-        holds.push({ pool: 'variation', id: variation.id, quantity: item.quantity });
-      } else if (product.stock_quantity !== null) {
-        holds.push({ pool: 'product', id: product.id, quantity: item.quantity });
-      }
-    }
-    for (const hold of holds) if (!(await this.orders.repo.takeStock(trx, hold))) throw OUT_OF_STOCK;
-    const stock_held = JSON.stringify(holds);
-    await this.orders.repo.update(trx, order.id, { stock_held, updated_at: iso(this.checkout.clock.now()) });
-    return { ...order, stock_held };
+    return { ok: true, redirect: this.submit.urls(order).thankyou_url };
   }
 }

@@ -1,6 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { withTransaction } from '../../db/transaction.js';
+import { runFlow, type Step } from '../../flow.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
 import { randomHex, sha256 } from '../../random.js';
@@ -8,18 +11,20 @@ import { type AccountsService, normaliseEmail } from '../accounts/accounts.servi
 import type { CartSession } from '../cart/cart.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
-import type { OrderRow } from '../orders/orders.model.js';
-import type { OrdersRepository } from '../orders/orders.repository.js';
-import { newOrderBasis, parseHolds } from '../orders/orders.service.js';
-import { rateAgeSeconds, resolveCurrency } from '../pricing/currency.js';
+import type { NewOrder, OrderRow } from '../orders/orders.model.js';
+import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
+import { type CurrencyContext, rateAgeSeconds, resolveCurrency } from '../pricing/currency.js';
+import type { CartTotals } from '../pricing/totals.js';
+import type { Settings } from '../settings/settings.schemas.js';
 import type { BillingPeriod } from '../subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { verifyCaptcha } from './captcha.js';
-import { CheckoutFailure, fail } from './checkout.errors.js';
+import { refusal } from './checkout.errors.js';
 import {
   type Address,
   assertStockAvailable,
   type RequestItem,
+  type ResolvedLine,
   resolveItems,
   stockHolds,
 } from './checkout.pricing.js';
@@ -46,17 +51,41 @@ export interface SubmitBody {
   captcha_token?: string;
 }
 
+/** What submit answers when it does not refuse (a refusal is thrown: an ApiError in checkout's shape). */
 export interface SubmitOutcome {
-  /** HTTP status: 200, a failure's own (docs/checkout.md), 500 when processing failed. */
-  status: number;
+  /** HTTP status: 200, or 500 when processing failed once the order existed. */
+  status: 200 | 500;
   body: Record<string, unknown>;
-  session: CartSession;
   /** A customer created and signed in by auto-registration: the routes set the sign-in cookie. */
   login: { sessionId: string; nonce: string } | null;
 }
 
-const OUT_OF_STOCK = Symbol('out_of_stock');
-const COUPON_FAILED = Symbol('coupon_failed');
+/** What the steps of placing an order share: the request, then what each step made. */
+interface Placing {
+  body: SubmitBody;
+  caller: CheckoutCaller;
+  settings: Settings;
+  email: string;
+  idem: string | null;
+  session: CartSession;
+  lines: ResolvedLine[];
+  ctx: CurrencyContext;
+  gateway: { id: string; title: string };
+  coupons: Awaited<ReturnType<CheckoutService['coupons']>>;
+  totals: CartTotals;
+  /** The time the order is stamped with (created, addresses saved, coupons claimed, currency locked). */
+  stamp: string;
+  order: OrderRow | null;
+  customerId: number | null;
+  login: SubmitOutcome['login'];
+  /** A step refused the placed order (coupons, currency): its undo deletes it instead of keeping it failed. */
+  refused?: boolean;
+}
+
+/** Another request with the same Idempotency-Key placed its order first: answer with that one. */
+class AlreadyPlaced {
+  constructor(readonly order: OrderRow) {}
+}
 
 const ADDRESS_FIELDS = [
   'first_name',
@@ -85,16 +114,17 @@ function cleanAddress(a: Address | undefined, withContact: boolean): Record<stri
 }
 
 /**
- * `POST /checkout/submit` in the 13 steps of docs/checkout.md, 'Submit', in order. The order row is
- * the unit of undo: stock is held when it is created (one conditional update per stock pool),
- * coupon uses are claimed atomically against the persisted order, and a failure after creation
- * either deletes it (coupons, currency lock: nothing happened) or marks it failed, giving stock and
- * coupon uses back.
+ * `POST /checkout/submit` in the 13 steps of docs/checkout.md, 'Submit', in order: the request's
+ * checks and the rate limit here, then the order placed as one flow of named steps, each opening
+ * its own transaction and with its undo beside it (docs/development.md, 'Flows'). Stock is held
+ * when the order is created (one conditional update per stock pool) and coupon uses are claimed
+ * atomically against the persisted order.
  */
 export class SubmitService {
   constructor(
+    private readonly database: Pick<Database, 'db'>,
     private readonly checkout: CheckoutService,
-    private readonly repo: OrdersRepository,
+    private readonly orders: OrdersService,
     private readonly accounts: AccountsService,
     private readonly subscriptions: SubscriptionsService,
     private readonly rates: RateCounter,
@@ -121,228 +151,297 @@ export class SubmitService {
     };
   }
 
+  /** Step 1, the cart session, is the route's: it is kept whatever the answer. */
   async submit(
     body: SubmitBody,
     caller: CheckoutCaller,
+    session: CartSession,
     idempotencyKey: string | undefined,
   ): Promise<SubmitOutcome> {
-    // 1. Hydrate cart and session.
-    const session = await this.checkout.openCart(caller);
-    const out = (b: Record<string, unknown>, status = 200): SubmitOutcome => ({
-      status,
-      body: b,
-      session,
-      login: null,
-    });
+    if (!body.items || body.items.length === 0) throw refusal('no_items');
+    const idem = idempotencyKey ? sha256(`checkout:${idempotencyKey}`) : null;
+    if (idem) {
+      const first = await this.orders.findByIdempotency(idem);
+      if (first) return { status: 200, body: this.result(first, false), login: null };
+    }
+    const settings = await this.checkout.settings.get();
+    const email = normaliseEmail(typeof body.billing?.email === 'string' ? body.billing.email : '');
+    // 2. Rate limiting: order attempts per IP and per billing email.
+    const buckets = [
+      `checkout:ip:${sha256(caller.ip)}`,
+      ...(email ? [`checkout:email:${sha256(email)}`] : []),
+    ];
+    const counts = await Promise.all(buckets.map((b) => this.rates.peek(b, ATTEMPT_WINDOW_S)));
+    const over = counts.find((c) => c.count >= settings.checkout_rate_limit);
+    if (over) {
+      throw refusal('rate_limited', {
+        message: 'Too many orders have been placed recently; please try again later.',
+        data: { retry_after: over.retryAfter },
+      });
+    }
     try {
-      if (!body.items || body.items.length === 0)
-        throw fail(400, 'No items provided', { error_code: 'no_items' });
-      const idem = idempotencyKey ? sha256(`checkout:${idempotencyKey}`) : null;
-      if (idem) {
-        const first = await this.repo.findByIdempotency(idem);
-        if (first) return out(this.result(first, false));
-      }
-      const settings = await this.checkout.settings.get();
-      const email = normaliseEmail(typeof body.billing?.email === 'string' ? body.billing.email : '');
-      // 2. Rate limiting: order attempts per IP and per billing email.
-      const buckets = [
-        `checkout:ip:${sha256(caller.ip)}`,
-        ...(email ? [`checkout:email:${sha256(email)}`] : []),
-      ];
-      const counts = await Promise.all(buckets.map((b) => this.rates.peek(b, ATTEMPT_WINDOW_S)));
-      const over = counts.find((c) => c.count >= settings.checkout_rate_limit);
-      if (over) {
-        throw fail(429, 'Too many orders have been placed recently; please try again later.', {
-          error_code: 'rate_limited',
-          retry_after: over.retryAfter,
-        });
-      }
-      try {
-        return await this.place(body, caller, settings, email, idem, session);
-      } finally {
-        // 12. Record the attempt, whatever its outcome.
-        await Promise.all(buckets.map((b) => this.rates.hit(b, ATTEMPT_WINDOW_S))).catch((err) =>
-          this.log.warn({ err }, 'order attempt not recorded'),
-        );
-      }
+      return await this.place({ body, caller, settings, email, idem, session, order: null, login: null });
+    } finally {
+      // 12. Record the attempt, whatever its outcome.
+      await Promise.all(buckets.map((b) => this.rates.hit(b, ATTEMPT_WINDOW_S))).catch((err) =>
+        this.log.warn({ err }, 'order attempt not recorded'),
+      );
+    }
+  }
+
+  /**
+   * Steps 3 to 11 of docs/checkout.md, 'Submit'. Once the order exists, a failure takes the steps
+   * back in reverse: a refusal (coupons, currency) deletes the order, any other failure keeps it,
+   * `failed`, and answers 500; either way its stock and coupon uses are given back.
+   */
+  private readonly steps: Step<Placing>[] = [
+    { name: 'check the CAPTCHA', run: (s) => this.checkCaptcha(s) },
+    { name: 'resolve the items', run: (s) => this.resolveItems(s) },
+    { name: 'check the currency and the gateway', run: (s) => this.checkCurrency(s) },
+    { name: 'price the order', run: (s) => this.price(s) },
+    {
+      name: 'create the order and hold its stock',
+      run: (s) => this.createOrder(s),
+      undo: (s) => this.takeBackOrder(s),
+    },
+    // No undo: the new account stays, and even a failed order's answer signs its owner in.
+    { name: 'register the customer', run: (s) => this.register(s) },
+    // Its own transaction: a failure leaves no item, address or subscription behind.
+    { name: 'add the items, addresses and subscriptions', run: (s) => this.addItems(s) },
+    { name: 'claim the coupons', run: (s) => this.claimCoupons(s), undo: (s) => this.releaseCoupons(s) },
+    { name: 'lock the currency', run: (s) => this.lockCurrency(s) },
+    { name: 'empty the cart', run: (s) => this.emptyCart(s) },
+  ];
+
+  private async place(
+    state: Pick<Placing, 'body' | 'caller' | 'settings' | 'email' | 'idem' | 'session' | 'order' | 'login'>,
+  ): Promise<SubmitOutcome> {
+    // The steps fill in the rest.
+    const s = state as Placing;
+    try {
+      await runFlow(this.steps, s, {
+        onUndoFailure: (step, err) =>
+          this.log.error({ err, order_id: s.order?.id, step }, 'failed order not released'),
+      });
     } catch (e) {
-      if (e instanceof CheckoutFailure) return out(e.body, e.status);
+      if (e instanceof AlreadyPlaced) return { status: 200, body: this.result(e.order, false), login: null };
+      // A refusal is answered as it is: before the order exists, or once a step refused it.
+      if (!s.order || s.refused) throw e;
+      this.log.error({ err: e, order_id: s.order.id }, 'order processing failed');
+      const body = {
+        ok: false,
+        error: 'The order could not be processed.',
+        order_id: s.order.id,
+        order_key: s.order.order_key,
+        status: 'failed',
+      };
+      return { status: 500, body, login: s.login };
+    }
+    // 13. No payment here: the client goes on to pay_url, or thankyou_url for offline methods.
+    const order = s.order!;
+    const { login } = s;
+    return {
+      status: 200,
+      body: { ...this.result(order, login !== null), ...(login ? { nonce: login.nonce } : {}) },
+      login,
+    };
+  }
+
+  /** 3. CAPTCHA, when the store asks for one. */
+  private async checkCaptcha({ settings, body, caller }: Placing): Promise<void> {
+    if (settings.captcha_provider === 'none') return;
+    const token = body.captcha_token?.trim() ?? '';
+    if (token === '' || !(await verifyCaptcha(settings, token, caller.ip))) {
+      throw new ApiError('captcha_missing', { shape: 'checkout_not_ok' });
+    }
+  }
+
+  /** 4. The items against the catalogue; a subscription needs an account the renewals can belong to. */
+  private async resolveItems(s: Placing): Promise<void> {
+    s.lines = await resolveItems(this.checkout.catalogue, s.body.items!);
+    if (s.caller.user === null && s.lines.some((l) => l.line.subscription)) {
+      throw refusal('login_required');
+    }
+  }
+
+  /** 5. Multi-currency: a fresh rate, and a gateway that takes the currency. */
+  private async checkCurrency(s: Placing): Promise<void> {
+    s.ctx = await this.checkout.currency(s.settings, s.caller.currency);
+    if (rateAgeSeconds(s.ctx, this.checkout.clock.now()) > s.settings.currency_rate_max_age) {
+      throw refusal('currency_rate_stale');
+    }
+    const gateway = await this.checkout.catalogue.gateways.find(s.body.payment_method ?? '');
+    if (!gateway?.enabled || !gatewayImplementation(gateway.id)) {
+      throw refusal('invalid_payment_method');
+    }
+    if (!acceptsCurrency(gateway, s.ctx.code)) {
+      throw refusal('currency_gateway_mismatch', {
+        message: `${gateway.title} is not available for ${s.ctx.code}.`,
+      });
+    }
+    s.gateway = gateway;
+  }
+
+  /** Stock as it shows now (the order re-checks atomically), coupons and the totals. */
+  private async price(s: Placing): Promise<void> {
+    assertStockAvailable(s.lines);
+    s.customerId = s.caller.user?.id ?? null;
+    s.coupons = await this.checkout.coupons(s.body.coupons, s.customerId, s.email);
+    s.totals = await this.checkout.price({
+      settings: s.settings,
+      currency: s.ctx,
+      lines: s.lines,
+      coupons: s.coupons.found,
+      billing: s.body.billing,
+      shipping: s.body.shipping,
+      shippingMethod: s.body.shipping_method,
+    });
+  }
+
+  /** 6. The order (created_via checkout, currency and rate locked) and its stock, in one transaction. */
+  private async createOrder(s: Placing): Promise<void> {
+    const { body, totals, gateway } = s;
+    const holds = stockHolds(s.lines);
+    const chosen = totals.shipping.chosen;
+    s.stamp = iso(this.checkout.clock.now());
+    const values: NewOrder = {
+      ...newOrderBasis(s.ctx, s.settings),
+      customer_id: s.customerId,
+      status: 'pending',
+      created_via: 'checkout',
+      subtotal: totals.subtotal,
+      subtotal_tax: totals.subtotal_tax,
+      discount_total: totals.discount_total,
+      discount_tax: totals.discount_tax,
+      shipping_total: totals.shipping_total,
+      shipping_tax: totals.shipping_tax,
+      total_tax: totals.total_tax,
+      total: totals.total,
+      payment_method: gateway.id,
+      payment_method_title: gateway.title,
+      billing: '{}',
+      shipping: '{}',
+      shipping_lines: JSON.stringify(
+        chosen
+          ? [{ id: 1, method_title: chosen.label, method_id: chosen.method_id, total: chosen.cost }]
+          : [],
+      ),
+      coupons: JSON.stringify(
+        totals.coupons.map((c) => ({
+          code: c.code,
+          coupon_id: s.coupons.found.find((f) => f.coupon.code === c.code)?.coupon.id ?? 0,
+          discount_total: c.discount_total,
+          discount_tax: c.discount_tax,
+        })),
+      ),
+      customer_note: body.customer_note ?? '',
+      custom_fields: JSON.stringify(body.custom_fields ?? {}),
+      referral_code: body.referral_code ?? '',
+      ip_address: s.caller.ip,
+      stock_held: JSON.stringify(holds),
+      audit: null,
+      subscription_id: null,
+      renewal_of: null,
+      renewal_due_at: null,
+      idempotency_hash: s.idem,
+      tracking_number: '',
+      tracking_url: '',
+      paid_at: null,
+      created_at: s.stamp,
+      updated_at: s.stamp,
+    };
+    try {
+      s.order = await withTransaction(this.database, async (tx) => {
+        const order = await this.orders.create(values, [], tx);
+        if (!(await this.orders.takeStock(holds, tx))) {
+          throw refusal('out_of_stock');
+        }
+        return order;
+      });
+    } catch (e) {
+      if (s.idem && isUniqueViolation(e)) {
+        const first = await this.orders.findByIdempotency(s.idem);
+        if (first) throw new AlreadyPlaced(first);
+      }
       throw e;
     }
   }
 
-  private async place(
-    body: SubmitBody,
-    caller: CheckoutCaller,
-    settings: Awaited<ReturnType<CheckoutService['settings']['get']>>,
-    email: string,
-    idem: string | null,
-    session: CartSession,
-  ): Promise<SubmitOutcome> {
-    const now = () => this.checkout.clock.now();
-    // 3. CAPTCHA.
-    if (settings.captcha_provider !== 'none') {
-      const token = body.captcha_token?.trim() ?? '';
-      if (token === '' || !(await verifyCaptcha(settings, token, caller.ip))) {
-        throw new CheckoutFailure(403, {
-          ok: false,
-          error: 'Please complete the CAPTCHA check.',
-          error_code: 'captcha_missing',
-        });
-      }
-    }
-    const lines = await resolveItems(this.checkout.catalogue, body.items!);
-    // 4. A subscription needs an account the renewals can belong to.
-    if (caller.user === null && lines.some((l) => l.line.subscription)) {
-      throw fail(401, 'You must be logged in to purchase a subscription.', { error_code: 'login_required' });
-    }
-    // 5. Multi-currency: a fresh rate, and a gateway that takes the currency.
-    const ctx = await this.checkout.currency(settings, caller.currency);
-    if (rateAgeSeconds(ctx, now()) > settings.currency_rate_max_age) {
-      throw fail(409, 'The exchange rate has expired; please try again shortly.', {
-        error_code: 'currency_rate_stale',
-      });
-    }
-    const gateway = await this.checkout.catalogue.gateways.find(body.payment_method ?? '');
-    if (!gateway?.enabled || !gatewayImplementation(gateway.id)) {
-      throw fail(400, 'Please choose an available payment method.', { error_code: 'invalid_payment_method' });
-    }
-    if (!acceptsCurrency(gateway, ctx.code)) {
-      throw fail(400, `${gateway.title} is not available for ${ctx.code}.`, {
-        error_code: 'currency_gateway_mismatch',
-      });
-    }
-    assertStockAvailable(lines);
-    const userId = caller.user?.id ?? null;
-    const { found, missing } = await this.checkout.coupons(body.coupons, userId, email);
-    const totals = await this.checkout.price({
-      settings,
-      currency: ctx,
-      lines,
-      coupons: found,
-      billing: body.billing,
-      shipping: body.shipping,
-      shippingMethod: body.shipping_method,
+  /**
+   * Undo of 6: a refused order must not exist (its stock given back, its row, items and pending
+   * subscriptions deleted); an order that failed stays, `failed`, with its stock given back.
+   */
+  private async takeBackOrder(s: Placing): Promise<void> {
+    const id = s.order!.id;
+    await withTransaction(this.database, async (tx) => {
+      if (!s.refused) return this.orders.markFailed(id, tx);
+      await this.orders.discard(id, tx);
+      await this.subscriptions.deletePendingOfOrder(id, tx);
     });
+  }
 
-    // 6. Create the order (created_via checkout, currency and rate locked) and hold its stock.
-    const holds = stockHolds(lines);
-    const chosen = totals.shipping.chosen;
-    const stamp = iso(now());
-    let order: OrderRow;
-    try {
-      order = await this.repo.transaction(async (trx) => {
-        const id = await this.repo.insert(trx, {
-          ...newOrderBasis(ctx, settings),
-          customer_id: userId,
-          status: 'pending',
-          created_via: 'checkout',
-          subtotal: totals.subtotal,
-          subtotal_tax: totals.subtotal_tax,
-          discount_total: totals.discount_total,
-          discount_tax: totals.discount_tax,
-          shipping_total: totals.shipping_total,
-          shipping_tax: totals.shipping_tax,
-          total_tax: totals.total_tax,
-          total: totals.total,
-          payment_method: gateway.id,
-          payment_method_title: gateway.title,
-          billing: '{}',
-          shipping: '{}',
-          shipping_lines: JSON.stringify(
-            chosen
-              ? [{ id: 1, method_title: chosen.label, method_id: chosen.method_id, total: chosen.cost }]
-              : [],
-          ),
-          coupons: JSON.stringify(
-            totals.coupons.map((c) => ({
-              code: c.code,
-              coupon_id: found.find((f) => f.coupon.code === c.code)?.coupon.id ?? 0,
-              discount_total: c.discount_total,
-              discount_tax: c.discount_tax,
-            })),
-          ),
-          customer_note: body.customer_note ?? '',
-          custom_fields: JSON.stringify(body.custom_fields ?? {}),
-          referral_code: body.referral_code ?? '',
-          ip_address: caller.ip,
-          stock_held: JSON.stringify(holds),
-          audit: null,
-          subscription_id: null,
-          renewal_of: null,
-          renewal_due_at: null,
-          idempotency_hash: idem,
-          tracking_number: '',
-          tracking_url: '',
-          paid_at: null,
-          created_at: stamp,
-          updated_at: stamp,
-        });
-        for (const hold of holds) if (!(await this.repo.takeStock(trx, hold))) throw OUT_OF_STOCK;
-        return (await this.repo.find(id, trx))!;
-      });
-    } catch (e) {
-      if (e === OUT_OF_STOCK)
-        throw fail(409, 'Sorry, some items are no longer in stock.', { error_code: 'out_of_stock' });
-      if (idem && isUniqueViolation(e)) {
-        const first = await this.repo.findByIdempotency(idem);
-        if (first) return { status: 200, body: this.result(first, false), session, login: null };
-      }
-      throw e;
+  /** 7. Auto-registration, or linking to the existing customer of that email. */
+  private async register(s: Placing): Promise<void> {
+    if (s.customerId !== null || !s.email) return;
+    const existing = await this.accounts.findByEmail(s.email);
+    if (existing) {
+      s.customerId = existing.id;
+      return;
     }
-
-    let login: SubmitOutcome['login'] = null;
-    let customerId = userId;
+    if (!s.settings.auto_registration) return;
     try {
-      // 7. Auto-registration, or linking to the existing customer of that email.
-      if (customerId === null && email) {
-        const existing = await this.accounts.findByEmail(email);
-        if (existing) customerId = existing.id;
-        else if (settings.auto_registration) {
-          try {
-            const user = await this.accounts.createUser({
-              email,
-              password: randomHex(24),
-              first_name: body.billing?.first_name?.slice(0, 100) ?? '',
-              last_name: body.billing?.last_name?.slice(0, 100) ?? '',
-            });
-            customerId = user.id;
-            login = await this.accounts.startSession(user.id);
-          } catch (e) {
-            if (!(e instanceof ApiError && e.code === 'email_exists')) throw e;
-            customerId = (await this.accounts.findByEmail(email))?.id ?? null;
-          }
-        }
-      }
-      // 8. Items and addresses (saved to the customer); one subscription per subscription line.
-      const billing = cleanAddress(body.billing, true);
-      const shipping = body.shipping?.ship_to_different ? cleanAddress(body.shipping, false) : { ...billing };
-      delete shipping.email;
-      delete shipping.phone;
-      await this.repo.transaction(async (trx) => {
-        await this.repo.update(trx, order.id, {
-          customer_id: customerId,
-          billing: JSON.stringify(billing),
-          shipping: JSON.stringify(shipping),
-        });
-        for (const [i, l] of lines.entries()) {
-          const t = totals.lines[i]!;
-          let subscriptionId: number | null = null;
-          if (l.line.subscription && customerId !== null) {
-            subscriptionId = await this.subscriptions.createForOrder(trx, {
+      const user = await this.accounts.createUser({
+        email: s.email,
+        password: randomHex(24),
+        first_name: s.body.billing?.first_name?.slice(0, 100) ?? '',
+        last_name: s.body.billing?.last_name?.slice(0, 100) ?? '',
+      });
+      s.customerId = user.id;
+      s.login = await this.accounts.startSession(user.id);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 'email_exists')) throw e;
+      s.customerId = (await this.accounts.findByEmail(s.email))?.id ?? null;
+    }
+  }
+
+  /** 8. Items and addresses (saved to the customer); one subscription per subscription line. */
+  private async addItems(s: Placing): Promise<void> {
+    const order = s.order!;
+    const { customerId } = s;
+    const billing = cleanAddress(s.body.billing, true);
+    const shipping = s.body.shipping?.ship_to_different
+      ? cleanAddress(s.body.shipping, false)
+      : { ...billing };
+    delete shipping.email;
+    delete shipping.phone;
+    await withTransaction(this.database, async (tx) => {
+      await this.orders.update(
+        order.id,
+        { customer_id: customerId, billing: JSON.stringify(billing), shipping: JSON.stringify(shipping) },
+        tx,
+      );
+      for (const [i, l] of s.lines.entries()) {
+        const t = s.totals.lines[i]!;
+        let subscriptionId: number | null = null;
+        if (l.line.subscription && customerId !== null) {
+          subscriptionId = await this.subscriptions.createForOrder(
+            {
               user_id: customerId,
               product_id: l.product.id,
               variation_id: l.variationId,
               quantity: t.quantity,
               period: (l.product.subscription?.period ?? 'month') as BillingPeriod,
               interval: l.product.subscription?.interval ?? 1,
-              currency: ctx.code,
+              currency: s.ctx.code,
               recurring_total: t.total + t.total_tax,
-              payment_method: gateway.id,
+              payment_method: s.gateway.id,
               order_id: order.id,
-            });
-          }
-          await this.repo.insertItem(trx, {
+            },
+            tx,
+          );
+        }
+        await this.orders.addItem(
+          {
             order_id: order.id,
             product_id: t.product_id,
             variation_id: t.variation_id,
@@ -355,126 +454,87 @@ export class SubmitService {
             total_tax: t.total_tax,
             meta: JSON.stringify(l.meta),
             subscription_id: subscriptionId,
-          });
-        }
-        if (customerId !== null) {
-          await this.repo.saveAddresses(
-            trx,
-            customerId,
-            JSON.stringify(billing),
-            JSON.stringify(shipping),
-            stamp,
-          );
-        }
-      });
-    } catch (e) {
-      return { status: 500, body: await this.failed(order, e), session, login };
-    }
-
-    // 9. Coupons against the persisted order: every use claimed atomically, or the order goes.
-    try {
-      await this.repo.transaction(async (trx) => {
-        if (missing.length > 0 || totals.rejected_coupons.length > 0) throw COUPON_FAILED;
-        for (const { coupon } of found) {
-          if (!totals.coupons.some((c) => c.code === coupon.code)) continue;
-          if (!(await this.repo.claimCoupon(trx, coupon.id))) throw COUPON_FAILED;
-          if (coupon.usage_limit_per_user !== null) {
-            const uses = await this.repo.usesBy(trx, coupon.id, customerId, email);
-            if (uses >= coupon.usage_limit_per_user) throw COUPON_FAILED;
-          }
-          await this.repo.recordCouponUse(trx, {
-            coupon_id: coupon.id,
-            user_id: customerId,
-            email,
-            order_id: order.id,
-            created_at: stamp,
-          });
-        }
-      });
-    } catch (e) {
-      if (e !== COUPON_FAILED) return { status: 500, body: await this.failed(order, e), session, login };
-      await this.deleteOrder(order.id);
-      const code = missing[0] ?? totals.rejected_coupons[0]?.code ?? '';
-      throw fail(409, `Coupon "${code}" could not be applied to this order.`, {
-        error_code: 'coupon_failed',
-      });
-    }
-
-    // 10. Order-creation hooks: the multi-currency audit snapshot, checked against the live rate.
-    try {
-      const live = resolveCurrency(await this.checkout.settings.get(), ctx.code);
-      if (!live || live.rate_id !== ctx.rate_id) {
-        await this.deleteOrder(order.id);
-        throw fail(409, 'The exchange rate changed while the order was placed; please try again.', {
-          error_code: 'order_currency_failed',
-        });
+          },
+          tx,
+        );
       }
-      const audit = {
-        currency: ctx.code,
-        base_currency: ctx.base_currency,
-        rate: ctx.rate,
-        rate_id: ctx.rate_id,
-        rate_updated_at: ctx.rate_updated_at,
-        decimals: currencyDecimals(ctx.code, settings),
-        locked_at: stamp,
-      };
-      await this.repo.transaction((trx) =>
-        this.repo.update(trx, order.id, { audit: JSON.stringify(audit), updated_at: iso(now()) }),
-      );
-    } catch (e) {
-      if (e instanceof CheckoutFailure) throw e;
-      return { status: 500, body: await this.failed(order, e), session, login };
-    }
-
-    // 11. Success: the cart is emptied (a guest's session purged).
-    await this.checkout.cart.purge(session).catch((err) => this.log.warn({ err }, 'cart not purged'));
-    // 13. No payment here: the client goes on to pay_url, or thankyou_url for offline methods.
-    return {
-      status: 200,
-      body: { ...this.result(order, login !== null), ...(login ? { nonce: login.nonce } : {}) },
-      session,
-      login,
-    };
-  }
-
-  /** Order processing failed after creation: the order stays, failed, with stock and coupons given back. */
-  private async failed(order: OrderRow, err: unknown): Promise<Record<string, unknown>> {
-    this.log.error({ err, order_id: order.id }, 'order processing failed');
-    await this.repo
-      .transaction(async (trx) => {
-        const locked = await this.repo.lock(trx, order.id);
-        if (!locked) return;
-        for (const hold of parseHolds(locked)) await this.repo.giveStock(trx, hold);
-        await this.repo.releaseCoupons(trx, order.id);
-        await this.repo.update(trx, order.id, {
-          status: 'failed',
-          stock_held: '[]',
-          updated_at: iso(this.checkout.clock.now()),
-        });
-      })
-      .catch((e) => this.log.error({ err: e, order_id: order.id }, 'failed order not released'));
-    return {
-      ok: false,
-      error: 'The order could not be processed.',
-      order_id: order.id,
-      order_key: order.order_key,
-      status: 'failed',
-    };
-  }
-
-  /** Undoes an order that must not exist (coupon or currency failure): stock, coupons, subscriptions, row. */
-  private async deleteOrder(id: number): Promise<void> {
-    await this.repo.transaction(async (trx) => {
-      const locked = await this.repo.lock(trx, id);
-      if (!locked) return;
-      for (const hold of parseHolds(locked)) await this.repo.giveStock(trx, hold);
-      await this.repo.releaseCoupons(trx, id);
-      await this.repo.delete(trx, id);
-      await trx
-        .deleteFrom('subscriptions')
-        .where('parent_order_id', '=', id)
-        .where('status', '=', 'pending')
-        .execute();
+      if (customerId !== null) {
+        await this.orders.saveAddresses(
+          customerId,
+          JSON.stringify(billing),
+          JSON.stringify(shipping),
+          s.stamp,
+          tx,
+        );
+      }
     });
+  }
+
+  /** 9. Coupons against the persisted order: every use claimed atomically, or the order is refused. */
+  private async claimCoupons(s: Placing): Promise<void> {
+    const { found, missing } = s.coupons;
+    const order = s.order!;
+    const refused = () => {
+      s.refused = true;
+      const code = missing[0] ?? s.totals.rejected_coupons[0]?.code ?? '';
+      return refusal('coupon_failed', {
+        status: 409,
+        message: `Coupon "${code}" could not be applied to this order.`,
+      });
+    };
+    await withTransaction(this.database, async (tx) => {
+      if (missing.length > 0 || s.totals.rejected_coupons.length > 0) throw refused();
+      for (const { coupon } of found) {
+        if (!s.totals.coupons.some((c) => c.code === coupon.code)) continue;
+        if (!(await this.orders.claimCoupon(coupon.id, tx))) throw refused();
+        if (coupon.usage_limit_per_user !== null) {
+          const uses = await this.orders.couponUses(coupon.id, s.customerId, s.email, tx);
+          if (uses >= coupon.usage_limit_per_user) throw refused();
+        }
+        await this.orders.recordCouponUse(
+          {
+            coupon_id: coupon.id,
+            user_id: s.customerId,
+            email: s.email,
+            order_id: order.id,
+            created_at: s.stamp,
+          },
+          tx,
+        );
+      }
+    });
+  }
+
+  /** Undo of 9: the order's coupon uses are given back. */
+  private async releaseCoupons(s: Placing): Promise<void> {
+    await this.orders.releaseCoupons(s.order!.id);
+  }
+
+  /** 10. The multi-currency audit snapshot, written once the live rate is still the locked one. */
+  private async lockCurrency(s: Placing): Promise<void> {
+    const { ctx } = s;
+    const live = resolveCurrency(await this.checkout.settings.get(), ctx.code);
+    if (!live || live.rate_id !== ctx.rate_id) {
+      s.refused = true;
+      throw refusal('order_currency_failed');
+    }
+    const audit = {
+      currency: ctx.code,
+      base_currency: ctx.base_currency,
+      rate: ctx.rate,
+      rate_id: ctx.rate_id,
+      rate_updated_at: ctx.rate_updated_at,
+      decimals: currencyDecimals(ctx.code, s.settings),
+      locked_at: s.stamp,
+    };
+    await this.orders.update(s.order!.id, {
+      audit: JSON.stringify(audit),
+      updated_at: iso(this.checkout.clock.now()),
+    });
+  }
+
+  /** 11. Success: the cart is emptied (a guest's session purged); the order stands if this fails. */
+  private async emptyCart(s: Placing): Promise<void> {
+    await this.checkout.cart.purge(s.session).catch((err) => this.log.warn({ err }, 'cart not purged'));
   }
 }

@@ -1,43 +1,53 @@
 import { type Kysely, sql, type Updateable } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
 import type { OrdersTables } from './orders.tables.js';
 
 /**
  * Orders, their items, stock holds, coupon claims and saved addresses: queries only. Every method
- * takes the connection to use, so callers run them inside their own transaction.
+ * takes the caller's transaction last, and runs on its own without one (docs/development.md,
+ * 'Transactions: one way').
  */
 export class OrdersRepository {
   constructor(
-    readonly db: Kysely<DB>,
-    readonly dialect: Dialect,
+    private readonly db: Kysely<DB>,
+    private readonly dialect: Dialect,
   ) {}
 
-  transaction<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(fn);
-  }
-
-  find(id: number, db: Kysely<DB> = this.db): Promise<OrderRow | undefined> {
-    return db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+  find(id: number, tx?: Tx): Promise<OrderRow | undefined> {
+    return on(this.db, tx).selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** Reads the order inside a transaction; on PostgreSQL the row is locked until it ends. */
-  lock(trx: Kysely<DB>, id: number): Promise<OrderRow | undefined> {
-    return trx
+  lock(id: number, tx?: Tx): Promise<OrderRow | undefined> {
+    return on(this.db, tx)
       .selectFrom('orders')
       .selectAll()
       .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }
 
-  findByIdempotency(hash: string): Promise<OrderRow | undefined> {
-    return this.db.selectFrom('orders').selectAll().where('idempotency_hash', '=', hash).executeTakeFirst();
+  findByIdempotency(hash: string, tx?: Tx): Promise<OrderRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('orders')
+      .selectAll()
+      .where('idempotency_hash', '=', hash)
+      .executeTakeFirst();
   }
 
-  list(filter: { customer_id?: number; status?: string }, limit: number, offset: number) {
-    return this.db
+  findByRenewalOf(renewalOf: string, tx?: Tx): Promise<OrderRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('orders')
+      .selectAll()
+      .where('renewal_of', '=', renewalOf)
+      .executeTakeFirst();
+  }
+
+  list(filter: { customer_id?: number; status?: string }, limit: number, offset: number, tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('orders')
       .selectAll()
       .$if(filter.customer_id !== undefined, (q) => q.where('customer_id', '=', filter.customer_id!))
@@ -48,26 +58,50 @@ export class OrdersRepository {
       .execute();
   }
 
-  items(orderId: number, db: Kysely<DB> = this.db): Promise<OrderItemRow[]> {
-    return db.selectFrom('order_items').selectAll().where('order_id', '=', orderId).orderBy('id').execute();
+  items(orderId: number, tx?: Tx): Promise<OrderItemRow[]> {
+    return on(this.db, tx)
+      .selectFrom('order_items')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .orderBy('id')
+      .execute();
   }
 
-  async insert(trx: Kysely<DB>, values: NewOrder): Promise<number> {
-    const row = await trx.insertInto('orders').values(values).returning('id').executeTakeFirstOrThrow();
+  async insert(values: NewOrder, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .insertInto('orders')
+      .values(values)
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return row.id;
   }
 
-  async insertItem(trx: Kysely<DB>, values: NewOrderItem): Promise<number> {
-    const row = await trx.insertInto('order_items').values(values).returning('id').executeTakeFirstOrThrow();
+  async insertItem(values: NewOrderItem, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .insertInto('order_items')
+      .values(values)
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return row.id;
   }
 
-  async update(trx: Kysely<DB>, id: number, values: Updateable<OrdersTables['orders']>): Promise<void> {
-    await trx.updateTable('orders').set(values).where('id', '=', id).execute();
+  async update(id: number, values: Updateable<OrdersTables['orders']>, tx?: Tx): Promise<void> {
+    await on(this.db, tx).updateTable('orders').set(values).where('id', '=', id).execute();
   }
 
-  async delete(trx: Kysely<DB>, id: number): Promise<void> {
-    await trx.deleteFrom('orders').where('id', '=', id).execute();
+  async delete(id: number, tx?: Tx): Promise<void> {
+    await on(this.db, tx).deleteFrom('orders').where('id', '=', id).execute();
+  }
+
+  /** Cancels the subscription's renewal orders still in one of `open` statuses. */
+  async cancelRenewals(subscriptionId: number, open: readonly string[], now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .updateTable('orders')
+      .set({ status: 'cancelled', updated_at: now })
+      .where('subscription_id', '=', subscriptionId)
+      .where('created_via', '=', 'renewal')
+      .where('status', 'in', [...open] as never[])
+      .execute();
   }
 
   /**
@@ -75,16 +109,17 @@ export class OrdersRepository {
    * orders from any number of processes can never sell more than the stock. An untracked pool
    * (null) always succeeds.
    */
-  async takeStock(trx: Kysely<DB>, hold: StockHold): Promise<boolean> {
+  async takeStock(hold: StockHold, tx?: Tx): Promise<boolean> {
+    const db = on(this.db, tx);
     const table = hold.pool === 'product' ? 'products' : 'product_variations';
-    const r = await trx
+    const r = await db
       .updateTable(table)
       .set({ stock_quantity: sql`stock_quantity - ${hold.quantity}` })
       .where('id', '=', hold.id)
       .where('stock_quantity', '>=', hold.quantity)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) > 0) return true;
-    const row = await trx
+    const row = await db
       .selectFrom(table)
       .select('stock_quantity')
       .where('id', '=', hold.id)
@@ -92,9 +127,9 @@ export class OrdersRepository {
     return row !== undefined && row.stock_quantity === null;
   }
 
-  async giveStock(trx: Kysely<DB>, hold: StockHold): Promise<void> {
+  async giveStock(hold: StockHold, tx?: Tx): Promise<void> {
     const table = hold.pool === 'product' ? 'products' : 'product_variations';
-    await trx
+    await on(this.db, tx)
       .updateTable(table)
       .set({ stock_quantity: sql`stock_quantity + ${hold.quantity}` })
       .where('id', '=', hold.id)
@@ -103,8 +138,8 @@ export class OrdersRepository {
   }
 
   /** Counts one use of the coupon only while under its usage limit (atomic, like takeStock). */
-  async claimCoupon(trx: Kysely<DB>, couponId: number): Promise<boolean> {
-    const r = await trx
+  async claimCoupon(couponId: number, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
       .updateTable('coupons')
       .set({ usage_count: sql`usage_count + 1` })
       .where('id', '=', couponId)
@@ -114,8 +149,8 @@ export class OrdersRepository {
   }
 
   /** Uses of the coupon already claimed by this customer (by user id, else by billing email). */
-  async usesBy(trx: Kysely<DB>, couponId: number, userId: number | null, email: string): Promise<number> {
-    const row = await trx
+  async usesBy(couponId: number, userId: number | null, email: string, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
       .selectFrom('coupon_usages')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('coupon_id', '=', couponId)
@@ -129,7 +164,6 @@ export class OrdersRepository {
   }
 
   async recordCouponUse(
-    trx: Kysely<DB>,
     values: {
       coupon_id: number;
       user_id: number | null;
@@ -137,46 +171,48 @@ export class OrdersRepository {
       order_id: number;
       created_at: string;
     },
+    tx?: Tx,
   ): Promise<void> {
-    await trx.insertInto('coupon_usages').values(values).execute();
+    await on(this.db, tx).insertInto('coupon_usages').values(values).execute();
   }
 
   /** Gives back the order's coupon uses (a failed or deleted order never keeps one). */
-  async releaseCoupons(trx: Kysely<DB>, orderId: number): Promise<void> {
-    const uses = await trx
+  async releaseCoupons(orderId: number, tx?: Tx): Promise<void> {
+    const db = on(this.db, tx);
+    const uses = await db
       .selectFrom('coupon_usages')
       .select('coupon_id')
       .where('order_id', '=', orderId)
       .execute();
     for (const u of uses) {
-      await trx
+      await db
         .updateTable('coupons')
         .set({ usage_count: sql`usage_count - 1` })
         .where('id', '=', u.coupon_id)
         .where('usage_count', '>', 0)
         .execute();
     }
-    await trx.deleteFrom('coupon_usages').where('order_id', '=', orderId).execute();
+    await db.deleteFrom('coupon_usages').where('order_id', '=', orderId).execute();
   }
 
-  async saveAddresses(trx: Kysely<DB>, userId: number, billing: string, shipping: string, now: string) {
-    await trx
+  async saveAddresses(userId: number, billing: string, shipping: string, now: string, tx?: Tx) {
+    await on(this.db, tx)
       .insertInto('customer_addresses')
       .values({ user_id: userId, billing, shipping, updated_at: now })
       .onConflict((oc) => oc.column('user_id').doUpdateSet({ billing, shipping, updated_at: now }))
       .execute();
   }
 
-  addresses(userId: number) {
-    return this.db
+  addresses(userId: number, tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('customer_addresses')
       .selectAll()
       .where('user_id', '=', userId)
       .executeTakeFirst();
   }
 
-  licensesOfOrder(orderId: number, db: Kysely<DB> = this.db) {
-    return db
+  licensesOfOrder(orderId: number, tx?: Tx) {
+    return on(this.db, tx)
       .selectFrom('licenses')
       .select(['id', 'order_item_id'])
       .where('order_id', '=', orderId)

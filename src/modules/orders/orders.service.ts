@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
 import { type Clock, iso } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { randomHex } from '../../random.js';
 import { type Product, resolveActivationLimit } from '../catalogue/catalogue.model.js';
@@ -12,7 +11,7 @@ import type { EntitlementPolicyInput } from '../licensing/policy.js';
 import type { CurrencyContext } from '../pricing/currency.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import type { OrderItemRow, OrderRow, StockHold } from './orders.model.js';
+import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
 import type { OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
 
@@ -28,6 +27,8 @@ export const ORDER_STATUSES: readonly OrderStatus[] = [
 export const PAID: ReadonlySet<string> = new Set(['processing', 'completed']);
 /** Statuses that give the order's held stock back. */
 const RELEASING: ReadonlySet<string> = new Set(['failed', 'cancelled']);
+/** Renewal orders that may still be paid (a closed renewal window cancels them). */
+export const OPEN_RENEWAL = ['pending', 'failed', 'on-hold'] as const satisfies readonly OrderStatus[];
 
 /**
  * The fields every new order starts with, whoever creates it (checkout or a renewal): its key and
@@ -48,7 +49,7 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
 }
 
 /** What the subscriptions module does inside an order's transaction when the order is paid. */
-export type OrderPaidHook = (trx: Kysely<DB>, order: OrderRow, now: Date) => Promise<void>;
+export type OrderPaidHook = (order: OrderRow, paidAt: Date, tx: Tx) => Promise<void>;
 
 /** Products of an order's items, read before its transaction (SQLite has one connection). */
 export type ProductMap = Map<number, Product | null>;
@@ -66,7 +67,8 @@ export class OrdersService {
   private paidHooks: OrderPaidHook[] = [];
 
   constructor(
-    readonly repo: OrdersRepository,
+    private readonly database: Pick<Database, 'db'>,
+    private readonly repo: OrdersRepository,
     private readonly catalogue: CatalogueService,
     private readonly licenses: LicenseService,
     private readonly settings: SettingsService,
@@ -76,6 +78,132 @@ export class OrdersService {
   /** Runs inside the transaction of every order that enters a paid status (subscriptions, renewals). */
   onPaid(hook: OrderPaidHook): void {
     this.paidHooks.push(hook);
+  }
+
+  find(id: number, tx?: Tx): Promise<OrderRow | undefined> {
+    return this.repo.find(id, tx);
+  }
+
+  /** Reads the order to change it in `tx`; on PostgreSQL its row stays locked until `tx` ends. */
+  lock(id: number, tx: Tx): Promise<OrderRow | undefined> {
+    return this.repo.lock(id, tx);
+  }
+
+  items(orderId: number, tx?: Tx): Promise<OrderItemRow[]> {
+    return this.repo.items(orderId, tx);
+  }
+
+  /** The order checkout placed under this idempotency key, if any. */
+  findByIdempotency(hash: string): Promise<OrderRow | undefined> {
+    return this.repo.findByIdempotency(hash);
+  }
+
+  /** The renewal order of one due payment (`renewal_of` is `subscription id:due date`), if any. */
+  findRenewal(renewalOf: string): Promise<OrderRow | undefined> {
+    return this.repo.findByRenewalOf(renewalOf);
+  }
+
+  /** Creates an order with its items (checkout adds its items in a later step); answers its row. */
+  async create(order: NewOrder, items: Omit<NewOrderItem, 'order_id'>[], tx: Tx): Promise<OrderRow> {
+    const id = await this.repo.insert(order, tx);
+    for (const item of items) await this.repo.insertItem({ ...item, order_id: id }, tx);
+    return (await this.repo.find(id, tx))!;
+  }
+
+  addItem(item: NewOrderItem, tx?: Tx): Promise<number> {
+    return this.repo.insertItem(item, tx);
+  }
+
+  update(id: number, patch: Partial<Omit<OrderRow, 'id'>>, tx?: Tx): Promise<void> {
+    return this.repo.update(id, patch, tx);
+  }
+
+  /**
+   * Takes every hold from stock, or answers false as soon as one pool has too little left: the
+   * caller then rolls `tx` back, which gives back what was taken.
+   */
+  async takeStock(holds: readonly StockHold[], tx: Tx): Promise<boolean> {
+    for (const hold of holds) if (!(await this.repo.takeStock(hold, tx))) return false;
+    return true;
+  }
+
+  /**
+   * A failed order gave its stock back; paying it takes the stock again (the variation's own pool,
+   * else the product's), or answers null when some ran out (the caller rolls `tx` back).
+   */
+  async holdAgain(
+    order: OrderRow,
+    items: Pick<OrderItemRow, 'product_id' | 'variation_id' | 'quantity'>[],
+    products: ProductMap,
+    tx: Tx,
+  ): Promise<OrderRow | null> {
+    const holds: StockHold[] = [];
+    for (const item of items) {
+      const product = products.get(item.product_id);
+      if (!product) continue;
+      const variation = product.variations.find((v) => v.id === item.variation_id);
+      if (variation && variation.stock_quantity !== null) {
+        holds.push({ pool: 'variation', id: variation.id, quantity: item.quantity });
+      } else if (product.stock_quantity !== null) {
+        holds.push({ pool: 'product', id: product.id, quantity: item.quantity });
+      }
+    }
+    if (!(await this.takeStock(holds, tx))) return null;
+    const stock_held = JSON.stringify(holds);
+    await this.repo.update(order.id, { stock_held, updated_at: iso(this.clock.now()) }, tx);
+    return { ...order, stock_held };
+  }
+
+  /** Counts one use of the coupon, only while it is under its usage limit. */
+  claimCoupon(couponId: number, tx: Tx): Promise<boolean> {
+    return this.repo.claimCoupon(couponId, tx);
+  }
+
+  /** Uses of the coupon this customer has claimed (by user id, else by billing email). */
+  couponUses(couponId: number, userId: number | null, email: string, tx?: Tx): Promise<number> {
+    return this.repo.usesBy(couponId, userId, email, tx);
+  }
+
+  recordCouponUse(
+    use: { coupon_id: number; user_id: number | null; email: string; order_id: number; created_at: string },
+    tx: Tx,
+  ): Promise<void> {
+    return this.repo.recordCouponUse(use, tx);
+  }
+
+  /** Gives back the order's coupon uses. */
+  releaseCoupons(orderId: number, tx?: Tx): Promise<void> {
+    return this.repo.releaseCoupons(orderId, tx);
+  }
+
+  /** The customer's last billing and shipping addresses (JSON), which checkout offers again. */
+  savedAddresses(userId: number) {
+    return this.repo.addresses(userId);
+  }
+
+  saveAddresses(userId: number, billing: string, shipping: string, now: string, tx?: Tx): Promise<void> {
+    return this.repo.saveAddresses(userId, billing, shipping, now, tx);
+  }
+
+  /** Order processing failed after creation: the order stays, `failed`, its stock given back. */
+  async markFailed(id: number, tx: Tx): Promise<void> {
+    const locked = await this.repo.lock(id, tx);
+    if (!locked) return;
+    for (const hold of parseHolds(locked)) await this.repo.giveStock(hold, tx);
+    await this.repo.update(id, { status: 'failed', stock_held: '[]', updated_at: iso(this.clock.now()) }, tx);
+  }
+
+  /** An order that must not exist: its stock given back, its row and items deleted. */
+  async discard(id: number, tx: Tx): Promise<void> {
+    const locked = await this.repo.lock(id, tx);
+    if (!locked) return;
+    for (const hold of parseHolds(locked)) await this.repo.giveStock(hold, tx);
+    await this.repo.delete(id, tx);
+  }
+
+  /** Cancels the subscription's renewal orders that may still be paid (its window closed). */
+  cancelOpenRenewals(subscriptionId: number, tx?: Tx): Promise<void> {
+    return this.repo.cancelRenewals(subscriptionId, OPEN_RENEWAL, iso(this.clock.now()), tx);
   }
 
   async require(id: number): Promise<OrderRow> {
@@ -106,38 +234,46 @@ export class OrdersService {
     const items = await this.repo.items(id);
     const products = await this.productsOf(items);
     const settings = await this.settings.get();
-    await this.repo.transaction(async (trx) => {
-      const locked = await this.repo.lock(trx, id);
+    await withTransaction(this.database, async (tx) => {
+      const locked = await this.repo.lock(id, tx);
       if (!locked) throw new ApiError('order_not_found');
-      await this.transition(trx, locked, status, { products, settings });
+      await this.transition(locked, status, { products, settings }, tx);
     });
     return this.get(order.id);
   }
 
   /**
-   * Moves a locked order to `to`: gives held stock back on failure or cancellation, and on
-   * entering a paid status records the payment time, issues the licenses not yet issued and runs
-   * the paid hooks (first payment only). The caller holds the order's row in `trx`.
+   * Moves a locked order to `to`, all in the caller's transaction `tx` (which holds the order's
+   * row), so an order is paid with its licenses and subscriptions or not at all:
+   * 1. the new status; failure or cancellation gives the held stock back, the first payment
+   *    records its time;
+   * 2. a paid status issues the licenses not yet issued;
+   * 3. the first payment runs the paid hooks (src/wiring.ts: the order's subscriptions start, or a
+   *    renewal extends its subscription's licenses).
    */
   async transition(
-    trx: Kysely<DB>,
     order: OrderRow,
     to: OrderStatus,
     ctx: { products: ProductMap; settings: Settings },
+    tx: Tx,
   ): Promise<OrderRow> {
     const now = this.clock.now();
+    const firstPayment = PAID.has(to) && order.paid_at === null;
+    const updated = await this.recordStatus(order, to, now, tx);
+    if (PAID.has(to)) await this.issueLicenses(updated, ctx, tx);
+    if (firstPayment) for (const hook of this.paidHooks) await hook(updated, now, tx);
+    return updated;
+  }
+
+  private async recordStatus(order: OrderRow, to: OrderStatus, now: Date, tx: Tx): Promise<OrderRow> {
     const patch: Partial<OrderRow> = { status: to, updated_at: iso(now) };
     if (RELEASING.has(to) && order.stock_held !== '[]') {
-      for (const hold of parseHolds(order)) await this.repo.giveStock(trx, hold);
+      for (const hold of parseHolds(order)) await this.repo.giveStock(hold, tx);
       patch.stock_held = '[]';
     }
-    const firstPayment = PAID.has(to) && order.paid_at === null;
-    if (firstPayment) patch.paid_at = iso(now);
-    await this.repo.update(trx, order.id, patch);
-    const updated = { ...order, ...patch } as OrderRow;
-    if (PAID.has(to)) await this.issueLicenses(trx, updated, ctx);
-    if (firstPayment) for (const hook of this.paidHooks) await hook(trx, updated, now);
-    return updated;
+    if (PAID.has(to) && order.paid_at === null) patch.paid_at = iso(now);
+    await this.repo.update(order.id, patch, tx);
+    return { ...order, ...patch };
   }
 
   /**
@@ -146,14 +282,14 @@ export class OrdersService {
    * snapshot from the variation or else the product (none = legacy).
    */
   private async issueLicenses(
-    trx: Kysely<DB>,
     order: OrderRow,
     ctx: { products: ProductMap; settings: Settings },
+    tx: Tx,
   ): Promise<void> {
     if (order.customer_id === null) return; // a license needs an owner
     if (order.created_via === 'renewal') return; // a renewal extends the subscription's licenses instead
-    const items = await this.repo.items(order.id, trx);
-    const issued = new Set((await this.repo.licensesOfOrder(order.id, trx)).map((l) => l.order_item_id));
+    const items = await this.repo.items(order.id, tx);
+    const issued = new Set((await this.repo.licensesOfOrder(order.id, tx)).map((l) => l.order_item_id));
     for (const item of items) {
       if (issued.has(item.id)) continue;
       const product = ctx.products.get(item.product_id);
@@ -172,7 +308,7 @@ export class OrdersService {
           order_item_id: item.id,
           subscription_id: item.subscription_id,
         },
-        trx as Tx,
+        tx,
       );
     }
   }

@@ -1,14 +1,12 @@
-import type { Kysely } from 'kysely';
 import { type Clock, iso, rfc3339 } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import type { OrderRow } from '../orders/orders.model.js';
-import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
-import type { OrderStatus } from '../orders/orders.tables.js';
+import { newOrderBasis, OPEN_RENEWAL, type OrdersService } from '../orders/orders.service.js';
 import { resolveCurrency } from '../pricing/currency.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -19,6 +17,7 @@ import {
   type SubscriptionView,
   subscriptionView,
 } from './subscriptions.model.js';
+import type { SubscriptionsRepository } from './subscriptions.repository.js';
 
 export interface CreateSubscriptionInput {
   user_id: number;
@@ -28,8 +27,19 @@ export interface CreateSubscriptionInput {
   next_payment_at?: string | null;
 }
 
-/** Renewal orders that may still be paid (a closed window cancels them). */
-const OPEN_RENEWAL = ['pending', 'failed', 'on-hold'] as const;
+/** What checkout knows of a subscription line when it creates the line's subscription. */
+export interface CheckoutSubscription {
+  user_id: number;
+  product_id: number;
+  variation_id: number;
+  quantity: number;
+  period: BillingPeriod;
+  interval: number;
+  currency: string;
+  recurring_total: number;
+  payment_method: string;
+  order_id: number;
+}
 
 /**
  * Subscriptions (docs/checkout.md, 'Subscriptions and renewals'): status changes with their event,
@@ -39,8 +49,8 @@ const OPEN_RENEWAL = ['pending', 'failed', 'on-hold'] as const;
  */
 export class SubscriptionsService {
   constructor(
-    private readonly db: Kysely<DB>,
-    private readonly dialect: 'sqlite' | 'postgres',
+    private readonly database: Pick<Database, 'db'>,
+    private readonly repo: SubscriptionsRepository,
     private readonly orders: OrdersService,
     private readonly catalogue: CatalogueService,
     private readonly accounts: Pick<AccountsService, 'getUser'>,
@@ -49,19 +59,10 @@ export class SubscriptionsService {
     private readonly clock: Clock,
   ) {}
 
-  private async find(id: number, db: Kysely<DB> = this.db): Promise<SubscriptionRow> {
-    const row = await db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+  private async find(id: number): Promise<SubscriptionRow> {
+    const row = await this.repo.find(id);
     if (!row) throw new ApiError('subscription_not_found');
     return row;
-  }
-
-  private lock(trx: Kysely<DB>, id: number) {
-    return trx
-      .selectFrom('subscriptions')
-      .selectAll()
-      .where('id', '=', id)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
-      .executeTakeFirst();
   }
 
   async view(row: SubscriptionRow): Promise<SubscriptionView> {
@@ -91,49 +92,30 @@ export class SubscriptionsService {
         : input.next_payment_at === null
           ? null
           : iso(new Date(input.next_payment_at));
-    const row = await this.db
-      .insertInto('subscriptions')
-      .values({
-        user_id: input.user_id,
-        product_id: product.id,
-        variation_id: variationId,
-        status: input.status ?? 'active',
-        next_payment_at: next,
-        billing_period: period,
-        billing_interval: interval,
-        quantity: 1,
-        currency: settings.base_currency,
-        recurring_total: variation ? variation.price_minor : product.price_minor,
-        payment_method: '',
-        parent_order_id: null,
-        created_at: iso(now),
-        updated_at: iso(now),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await this.repo.insert({
+      user_id: input.user_id,
+      product_id: product.id,
+      variation_id: variationId,
+      status: input.status ?? 'active',
+      next_payment_at: next,
+      billing_period: period,
+      billing_interval: interval,
+      quantity: 1,
+      currency: settings.base_currency,
+      recurring_total: variation ? variation.price_minor : product.price_minor,
+      payment_method: '',
+      parent_order_id: null,
+      created_at: iso(now),
+      updated_at: iso(now),
+    });
     return this.view(row);
   }
 
   /** Checkout's subscription for one line, created with its order (pending until paid). */
-  async createForOrder(
-    trx: Kysely<DB>,
-    input: {
-      user_id: number;
-      product_id: number;
-      variation_id: number;
-      quantity: number;
-      period: BillingPeriod;
-      interval: number;
-      currency: string;
-      recurring_total: number;
-      payment_method: string;
-      order_id: number;
-    },
-  ): Promise<number> {
+  async createForOrder(input: CheckoutSubscription, tx: Tx): Promise<number> {
     const now = iso(this.clock.now());
-    const row = await trx
-      .insertInto('subscriptions')
-      .values({
+    const row = await this.repo.insert(
+      {
         user_id: input.user_id,
         product_id: input.product_id,
         variation_id: input.variation_id,
@@ -148,30 +130,30 @@ export class SubscriptionsService {
         parent_order_id: input.order_id,
         created_at: now,
         updated_at: now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+      },
+      tx,
+    );
     return row.id;
+  }
+
+  /** Deletes the subscriptions checkout created for an order that must not exist (still pending). */
+  deletePendingOfOrder(orderId: number, tx: Tx): Promise<void> {
+    return this.repo.deletePendingOfOrder(orderId, tx);
   }
 
   /** Changes the status and records `subscription.status_changed` in the same transaction. */
   async setStatus(id: number, status: string, reason = ''): Promise<SubscriptionView> {
-    await this.db.transaction().execute(async (trx) => {
-      const row = await this.lock(trx, id);
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.lock(id, tx);
       if (!row) throw new ApiError('subscription_not_found');
-      await this.changeStatus(trx, row, status, reason);
+      await this.changeStatus(row, status, reason, {}, tx);
     });
     return this.get(id);
   }
 
   /** The customer's own subscriptions, newest first. */
   async listForUser(userId: number): Promise<SubscriptionView[]> {
-    const rows = await this.db
-      .selectFrom('subscriptions')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .orderBy('id', 'desc')
-      .execute();
+    const rows = await this.repo.ofUser(userId);
     return Promise.all(rows.map((r) => this.view(r)));
   }
 
@@ -181,35 +163,31 @@ export class SubscriptionsService {
    * cannot be probed; cancelling an ended subscription changes nothing.
    */
   async cancelByCustomer(id: number, userId: number): Promise<SubscriptionView> {
-    await this.db.transaction().execute(async (trx) => {
-      const row = await this.lock(trx, id);
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.lock(id, tx);
       if (!row || row.user_id !== userId) throw new ApiError('not_found');
       if (['cancelled', 'expired', 'pending-cancel'].includes(row.status)) return;
       const paidThrough = row.next_payment_at !== null && row.next_payment_at > iso(this.clock.now());
       const status = row.status === 'active' && paidThrough ? 'pending-cancel' : 'cancelled';
-      await this.changeStatus(trx, row, status, 'cancelled_by_customer');
+      await this.changeStatus(row, status, 'cancelled_by_customer', {}, tx);
     });
     return this.get(id);
   }
 
   private async changeStatus(
-    trx: Kysely<DB>,
     row: SubscriptionRow,
     status: string,
     reason: string,
-    extra: { next_payment_at?: string | null } = {},
+    extra: { next_payment_at?: string | null },
+    tx: Tx,
   ): Promise<void> {
     const now = iso(this.clock.now());
-    await trx
-      .updateTable('subscriptions')
-      .set({ status, status_reason: reason, updated_at: now, ...extra })
-      .where('id', '=', row.id)
-      .execute();
+    await this.repo.update(row.id, { status, status_reason: reason, updated_at: now, ...extra }, tx);
     if (row.status !== status) {
       await this.outbox.record(
         'subscription.status_changed',
         { subscription_id: row.id, status, reason },
-        trx as Tx,
+        tx,
       );
     }
   }
@@ -223,14 +201,10 @@ export class SubscriptionsService {
     const settings = await this.settings.get();
     const due = sub.next_payment_at ?? iso(this.clock.now());
     const renewalOf = `${sub.id}:${due}`;
-    const existing = await this.db
-      .selectFrom('orders')
-      .selectAll()
-      .where('renewal_of', '=', renewalOf)
-      .executeTakeFirst();
+    const existing = await this.orders.findRenewal(renewalOf);
     if (existing) return existing;
     const product = await this.catalogue.getProduct(sub.product_id);
-    const parent = sub.parent_order_id ? await this.orders.repo.find(sub.parent_order_id) : undefined;
+    const parent = sub.parent_order_id ? await this.orders.find(sub.parent_order_id) : undefined;
     const ctx = resolveCurrency(settings, sub.currency) ?? resolveCurrency(settings, null)!;
     const quantity = sub.quantity ?? 1;
     const total = Number(sub.recurring_total ?? 0);
@@ -242,65 +216,64 @@ export class SubscriptionsService {
       : `Product ${sub.product_id}`;
     const now = iso(this.clock.now());
     try {
-      return await this.db.transaction().execute(async (trx) => {
-        const orderId = await this.orders.repo.insert(trx, {
-          ...newOrderBasis(ctx, settings),
-          customer_id: sub.user_id,
-          status: 'pending',
-          created_via: 'renewal',
-          subtotal: total,
-          subtotal_tax: 0,
-          discount_total: 0,
-          discount_tax: 0,
-          shipping_total: 0,
-          shipping_tax: 0,
-          total_tax: 0,
-          total,
-          payment_method: sub.payment_method ?? '',
-          payment_method_title: parent?.payment_method_title ?? '',
-          billing: parent?.billing ?? '{}',
-          shipping: parent?.shipping ?? '{}',
-          shipping_lines: '[]',
-          coupons: '[]',
-          customer_note: '',
-          custom_fields: '{}',
-          referral_code: '',
-          ip_address: '',
-          stock_held: '[]',
-          audit: null,
-          subscription_id: sub.id,
-          renewal_of: renewalOf,
-          renewal_due_at: due,
-          idempotency_hash: null,
-          tracking_number: '',
-          tracking_url: '',
-          paid_at: null,
-          created_at: now,
-          updated_at: now,
-        });
-        await this.orders.repo.insertItem(trx, {
-          order_id: orderId,
-          product_id: sub.product_id,
-          variation_id: sub.variation_id ?? 0,
-          name,
-          quantity,
-          price: Math.round(total / quantity),
-          subtotal: total,
-          subtotal_tax: 0,
-          total,
-          total_tax: 0,
-          meta: '[]',
-          subscription_id: sub.id,
-        });
-        return (await this.orders.repo.find(orderId, trx))!;
-      });
+      return await withTransaction(this.database, (tx) =>
+        this.orders.create(
+          {
+            ...newOrderBasis(ctx, settings),
+            customer_id: sub.user_id,
+            status: 'pending',
+            created_via: 'renewal',
+            subtotal: total,
+            subtotal_tax: 0,
+            discount_total: 0,
+            discount_tax: 0,
+            shipping_total: 0,
+            shipping_tax: 0,
+            total_tax: 0,
+            total,
+            payment_method: sub.payment_method ?? '',
+            payment_method_title: parent?.payment_method_title ?? '',
+            billing: parent?.billing ?? '{}',
+            shipping: parent?.shipping ?? '{}',
+            shipping_lines: '[]',
+            coupons: '[]',
+            customer_note: '',
+            custom_fields: '{}',
+            referral_code: '',
+            ip_address: '',
+            stock_held: '[]',
+            audit: null,
+            subscription_id: sub.id,
+            renewal_of: renewalOf,
+            renewal_due_at: due,
+            idempotency_hash: null,
+            tracking_number: '',
+            tracking_url: '',
+            paid_at: null,
+            created_at: now,
+            updated_at: now,
+          },
+          [
+            {
+              product_id: sub.product_id,
+              variation_id: sub.variation_id ?? 0,
+              name,
+              quantity,
+              price: Math.round(total / quantity),
+              subtotal: total,
+              subtotal_tax: 0,
+              total,
+              total_tax: 0,
+              meta: '[]',
+              subscription_id: sub.id,
+            },
+          ],
+          tx,
+        ),
+      );
     } catch (e) {
       // Another process created this due date's order first.
-      const raced = await this.db
-        .selectFrom('orders')
-        .selectAll()
-        .where('renewal_of', '=', renewalOf)
-        .executeTakeFirst();
+      const raced = await this.orders.findRenewal(renewalOf);
       if (raced) return raced;
       throw e;
     }
@@ -308,25 +281,7 @@ export class SubscriptionsService {
 
   /** Active subscriptions whose next payment is due and has no renewal order yet (scheduler). */
   async createDueRenewals(limit = 50): Promise<number> {
-    const now = iso(this.clock.now());
-    const due = await this.db
-      .selectFrom('subscriptions as s')
-      .select('s.id')
-      .where('s.status', '=', 'active')
-      .where('s.next_payment_at', 'is not', null)
-      .where('s.next_payment_at', '<=', now)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('orders as o')
-              .select('o.id')
-              .whereRef('o.subscription_id', '=', 's.id')
-              .whereRef('o.renewal_due_at', '=', 's.next_payment_at'),
-          ),
-        ),
-      )
-      .limit(limit)
-      .execute();
+    const due = await this.repo.dueWithoutRenewal(iso(this.clock.now()), limit);
     for (const { id } of due) await this.createRenewalOrder(id);
     return due.length;
   }
@@ -344,48 +299,29 @@ export class SubscriptionsService {
     const nowMs = this.clock.now().getTime();
     const now = iso(new Date(nowMs));
     const windowStart = iso(new Date(nowMs - settings.renewal_window_days * 86_400_000));
-    const candidates = (status: 'active' | 'on-hold', dueBy: string, orderStatuses: readonly OrderStatus[]) =>
-      this.db
-        .selectFrom('subscriptions as s')
-        .select(['s.id', 's.next_payment_at'])
-        .where('s.status', '=', status)
-        .where('s.next_payment_at', 'is not', null)
-        .where('s.next_payment_at', '<=', dueBy)
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom('orders as o')
-              .select('o.id')
-              .whereRef('o.subscription_id', '=', 's.id')
-              .whereRef('o.renewal_due_at', '=', 's.next_payment_at')
-              .where('o.status', 'in', [...orderStatuses]),
-          ),
-        )
-        .orderBy('s.id')
-        .limit(limit)
-        .execute();
     let changed = 0;
     const move = async (id: number, due: string | null, from: string, to: string, reason: string) =>
-      this.db.transaction().execute(async (trx) => {
-        const row = await this.lock(trx, id);
+      withTransaction(this.database, async (tx) => {
+        const row = await this.repo.lock(id, tx);
         if (!row || row.status !== from || row.next_payment_at !== due) return false;
-        await this.changeStatus(trx, row, to, reason);
+        await this.changeStatus(row, to, reason, {}, tx);
         return true;
       });
-    for (const s of await candidates('active', now, OPEN_RENEWAL)) {
+    for (const s of await this.repo.dueWithRenewalIn('active', now, OPEN_RENEWAL, limit)) {
       if (await move(s.id, s.next_payment_at, 'active', 'on-hold', 'renewal_payment_overdue')) changed++;
     }
-    for (const s of await candidates('on-hold', windowStart, [...OPEN_RENEWAL, 'cancelled'])) {
+    const lapsing = await this.repo.dueWithRenewalIn(
+      'on-hold',
+      windowStart,
+      [...OPEN_RENEWAL, 'cancelled'],
+      limit,
+    );
+    for (const s of lapsing) {
       // Strictly past the window, like pay-order's check.
       if (Date.parse(s.next_payment_at!) + settings.renewal_window_days * 86_400_000 >= nowMs) continue;
       if (!(await move(s.id, s.next_payment_at, 'on-hold', 'expired', 'renewal_window_expired'))) continue;
       changed++;
-      await this.db
-        .updateTable('orders')
-        .set({ status: 'cancelled', updated_at: now })
-        .where('subscription_id', '=', s.id)
-        .where('created_via', '=', 'renewal')
-        .where('status', 'in', [...OPEN_RENEWAL])
-        .execute();
+      await this.orders.cancelOpenRenewals(s.id);
     }
     return changed;
   }
@@ -401,67 +337,61 @@ export class SubscriptionsService {
     const settings = await this.settings.get();
     const closesAt = Date.parse(order.renewal_due_at) + settings.renewal_window_days * 86_400_000;
     if (this.clock.now().getTime() <= closesAt) return false;
-    const now = iso(this.clock.now());
-    await this.db
-      .updateTable('orders')
-      .set({ status: 'cancelled', updated_at: now })
-      .where('subscription_id', '=', order.subscription_id)
-      .where('created_via', '=', 'renewal')
-      .where('status', 'in', [...OPEN_RENEWAL])
-      .execute();
+    await this.orders.cancelOpenRenewals(order.subscription_id);
     return true;
   }
 
   /**
-   * The paid hook of orders. A renewal extends each linked license's usage expiry by one period
-   * (from the later of now and the current expiry; a license without expiry keeps none) with one
-   * `license.renewed` each, moves next_payment_at on and reactivates the subscription. A first
-   * order activates the subscriptions checkout created for it.
+   * The paid hook of orders, in the order's transaction: a renewal renews its subscription, a
+   * first order activates the subscriptions checkout created for it.
    */
-  async orderPaid(trx: Kysely<DB>, order: OrderRow, now: Date): Promise<void> {
+  async orderPaid(order: OrderRow, paidAt: Date, tx: Tx): Promise<void> {
     if (order.created_via === 'renewal' && order.subscription_id !== null) {
-      const sub = await this.lock(trx, order.subscription_id);
-      if (!sub) return;
-      const period = (sub.billing_period ?? 'month') as BillingPeriod;
-      const interval = sub.billing_interval ?? 1;
-      const licenses = await trx
-        .selectFrom('licenses')
-        .select(['id', 'usage_expires_at'])
-        .where('subscription_id', '=', sub.id)
-        .orderBy('id')
-        .execute();
-      for (const l of licenses) {
-        if (l.usage_expires_at !== null) {
-          const current = Date.parse(l.usage_expires_at);
-          const from = Number.isNaN(current) ? now : new Date(Math.max(current, now.getTime()));
-          await trx
-            .updateTable('licenses')
-            .set({ usage_expires_at: rfc3339(addPeriod(from, period, interval)), updated_at: iso(now) })
-            .where('id', '=', l.id)
-            .execute();
-        }
-        await this.outbox.record(
-          'license.renewed',
-          { license_id: l.id, subscription_id: sub.id, order_id: order.id },
-          trx as Tx,
+      await this.renew(order, order.subscription_id, paidAt, tx);
+    } else {
+      await this.activateFirst(order, paidAt, tx);
+    }
+  }
+
+  /**
+   * A renewal paid: each linked license's usage expiry moves on by one period (from the later of
+   * now and the current expiry; a license without expiry keeps none) with one `license.renewed`
+   * each, then the subscription is active again with its next payment one period after the due
+   * date.
+   */
+  private async renew(order: OrderRow, subscriptionId: number, paidAt: Date, tx: Tx): Promise<void> {
+    const sub = await this.repo.lock(subscriptionId, tx);
+    if (!sub) return;
+    const period = (sub.billing_period ?? 'month') as BillingPeriod;
+    const interval = sub.billing_interval ?? 1;
+    for (const l of await this.repo.licensesOf(sub.id, tx)) {
+      if (l.usage_expires_at !== null) {
+        const current = Date.parse(l.usage_expires_at);
+        const from = Number.isNaN(current) ? paidAt : new Date(Math.max(current, paidAt.getTime()));
+        await this.repo.setLicenseUsageExpiry(
+          l.id,
+          rfc3339(addPeriod(from, period, interval)),
+          iso(paidAt),
+          tx,
         );
       }
-      const base = order.renewal_due_at ? new Date(order.renewal_due_at) : now;
-      const next = iso(addPeriod(base, period, interval));
-      await this.changeStatus(trx, sub, 'active', 'renewal_paid', { next_payment_at: next });
-      return;
-    }
-    const subs = await trx
-      .selectFrom('subscriptions')
-      .selectAll()
-      .where('parent_order_id', '=', order.id)
-      .where('status', '=', 'pending')
-      .execute();
-    for (const sub of subs) {
-      const next = iso(
-        addPeriod(now, (sub.billing_period ?? 'month') as BillingPeriod, sub.billing_interval ?? 1),
+      await this.outbox.record(
+        'license.renewed',
+        { license_id: l.id, subscription_id: sub.id, order_id: order.id },
+        tx,
       );
-      await this.changeStatus(trx, sub, 'active', 'payment_received', { next_payment_at: next });
+    }
+    const base = order.renewal_due_at ? new Date(order.renewal_due_at) : paidAt;
+    const next = iso(addPeriod(base, period, interval));
+    await this.changeStatus(sub, 'active', 'renewal_paid', { next_payment_at: next }, tx);
+  }
+
+  /** A first order paid: its pending subscriptions become active, next payment one period on. */
+  private async activateFirst(order: OrderRow, paidAt: Date, tx: Tx): Promise<void> {
+    for (const sub of await this.repo.pendingOfOrder(order.id, tx)) {
+      const period = (sub.billing_period ?? 'month') as BillingPeriod;
+      const next = iso(addPeriod(paidAt, period, sub.billing_interval ?? 1));
+      await this.changeStatus(sub, 'active', 'payment_received', { next_payment_at: next }, tx);
     }
   }
 
@@ -469,17 +399,8 @@ export class SubscriptionsService {
   async ofOrder(order: OrderRow): Promise<SubscriptionView | null> {
     const row =
       order.subscription_id !== null
-        ? await this.db
-            .selectFrom('subscriptions')
-            .selectAll()
-            .where('id', '=', order.subscription_id)
-            .executeTakeFirst()
-        : await this.db
-            .selectFrom('subscriptions')
-            .selectAll()
-            .where('parent_order_id', '=', order.id)
-            .orderBy('id')
-            .executeTakeFirst();
+        ? await this.repo.find(order.subscription_id)
+        : await this.repo.firstOfOrder(order.id);
     return row ? this.view(row) : null;
   }
 }
