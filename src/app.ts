@@ -28,6 +28,7 @@ import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.route
 import { systemRoutes } from './modules/system/system.routes.js';
 import { listeningPort } from './modules/webhooks/target.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { adminConsole } from './web/admin.js';
 import { customerPages } from './web/pages.js';
 import { buildModules, type Services, type WiringOptions } from './wiring.js';
 
@@ -42,6 +43,8 @@ declare module 'fastify' {
 export interface BuildOptions extends Omit<WiringOptions, 'log' | 'listeningPort'> {
   /** Where log lines go (tests capture them); defaults to stdout. */
   logStream?: NodeJS.WritableStream;
+  /** The built console (web/admin); defaults to dist/admin. */
+  adminDir?: string;
 }
 
 /** The server: its plugins, hooks and routes over the modules of src/wiring.ts; never listens (tests use inject, main.ts listens). */
@@ -64,7 +67,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const { logStream: _, ...wiring } = opts;
+  const { logStream: _, adminDir, ...wiring } = opts;
   const { services, releasesModule, submit, payments } = buildModules(config, database, {
     ...wiring,
     log: app.log,
@@ -181,5 +184,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     settings,
     secureCookies: config.publicUrl.startsWith('https:'),
   });
+  // The store owner's console, a single-page app on the /v1 API (docs/admin.md).
+  await app.register(adminConsole, { dir: adminDir });
   return app as unknown as App;
 }

@@ -20,6 +20,7 @@ const catalogue = {
   invalid_parameters: [400, 'Unrecognised or invalid parameters.'],
   internal_error: [500, 'An unexpected error occurred.'],
   server_busy: [503, 'The server is busy; try again in a moment.'],
+  admin_not_built: [503, 'The console is not built: run npm run build (docs/admin.md).'],
   // authentication
   rest_not_logged_in: [401, 'You are not currently logged in.'],
   rest_forbidden: [403, 'Sorry, you are not allowed to do that.'],

@@ -7,6 +7,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type TestApp } from '../helpers/app.js';
 import { createCustomer, createLicense, createProduct, installationId } from '../helpers/factories.js';
+import { CHROMIUM, CHROMIUM_ARGS, skipBrowserTests } from './chromium.js';
 import { type CustomerSite, startCustomerSite } from './site.js';
 
 /**
@@ -16,7 +17,6 @@ import { type CustomerSite, startCustomerSite } from './site.js';
  * store.example and shop.example.com (resolver rules map both to 127.0.0.1), so they are two sites
  * with their own cookies, as in real life. SAVE_SCREENSHOTS=1 writes the pictures of docs/oauth.md.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const DOCS_SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 
 let t: TestApp;
@@ -39,8 +39,8 @@ const shot = async (name: string) => {
   expect(existsSync(path)).toBe(true);
 };
 
-// Without chromium a developer's run skips these; CI installs it (.ci/run), so there they must run.
-describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('approval activation in a real browser', () => {
+// Without chromium a developer's run skips these; CI installs it and runs them once (chromium.ts).
+describe.skipIf(skipBrowserTests)('approval activation in a real browser', () => {
   beforeAll(async () => {
     t = await createTestApp();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -73,13 +73,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('approval activation i
       javaScriptEnabled: false,
       viewport: { width: 960, height: 720 },
       args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
+        ...CHROMIUM_ARGS,
         '--host-resolver-rules=MAP store.example 127.0.0.1, MAP shop.example.com 127.0.0.1',
       ],
     });

@@ -1,0 +1,62 @@
+// Builds the store owner's console (web/admin) into dist/admin with Vite: `npm run build` runs it
+// after the server's build. The build is skipped while dist/admin was made from the same sources
+// and the same locked dependencies (a SHA-256 of them, kept in dist/admin/.source-hash), so
+// `npm start` does not rebuild an unchanged console; `--force` builds anyway.
+// test/browser/admin.test.ts calls ensureConsoleBuilt() for the same reason.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SOURCES = join(ROOT, 'web', 'admin');
+export const CONSOLE_DIR = join(ROOT, 'dist', 'admin');
+const STAMP = join(CONSOLE_DIR, '.source-hash');
+
+/** SHA-256 over every file of web/admin (path and bytes), package-lock.json and this script. */
+export function consoleSourceHash(): string {
+  const hash = createHash('sha256');
+  const files = readdirSync(SOURCES, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+  for (const file of [...files, join(ROOT, 'package-lock.json'), fileURLToPath(import.meta.url)]) {
+    hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+export function consoleIsFresh(): boolean {
+  try {
+    return readFileSync(STAMP, 'utf8').trim() === consoleSourceHash();
+  } catch {
+    return false;
+  }
+}
+
+/** Builds the console unless dist/admin is already the build of the current sources; true when it built. */
+export function ensureConsoleBuilt(opts: { force?: boolean; quiet?: boolean } = {}): boolean {
+  if (!opts.force && consoleIsFresh()) return false;
+  const hash = consoleSourceHash();
+  // Vite in its own process: its CLI prints the files and their compressed sizes.
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
+      'build',
+      '--config',
+      join(SOURCES, 'vite.config.ts'),
+    ],
+    // Always a production build: under vitest NODE_ENV is `test`, which would make Vite bundle
+    // React's development build (twice the size, and slower).
+    { cwd: ROOT, stdio: opts.quiet ? 'pipe' : 'inherit', env: { ...process.env, NODE_ENV: 'production' } },
+  );
+  writeFileSync(STAMP, `${hash}\n`);
+  return true;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const built = ensureConsoleBuilt({ force: process.argv.includes('--force') });
+  if (!built) console.log('console: dist/admin is up to date');
+}

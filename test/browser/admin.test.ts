@@ -1,0 +1,434 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureConsoleBuilt } from '../../scripts/build-admin.js';
+import { makeZip } from '../helpers/factories.js';
+import { type ServerProcess, startServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+import { launch, skipBrowserTests } from './chromium.js';
+
+/**
+ * The store owner's console (web/admin, docs/admin.md) in a real browser: Debian's chromium with
+ * JavaScript on, against the real server (`src/main.ts serve`, a child process on SQLite) started
+ * the way the README starts a store, with ADMIN_EMAIL and ADMIN_PASSWORD. The console is built
+ * first when dist/admin is missing or was built from other sources (scripts/build-admin.ts).
+ * Every screen is checked with axe-core at 1280 and 390 px; SAVE_SCREENSHOTS=1 writes the
+ * pictures of docs/admin.md.
+ */
+const OWNER = { email: 'owner@example.com', password: 'owner-password-1' };
+const DOCS_SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const WIDE = { width: 1280, height: 800 };
+const NARROW = { width: 390, height: 844 };
+/** The first load's budget: index.html and the JavaScript and CSS it loads, gzip-compressed. */
+const FIRST_LOAD_BUDGET = 250 * 1024;
+
+let server: ServerProcess;
+let context: BrowserContext;
+let page: Page;
+const dirs: string[] = [];
+const shotsDir =
+  process.env.SAVE_SCREENSHOTS === '1' ? DOCS_SHOTS : mkdtempSync(join(tmpdir(), 'tollgate-admin-shots-'));
+if (shotsDir !== DOCS_SHOTS) dirs.push(shotsDir);
+
+/** The API as the owner, outside the browser: a session cookie and its nonce. */
+let session: { cookie: string; nonce: string };
+async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${server.url}/v1${path}`, {
+    method,
+    headers: {
+      cookie: session.cookie,
+      'x-rest-nonce': session.nonce,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+async function signIn(email: string, password: string) {
+  const res = await fetch(`${server.url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  expect(res.status).toBe(200);
+  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('tollgate_session='))!;
+  return { cookie: cookie.split(';')[0]!, nonce: ((await res.json()) as { nonce: string }).nonce };
+}
+
+/** axe-core on the page as it is: no serious or critical finding. */
+async function expectAccessible(what: string) {
+  await page.evaluate(AXE);
+  // Code for the page is given as text: the test's TypeScript knows Node's globals, not the DOM's.
+  const violations = (await page.evaluate(`(async () => {
+    const result = await window.axe.run({ resultTypes: ['violations'] });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => v.impact + ' ' + v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '));
+  })()`)) as string[];
+  expect(violations, what).toEqual([]);
+}
+
+/** Fails when the page scrolls sideways: at 390 px only a table's own region may scroll. */
+async function expectNoSidewaysScroll(what: string) {
+  const overflow = (await page.evaluate(
+    'document.documentElement.scrollWidth - window.innerWidth',
+  )) as number;
+  expect(overflow, `${what} is wider than the screen`).toBeLessThanOrEqual(0);
+}
+
+const shot = (name: string, fullPage = true) =>
+  page.screenshot({ path: join(shotsDir, `admin-${name}.png`), fullPage });
+
+/** The console's own alert of a refused request carries the API's code (the words are the server's). */
+const alertCode = async () => page.locator('[role=alert][data-code]').first().getAttribute('data-code');
+
+describe.skipIf(skipBrowserTests)("the store owner's console in a real browser", () => {
+  beforeAll(async () => {
+    ensureConsoleBuilt({ quiet: true });
+    const data = mkdtempSync(join(tmpdir(), 'tollgate-admin-data-'));
+    dirs.push(data);
+    server = await startServer(
+      { DATA_DIR: data, ADMIN_EMAIL: OWNER.email, ADMIN_PASSWORD: OWNER.password },
+      90_000, // a loaded machine (CI shares it) may take longer than the usual 30 s to start it
+    );
+    session = await signIn(OWNER.email, OWNER.password);
+    mkdirSync(shotsDir, { recursive: true });
+    const profile = mkdtempSync(join(tmpdir(), 'tollgate-chromium-'));
+    dirs.push(profile);
+    context = await launch(profile, { viewport: WIDE });
+    page = context.pages()[0] ?? (await context.newPage());
+  }, 240_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await server?.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('loads at most 250 KB of compressed JavaScript and CSS (with index.html) on the first visit', async () => {
+    const loaded: { url: string; type: string; bytes: number }[] = [];
+    const fresh = await context.newPage();
+    fresh.on('response', async (res) => {
+      const type = res.request().resourceType();
+      if (!['document', 'script', 'stylesheet'].includes(type)) return;
+      loaded.push({ url: res.url(), type, bytes: gzipSync(await res.body()).length });
+    });
+    await fresh.goto(`${server.url}/admin/`);
+    await fresh.locator('#email').waitFor();
+    await fresh.close();
+    expect(loaded.filter((r) => r.type === 'script').length).toBeGreaterThan(0);
+    expect(loaded.filter((r) => r.type === 'stylesheet').length).toBeGreaterThan(0);
+    const total = loaded.reduce((sum, r) => sum + r.bytes, 0);
+    expect(total, JSON.stringify(loaded)).toBeLessThanOrEqual(FIRST_LOAD_BUDGET);
+  }, 60_000);
+
+  it('sign-in: wrong password and lockout are refused in words; the owner signs in', async () => {
+    // A second administrator to lock out, so the owner's own account stays usable.
+    const locked = { email: 'locked@example.com', password: 'locked-password-1' };
+    expect((await api('POST', '/users', { ...locked, role: 'administrator' })).status).toBe(201);
+
+    await page.goto(`${server.url}/admin/licenses`);
+    await page.locator('#email').waitFor();
+    await expectAccessible('sign-in');
+    await shot('sign-in-1280');
+
+    await page.fill('#email', OWNER.email);
+    await page.fill('#password', 'not-the-password');
+    await page.click('button[type=submit]');
+    await waitFor(async () => (await alertCode()) === 'invalid_credentials', 'a wrong password is refused');
+
+    // Five failures lock the account for 15 minutes, even for the right password (docs/api.md).
+    for (let i = 0; i < 5; i++) {
+      await page.fill('#email', locked.email);
+      await page.fill('#password', `wrong-${i}`);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/v1/auth/login')),
+        page.click('button[type=submit]'),
+      ]);
+    }
+    await page.fill('#password', locked.password);
+    await page.click('button[type=submit]');
+    await waitFor(async () => (await alertCode()) === 'too_many_login_attempts', 'the account is locked');
+    await expectAccessible('sign-in with an error');
+
+    await page.fill('#email', OWNER.email);
+    await page.fill('#password', OWNER.password);
+    await page.click('button[type=submit]');
+    // The deep link asked for before signing in is the screen shown after.
+    await page.getByRole('heading', { level: 1, name: 'Licenses' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/admin/licenses');
+  }, 60_000);
+
+  let productId = 0;
+  const zip = makeZip(3_000_000);
+  const zipSha = createHash('sha256').update(zip).digest('hex');
+
+  it('creates a product with its software configuration', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Products' }).click();
+    await page.getByRole('link', { name: 'New product' }).click();
+    await page.getByLabel('Name').fill('Forms Pro');
+    await page.getByLabel('Price').fill('49.00');
+    await page.getByLabel('Activation limit').fill('3');
+    await page.getByRole('button', { name: 'Create product' }).click();
+
+    await page.getByRole('heading', { level: 2, name: 'Software configuration' }).waitFor();
+    productId = Number(/\/admin\/products\/(\d+)/.exec(page.url())?.[1]);
+    expect(productId).toBeGreaterThan(0);
+    await page.getByLabel('Slug').fill('forms-pro');
+    await page.getByLabel('Distribute this product’s releases').check();
+    await page.getByRole('button', { name: 'Save software configuration' }).click();
+    await waitFor(
+      async () =>
+        (await api<{ slug: string }>('GET', `/software/products/${productId}/config`)).body.slug ===
+        'forms-pro',
+      'the software configuration is saved',
+    );
+    const config = (await api('GET', `/software/products/${productId}/config`)).body;
+    expect(config).toMatchObject({ slug: 'forms-pro', software_enabled: 'yes' });
+    expect((await api('GET', `/products/${productId}`)).body).toMatchObject({
+      name: 'Forms Pro',
+      price: '49.00',
+      activation_limit: 3,
+    });
+  }, 60_000);
+
+  it('uploads a release by drag and drop with a progress bar, shows its SHA-256, and publishes it', async () => {
+    await page.getByRole('link', { name: 'Releases' }).first().click();
+    await page.getByRole('heading', { level: 1, name: 'Releases of Forms Pro' }).waitFor();
+
+    // Every value the progress bar takes is recorded, since a local upload is over quickly.
+    await page.evaluate(`(() => {
+      const seen = (window.progressSeen = []);
+      new MutationObserver(() => {
+        const bar = document.querySelector('progress');
+        if (bar) seen.push(Number(bar.value));
+      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+    })()`);
+    // A file dropped on the drop zone, as a person drags it from their desktop.
+    const drop = await page.evaluateHandle(`(() => {
+      const bytes = Uint8Array.from(atob('${zip.toString('base64')}'), (c) => c.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], 'forms-pro-1.0.0.zip', { type: 'application/zip' }));
+      return dt;
+    })()`);
+    await page.dispatchEvent('.drop', 'dragover', { dataTransfer: drop });
+    await page.dispatchEvent('.drop', 'drop', { dataTransfer: drop });
+    expect(await page.getByLabel('Version').inputValue()).toBe('1.0.0'); // read from the file name
+    await page.getByLabel('After the upload').selectOption('draft');
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+
+    const sha = page.locator('.sha');
+    await sha.waitFor({ timeout: 30_000 });
+    expect(await sha.textContent()).toBe(zipSha);
+    const seen = (await page.evaluate('window.progressSeen')) as number[];
+    expect(seen.length).toBeGreaterThan(0);
+    await expectAccessible('releases after an upload');
+    await shot('release-uploaded-1280');
+
+    const versions = async () =>
+      (
+        await api<{ releases: { version: string; status: string; is_current: boolean }[] }>(
+          'GET',
+          `/software/products/${productId}/versions`,
+        )
+      ).body.releases;
+    expect(await versions()).toMatchObject([{ version: '1.0.0', status: 'draft' }]);
+
+    await page.getByRole('button', { name: 'Publish 1.0.0' }).click();
+    await page.getByRole('button', { name: 'Withdraw 1.0.0' }).waitFor();
+    expect(await versions()).toMatchObject([{ version: '1.0.0', status: 'published' }]);
+  }, 90_000);
+
+  let licenseId = 0;
+  let licenseKey = '';
+  const site = { domain: 'https://shop.example.com', installation_id: randomUUID() };
+  const second = { domain: 'https://blog.example.org', installation_id: randomUUID() };
+
+  it('issues a license to a new customer; a site activates it and appears on the license page', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Licenses' }).click();
+    await page.getByRole('link', { name: 'New license' }).click();
+    await page.getByLabel('Product').selectOption({ label: 'Forms Pro' });
+    await page.getByLabel('Email').fill('dana@example.com');
+    await page.getByLabel('First name (optional)').fill('Dana');
+    await page.getByLabel('Password for the customer’s account').fill('dana-password-1');
+    await page.getByRole('button', { name: 'Issue license' }).click();
+
+    await page.getByRole('heading', { level: 2, name: 'Activations' }).waitFor();
+    licenseId = Number(/\/admin\/licenses\/(\d+)/.exec(page.url())?.[1]);
+    const license = (
+      await api<{ license_key: string; user_email: string; product_id: number }>(
+        'GET',
+        `/licenses/${licenseId}`,
+      )
+    ).body;
+    expect(license).toMatchObject({ user_email: 'dana@example.com', product_id: productId });
+    licenseKey = license.license_key;
+
+    for (const identity of [site, second]) {
+      const res = await fetch(`${server.url}/v1/licenses/activate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'FormsPro/1.0' },
+        body: JSON.stringify({ license_key: licenseKey, ...identity }),
+      });
+      expect(res.status).toBe(200);
+    }
+    await page.reload();
+    const rows = page.getByRole('region', { name: 'Activations' }).locator('tbody tr');
+    await waitFor(async () => (await rows.count()) === 2, 'both activations are listed');
+    expect(await rows.filter({ hasText: 'shop.example.com' }).count()).toBe(1);
+  }, 60_000);
+
+  it('changes the limit and the expiry, deactivates a site after confirmation, and revokes the license', async () => {
+    await page.getByLabel('Activation limit').fill('5');
+    await page.getByRole('button', { name: 'Change limit' }).click();
+    await waitFor(
+      async () =>
+        (await api<{ activation_limit: number }>('GET', `/licenses/${licenseId}`)).body.activation_limit ===
+        5,
+      'the limit is changed',
+    );
+    await page.getByLabel('Works until (end of day, UTC)').fill('2031-03-15');
+    await page.getByRole('button', { name: 'Set expiry' }).click();
+    await waitFor(
+      async () =>
+        (
+          await api<{ expires_at: string | null }>('GET', `/licenses/${licenseId}`)
+        ).body.expires_at?.startsWith('2031-03-15') === true,
+      'the expiry is set',
+    );
+
+    // Cancel changes nothing; confirming deactivates the site.
+    await page.getByRole('button', { name: 'Deactivate https://blog.example.org' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    await expectAccessible('the deactivation dialog');
+    await shot('license-dialog-1280', false); // a modal's backdrop covers the window, not the whole page
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const validate = async (identity: typeof site) => {
+      const res = await fetch(`${server.url}/v1/licenses/validate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ license_key: licenseKey, ...identity }),
+      });
+      return { status: res.status, body: (await res.json()) as { valid: boolean; error?: string } };
+    };
+    expect((await validate(second)).body.valid).toBe(true);
+    await page.getByRole('button', { name: 'Deactivate https://blog.example.org' }).click();
+    await dialog.getByRole('button', { name: 'Deactivate site' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await waitFor(
+      async () => (await validate(second)).body.error === 'domain_not_activated',
+      'the site is freed',
+    );
+    expect((await validate(site)).body.valid).toBe(true);
+
+    await page.getByRole('button', { name: 'Revoke', exact: true }).click();
+    await dialog.getByRole('button', { name: 'Revoke license' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await waitFor(async () => (await validate(site)).body.valid === false, 'the license is revoked');
+    expect((await api<{ status: string }>('GET', `/licenses/${licenseId}`)).body.status).toBe('revoked');
+    // A revoked license offers nothing more to do.
+    expect(await page.getByRole('button', { name: 'Revoke', exact: true }).count()).toBe(0);
+  }, 60_000);
+
+  it('is usable by keyboard at 390 px: the menu opens, a screen is chosen, focus lands on its title', async () => {
+    await page.setViewportSize(NARROW);
+    await page.goto(`${server.url}/admin/licenses`);
+    await page.getByRole('heading', { level: 1, name: 'Licenses' }).waitFor();
+    const menu = page.getByRole('button', { name: 'Menu' });
+    expect(await page.getByRole('link', { name: 'Products' }).isVisible()).toBe(false);
+    // Tab from the top: the skip link, the brand, then the menu button.
+    await page.keyboard.press('Tab');
+    expect(await page.locator('a.skip:focus').count()).toBe(1);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.locator('.menu-toggle:focus').count()).toBe(1);
+    await page.keyboard.press('Enter');
+    expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    await expectAccessible('the open menu at 390 px');
+    await shot('menu-390');
+    await page.keyboard.press('Tab'); // Licenses
+    await page.keyboard.press('Tab'); // Products
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Products' }).waitFor();
+    expect(await page.locator('h1:focus').count()).toBe(1);
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    await page.setViewportSize(WIDE);
+  }, 60_000);
+
+  it('every screen, at 1280 and 390 px: no serious or critical axe finding, nothing wider than the screen', async () => {
+    // A few more rows, so the pictures show lists as a store has them.
+    for (const [name, price] of [
+      ['SEO Toolkit', '29.00'],
+      ['Backup Vault', '99.00'],
+    ] as const) {
+      expect((await api('POST', '/products', { name, price, activation_limit: 1 })).status).toBe(201);
+    }
+    const customer = (
+      await api<{ id: number }>('POST', '/users', {
+        email: 'lee@example.com',
+        password: 'lee-password-1',
+        role: 'customer',
+        first_name: 'Lee',
+      })
+    ).body;
+    for (let i = 0; i < 3; i++) {
+      expect((await api('POST', '/licenses', { product_id: productId, user_id: customer.id })).status).toBe(
+        201,
+      );
+    }
+    // name, path, title, and whether docs/admin.md shows it.
+    const screens: [string, string, string, boolean][] = [
+      ['licenses', '/admin/licenses', 'Licenses', true],
+      ['license', `/admin/licenses/${licenseId}`, `License ${licenseKey}`, true],
+      ['license-new', '/admin/licenses/new', 'New license', true],
+      ['products', '/admin/products', 'Products', true],
+      ['product', `/admin/products/${productId}`, 'Forms Pro', true],
+      ['product-new', '/admin/products/new', 'New product', false],
+      ['releases', `/admin/products/${productId}/releases`, 'Releases of Forms Pro', true],
+      ['app-passwords', '/admin/app-passwords', 'Application passwords', true],
+      ['not-found', '/admin/no-such-screen', 'Page not found', false],
+    ];
+    for (const viewport of [WIDE, NARROW]) {
+      await page.setViewportSize(viewport);
+      for (const [name, path, title, pictured] of screens) {
+        await page.goto(`${server.url}${path}`);
+        await page.getByRole('heading', { level: 1, name: title }).waitFor();
+        await page.locator('.loading').waitFor({ state: 'detached' });
+        await expectAccessible(`${name} at ${viewport.width} px`);
+        await expectNoSidewaysScroll(`${name} at ${viewport.width} px`);
+        if (pictured) await shot(`${name}-${viewport.width}`);
+      }
+    }
+    await page.setViewportSize(WIDE);
+  }, 180_000);
+
+  it('signs out: the session ends on the server and the console asks for a sign-in again', async () => {
+    await page.setViewportSize(WIDE);
+    await page.goto(`${server.url}/admin/licenses`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('#email').waitFor();
+    expect(await page.getByRole('status').count()).toBeGreaterThan(0);
+    // The browser's cookie no longer opens a session.
+    const cookies = await context.cookies(server.url);
+    const cookie = cookies.find((c) => c.name === 'tollgate_session');
+    const me = await fetch(`${server.url}/v1/auth/me`, {
+      headers: cookie ? { cookie: `tollgate_session=${cookie.value}` } : {},
+    });
+    expect(me.status).toBe(401);
+    await page.goto(`${server.url}/admin/products`);
+    await page.locator('#email').waitFor();
+    await page.setViewportSize(NARROW);
+    await expectAccessible('sign-in at 390 px');
+    await expectNoSidewaysScroll('sign-in at 390 px');
+    await shot('sign-in-390');
+  }, 60_000);
+});

@@ -1,0 +1,124 @@
+import { useEffect, useState } from 'react';
+import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
+import { AppPasswords } from './screens/AppPasswords';
+import { LicensePage } from './screens/License';
+import { Licenses } from './screens/Licenses';
+import { NewLicense } from './screens/NewLicense';
+import { ProductPage } from './screens/Product';
+import { Products } from './screens/Products';
+import { Releases } from './screens/Releases';
+import { SignIn } from './screens/SignIn';
+import { useSession } from './session';
+import { ErrorNote, Loading, Page } from './ui/feedback';
+
+const NAV = [
+  { href: '/licenses', label: 'Licenses' },
+  { href: '/products', label: 'Products' },
+  { href: '/app-passwords', label: 'Application passwords' },
+];
+
+export function App() {
+  const { state, retry } = useSession();
+  if (state.status === 'loading') {
+    return (
+      <main id="main" className="sign-in">
+        <Loading what="the console" />
+      </main>
+    );
+  }
+  if (state.status === 'failed') {
+    return (
+      <main id="main" className="sign-in">
+        <div className="card">
+          <h1>Tollgate console</h1>
+          <ErrorNote error={state.error} />
+          <button type="button" className="primary" onClick={retry}>
+            Try again
+          </button>
+        </div>
+      </main>
+    );
+  }
+  if (state.status === 'signed-out') return <SignIn />;
+  return (
+    <Router base="/admin">
+      <Shell email={state.user.email} />
+    </Router>
+  );
+}
+
+function Shell({ email }: { email: string }) {
+  const { signOut } = useSession();
+  const [location] = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const [signOutError, setSignOutError] = useState<unknown>(null);
+
+  // A narrow screen's menu closes once a screen is chosen.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on every change of location, by design
+  useEffect(() => setMenuOpen(false), [location]);
+
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <Link href="/" className="brand">
+          Tollgate
+        </Link>
+        <button
+          type="button"
+          className="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          Menu
+        </button>
+        <nav id="main-nav" aria-label="Main" className={menuOpen ? 'open' : undefined}>
+          <ul>
+            {NAV.map((item) => {
+              const current = location === item.href || location.startsWith(`${item.href}/`);
+              return (
+                <li key={item.href}>
+                  <Link href={item.href} aria-current={current ? 'page' : undefined}>
+                    {item.label}
+                  </Link>
+                </li>
+              );
+            })}
+          </ul>
+          <div className="who">
+            <span className="email">{email}</span>
+            <button type="button" className="link" onClick={() => signOut().catch((e) => setSignOutError(e))}>
+              Sign out
+            </button>
+          </div>
+        </nav>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <ErrorNote error={signOutError} title="Sign-out failed" />
+        <Switch>
+          <Route path="/">
+            <Redirect to="/licenses" replace />
+          </Route>
+          <Route path="/licenses" component={Licenses} />
+          <Route path="/licenses/new" component={NewLicense} />
+          <Route path="/licenses/:id">{(p) => <LicensePage id={Number(p.id)} />}</Route>
+          <Route path="/products" component={Products} />
+          <Route path="/products/new">{() => <ProductPage id={null} />}</Route>
+          <Route path="/products/:id">{(p) => <ProductPage id={Number(p.id)} />}</Route>
+          <Route path="/products/:id/releases">{(p) => <Releases productId={Number(p.id)} />}</Route>
+          <Route path="/app-passwords" component={AppPasswords} />
+          <Route>
+            <Page title="Page not found">
+              <p>
+                There is no such screen. <Link href="/licenses">Go to the licenses</Link>.
+              </p>
+            </Page>
+          </Route>
+        </Switch>
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,292 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { Link } from 'wouter';
+import { del, get, patch, post } from '../api';
+import { day, limit, parseUtc, when } from '../format';
+import type { Activation, License, LicenseWithActivations } from '../types';
+import { useConfirm } from '../ui/confirm';
+import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { columnsFor, DataTable } from '../ui/table';
+
+const back = <Link href="/licenses">← Licenses</Link>;
+
+/** One license (GET /v1/licenses/{id}): its facts, its sites, and what the owner may change. */
+export function LicensePage({ id }: { id: number }) {
+  const client = useQueryClient();
+  const [notice, setNotice] = useState('');
+  const confirm = useConfirm();
+  const license = useQuery({
+    queryKey: ['license', id],
+    queryFn: () => get<LicenseWithActivations>(`/licenses/${id}`),
+    enabled: Number.isInteger(id) && id > 0,
+  });
+  const refresh = async (message: string) => {
+    setNotice(message);
+    await client.invalidateQueries({ queryKey: ['license', id] });
+    await client.invalidateQueries({ queryKey: ['licenses'] });
+  };
+
+  if (!Number.isInteger(id) || id <= 0) {
+    return (
+      <Page title="License not found" back={back}>
+        <p>There is no license at this address.</p>
+      </Page>
+    );
+  }
+  if (license.isPending) return <Loading what="the license" />;
+  if (!license.data) {
+    return (
+      <Page title="License" back={back}>
+        <ErrorNote error={license.error} />
+      </Page>
+    );
+  }
+  const l = license.data;
+  const revoked = l.status === 'revoked';
+
+  const revoke = () =>
+    confirm.ask({
+      title: 'Revoke this license?',
+      body: (
+        <p>
+          <span className="key">{l.license_key}</span> stops working on every site at once, and its download
+          links stop working. <strong>This cannot be undone.</strong>
+        </p>
+      ),
+      confirmLabel: 'Revoke license',
+      danger: true,
+      action: async () => {
+        await del(`/licenses/${l.id}`);
+        await refresh('The license is revoked.');
+      },
+    });
+
+  const deactivate = (a: Activation) =>
+    confirm.ask({
+      title: `Deactivate ${a.domain}?`,
+      body: (
+        <p>
+          The site stops being licensed and frees its slot. It can activate again later while the license
+          allows it.
+        </p>
+      ),
+      confirmLabel: 'Deactivate site',
+      danger: true,
+      action: async () => {
+        // The public route, authorised by the license key (docs/licensing.md): the API has no
+        // administrator route for it yet.
+        await post('/licenses/deactivate', { license_key: l.license_key, activation_id: a.id });
+        await refresh(`${a.domain} is deactivated.`);
+      },
+    });
+
+  const col = columnsFor<Activation>();
+  const columns = [
+    col.accessor('domain', { header: 'Site' }),
+    col.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
+    col.accessor('installation_id', { header: 'Installation', cell: (c) => <code>{c.getValue()}</code> }),
+    col.accessor('ip_address', { header: 'IP address' }),
+    col.accessor('activated_at', { header: 'Activated', cell: (c) => when(c.getValue()), sortFn: 'text' }),
+    col.accessor('deactivated_at', {
+      header: 'Deactivated',
+      cell: (c) => when(c.getValue()),
+      sortFn: 'text',
+    }),
+    col.display({
+      id: 'actions',
+      header: 'Actions',
+      cell: (c) =>
+        c.row.original.status === 'active' ? (
+          <button type="button" className="danger small" onClick={() => deactivate(c.row.original)}>
+            Deactivate<span className="sr-only"> {c.row.original.domain}</span>
+          </button>
+        ) : null,
+    }),
+  ];
+
+  return (
+    <Page
+      title={`License ${l.license_key}`}
+      back={back}
+      actions={
+        revoked ? null : (
+          <button type="button" className="danger" onClick={revoke}>
+            Revoke
+          </button>
+        )
+      }
+    >
+      <Notice>{notice}</Notice>
+      <section aria-labelledby="facts" className="card">
+        <h2 id="facts">Details</h2>
+        <dl className="facts">
+          <dt>Status</dt>
+          <dd>
+            <Badge value={l.is_expired && !revoked ? 'expired' : l.status} />
+          </dd>
+          <dt>Product</dt>
+          <dd>
+            <Link href={`/products/${l.product_id}`}>{l.product_name}</Link>
+            {l.variation_name ? ` — ${l.variation_name}` : ''}
+          </dd>
+          <dt>Customer</dt>
+          <dd>
+            {l.user_name ? `${l.user_name} ` : ''}
+            {l.user_email} <span className="muted">(customer #{l.user_id})</span>
+          </dd>
+          <dt>Sites</dt>
+          <dd>
+            {l.activation_count} active of {limit(l.activation_limit)}
+          </dd>
+          <dt>Usage expires</dt>
+          <dd>{when(l.expires_at, 'never')}</dd>
+          <dt>Updates</dt>
+          <dd>
+            {l.entitlements.update_entitled
+              ? `entitled${l.entitlements.updates_expires_at ? ` until ${day(l.entitlements.updates_expires_at)}` : ''}`
+              : 'not entitled'}
+          </dd>
+          <dt>Order</dt>
+          <dd>{l.order_id ? `#${l.order_id}` : 'issued by hand'}</dd>
+          <dt>Issued</dt>
+          <dd>{when(l.created_at)}</dd>
+        </dl>
+      </section>
+      {revoked ? null : <ChangeLicense license={l} onChanged={refresh} />}
+      <section aria-labelledby="sites">
+        <h2 id="sites">Activations</h2>
+        <DataTable
+          caption="Activations"
+          columns={columns}
+          data={l.activations}
+          rowKey={(a) => String(a.id)}
+          sortable
+          empty="No site has activated this license yet."
+        />
+      </section>
+      {confirm.dialog}
+    </Page>
+  );
+}
+
+interface LimitForm {
+  activation_limit: string;
+}
+interface ExpiryForm {
+  date: string;
+}
+
+const dateInput = (value: string | null) => {
+  const d = value ? parseUtc(value) : null;
+  return d ? d.toISOString().slice(0, 10) : '';
+};
+
+/** PATCH /v1/licenses/{id}: the activation limit, and the usage expiry (extend, or none). */
+function ChangeLicense({
+  license,
+  onChanged,
+}: {
+  license: License;
+  onChanged: (message: string) => Promise<void>;
+}) {
+  const ids = { limit: useId(), limitHint: useId(), date: useId(), dateHint: useId() };
+  const limitForm = useForm<LimitForm>({ values: { activation_limit: String(license.activation_limit) } });
+  const expiryForm = useForm<ExpiryForm>({ values: { date: dateInput(license.expires_at) } });
+  const change = useMutation({
+    mutationFn: (body: Record<string, unknown>) => patch<License>(`/licenses/${license.id}`, body),
+  });
+
+  // A refusal is shown from `change.error`, in words; nothing else is to be done with it here.
+  const run = async (body: Record<string, unknown>, message: string) => {
+    try {
+      await change.mutateAsync(body);
+    } catch {
+      return;
+    }
+    await onChanged(message);
+  };
+  const setExpiry = (date: string | null) =>
+    run(
+      { usage_expires_at: date ? `${date}T23:59:59Z` : null },
+      date
+        ? `The license now works until the end of ${day(`${date}T12:00:00Z`)} (UTC).`
+        : 'The license no longer expires.',
+    );
+  const extendBy = (days: number) => {
+    const base = license.expires_at ? parseUtc(license.expires_at) : null;
+    const from = base && base.getTime() > Date.now() ? base : new Date();
+    const next = new Date(from.getTime() + days * 86_400_000).toISOString().slice(0, 10);
+    expiryForm.setValue('date', next);
+    return setExpiry(next);
+  };
+
+  return (
+    <section aria-labelledby="change" className="card">
+      <h2 id="change">Change</h2>
+      <ErrorNote error={change.error} />
+      <div className="two">
+        <form
+          onSubmit={limitForm.handleSubmit((f) =>
+            run(
+              { activation_limit: Number(f.activation_limit) },
+              `The activation limit is now ${limit(Number(f.activation_limit))}.`,
+            ),
+          )}
+        >
+          <div className="field">
+            <label htmlFor={ids.limit}>Activation limit</label>
+            <input
+              id={ids.limit}
+              type="number"
+              min={0}
+              max={1000000}
+              inputMode="numeric"
+              aria-describedby={ids.limitHint}
+              aria-invalid={limitForm.formState.errors.activation_limit ? true : undefined}
+              {...limitForm.register('activation_limit', {
+                required: 'Enter a number of sites.',
+                pattern: { value: /^\d+$/, message: 'A whole number of sites, 0 for unlimited.' },
+              })}
+            />
+            <p className="hint" id={ids.limitHint}>
+              {limitForm.formState.errors.activation_limit?.message ?? 'Sites at once; 0 = unlimited.'}
+            </p>
+          </div>
+          <button type="submit" disabled={change.isPending}>
+            Change limit
+          </button>
+        </form>
+        <form onSubmit={expiryForm.handleSubmit((f) => setExpiry(f.date || null))}>
+          <div className="field">
+            <label htmlFor={ids.date}>Works until (end of day, UTC)</label>
+            <input
+              id={ids.date}
+              type="date"
+              aria-describedby={ids.dateHint}
+              {...expiryForm.register('date')}
+            />
+            <p className="hint" id={ids.dateHint}>
+              Leave empty for no expiry.
+            </p>
+          </div>
+          <div className="buttons">
+            <button type="submit" disabled={change.isPending}>
+              Set expiry
+            </button>
+            {license.expires_at ? (
+              <>
+                <button type="button" onClick={() => extendBy(30)} disabled={change.isPending}>
+                  Extend 30 days
+                </button>
+                <button type="button" onClick={() => extendBy(365)} disabled={change.isPending}>
+                  Extend 1 year
+                </button>
+              </>
+            ) : null}
+          </div>
+        </form>
+      </div>
+    </section>
+  );
+}

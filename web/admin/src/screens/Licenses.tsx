@@ -1,0 +1,149 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useId } from 'react';
+import { Link } from 'wouter';
+import { get, query } from '../api';
+import { day, limit } from '../format';
+import type { License, LicenseList } from '../types';
+import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
+import { columnsFor, DataTable, Pager } from '../ui/table';
+import { positive, useUrlState } from '../ui/url';
+import { useProductChoices } from './Products';
+
+const col = columnsFor<License>();
+const columns = [
+  col.accessor('license_key', {
+    header: 'License key',
+    cell: (c) => (
+      <Link href={`/licenses/${c.row.original.id}`} className="key">
+        {c.getValue()}
+      </Link>
+    ),
+  }),
+  col.accessor('product_name', {
+    header: 'Product',
+    cell: (c) => {
+      const v = c.row.original.variation_name;
+      return v ? `${c.getValue()} — ${v}` : c.getValue();
+    },
+  }),
+  col.accessor('user_email', { header: 'Customer' }),
+  col.accessor('status', {
+    header: 'Status',
+    cell: (c) => (
+      <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
+    ),
+  }),
+  col.accessor('activation_count', {
+    header: 'Sites',
+    cell: (c) => `${c.getValue()} of ${limit(c.row.original.activation_limit)}`,
+  }),
+  col.accessor('expires_at', { header: 'Expires', cell: (c) => day(c.getValue(), 'never') }),
+  col.accessor('created_at', { header: 'Issued', cell: (c) => day(c.getValue()) }),
+];
+
+/** Licenses: search, filter by status and product, server pages (GET /v1/licenses). */
+export function Licenses() {
+  const [params, set] = useUrlState();
+  const search = params.get('search') ?? '';
+  const status = params.get('status') ?? '';
+  const productId = params.get('product_id') ?? '';
+  const page = positive(params.get('page'), 1);
+  const perPage = positive(params.get('per_page'), 25);
+  const products = useProductChoices();
+  const ids = { search: useId(), status: useId(), product: useId() };
+
+  const list = useQuery({
+    queryKey: ['licenses', { search, status, productId, page, perPage }],
+    queryFn: () =>
+      get<LicenseList>(
+        `/licenses${query({ search, status, product_id: productId, page, per_page: perPage })}`,
+      ),
+    placeholderData: keepPreviousData,
+  });
+
+  return (
+    <Page
+      title="Licenses"
+      actions={
+        <Link href="/licenses/new" className="button primary">
+          New license
+        </Link>
+      }
+    >
+      <search aria-label="Search licenses">
+        <form
+          className="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const data = new FormData(e.currentTarget);
+            set({ search: String(data.get('search') ?? '').trim(), page: undefined });
+          }}
+        >
+          <div className="search-group">
+            <div className="field">
+              <label htmlFor={ids.search}>Search</label>
+              <input
+                id={ids.search}
+                name="search"
+                type="search"
+                defaultValue={search}
+                key={search}
+                placeholder="Key, customer email or name, product"
+              />
+            </div>
+            <button type="submit">Search</button>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.status}>Status</label>
+            <select
+              id={ids.status}
+              value={status}
+              onChange={(e) => set({ status: e.target.value, page: undefined })}
+            >
+              <option value="">Any</option>
+              <option value="active">Active</option>
+              <option value="revoked">Revoked</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.product}>Product</label>
+            <select
+              id={ids.product}
+              value={productId}
+              onChange={(e) => set({ product_id: e.target.value, page: undefined })}
+            >
+              <option value="">Any</option>
+              {(products.data ?? []).map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </div>
+        </form>
+      </search>
+      <ErrorNote error={list.error} />
+      {list.isPending ? (
+        <Loading what="licenses" />
+      ) : list.data ? (
+        <>
+          <DataTable
+            caption="Licenses"
+            columns={columns}
+            data={list.data.licenses}
+            rowKey={(l) => String(l.id)}
+            empty={search || status || productId ? 'No license matches these filters.' : 'No licenses yet.'}
+          />
+          <Pager
+            label="Licenses"
+            page={page}
+            perPage={perPage}
+            total={list.data.total}
+            onPage={(p) => set({ page: p })}
+            onPerPage={(n) => set({ per_page: n, page: undefined })}
+          />
+        </>
+      ) : null}
+    </Page>
+  );
+}

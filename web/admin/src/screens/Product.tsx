@@ -1,0 +1,560 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useFieldArray, useForm } from 'react-hook-form';
+import { Link, useLocation, useSearch } from 'wouter';
+import { get, patch, post } from '../api';
+import type { Product, SoftwareConfig, Variation } from '../types';
+import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Field } from '../ui/form';
+
+interface VariationRow {
+  id: string;
+  name: string;
+  price: string;
+  activation_limit: string;
+}
+
+interface ProductForm {
+  name: string;
+  status: string;
+  type: string;
+  price: string;
+  virtual: boolean;
+  activation_limit: string;
+  activation_mode: string;
+  period: string;
+  interval: string;
+  variations: VariationRow[];
+  policy: boolean;
+  usage_mode: string;
+  usage_days: string;
+  updates_mode: string;
+  updates_days: string;
+  support_mode: string;
+  support_days: string;
+  historical_downloads: boolean;
+}
+
+const isVariable = (type: string) => type === 'variable' || type === 'variable-subscription';
+const isSubscription = (type: string) => type === 'subscription' || type === 'variable-subscription';
+const MONEY = { value: /^\d{1,9}(\.\d{1,6})?$/, message: 'A price such as 49.00.' };
+const DAYS = { value: /^\d+$/, message: 'A whole number of days.' };
+
+function formOf(p: Product | null): ProductForm {
+  const policy = p?.entitlement_policy;
+  return {
+    name: p?.name ?? '',
+    status: p?.status ?? 'publish',
+    type: p?.type ?? 'simple',
+    price: p?.price ?? '',
+    virtual: p?.virtual ?? true,
+    activation_limit:
+      p?.activation_limit === null || p?.activation_limit === undefined ? '' : String(p.activation_limit),
+    activation_mode: p?.activation_mode ?? '',
+    period: p?.subscription?.period ?? 'year',
+    interval: String(p?.subscription?.interval ?? 1),
+    variations: (p?.variations ?? []).map((v) => ({
+      id: String(v.id),
+      name: v.name,
+      price: v.price,
+      activation_limit: v.activation_limit === null ? '' : String(v.activation_limit),
+    })),
+    policy: Boolean(policy),
+    usage_mode: policy?.usage.mode ?? 'lifetime',
+    usage_days: String(policy?.usage.days ?? ''),
+    updates_mode: policy?.updates.mode ?? 'license',
+    updates_days: String(policy?.updates.days ?? ''),
+    support_mode: policy?.support.mode ?? 'unspecified',
+    support_days: String(policy?.support.days ?? ''),
+    historical_downloads: policy?.historical_downloads ?? false,
+  };
+}
+
+const part = (mode: string, days: string) => (mode === 'days' ? { mode, days: Number(days) } : { mode });
+
+/** The request body of the form: POST /v1/products, or PATCH /v1/products/{id} (variations complete). */
+function bodyOf(f: ProductForm, before: Product | null): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    name: f.name.trim(),
+    status: f.status,
+    type: f.type,
+    virtual: f.virtual,
+    activation_limit: f.activation_limit === '' ? null : Number(f.activation_limit),
+    activation_mode: f.activation_mode || null,
+    entitlement_policy: f.policy
+      ? {
+          usage: part(f.usage_mode, f.usage_days),
+          updates: part(f.updates_mode, f.updates_days),
+          support: part(f.support_mode, f.support_days),
+          historical_downloads: f.historical_downloads,
+        }
+      : null,
+  };
+  if (f.price !== '' || !isVariable(f.type)) body.price = f.price;
+  if (isSubscription(f.type)) body.subscription = { period: f.period, interval: Number(f.interval) };
+  else if (before?.subscription) body.subscription = null;
+  if (isVariable(f.type)) {
+    const old = new Map<string, Variation & { attributes?: unknown; stock_quantity?: unknown }>(
+      (before?.variations ?? []).map((v) => [String(v.id), v]),
+    );
+    body.variations = f.variations.map((v) => {
+      const kept = old.get(v.id) as {
+        attributes?: unknown;
+        stock_quantity?: unknown;
+        entitlement_policy?: unknown;
+      };
+      return {
+        ...(kept ? { id: Number(v.id) } : {}),
+        // A replaced variation takes defaults for what is left out: keep what this form does not edit.
+        ...(kept?.attributes ? { attributes: kept.attributes } : {}),
+        ...(kept?.stock_quantity !== undefined ? { stock_quantity: kept.stock_quantity } : {}),
+        ...(kept?.entitlement_policy ? { entitlement_policy: kept.entitlement_policy } : {}),
+        name: v.name.trim(),
+        price: v.price,
+        activation_limit: v.activation_limit === '' ? null : Number(v.activation_limit),
+      };
+    });
+  } else if (before && before.variations.length > 0) body.variations = [];
+  return body;
+}
+
+/** A product: create (id null) or edit, with its software configuration once it exists. */
+export function ProductPage({ id }: { id: number | null }) {
+  const product = useQuery({
+    queryKey: ['product', id],
+    queryFn: () => get<Product>(`/products/${id}`),
+    enabled: id !== null && Number.isInteger(id) && id > 0,
+  });
+  const back = <Link href="/products">← Products</Link>;
+  if (id !== null && (!Number.isInteger(id) || id <= 0)) {
+    return (
+      <Page title="Product not found" back={back}>
+        <p>There is no product at this address.</p>
+      </Page>
+    );
+  }
+  if (id !== null && product.isPending) return <Loading what="the product" />;
+  if (id !== null && !product.data) {
+    return (
+      <Page title="Product" back={back}>
+        <ErrorNote error={product.error} />
+      </Page>
+    );
+  }
+  const p = product.data ?? null;
+  return (
+    <Page
+      title={p ? p.name : 'New product'}
+      back={back}
+      actions={
+        p ? (
+          <Link href={`/products/${p.id}/releases`} className="button">
+            Releases
+          </Link>
+        ) : null
+      }
+    >
+      <ProductForm product={p} key={p?.id ?? 'new'} />
+      {p ? <SoftwareForm product={p} /> : null}
+    </Page>
+  );
+}
+
+function ProductForm({ product }: { product: Product | null }) {
+  const client = useQueryClient();
+  const [, navigate] = useLocation();
+  const search = useSearch();
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState(
+    new URLSearchParams(search).get('created') ? 'The product is created.' : '',
+  );
+  const {
+    register,
+    handleSubmit,
+    watch,
+    control,
+    reset,
+    formState: { errors, isSubmitting },
+  } = useForm<ProductForm>({ defaultValues: formOf(product) });
+  const variations = useFieldArray({ control, name: 'variations' });
+  const type = watch('type');
+  const policy = watch('policy');
+
+  const onSubmit = async (f: ProductForm) => {
+    setError(null);
+    setNotice('');
+    try {
+      if (product) {
+        const saved = await patch<Product>(`/products/${product.id}`, bodyOf(f, product));
+        client.setQueryData(['product', product.id], saved);
+        reset(formOf(saved));
+        setNotice('The product is saved.');
+      } else {
+        const saved = await post<Product>('/products', bodyOf(f, null));
+        navigate(`/products/${saved.id}?created=1`);
+      }
+      await client.invalidateQueries({ queryKey: ['products'] });
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <form onSubmit={handleSubmit(onSubmit)} noValidate className="card form" aria-labelledby="product-form">
+      <h2 id="product-form">Product</h2>
+      <Notice>{notice}</Notice>
+      <ErrorNote error={error} />
+      <Field label="Name" error={errors.name}>
+        {(p) => <input {...p} {...register('name', { required: 'Enter the product’s name.' })} />}
+      </Field>
+      <div className="two">
+        <Field label="Type">
+          {(p) => (
+            <select {...p} {...register('type')}>
+              <option value="simple">Simple</option>
+              <option value="variable">Variable (with variations)</option>
+              <option value="subscription">Subscription</option>
+              <option value="variable-subscription">Variable subscription</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Status">
+          {(p) => (
+            <select {...p} {...register('status')}>
+              <option value="publish">Published</option>
+              <option value="draft">Draft</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <div className="two">
+        <Field
+          label={isVariable(type) ? 'Price (optional)' : 'Price'}
+          hint="In the store's base currency, e.g. 49.00."
+          error={errors.price}
+        >
+          {(p) => (
+            <input
+              {...p}
+              inputMode="decimal"
+              {...register('price', {
+                required: isVariable(type) ? false : 'Enter a price.',
+                pattern: MONEY,
+              })}
+            />
+          )}
+        </Field>
+        <Field
+          label="Activation limit"
+          hint="Sites per license; 0 = unlimited; empty = the store's default."
+          error={errors.activation_limit}
+        >
+          {(p) => (
+            <input
+              {...p}
+              type="number"
+              min={0}
+              inputMode="numeric"
+              {...register('activation_limit', {
+                pattern: { value: /^\d*$/, message: 'A whole number of sites.' },
+              })}
+            />
+          )}
+        </Field>
+      </div>
+      <div className="two">
+        <Field label="Activation mode">
+          {(p) => (
+            <select {...p} {...register('activation_mode')}>
+              <option value="">The store's setting</option>
+              <option value="simple">Simple (the site activates itself)</option>
+              <option value="oauth">Customer approval in the browser</option>
+            </select>
+          )}
+        </Field>
+        <label className="check">
+          <input type="checkbox" {...register('virtual')} /> Virtual (nothing to ship)
+        </label>
+      </div>
+      {isSubscription(type) ? (
+        <fieldset>
+          <legend>Subscription</legend>
+          <div className="two">
+            <Field label="Renews every" error={errors.interval}>
+              {(p) => (
+                <input
+                  {...p}
+                  type="number"
+                  min={1}
+                  max={1000}
+                  {...register('interval', {
+                    required: 'How many periods?',
+                    pattern: { value: /^[1-9]\d*$/, message: 'A whole number from 1.' },
+                  })}
+                />
+              )}
+            </Field>
+            <Field label="Period">
+              {(p) => (
+                <select {...p} {...register('period')}>
+                  <option value="day">days</option>
+                  <option value="week">weeks</option>
+                  <option value="month">months</option>
+                  <option value="year">years</option>
+                </select>
+              )}
+            </Field>
+          </div>
+        </fieldset>
+      ) : null}
+      {isVariable(type) ? (
+        <fieldset>
+          <legend>Variations</legend>
+          {variations.fields.length === 0 ? (
+            <p className="hint">A variable product needs at least one variation.</p>
+          ) : null}
+          {variations.fields.map((field, i) => (
+            <div className="variation" key={field.id}>
+              <Field label={`Variation ${i + 1} name`} error={errors.variations?.[i]?.name}>
+                {(p) => (
+                  <input {...p} {...register(`variations.${i}.name`, { required: 'Name the variation.' })} />
+                )}
+              </Field>
+              <Field label="Price" error={errors.variations?.[i]?.price}>
+                {(p) => (
+                  <input
+                    {...p}
+                    inputMode="decimal"
+                    {...register(`variations.${i}.price`, { required: 'Enter a price.', pattern: MONEY })}
+                  />
+                )}
+              </Field>
+              <Field
+                label="Sites"
+                hint="Empty = the product's."
+                error={errors.variations?.[i]?.activation_limit}
+              >
+                {(p) => (
+                  <input
+                    {...p}
+                    type="number"
+                    min={0}
+                    {...register(`variations.${i}.activation_limit`, {
+                      pattern: { value: /^\d*$/, message: 'A whole number.' },
+                    })}
+                  />
+                )}
+              </Field>
+              <button type="button" className="small" onClick={() => variations.remove(i)}>
+                Remove<span className="sr-only"> variation {i + 1}</span>
+              </button>
+            </div>
+          ))}
+          <button
+            type="button"
+            onClick={() => variations.append({ id: '', name: '', price: '', activation_limit: '' })}
+          >
+            Add a variation
+          </button>
+        </fieldset>
+      ) : null}
+      <fieldset>
+        <legend>Entitlement policy</legend>
+        <label className="check">
+          <input type="checkbox" {...register('policy')} /> Licenses follow a policy (otherwise: their usage
+          expiry only)
+        </label>
+        {policy ? (
+          <div className="three">
+            <Field label="Usage" error={errors.usage_days}>
+              {(p) => (
+                <select {...p} {...register('usage_mode')}>
+                  <option value="lifetime">for life</option>
+                  <option value="days">for a number of days</option>
+                  <option value="subscription">while the subscription runs</option>
+                </select>
+              )}
+            </Field>
+            {watch('usage_mode') === 'days' ? (
+              <Field label="Usage days" error={errors.usage_days}>
+                {(p) => (
+                  <input
+                    {...p}
+                    type="number"
+                    min={1}
+                    {...register('usage_days', { required: 'Days?', pattern: DAYS })}
+                  />
+                )}
+              </Field>
+            ) : null}
+            <Field label="Updates">
+              {(p) => (
+                <select {...p} {...register('updates_mode')}>
+                  <option value="license">while the license works</option>
+                  <option value="days">for a number of days</option>
+                </select>
+              )}
+            </Field>
+            {watch('updates_mode') === 'days' ? (
+              <Field label="Update days" error={errors.updates_days}>
+                {(p) => (
+                  <input
+                    {...p}
+                    type="number"
+                    min={1}
+                    {...register('updates_days', { required: 'Days?', pattern: DAYS })}
+                  />
+                )}
+              </Field>
+            ) : null}
+            <Field label="Support">
+              {(p) => (
+                <select {...p} {...register('support_mode')}>
+                  <option value="unspecified">not stated</option>
+                  <option value="days">for a number of days</option>
+                </select>
+              )}
+            </Field>
+            {watch('support_mode') === 'days' ? (
+              <Field label="Support days" error={errors.support_days}>
+                {(p) => (
+                  <input
+                    {...p}
+                    type="number"
+                    min={1}
+                    {...register('support_days', { required: 'Days?', pattern: DAYS })}
+                  />
+                )}
+              </Field>
+            ) : null}
+            <label className="check">
+              <input type="checkbox" {...register('historical_downloads')} /> Older releases stay downloadable
+            </label>
+          </div>
+        ) : null}
+      </fieldset>
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={isSubmitting}>
+          {isSubmitting ? 'Saving…' : product ? 'Save product' : 'Create product'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+interface SoftwareFormValues {
+  slug: string;
+  filename_template: string;
+  storage_driver: string;
+  licensing_enabled: string;
+  software_enabled: boolean;
+}
+
+/** POST /v1/software/products/{id}/config: what the update client sees, and where files are kept. */
+function SoftwareForm({ product }: { product: Product }) {
+  const client = useQueryClient();
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState('');
+  const {
+    register,
+    handleSubmit,
+    formState: { errors, isSubmitting },
+  } = useForm<SoftwareFormValues>({
+    defaultValues: {
+      slug: product.slug ?? '',
+      filename_template: product.filename_template || '{slug}-{version}.zip',
+      storage_driver: product.storage_driver ?? '',
+      licensing_enabled: product.licensing_enabled === 'no' ? 'no' : 'yes',
+      software_enabled: product.software_enabled === 'yes',
+    },
+  });
+  const onSubmit = async (f: SoftwareFormValues) => {
+    setError(null);
+    setNotice('');
+    try {
+      const saved = await post<SoftwareConfig>(`/software/products/${product.id}/config`, {
+        ...(f.slug ? { slug: f.slug } : {}),
+        filename_template: f.filename_template,
+        storage_driver: f.storage_driver,
+        licensing_enabled: f.licensing_enabled,
+        software_enabled: f.software_enabled ? 'yes' : 'no',
+      });
+      client.setQueryData<Product>(['product', product.id], (p) => (p ? { ...p, ...saved } : p));
+      await client.invalidateQueries({ queryKey: ['products'] });
+      setNotice('The software configuration is saved.');
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <form onSubmit={handleSubmit(onSubmit)} noValidate className="card form" aria-labelledby="software-form">
+      <h2 id="software-form">Software configuration</h2>
+      <p className="hint">How sites find, license and download this product’s releases.</p>
+      <Notice>{notice}</Notice>
+      <ErrorNote error={error} />
+      <div className="two">
+        <Field
+          label="Slug"
+          hint="a-z, 0-9 and hyphens; the update client names the product by it."
+          error={errors.slug}
+        >
+          {(p) => (
+            <input
+              {...p}
+              autoComplete="off"
+              {...register('slug', {
+                pattern: {
+                  value: /^[a-z0-9-]{1,100}$/,
+                  message: '1 to 100 characters: a-z, 0-9 and hyphens.',
+                },
+              })}
+            />
+          )}
+        </Field>
+        <Field
+          label="File name template"
+          hint="Must contain {version} and end in .zip."
+          error={errors.filename_template}
+        >
+          {(p) => (
+            <input
+              {...p}
+              autoComplete="off"
+              {...register('filename_template', {
+                required: 'Enter a template such as {slug}-{version}.zip.',
+              })}
+            />
+          )}
+        </Field>
+      </div>
+      <div className="two">
+        <Field label="Storage for uploads" hint="Automatic: the private vault, encrypted where it must be.">
+          {(p) => (
+            <select {...p} {...register('storage_driver')}>
+              <option value="">Automatic</option>
+              <option value="local">Private vault</option>
+              <option value="local_encrypted">Private vault, encrypted</option>
+              <option value="external">External links only</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Downloads">
+          {(p) => (
+            <select {...p} {...register('licensing_enabled')}>
+              <option value="yes">Need a valid license</option>
+              <option value="no">Public (no license needed)</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <label className="check">
+        <input type="checkbox" {...register('software_enabled')} /> Distribute this product’s releases
+      </label>
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={isSubmitting}>
+          {isSubmitting ? 'Saving…' : 'Save software configuration'}
+        </button>
+      </div>
+    </form>
+  );
+}

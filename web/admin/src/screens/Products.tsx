@@ -1,0 +1,158 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useId } from 'react';
+import { Link } from 'wouter';
+import { get, query, request } from '../api';
+import { day, limit } from '../format';
+import type { Product } from '../types';
+import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
+import { columnsFor, DataTable, Pager } from '../ui/table';
+import { positive, useUrlState } from '../ui/url';
+
+/** Products for a choice list (a filter, a new license): the newest 100, which the API's page allows. */
+export function useProductChoices() {
+  return useQuery({
+    queryKey: ['products', 'choices'],
+    queryFn: () => get<Product[]>('/products?per_page=100'),
+    staleTime: 60_000,
+  });
+}
+
+const TYPES = ['simple', 'variable', 'subscription', 'variable-subscription'];
+
+const col = columnsFor<Product>();
+const columns = [
+  col.accessor('name', {
+    header: 'Name',
+    cell: (c) => <Link href={`/products/${c.row.original.id}`}>{c.getValue()}</Link>,
+  }),
+  col.accessor('type', { header: 'Type' }),
+  col.accessor('status', {
+    header: 'Status',
+    cell: (c) => <Badge value={c.getValue() === 'publish' ? 'published' : c.getValue()} />,
+  }),
+  col.accessor('price', { header: 'Price' }),
+  col.accessor('activation_limit', { header: 'Sites', cell: (c) => limit(c.getValue()) }),
+  col.accessor('slug', {
+    header: 'Software',
+    cell: (c) =>
+      c.row.original.software_enabled === 'yes' && c.getValue() ? (
+        <code>{c.getValue()}</code>
+      ) : (
+        'not distributed'
+      ),
+  }),
+  col.accessor('updated_at', { header: 'Updated', cell: (c) => day(c.getValue()) }),
+  col.display({
+    id: 'releases',
+    header: 'Releases',
+    cell: (c) => (
+      <Link href={`/products/${c.row.original.id}/releases`}>
+        Releases<span className="sr-only"> of {c.row.original.name}</span>
+      </Link>
+    ),
+  }),
+];
+
+/** Products: search, filter by status and type, server pages (GET /v1/products, X-WP-Total). */
+export function Products() {
+  const [params, set] = useUrlState();
+  const search = params.get('search') ?? '';
+  const status = params.get('status') ?? '';
+  const type = params.get('type') ?? '';
+  const page = positive(params.get('page'), 1);
+  const perPage = Math.min(100, positive(params.get('per_page'), 25));
+  const ids = { search: useId(), status: useId(), type: useId() };
+
+  const list = useQuery({
+    queryKey: ['products', { search, status, type, page, perPage }],
+    queryFn: async () => {
+      const res = await request<Product[]>(
+        'GET',
+        `/products${query({ search, status, type, page, per_page: perPage })}`,
+      );
+      return { products: res.body, total: Number(res.headers.get('x-wp-total') ?? res.body.length) };
+    },
+    placeholderData: keepPreviousData,
+  });
+
+  return (
+    <Page
+      title="Products"
+      actions={
+        <Link href="/products/new" className="button primary">
+          New product
+        </Link>
+      }
+    >
+      <search aria-label="Search products">
+        <form
+          className="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            set({
+              search: String(new FormData(e.currentTarget).get('search') ?? '').trim(),
+              page: undefined,
+            });
+          }}
+        >
+          <div className="search-group">
+            <div className="field">
+              <label htmlFor={ids.search}>Search</label>
+              <input id={ids.search} name="search" type="search" defaultValue={search} key={search} />
+            </div>
+            <button type="submit">Search</button>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.status}>Status</label>
+            <select
+              id={ids.status}
+              value={status}
+              onChange={(e) => set({ status: e.target.value, page: undefined })}
+            >
+              <option value="">Any</option>
+              <option value="publish">Published</option>
+              <option value="draft">Draft</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.type}>Type</label>
+            <select
+              id={ids.type}
+              value={type}
+              onChange={(e) => set({ type: e.target.value, page: undefined })}
+            >
+              <option value="">Any</option>
+              {TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </div>
+        </form>
+      </search>
+      <ErrorNote error={list.error} />
+      {list.isPending ? (
+        <Loading what="products" />
+      ) : list.data ? (
+        <>
+          <DataTable
+            caption="Products"
+            columns={columns}
+            data={list.data.products}
+            rowKey={(p) => String(p.id)}
+            empty={search || status || type ? 'No product matches these filters.' : 'No products yet.'}
+          />
+          <Pager
+            label="Products"
+            page={page}
+            perPage={perPage}
+            total={list.data.total}
+            onPage={(p) => set({ page: p })}
+            onPerPage={(n) => set({ per_page: n, page: undefined })}
+          />
+        </>
+      ) : null}
+    </Page>
+  );
+}

@@ -1,0 +1,350 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { type DragEvent, useId, useRef, useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { Link } from 'wouter';
+import { ApiError, get, post, put, upload } from '../api';
+import { bytes, sha256Hex, versionFromFileName, when } from '../format';
+import type { Product, Release, Versions } from '../types';
+import { useConfirm } from '../ui/confirm';
+import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Field } from '../ui/form';
+import { columnsFor, DataTable } from '../ui/table';
+
+/** A product's releases (GET /v1/software/products/{id}/versions): upload, publish, withdraw, current. */
+export function Releases({ productId }: { productId: number }) {
+  const client = useQueryClient();
+  const confirm = useConfirm();
+  const [notice, setNotice] = useState('');
+  const [actionError, setActionError] = useState<unknown>(null);
+  const valid = Number.isInteger(productId) && productId > 0;
+  const product = useQuery({
+    queryKey: ['product', productId],
+    queryFn: () => get<Product>(`/products/${productId}`),
+    enabled: valid,
+  });
+  const versions = useQuery({
+    queryKey: ['versions', productId],
+    queryFn: () => get<Versions>(`/software/products/${productId}/versions`),
+    enabled: valid,
+  });
+  const base = `/software/products/${productId}/versions`;
+  const refresh = async (message: string) => {
+    setNotice(message);
+    await client.invalidateQueries({ queryKey: ['versions', productId] });
+  };
+  const act = async (run: () => Promise<unknown>, message: string) => {
+    setActionError(null);
+    setNotice('');
+    try {
+      await run();
+      await refresh(message);
+    } catch (e) {
+      setActionError(e);
+    }
+  };
+
+  const publish = (r: Release) =>
+    act(() => post(`${base}/${r.version_id}/republish`, {}), `Version ${r.version} is published.`);
+  const makeCurrent = (r: Release) =>
+    act(
+      () => put(`${base}/${r.version_id}`, { is_current: true }),
+      `Version ${r.version} is now the current release.`,
+    );
+  const withdraw = (r: Release) =>
+    confirm.ask({
+      title: `Withdraw version ${r.version}?`,
+      body: (
+        <p>
+          Sites are no longer offered it, and download links already handed out for it stop working at once.
+          You can publish it again later; the links do not come back.
+        </p>
+      ),
+      confirmLabel: 'Withdraw release',
+      danger: true,
+      action: async () => {
+        await post(`${base}/${r.version_id}/withdraw`, {});
+        await refresh(`Version ${r.version} is withdrawn.`);
+      },
+    });
+
+  const col = columnsFor<Release>();
+  const columns = [
+    col.accessor('version', { header: 'Version', cell: (c) => <strong>{c.getValue()}</strong> }),
+    col.accessor('status', {
+      header: 'Status',
+      cell: (c) => (
+        <>
+          <Badge value={c.getValue()} /> {c.row.original.is_current ? <Badge value="current" /> : null}
+        </>
+      ),
+    }),
+    col.accessor('file_name', { header: 'File' }),
+    col.accessor('file_size', { header: 'Size', cell: (c) => bytes(c.getValue()) }),
+    col.accessor('file_sha256', {
+      header: 'SHA-256',
+      cell: (c) => (
+        <code className="hash" title={c.getValue()}>
+          {c.getValue().slice(0, 12)}…
+        </code>
+      ),
+      enableSorting: false,
+    }),
+    col.accessor('download_count', { header: 'Downloads' }),
+    col.accessor('release_date', { header: 'Released', cell: (c) => when(c.getValue()), sortFn: 'text' }),
+    col.display({
+      id: 'actions',
+      header: 'Actions',
+      cell: (c) => {
+        const r = c.row.original;
+        return (
+          <div className="row-actions">
+            {r.status !== 'published' ? (
+              <button type="button" className="small primary" onClick={() => publish(r)}>
+                Publish<span className="sr-only"> {r.version}</span>
+              </button>
+            ) : null}
+            {r.status === 'published' && !r.is_current ? (
+              <button type="button" className="small" onClick={() => makeCurrent(r)}>
+                Make current<span className="sr-only"> {r.version}</span>
+              </button>
+            ) : null}
+            {r.status === 'published' ? (
+              <button type="button" className="small danger" onClick={() => withdraw(r)}>
+                Withdraw<span className="sr-only"> {r.version}</span>
+              </button>
+            ) : null}
+          </div>
+        );
+      },
+    }),
+  ];
+
+  const back = (
+    <Link href={valid ? `/products/${productId}` : '/products'}>← {product.data?.name ?? 'Product'}</Link>
+  );
+  if (!valid) {
+    return (
+      <Page title="Product not found" back={<Link href="/products">← Products</Link>}>
+        <p>There is no product at this address.</p>
+      </Page>
+    );
+  }
+  return (
+    <Page title={product.data ? `Releases of ${product.data.name}` : 'Releases'} back={back}>
+      <ErrorNote error={product.error} />
+      {product.data && (product.data.software_enabled !== 'yes' || !product.data.slug) ? (
+        <p className="note" role="note">
+          This product is not distributed yet: give it a slug and turn distribution on in its{' '}
+          <Link href={`/products/${productId}`}>software configuration</Link>.
+        </p>
+      ) : null}
+      <UploadPanel
+        productId={productId}
+        onUploaded={(r) => refresh(`Version ${r.version} is uploaded (${r.status}).`)}
+      />
+      <section aria-labelledby="release-list">
+        <h2 id="release-list">All releases</h2>
+        <Notice>{notice}</Notice>
+        <ErrorNote error={actionError} />
+        <ErrorNote error={versions.error} />
+        {versions.isPending ? (
+          <Loading what="releases" />
+        ) : versions.data ? (
+          <DataTable
+            caption="Releases"
+            columns={columns}
+            data={versions.data.releases}
+            rowKey={(r) => String(r.version_id)}
+            sortable
+            empty="No release yet: upload the first one above."
+          />
+        ) : null}
+      </section>
+      {confirm.dialog}
+    </Page>
+  );
+}
+
+interface UploadForm {
+  version: string;
+  changelog: string;
+  status: 'published' | 'draft';
+  set_current: boolean;
+}
+
+interface Progress {
+  sent: number;
+  total: number;
+}
+
+/** Drag-and-drop (or choose) a .zip, then upload it with a progress bar; the SHA-256 is shown when done. */
+function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded: (r: Release) => void }) {
+  const [file, setFile] = useState<File | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const [progress, setProgress] = useState<Progress | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<{ release: Release; local: string | null } | null>(null);
+  const abort = useRef<(() => void) | null>(null);
+  const inputId = useId();
+  const progressId = useId();
+  const {
+    register,
+    handleSubmit,
+    setValue,
+    getValues,
+    formState: { errors },
+  } = useForm<UploadForm>({
+    defaultValues: { version: '', changelog: '', status: 'published', set_current: true },
+  });
+
+  const choose = (f: File | null | undefined) => {
+    setError(null);
+    setDone(null);
+    if (!f) return;
+    if (!f.name.toLowerCase().endsWith('.zip')) {
+      setFile(null);
+      setError(
+        new ApiError(0, 'invalid_file_type', `${f.name} is not a .zip file. Releases are .zip archives.`),
+      );
+      return;
+    }
+    setFile(f);
+    if (!getValues('version')) setValue('version', versionFromFileName(f.name));
+  };
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setDragging(false);
+    choose(e.dataTransfer.files[0]);
+  };
+
+  const onSubmit = async (f: UploadForm) => {
+    if (!file) {
+      setError(new ApiError(0, 'missing_file', 'Choose the .zip file of the release first.'));
+      return;
+    }
+    setError(null);
+    setDone(null);
+    setProgress({ sent: 0, total: file.size });
+    // The digest of the chosen file, computed while it uploads, to compare with the server's.
+    const local = sha256Hex(file).catch(() => null);
+    const fields: [string, string][] = [
+      ['version', f.version.trim()],
+      ['status', f.status],
+      ['set_current', f.status === 'published' && f.set_current ? 'true' : 'false'],
+    ];
+    if (f.changelog.trim()) fields.push(['changelog', f.changelog.trim()]);
+    const job = upload<Release>(`/software/products/${productId}/versions`, fields, file, (sent, total) =>
+      setProgress({ sent, total }),
+    );
+    abort.current = job.abort;
+    try {
+      const release = await job.done;
+      setDone({ release, local: await local });
+      setFile(null);
+      setValue('version', '');
+      setValue('changelog', '');
+      onUploaded(release);
+    } catch (e) {
+      setError(e);
+    } finally {
+      abort.current = null;
+      setProgress(null);
+    }
+  };
+
+  const percent = progress && progress.total > 0 ? Math.round((progress.sent / progress.total) * 100) : 0;
+  return (
+    <section aria-labelledby="upload-title" className="card">
+      <h2 id="upload-title">Upload a release</h2>
+      <form onSubmit={handleSubmit(onSubmit)} noValidate className="form">
+        <input
+          id={inputId}
+          className="file-input"
+          type="file"
+          accept=".zip,application/zip"
+          onChange={(e) => choose(e.target.files?.[0])}
+          aria-label="Release file (.zip)"
+        />
+        <label
+          htmlFor={inputId}
+          className={`drop${dragging ? ' dragging' : ''}`}
+          onDragOver={(e) => {
+            e.preventDefault();
+            setDragging(true);
+          }}
+          onDragLeave={() => setDragging(false)}
+          onDrop={onDrop}
+        >
+          <span className="drop-title">{file ? file.name : 'Drop the .zip file here'}</span>
+          <span className="hint">{file ? bytes(file.size) : 'or press to choose it'}</span>
+        </label>
+        <div className="two">
+          <Field label="Version" hint="e.g. 1.4.0" error={errors.version}>
+            {(p) => (
+              <input
+                {...p}
+                autoComplete="off"
+                {...register('version', {
+                  required: 'Enter the version.',
+                  pattern: {
+                    value: /^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$/,
+                    message: 'Letters, digits, . + _ - ; starting with a letter or digit.',
+                  },
+                })}
+              />
+            )}
+          </Field>
+          <Field label="After the upload">
+            {(p) => (
+              <select {...p} {...register('status')}>
+                <option value="published">Publish at once</option>
+                <option value="draft">Keep as a draft</option>
+              </select>
+            )}
+          </Field>
+        </div>
+        <Field label="Changelog (optional)" hint="Text, or JSON {narrative, points:[{type, text}]}.">
+          {(p) => <textarea {...p} rows={3} {...register('changelog')} />}
+        </Field>
+        <label className="check">
+          <input type="checkbox" {...register('set_current')} /> Make it the current release when published
+        </label>
+        {progress ? (
+          <div className="progress">
+            <label htmlFor={progressId}>
+              Uploading {file?.name}: {percent}% ({bytes(progress.sent)} of {bytes(progress.total)})
+            </label>
+            <progress id={progressId} max={100} value={percent} />
+            <button type="button" className="small" onClick={() => abort.current?.()}>
+              Cancel upload
+            </button>
+          </div>
+        ) : null}
+        <ErrorNote error={error} title="Upload refused" />
+        {done ? (
+          <div className="note ok" role="status">
+            <p>
+              Uploaded {done.release.file_name} ({bytes(done.release.file_size)}) as version{' '}
+              {done.release.version}.
+            </p>
+            <p>
+              SHA-256: <code className="hash sha">{done.release.file_sha256}</code>
+            </p>
+            {done.local ? (
+              <p>
+                {done.local === done.release.file_sha256
+                  ? 'It matches the file you chose.'
+                  : 'It does NOT match the file you chose: the upload was altered on the way. Withdraw it and upload again.'}
+              </p>
+            ) : null}
+          </div>
+        ) : null}
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={progress !== null}>
+            Upload
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

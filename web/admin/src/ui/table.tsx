@@ -1,0 +1,184 @@
+import {
+  type ColumnDef,
+  createColumnHelper,
+  createSortedRowModel,
+  flexRender,
+  rowSortingFeature,
+  sortFn_alphanumeric,
+  sortFn_basic,
+  sortFn_datetime,
+  sortFn_text,
+  tableFeatures,
+  useTable,
+} from '@tanstack/react-table';
+
+/** The one feature set of the console's tables (TanStack Table 9 registers features explicitly). */
+export const features = tableFeatures({
+  rowSortingFeature,
+  sortedRowModel: createSortedRowModel(),
+  sortFns: {
+    alphanumeric: sortFn_alphanumeric,
+    basic: sortFn_basic,
+    datetime: sortFn_datetime,
+    text: sortFn_text,
+  },
+});
+
+export const columnsFor = <T extends object>() => createColumnHelper<typeof features, T>();
+
+/**
+ * A table on TanStack Table. `sortable` sorts in the browser, and is only offered for complete
+ * lists (a license's activations, a product's releases): a server-paginated list can only be
+ * sorted by the server, which does not offer it yet (docs/admin.md, 'Not yet in the API').
+ */
+export function DataTable<T extends object>({
+  caption,
+  columns,
+  data,
+  sortable = false,
+  empty,
+  rowKey,
+}: {
+  caption: string;
+  // biome-ignore lint/suspicious/noExplicitAny: each column has its own value type, as TanStack's examples type them
+  columns: ColumnDef<typeof features, T, any>[];
+  data: T[];
+  sortable?: boolean;
+  empty: string;
+  rowKey: (row: T) => string;
+}) {
+  const table = useTable({
+    features,
+    columns,
+    data,
+    enableSorting: sortable,
+    getRowId: rowKey,
+  });
+  return (
+    // Wide screens: a table that may scroll sideways inside its frame (reachable and scrollable by
+    // keyboard). Narrow screens: each row a card, each cell labelled by its column (styles.css);
+    // the explicit roles keep the table's meaning for screen readers when CSS changes its display.
+    <section
+      className={`table-wrap${sortable ? ' sortable' : ''}`}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls must be focusable to be scrolled by keyboard
+      tabIndex={0}
+      aria-label={caption}
+    >
+      {/* biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above */}
+      <table role="table">
+        <caption className="sr-only">{caption}</caption>
+        {/* biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above */}
+        <thead role="rowgroup">
+          {table.getHeaderGroups().map((group) => (
+            // biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above
+            <tr key={group.id} role="row">
+              {group.headers.map((header) => {
+                const sorted = header.column.getIsSorted();
+                const label = flexRender(header.column.columnDef.header, header.getContext());
+                return (
+                  <th
+                    key={header.id}
+                    scope="col"
+                    // biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above
+                    role="columnheader"
+                    aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : undefined}
+                  >
+                    {header.column.getCanSort() ? (
+                      <button
+                        type="button"
+                        className="sort"
+                        onClick={header.column.getToggleSortingHandler()}
+                      >
+                        {label}
+                        <span aria-hidden="true">
+                          {sorted === 'asc' ? ' ▲' : sorted === 'desc' ? ' ▼' : ' ↕'}
+                        </span>
+                      </button>
+                    ) : (
+                      label
+                    )}
+                  </th>
+                );
+              })}
+            </tr>
+          ))}
+        </thead>
+        {/* biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above */}
+        <tbody role="rowgroup">
+          {table.getRowModel().rows.length === 0 ? (
+            // biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above
+            <tr role="row">
+              {/* biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above */}
+              <td colSpan={columns.length} className="empty" role="cell">
+                {empty}
+              </td>
+            </tr>
+          ) : (
+            table.getRowModel().rows.map((row) => (
+              // biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above
+              <tr key={row.id} role="row">
+                {row.getAllCells().map((cell) => {
+                  const header = cell.column.columnDef.header;
+                  return (
+                    // biome-ignore lint/a11y/noRedundantRoles: kept on purpose, see above
+                    <td key={cell.id} role="cell" data-label={typeof header === 'string' ? header : ''}>
+                      {/* One box per cell, beside its column's name on a narrow screen. */}
+                      <div>{flexRender(cell.column.columnDef.cell, cell.getContext())}</div>
+                    </td>
+                  );
+                })}
+              </tr>
+            ))
+          )}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** Server pagination: where we are, and the way to the neighbouring pages. */
+export function Pager({
+  page,
+  perPage,
+  total,
+  onPage,
+  onPerPage,
+  label,
+}: {
+  page: number;
+  perPage: number;
+  total: number;
+  onPage: (page: number) => void;
+  onPerPage: (perPage: number) => void;
+  label: string;
+}) {
+  const pages = Math.max(1, Math.ceil(total / perPage));
+  const first = total === 0 ? 0 : (page - 1) * perPage + 1;
+  const last = Math.min(total, page * perPage);
+  return (
+    <nav className="pager" aria-label={`${label} pages`}>
+      <span>
+        {first}–{last} of {total}
+      </span>
+      <button type="button" onClick={() => onPage(page - 1)} disabled={page <= 1}>
+        Previous<span className="sr-only"> page</span>
+      </button>
+      <span>
+        Page {page} of {pages}
+      </span>
+      <button type="button" onClick={() => onPage(page + 1)} disabled={page >= pages}>
+        Next<span className="sr-only"> page</span>
+      </button>
+      <label>
+        Per page{' '}
+        <select value={perPage} onChange={(e) => onPerPage(Number(e.target.value))}>
+          {[10, 25, 50, 100].map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
+          ))}
+        </select>
+      </label>
+    </nav>
+  );
+}
