@@ -434,6 +434,20 @@ describe('submit', () => {
     expect(two.body.order_key).toBe(one.body.order_key);
   });
 
+  it("an unknown or unpublished product is 404 invalid_product, the cart's status; nothing is created", async () => {
+    const draft = await createProduct(t, { status: 'draft' });
+    const n = await orderCount(t);
+    for (const productId of [999999, draft.id]) {
+      const { res, body } = await submit(new Browser(t), {
+        items: [{ product_id: productId, qty: 1 }],
+        billing: billing(),
+      });
+      expect(res.statusCode, res.body).toBe(404);
+      expect(body).toMatchObject({ error_code: 'invalid_product' });
+    }
+    expect(await orderCount(t)).toBe(n);
+  });
+
   it('stock is held at order creation and given back when the order is cancelled', async () => {
     const p = await createProduct(t, { stock_quantity: 2 });
     const out = await createOrder(t, { items: [{ product_id: p.id, qty: 2 }], billing: billing() });

@@ -160,7 +160,7 @@ describe('POST /licenses', () => {
         subscription_id: 999999,
       }),
       404,
-      'not_found',
+      'subscription_not_found',
     );
   });
 

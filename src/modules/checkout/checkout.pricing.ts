@@ -46,10 +46,8 @@ export async function resolveItems(
   for (const item of items) {
     const product = products.get(item.product_id);
     if (product?.status !== 'publish') {
-      throw refusal('invalid_product', {
-        status: 400,
-        message: `Product ${item.product_id} is not available.`,
-      });
+      // The catalogue's status (404), as the cart answers it: one code, one status.
+      throw refusal('invalid_product', { message: `Product ${item.product_id} is not available.` });
     }
     const variationId = item.variation_id ?? 0;
     const variation = variationId > 0 ? product.variations.find((v) => v.id === variationId) : null;

@@ -135,7 +135,7 @@ export class LicenseService {
       : !!(await this.users.getUser(input.user_id));
     if (!userFound) throw new ApiError('user_not_found');
     if (input.subscription_id != null && !(await this.repo.subscriptionExists(input.subscription_id, tx))) {
-      throw new ApiError('not_found', { message: 'Subscription not found.' });
+      throw new ApiError('subscription_not_found');
     }
     const now = this.clock.now();
     const snapshot = input.entitlement_policy ? snapshotPolicy(input.entitlement_policy, now) : null;
