@@ -56,7 +56,12 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     logs: () => captured,
     adminAuth,
     async close() {
+      // As the server's own stop does (src/cli.ts): a connection still busy after 10 seconds
+      // (a client that stopped mid-body on a loaded machine) is cut off rather than holding close.
+      const force = setTimeout(() => app.server.closeAllConnections(), 10_000);
+      force.unref();
       await app.close();
+      clearTimeout(force);
       await db.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
