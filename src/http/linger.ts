@@ -26,9 +26,13 @@ export function lingerIfUnread(request: FastifyRequest): void {
     left -= chunk.length;
     if (left < 0) stop();
   };
+  // Every listener goes with the body: a kept-alive connection carries many requests, and a
+  // 'close' listener left behind by each would pile up on its socket.
   const done = () => {
     clearTimeout(timer);
     req.off('data', count);
+    req.off('end', done);
+    socket.off('close', done);
   };
   req.unpipe();
   req.on('data', count);

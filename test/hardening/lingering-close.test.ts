@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type AddressInfo, connect } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LINGER_BYTES } from '../../src/http/linger.js';
 import { createTestApp, multipart, type TestApp } from '../helpers/app.js';
@@ -45,7 +45,10 @@ describe('an upload refused before its body is read is still answered (lingering
     }
   });
 
-  it('300 small anonymous uploads, 10 at a time: every one gets its 401', async () => {
+  it('300 small anonymous uploads, 10 at a time: every one gets its 401, and no listener piles up on a kept-alive socket', async () => {
+    const sockets: Socket[] = [];
+    const track = (s: Socket) => sockets.push(s);
+    t.app.server.on('connection', track);
     const statuses: number[] = [];
     for (let round = 0; round < 30; round++) {
       const answers = await Promise.all(
@@ -59,6 +62,11 @@ describe('an upload refused before its body is read is still answered (lingering
       statuses.push(...answers);
     }
     expect(statuses.filter((s) => s !== 401)).toEqual([]);
+    t.app.server.off('connection', track);
+    // The connections were reused (fewer sockets than requests), and each carries only Node's own
+    // few 'close' listeners, not one per request it served.
+    expect(sockets.length).toBeLessThan(300);
+    expect(Math.max(...sockets.map((s) => s.listenerCount('close')))).toBeLessThan(5);
   });
 
   it('a refused upload to a missing product is answered 404 after the body, not EPIPE', async () => {
