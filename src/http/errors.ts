@@ -198,7 +198,7 @@ const catalogue = {
   coupon_not_applied: [400, 'This coupon is not applied to the cart.'],
   remove_coupon_failed: [400, 'The coupon could not be removed; try again.'],
   // checkout (docs/checkout.md, 'Failure bodies and HTTP statuses'); also rate_limited, coupon_failed,
-  // invalid_product, invalid_variation, unauthorized, order_not_found with checkout's own status or text
+  // invalid_product, invalid_variation (400), unauthorized, order_not_found with checkout's own text
   no_items: [400, 'No items provided'],
   captcha_missing: [403, 'Please complete the CAPTCHA check.'],
   login_required: [401, 'You must be logged in to purchase a subscription.'],
