@@ -57,12 +57,7 @@ async function main(argv: string[]): Promise<number> {
     await app.services.accounts.ensureAdministrator(config.adminEmail, config.adminPassword);
   }
   await app.listen({ port: config.port, host: config.host });
-  const admins = await database.db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll().as('n'))
-    .where('role', '=', 'administrator')
-    .executeTakeFirstOrThrow();
-  if (Number(admins.n) === 0) {
+  if (!(await app.services.accounts.hasAdministrator())) {
     console.log(
       'no administrator yet: restart with ADMIN_EMAIL and ADMIN_PASSWORD set, or run `npm run user:create -- <email> <password>`',
     );

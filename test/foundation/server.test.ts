@@ -45,6 +45,14 @@ describe('the server process', () => {
       body: JSON.stringify({ email: 'root@example.com', password: 'server-test-pw' }),
     });
     expect(login.status).toBe(200);
+    expect(server.output()).not.toMatch(/no administrator yet/);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('says how to create the first administrator when the store has none', async () => {
+    const { ADMIN_EMAIL: _e, ADMIN_PASSWORD: _p, ...env } = await serverEnv();
+    const server = await startServer(env);
+    expect(server.output()).toMatch(/no administrator yet/);
     expect(await server.stop()).toBe(0);
   });
 

@@ -16,6 +16,16 @@ export class AccountsRepository {
     return on(this.db, tx).selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  async hasAdministrator(tx?: Tx): Promise<boolean> {
+    const row = await on(this.db, tx)
+      .selectFrom('users')
+      .select('id')
+      .where('role', '=', 'administrator')
+      .limit(1)
+      .executeTakeFirst();
+    return !!row;
+  }
+
   /** Returns undefined when the email is taken (unique constraint), so concurrent creates stay exact. */
   async insertUser(
     u: {

@@ -192,6 +192,11 @@ export class AccountsService {
     return user;
   }
 
+  /** Whether any administrator exists (the start-up hint when none does). */
+  hasAdministrator(): Promise<boolean> {
+    return this.repo.hasAdministrator();
+  }
+
   /** The user with this email (any case), for checkout's linking of orders to customers. */
   async findByEmail(email: string): Promise<AuthUser | null> {
     const row = await this.repo.findUserByEmail(normaliseEmail(email));
