@@ -1,8 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import pg from 'pg';
+import { openSqlite } from '../src/db/sqlite.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -72,6 +76,30 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** A process's CPU seconds, or 0 once it is gone (a database backend that exited mid-round). */
+function cpuSecondsOrZero(pid: number): number {
+  try {
+    return cpuSeconds(pid);
+  } catch {
+    return 0;
+  }
+}
+
+/** A process and its children (PostgreSQL's postmaster and its backends), from /proc. */
+export function processTree(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      parentOf.set(Number(entry), ppid);
+    } catch {
+      // the process has exited
+    }
+  }
+  return [root, ...[...parentOf].filter(([, ppid]) => ppid === root).map(([pid]) => pid)];
+}
+
 /** Resident set size of a process, in MB. */
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -100,6 +128,8 @@ export interface LoadResult {
   rps: number;
   /** Server CPU time per request, in microseconds (when a pid was given). */
   cpuUs?: number;
+  /** The database server's CPU time per request (PostgreSQL: all its processes), in microseconds. */
+  dbCpuUs?: number;
   p50: number;
   p99: number;
   non2xx: number;
@@ -117,9 +147,13 @@ export async function load(opts: {
   pid?: number;
   /** Extra headers for the n-th request. */
   headersFor?: (n: number) => Record<string, string>;
+  /** The database server's processes (PostgreSQL), for its CPU time per request. */
+  dbPids?: () => number[];
 }): Promise<LoadResult> {
   let i = 0;
   const cpuBefore = opts.pid ? cpuSeconds(opts.pid) : 0;
+  const dbCpu = () => (opts.dbPids?.() ?? []).reduce((sum, p) => sum + cpuSecondsOrZero(p), 0);
+  const dbBefore = dbCpu();
   const result = await autocannon({
     url: opts.url,
     method: 'POST',
@@ -140,9 +174,11 @@ export async function load(opts: {
   const cpuUs = opts.pid
     ? ((cpuSeconds(opts.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total)
     : undefined;
+  const dbCpuUs = opts.dbPids ? ((dbCpu() - dbBefore) * 1e6) / Math.max(1, result.requests.total) : undefined;
   return {
     rps: result.requests.average,
     cpuUs,
+    dbCpuUs,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
@@ -168,24 +204,28 @@ export interface Target {
  */
 export async function againstBare(opts: {
   ours: Target;
+  /** More servers loaded in turn in each round, after ours (e.g. the same route on PostgreSQL). */
+  others?: Target[];
   responseSize: number;
   rounds: number;
   seconds: number;
   load: (url: string, seconds: number, pid?: number) => Promise<LoadResult>;
-}): Promise<{ ours: LoadResult[]; bare: LoadResult[] }> {
+}): Promise<{ ours: LoadResult[]; bare: LoadResult[]; others: LoadResult[][] }> {
   const server = await startPinned(0, [process.execPath, '--import', 'tsx', 'bench/bare-server.ts'], {
     BODY_SIZE: String(opts.responseSize),
   });
   const baseline: Target = { url: `${server.url}/bare`, pid: server.child.pid! };
   const ours: LoadResult[] = [];
   const bare: LoadResult[] = [];
+  const others = (opts.others ?? []).map(() => [] as LoadResult[]);
   try {
     for (let round = 0; round < opts.rounds; round++) {
       const warmup = round === 0 ? 3 : 1;
       for (const [target, results] of [
-        [opts.ours, ours],
-        [baseline, bare],
-      ] as const) {
+        [opts.ours, ours] as const,
+        ...(opts.others ?? []).map((t, i) => [t, others[i]!] as const),
+        [baseline, bare] as const,
+      ]) {
         await opts.load(target.url, warmup);
         results.push(await opts.load(target.url, opts.seconds, target.pid));
       }
@@ -193,7 +233,7 @@ export async function againstBare(opts: {
   } finally {
     await server.stop();
   }
-  return { ours, bare };
+  return { ours, bare, others };
 }
 
 /** Prints every round and the medians: throughput ratio, server CPU per request, p99. */
@@ -211,9 +251,36 @@ export function report(name: string, runs: { ours: LoadResult[]; bare: LoadResul
   );
 }
 
+/**
+ * Prints another server's rounds (the same route on PostgreSQL) against the bare route and against
+ * ours (SQLite) of the same rounds: throughput ratios, p99 ratio, CPU of the server and database.
+ */
+export function reportOthers(
+  name: string,
+  runs: { ours: LoadResult[]; bare: LoadResult[] },
+  other: LoadResult[],
+  target: string,
+): void {
+  const toBare = other.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
+  const toOurs = other.map((r, i) => (r.rps / runs.ours[i]!.rps) * 100);
+  const p99 = other.map((r, i) => r.p99 / Math.max(1, runs.ours[i]!.p99));
+  other.forEach((r, i) => {
+    console.log(`${name} round ${i + 1}: ${fmt(r)}`);
+    console.log(
+      `  ${toBare[i]!.toFixed(1)}% of bare, ${toOurs[i]!.toFixed(1)}% of SQLite, p99 ${p99[i]!.toFixed(1)}x SQLite's`,
+    );
+  });
+  const cpu = median(other.map((r) => r.cpuUs ?? 0)).toFixed(0);
+  const db = median(other.map((r) => r.dbCpuUs ?? 0)).toFixed(0);
+  console.log(
+    `${name} median of ${other.length}: ${median(toBare).toFixed(1)}% of bare, ${median(toOurs).toFixed(1)}% of SQLite (${target}); p99 ${median(p99).toFixed(1)}x SQLite's; server CPU ${cpu} µs + database CPU ${db} µs a request`,
+  );
+}
+
 export const fmt = (r: LoadResult) =>
   `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}` +
-  (r.cpuUs === undefined ? '' : `, server CPU ${r.cpuUs.toFixed(0)} µs/request`);
+  (r.cpuUs === undefined ? '' : `, server CPU ${r.cpuUs.toFixed(0)} µs/request`) +
+  (r.dbCpuUs === undefined ? '' : `, database CPU ${r.dbCpuUs.toFixed(0)} µs/request`);
 
 export interface Admin {
   /** Session cookie and nonce, for requests made by hand (multipart uploads). */
@@ -255,4 +322,83 @@ export async function signIn(base: string, admin: { email: string; password: str
       return (await res.json()) as Record<string, string & number>;
     },
   };
+}
+
+/**
+ * A throw-away PostgreSQL server for a benchmark (scripts/pg-server.sh, as the tests use), pinned
+ * to `core`: the server under test shares that core with it, as it shares it with SQLite's work on
+ * the embedded database, so both modes get the same CPU.
+ */
+export async function startPostgres(core: number): Promise<{ url: string; pids(): number[]; stop(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-pg-'));
+  chmodSync(dir, 0o755);
+  const port = await freePort();
+  const script = join(ROOT, 'scripts/pg-server.sh');
+  const url = execFileSync(...pinnedCommand(core, [script, 'start', join(dir, 'pg'), String(port)]), {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+  const postmaster = Number(readFileSync(join(dir, 'pg/data/postmaster.pid'), 'utf8').split('\n')[0]);
+  return {
+    url,
+    pids: () => processTree(postmaster),
+    stop: () => {
+      execFileSync(script, ['stop', join(dir, 'pg')], { stdio: 'ignore' });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function pinnedCommand(core: number, argv: string[]): [string, string[]] {
+  const [cmd, ...args] = pinned(core, argv);
+  return [cmd!, args];
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Copies the rows of `tables` from a seeded SQLite file into a migrated PostgreSQL database, so that
+ * both modes serve the same licenses. Rows go in batches of 1,000 per statement.
+ */
+export async function copyToPostgres(sqliteFile: string, url: string, tables: string[]): Promise<void> {
+  const source = openSqlite(sqliteFile);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const table of tables) {
+      const rows = source.prepare(`select * from ${table}`).all() as Record<string, unknown>[];
+      if (rows.length === 0) continue;
+      const columns = Object.keys(rows[0]!);
+      for (let from = 0; from < rows.length; from += 1000) {
+        const batch = rows.slice(from, from + 1000);
+        const values: unknown[] = [];
+        const tuples = batch.map((row) => {
+          const slots = columns.map((c) => {
+            values.push(row[c]);
+            return `$${values.length}`;
+          });
+          return `(${slots.join(', ')})`;
+        });
+        await client.query(
+          `insert into ${table} (${columns.join(', ')}) values ${tuples.join(', ')}`,
+          values,
+        );
+      }
+      // Rows came with their ids: the sequence goes past them, as it would have counted them.
+      await client.query(
+        `select setval(pg_get_serial_sequence('${table}', 'id'), (select max(id) from ${table}))`,
+      );
+    }
+    await client.query('analyze');
+  } finally {
+    await client.end();
+    source.close();
+  }
 }

@@ -3,7 +3,11 @@
  * route of the same response size, measured in the same run (the ratio is what counts on a shared,
  * noisy machine). Run by hand:
  *
- *   npm run build && taskset -c 1 node --import tsx bench/validate.ts [--licenses 100000] [--seconds 10] [--rounds 3] [--connections 50]
+ *   npm run build && taskset -c 1 node --import tsx bench/validate.ts [--licenses 100000] [--seconds 10] [--rounds 3] [--connections 50] [--database postgres]
+ *
+ * With `--database postgres` the same licenses are also copied into a throw-away PostgreSQL server
+ * (pinned to the server's core), a second server runs on it, and each round loads SQLite's, then
+ * PostgreSQL's, then the bare route: PostgreSQL's figures are given against both, in the same run.
  *
  * The server under test and the baseline are both pinned to core 0 and loaded in turn, round by
  * round; this process (the load generator) should run on core 1.
@@ -17,7 +21,16 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { openSqlite } from '../src/db/sqlite.js';
 import { identityKey } from '../src/modules/identity/identity.js';
 import { randomHex, uuid } from '../src/random.js';
-import { againstBare, load, report, SERVER_NODE, startPinned } from './lib.js';
+import {
+  againstBare,
+  copyToPostgres,
+  load,
+  report,
+  reportOthers,
+  SERVER_NODE,
+  startPinned,
+  startPostgres,
+} from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -25,8 +38,12 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
+    database: { type: 'string', default: 'sqlite' },
   },
 });
+if (values.database !== 'sqlite' && values.database !== 'postgres') {
+  throw new Error('--database is sqlite or postgres');
+}
 const LICENSES = Number(values.licenses);
 const ACTIVATIONS_PER_LICENSE = 3;
 const SECONDS = Number(values.seconds);
@@ -108,34 +125,66 @@ async function main() {
     ...SERVER_NODE,
     ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/tgprof'] : []),
   ];
+  const postgres = values.database === 'postgres' ? await startPostgres(0) : null;
   const server = await startPinned(0, [...nodeArgs, 'dist/main.js', 'serve'], {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   });
+  let pgServer: Awaited<ReturnType<typeof startPinned>> | null = null;
   try {
-    const probe = await fetch(`${server.url}/v1/licenses/validate`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: bodies[0],
-    });
-    const text = await probe.text();
-    if (probe.status !== 200 || !JSON.parse(text).valid)
-      throw new Error(`validate probe failed: ${probe.status} ${text}`);
-    const responseSize = Buffer.byteLength(text);
+    if (postgres) {
+      const database = openDatabase({ kind: 'postgres', url: postgres.url });
+      await migrateToLatest(database.db, database.dialect);
+      await database.close();
+      await copyToPostgres(file, postgres.url, ['users', 'products', 'licenses', 'activations']);
+      pgServer = await startPinned(0, [...nodeArgs, 'dist/main.js', 'serve'], {
+        DATA_DIR: mkdtempSync(join(dataDir, 'pg-')),
+        DATABASE_URL: postgres.url,
+        LOG_LEVEL: 'warn',
+      });
+    }
+    const responseSize = await probe(server.url, bodies[0]!);
+    if (pgServer) await probe(pgServer.url, bodies[0]!);
+    const pgUrl = pgServer && `${pgServer.url}/v1/licenses/validate`;
     const runs = await againstBare({
       ours: { url: `${server.url}/v1/licenses/validate`, pid: server.child.pid! },
+      others: pgServer ? [{ url: pgUrl!, pid: pgServer.child.pid! }] : [],
       responseSize,
       rounds: ROUNDS,
       seconds: SECONDS,
-      load: (url, seconds, pid) => load({ url, bodies, seconds, pid, connections: CONNECTIONS }),
+      load: (url, seconds, pid) =>
+        load({
+          url,
+          bodies,
+          seconds,
+          pid,
+          connections: CONNECTIONS,
+          dbPids: url === pgUrl ? postgres!.pids : undefined,
+        }),
     });
     console.log(`licenses:      ${LICENSES}, ${CONNECTIONS} connections`);
     console.log(`response size: ${responseSize} bytes`);
     report('validate', runs, 'target >= 50%, p99 < 5 ms');
+    if (pgServer) reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
   } finally {
+    await pgServer?.stop();
     await server.stop();
+    postgres?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** One validate on `base`: it must be valid; answers the response's size in bytes. */
+async function probe(base: string, body: string): Promise<number> {
+  const res = await fetch(`${base}/v1/licenses/validate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
+  const text = await res.text();
+  if (res.status !== 200 || !JSON.parse(text).valid)
+    throw new Error(`validate probe failed: ${res.status} ${text}`);
+  return Buffer.byteLength(text);
 }
 
 main().catch((e) => {

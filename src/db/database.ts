@@ -28,6 +28,11 @@ export interface Database {
    * directly, batched by event-loop turn (src/db/precompiled.ts). Everything else goes through `db`.
    */
   sqlite?: SQLite.Database;
+  /**
+   * The PostgreSQL pool itself (absent on SQLite), for the hot statements, which run on it as named
+   * prepared statements (src/db/precompiled.ts). Everything else goes through `db`.
+   */
+  pg?: pg.Pool;
   /** SQLite only: the hot single-statement writes of one event-loop turn, in one commit. */
   groupCommit?: TurnBatch;
   /** SQLite only: the hot reads of one event-loop turn, in one read transaction. */
@@ -57,7 +62,7 @@ export function openDatabase(config: DatabaseConfig): Database {
     // An idle client's network error must not crash the process; the next query reconnects.
     pool.on('error', () => {});
     const db = kysely(new PostgresDialect({ pool }));
-    return { db, dialect: 'postgres', precompiled: new Set(), close: () => db.destroy() };
+    return { db, dialect: 'postgres', pg: pool, precompiled: new Set(), close: () => db.destroy() };
   }
   createPrivately(config.file);
   const sqlite = openSqlite(config.file);

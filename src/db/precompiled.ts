@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type Compilable, CompiledQuery } from 'kysely';
 import { type Database, prepareRows } from './database.js';
 
@@ -12,6 +13,12 @@ import { type Database, prepareRows } from './database.js';
  * writes of the same event-loop turn (src/db/batch.ts). While another request holds a transaction
  * open across an await, it waits its turn through Kysely instead: the one connection is shared,
  * and that transaction must not be read half-done.
+ *
+ * On PostgreSQL it runs as a named prepared statement on the pool: each connection parses the SQL
+ * once, and PostgreSQL may then reuse a generic plan, where an unnamed query (Kysely's way) is
+ * parsed and planned again on every request (docs/performance.md, 'Named prepared statements on
+ * PostgreSQL'). A precompiled statement never runs inside a transaction, so the pool is the right
+ * place for it.
  */
 export interface Precompiled<Args extends string, Row> {
   first(values: Record<Args, unknown>): Promise<Row | undefined>;
@@ -19,7 +26,7 @@ export interface Precompiled<Args extends string, Row> {
 }
 
 export function precompile<Args extends string, Row>(
-  database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'readBatch' | 'precompiled'>,
+  database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'readBatch' | 'precompiled' | 'pg'>,
   names: readonly Args[],
   build: (placeholders: Record<Args, string>) => Compilable<Row>,
   /** A single-statement write: on SQLite it joins the turn's group commit (src/db/batch.ts). */
@@ -47,7 +54,16 @@ export function precompile<Args extends string, Row>(
       return name === undefined ? p : values[name];
     });
   database.precompiled?.add(compiled.sql);
-  const { sqlite } = database;
+  const { sqlite, pg } = database;
+  if (pg) {
+    // The name is the SQL's digest: one name per text, shared by every repository that compiles
+    // the same statement, and never one name for two texts (PostgreSQL would refuse the second).
+    const name = `tg_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`;
+    const text = compiled.sql;
+    const all = async (values: Record<Args, unknown>): Promise<Row[]> =>
+      (await pg.query({ name, text, values: parametersOf(values) })).rows as Row[];
+    return { all, first: async (values) => (await all(values))[0] };
+  }
   const statement = sqlite && prepareRows(sqlite, compiled.sql);
   const viaKysely = async (parameters: unknown[]) =>
     (await database.db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows;
