@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Compilable, CompiledQuery } from 'kysely';
 import { type Database, prepareRows } from './database.js';
+import { PgReadBatch } from './pg-batch.js';
 
 /**
  * A query built and compiled once, run many times with new parameter values. Building and
@@ -29,8 +30,15 @@ export function precompile<Args extends string, Row>(
   database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'readBatch' | 'precompiled' | 'pg'>,
   names: readonly Args[],
   build: (placeholders: Record<Args, string>) => Compilable<Row>,
-  /** A single-statement write: on SQLite it joins the turn's group commit (src/db/batch.ts). */
-  options: { write?: boolean } = {},
+  options: {
+    /** A single-statement write: on SQLite it joins the turn's group commit (src/db/batch.ts). */
+    write?: boolean;
+    /**
+     * A read whose calls of one turn PostgreSQL may answer in one statement (src/db/pg-batch.ts):
+     * the PostgreSQL type of each value, e.g. `{ key: 'text' }`.
+     */
+    pgBatch?: Record<Args, string>;
+  } = {},
 ): Precompiled<Args, Row> {
   const placeholders = Object.fromEntries(names.map((n) => [n, `\u0000${n}\u0000`])) as Record<Args, string>;
   const compiled = build(placeholders).compile();
@@ -60,8 +68,11 @@ export function precompile<Args extends string, Row>(
     // the same statement, and never one name for two texts (PostgreSQL would refuse the second).
     const name = `tg_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`;
     const text = compiled.sql;
-    const all = async (values: Record<Args, unknown>): Promise<Row[]> =>
-      (await pg.query({ name, text, values: parametersOf(values) })).rows as Row[];
+    const batch = options.pgBatch && new PgReadBatch<Row>(pg, name, text, slots, options.pgBatch);
+    const all = batch
+      ? (values: Record<Args, unknown>): Promise<Row[]> => batch.run(parametersOf(values))
+      : async (values: Record<Args, unknown>): Promise<Row[]> =>
+          (await pg.query({ name, text, values: parametersOf(values) })).rows as Row[];
     return { all, first: async (values) => (await all(values))[0] };
   }
   const statement = sqlite && prepareRows(sqlite, compiled.sql);

@@ -48,4 +48,49 @@ describe.runIf(onPostgres)('round trips to PostgreSQL', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatch(/^tg_[0-9a-f]{24} select/);
   });
+
+  it('parallel validates of one turn share a statement, and each gets its own answer', async () => {
+    const sites = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const { key } = await licenseFixture(t);
+        const site = identity(`batch-${i}.example`);
+        if (i % 2 === 0) {
+          const res = await t.app.inject({
+            method: 'POST',
+            url: '/v1/licenses/activate',
+            payload: { license_key: key, ...site },
+          });
+          expect(res.statusCode, res.body).toBe(200);
+        }
+        return { license_key: key, ...site, active: i % 2 === 0 };
+      }),
+    );
+    const unknown = { license_key: 'NO-SUCH-KEY', ...identity('batch-x.example') };
+    sent.length = 0;
+    const answers = await Promise.all(
+      [...sites, unknown].map(({ license_key, domain, installation_id }) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/licenses/validate',
+          payload: { license_key, domain, installation_id },
+        }),
+      ),
+    );
+    sites.forEach((site, i) => {
+      const res = answers[i]!;
+      if (site.active) {
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json()).toMatchObject({ valid: true });
+      } else {
+        expect(res.statusCode, res.body).toBe(403);
+        expect(res.json()).toMatchObject({ valid: false, error: 'domain_not_activated' });
+      }
+    });
+    expect(answers[6]!.statusCode).toBe(403);
+    expect(answers[6]!.json()).toMatchObject({ valid: false, error: 'invalid_license' });
+    // Seven lookups, fewer statements: at least two of them went together.
+    const lookups = sent.filter((q) => /^tg_[0-9a-f]{24}(_b)? select/.test(q));
+    expect(lookups.length).toBeLessThan(7);
+    expect(lookups.some((q) => q.includes('_b select'))).toBe(true);
+  });
 });

@@ -132,34 +132,39 @@ export class LicenseRepository {
    * its id alone comes from the index), so only they ask for it.
    */
   private compileForIdentity(withRevision: boolean) {
-    return precompile(this.database, ['key', 'identity'] as const, (p) =>
-      this.withTerms()
-        .select([
-          'l.id',
-          'l.license_key',
-          'l.product_id',
-          'l.variation_id',
-          'l.subscription_id',
-          'l.status',
-          'l.activation_limit',
-          'l.usage_expires_at',
-          'l.entitlement_policy',
-          'l.created_at',
-        ])
-        // At most one row joins: activations_one_active_identity is unique where status is active.
-        .leftJoin('activations as ia', (j) =>
-          j
-            .onRef('ia.license_id', '=', 'l.id')
-            .on('ia.identity_key', '=', p.identity)
-            .on('ia.status', '=', ACTIVE),
-        )
-        .select([
-          'ia.id as identity_activation_id',
-          sql<number | null>`${withRevision ? sql.ref('ia.activation_revision') : sql`null`}`.as(
-            'identity_activation_revision',
-          ),
-        ])
-        .where('l.license_key', '=', p.key),
+    return precompile(
+      this.database,
+      ['key', 'identity'] as const,
+      (p) =>
+        this.withTerms()
+          .select([
+            'l.id',
+            'l.license_key',
+            'l.product_id',
+            'l.variation_id',
+            'l.subscription_id',
+            'l.status',
+            'l.activation_limit',
+            'l.usage_expires_at',
+            'l.entitlement_policy',
+            'l.created_at',
+          ])
+          // At most one row joins: activations_one_active_identity is unique where status is active.
+          .leftJoin('activations as ia', (j) =>
+            j
+              .onRef('ia.license_id', '=', 'l.id')
+              .on('ia.identity_key', '=', p.identity)
+              .on('ia.status', '=', ACTIVE),
+          )
+          .select([
+            'ia.id as identity_activation_id',
+            sql<number | null>`${withRevision ? sql.ref('ia.activation_revision') : sql`null`}`.as(
+              'identity_activation_revision',
+            ),
+          ])
+          .where('l.license_key', '=', p.key),
+      // The lookups of one turn go to PostgreSQL as one statement (src/db/pg-batch.ts).
+      { pgBatch: { key: 'text', identity: 'text' } },
     );
   }
   async findForIdentity(

@@ -1,0 +1,115 @@
+import type pg from 'pg';
+
+interface Pending {
+  parameters: unknown[];
+  resolve(rows: unknown[]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The calls of one hot read made in the same turn of the event loop, sent to PostgreSQL as one
+ * statement. A query costs node-postgres about 100 µs of CPU whatever it asks (building protocol
+ * messages, a socket write and read, parsing the answer), more than SQLite's whole validate
+ * (docs/performance.md, 'Named prepared statements on PostgreSQL'); under load several validates
+ * arrive in one turn and share that cost.
+ *
+ * The batched statement is made from the single one, so there is one source for the query: each
+ * caller's values become one row of `unnest` over arrays (typed by `types`, since PostgreSQL must
+ * know an array's element type), and the single query runs once per row as a LATERAL subquery,
+ * so its joins, ORDER BY and LIMIT apply per caller exactly as before. Rows carry the caller's
+ * ordinal and are handed back to each caller in the single query's order. A batch that fails is
+ * run again call by call, so one caller's bad value fails only that caller.
+ */
+export class PgReadBatch<Row> {
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private readonly batchName: string;
+  private readonly batchText: string;
+  /** The position, among the arrays, of each `$n` that takes a caller's value (-1: a constant). */
+  private readonly arrayOf: number[];
+  /** The positions of the constants among the single statement's parameters. */
+  private readonly constants: number[];
+  private readonly arrays: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly name: string,
+    private readonly text: string,
+    /** For each `$n` of `text` (n - 1), the caller's value it takes, or undefined for a constant. */
+    slots: (string | undefined)[],
+    /** The PostgreSQL type of each named value, e.g. `{ key: 'text' }`. */
+    types: Record<string, string>,
+  ) {
+    const names = Object.keys(types);
+    const missing = slots.filter((s) => s !== undefined && !names.includes(s));
+    if (missing.length > 0) throw new Error(`PgReadBatch: no type for ${missing.join(', ')}`);
+    // New numbering: the arrays first ($1..$k, one per name), then the constants.
+    let next = names.length;
+    const renumbered = slots.map((slot) => (slot === undefined ? `$${++next}` : `a."${slot}"`));
+    this.arrayOf = slots.map((slot) => (slot === undefined ? -1 : names.indexOf(slot)));
+    this.constants = slots.flatMap((slot, i) => (slot === undefined ? [i] : []));
+    this.arrays = names.length;
+    const inner = text.replace(/\$(\d+)\b/g, (_, n: string) => renumbered[Number(n) - 1]!);
+    const arrays = names.map((n, i) => `$${i + 1}::${types[n]}[]`).join(', ');
+    const columns = names.map((n) => `"${n}"`).join(', ');
+    this.batchText =
+      `select a.tg_ordinal, q.* from unnest(${arrays}) with ordinality as a(${columns}, tg_ordinal) ` +
+      `cross join lateral (${inner}) as q order by a.tg_ordinal`;
+    this.batchName = `${name}_b`;
+  }
+
+  /** Runs the query with these parameters (in the single statement's order) in this turn's batch. */
+  run(parameters: unknown[]): Promise<Row[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ parameters, resolve: resolve as (rows: unknown[]) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  private alone(p: Pending): void {
+    this.pool
+      .query({ name: this.name, text: this.text, values: p.parameters })
+      .then((r) => p.resolve(r.rows), p.reject);
+  }
+
+  private readonly flush = () => {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 1) return this.alone(batch[0]!);
+    // One array per named value, a caller's value at the caller's index; the constants, the same
+    // for every caller, once.
+    const arrays = Array.from({ length: this.arrays }, () => new Array<unknown>(batch.length));
+    batch.forEach((p, caller) => {
+      this.arrayOf.forEach((array, i) => {
+        if (array >= 0) arrays[array]![caller] = p.parameters[i];
+      });
+    });
+    const constants = this.constants.map((i) => batch[0]!.parameters[i]);
+    this.pool
+      .query({
+        name: this.batchName,
+        text: this.batchText,
+        values: [...arrays, ...constants],
+        rowMode: 'array',
+      })
+      .then(
+        (result) => {
+          const fields = result.fields.map((f) => f.name);
+          const rows = batch.map(() => [] as Record<string, unknown>[]);
+          for (const values of result.rows as unknown[][]) {
+            const row: Record<string, unknown> = {};
+            for (let f = 1; f < fields.length; f++) row[fields[f]!] = values[f];
+            rows[Number(values[0]) - 1]!.push(row);
+          }
+          batch.forEach((p, i) => p.resolve(rows[i]!));
+        },
+        () => {
+          for (const p of batch) this.alone(p);
+        },
+      );
+  };
+}
