@@ -105,7 +105,9 @@ export class PgReadBatch<Row> {
             for (let f = 1; f < fields.length; f++) row[fields[f]!] = values[f];
             rows[Number(values[0]) - 1]!.push(row);
           }
-          batch.forEach((p, i) => p.resolve(rows[i]!));
+          batch.forEach((p, i) => {
+            p.resolve(rows[i]!);
+          });
         },
         () => {
           for (const p of batch) this.alone(p);
