@@ -4,7 +4,11 @@
  * TRUST_PROXY=1) keep the issuance rate limit out of the measurement, as on a real store where
  * every site checks a few times a day. Run by hand:
  *
- *   npm run build && taskset -c 1 node --import tsx bench/check.ts [--licenses 2000] [--seconds 10] [--rounds 3] [--eligible]
+ *   npm run build && taskset -c 1 node --import tsx bench/check.ts [--licenses 2000] [--seconds 10] [--rounds 3] [--eligible] [--database postgres]
+ *
+ * With `--database postgres` a second server runs on a throw-away PostgreSQL server (pinned to the
+ * server's core), seeded the same way, and each round loads SQLite's, PostgreSQL's and the bare
+ * route in turn: PostgreSQL's figures are given against both, in the same run.
  *
  * Without --eligible every site is up to date (the common case: no token minted); with it every
  * check is eligible and mints a single-use token.
@@ -15,7 +19,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeZip } from '../test/helpers/factories.js';
-import { againstBare, load, report, SERVER_NODE, signIn, startPinned } from './lib.js';
+import {
+  againstBare,
+  load,
+  report,
+  reportOthers,
+  SERVER_NODE,
+  signIn,
+  startPinned,
+  startPostgres,
+} from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -23,8 +36,12 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     eligible: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
+    database: { type: 'string', default: 'sqlite' },
   },
 });
+if (values.database !== 'sqlite' && values.database !== 'postgres') {
+  throw new Error('--database is sqlite or postgres');
+}
 const LICENSES = Number(values.licenses);
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
@@ -83,43 +100,68 @@ async function main() {
     ...SERVER_NODE,
     ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/tgprof'] : []),
   ];
-  const server = await startPinned(0, [...node, 'dist/main.js', 'serve'], {
-    DATA_DIR: dataDir,
+  const env = {
     LOG_LEVEL: 'warn',
     TRUST_PROXY: '1',
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
-  });
+  };
+  const postgres = values.database === 'postgres' ? await startPostgres(0) : null;
+  const server = await startPinned(0, [...node, 'dist/main.js', 'serve'], { ...env, DATA_DIR: dataDir });
+  let pgServer: Awaited<ReturnType<typeof startPinned>> | null = null;
   try {
     const started = Date.now();
     const bodies = await seed(server.url);
     console.log(`seeded ${LICENSES} licenses in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    const probe = await fetch(`${server.url}/v1/software/check`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: bodies[0],
-    });
-    const text = await probe.text();
-    if (probe.status !== 200) throw new Error(`probe: ${probe.status} ${text}`);
-    const size = Buffer.byteLength(text);
+    const size = await probe(server.url, bodies[0]!);
+    let pgBodies: string[] = [];
+    if (postgres) {
+      pgServer = await startPinned(0, [...node, 'dist/main.js', 'serve'], {
+        ...env,
+        DATA_DIR: mkdtempSync(join(dataDir, 'pg-')),
+        DATABASE_URL: postgres.url,
+      });
+      pgBodies = await seed(pgServer.url);
+      await probe(pgServer.url, pgBodies[0]!);
+    }
+    const pgUrl = pgServer && `${pgServer.url}/v1/software/check`;
     // 2,000 licenses at rate_limit 100 a minute stay below their buckets: a round is 20-35 checks per
     // license, and a minute holds about two rounds. Non-2xx in the figures says if not.
     const runs = await againstBare({
       ours: { url: `${server.url}/v1/software/check`, pid: server.child.pid! },
+      others: pgServer ? [{ url: pgUrl!, pid: pgServer.child.pid! }] : [],
       responseSize: size,
       rounds: ROUNDS,
       seconds: SECONDS,
-      load: (url, seconds, pid) => load({ url, bodies, seconds, pid, headersFor: clientAddress }),
+      load: (url, seconds, pid) =>
+        url === pgUrl
+          ? load({ url, bodies: pgBodies, seconds, pid, headersFor: clientAddress, dbPids: postgres!.pids })
+          : load({ url, bodies, seconds, pid, headersFor: clientAddress }),
     });
     console.log(
       `mode:          ${values.eligible ? 'eligible (token minted per check)' : 'up to date (no token)'}`,
     );
     console.log(`response size: ${size} bytes`);
     report('check', runs, 'target >= 35%');
+    if (pgServer) reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
   } finally {
+    await pgServer?.stop();
     await server.stop();
+    postgres?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** One check on `base`: it must answer 200; answers the response's size in bytes. */
+async function probe(base: string, body: string): Promise<number> {
+  const res = await fetch(`${base}/v1/software/check`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`probe: ${res.status} ${text}`);
+  return Buffer.byteLength(text);
 }
 
 main().catch((e) => {
