@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { identity, licenseFixture } from '../helpers/factories.js';
+import { call, download, protectedFixture } from '../distribution/helpers.js';
+import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { identity, licenseFixture, publish } from '../helpers/factories.js';
 
 /**
  * How many statements a warm validate sends to PostgreSQL: each is a round trip over the network,
@@ -47,6 +48,33 @@ describe.runIf(onPostgres)('round trips to PostgreSQL', () => {
     expect(res.json().valid).toBe(true);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatch(/^tg_[0-9a-f]{24} select/);
+  });
+
+  it('the update check and the download send as many statements as documented', async () => {
+    await setSettings(t, { rate_limit: 100 });
+    const f = await protectedFixture(t);
+    await publish(t, f.product.id, '1.1.0');
+    const count = async (run: () => Promise<{ statusCode: number; body: string }>) => {
+      sent.length = 0;
+      const res = await run();
+      expect(res.statusCode, res.body).toBe(200);
+      return { n: sent.length, res };
+    };
+    const check = (version: string) => () =>
+      call(t, 'POST', '/software/check', { slug: f.slug, version, ...f.creds });
+    await check('1.1.0')(); // warm
+    const upToDate = await count(check('1.1.0'));
+    const eligible = await count(check('1.0.0'));
+    const claim = await count(() =>
+      download(t, (eligible.res as { json(): { download_url: string } }).json().download_url),
+    );
+    // The figures of docs/performance.md ('Named prepared statements on PostgreSQL'): a change
+    // that adds a round trip to these routes shows here.
+    expect({ upToDate: upToDate.n, eligible: eligible.n, download: claim.n }).toEqual({
+      upToDate: 3,
+      eligible: 4,
+      download: 17,
+    });
   });
 
   it('parallel validates of one turn share a statement, and each gets its own answer', async () => {
