@@ -20,9 +20,9 @@ import { useSession } from './session';
 import { ErrorNote, Loading, Page } from './ui/feedback';
 
 const NAV = [
-  { href: '/orders', label: 'Orders' },
   { href: '/licenses', label: 'Licenses' },
   { href: '/products', label: 'Products' },
+  { href: '/orders', label: 'Orders' },
   { href: '/coupons', label: 'Coupons' },
   { href: '/tax-rates', label: 'Tax rates' },
   { href: '/shipping-zones', label: 'Shipping zones' },
