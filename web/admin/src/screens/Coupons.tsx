@@ -8,7 +8,8 @@ import type { Coupon } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
-import { columnsFor, DataTable, Pager } from '../ui/table';
+import { PagedList } from '../ui/list';
+import { columnsFor } from '../ui/table';
 import { positive, useUrlState } from '../ui/url';
 
 const KINDS: [Coupon['discount_type'], string][] = [
@@ -52,7 +53,7 @@ export function Coupons() {
     queryKey: ['coupons', { page, perPage }],
     queryFn: async () => {
       const res = await request<Coupon[]>('GET', `/coupons${query({ page, per_page: perPage })}`);
-      return { coupons: res.body, total: Number(res.headers.get('x-wp-total') ?? res.body.length) };
+      return { rows: res.body, total: Number(res.headers.get('x-wp-total') ?? res.body.length) };
     },
     placeholderData: keepPreviousData,
   });
@@ -65,28 +66,16 @@ export function Coupons() {
         </Link>
       }
     >
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading what="coupons" />
-      ) : list.data ? (
-        <>
-          <DataTable
-            caption="Coupons"
-            columns={columns}
-            data={list.data.coupons}
-            rowKey={(c) => String(c.id)}
-            empty="No coupons yet."
-          />
-          <Pager
-            label="Coupons"
-            page={page}
-            perPage={perPage}
-            total={list.data.total}
-            onPage={(p) => set({ page: p })}
-            onPerPage={(n) => set({ per_page: n, page: undefined })}
-          />
-        </>
-      ) : null}
+      <PagedList
+        what="Coupons"
+        list={list}
+        columns={columns}
+        rowKey={(c) => String(c.id)}
+        empty="No coupons yet."
+        page={page}
+        perPage={perPage}
+        set={set}
+      />
     </Page>
   );
 }

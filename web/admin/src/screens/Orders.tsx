@@ -1,11 +1,11 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useId } from 'react';
 import { Link } from 'wouter';
 import { get, query } from '../api';
 import { when } from '../format';
 import type { Order } from '../types';
-import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
-import { columnsFor, DataTable, Pager } from '../ui/table';
+import { Badge, Page } from '../ui/feedback';
+import { FilterSelect, PagedList } from '../ui/list';
+import { columnsFor } from '../ui/table';
 import { positive, useUrlState } from '../ui/url';
 
 /** The statuses of GET /v1/orders?status= and POST /v1/orders/{id}/status (docs/checkout.md). */
@@ -54,11 +54,13 @@ export function Orders() {
   const status = params.get('status') ?? '';
   const page = positive(params.get('page'), 1);
   const perPage = Math.min(100, positive(params.get('per_page'), 25));
-  const statusId = useId();
 
   const list = useQuery({
     queryKey: ['orders', { status, page, perPage }],
-    queryFn: () => get<Order[]>(`/orders${query({ status, page, per_page: perPage })}`),
+    queryFn: async () => ({
+      rows: await get<Order[]>(`/orders${query({ status, page, per_page: perPage })}`),
+      total: null,
+    }),
     placeholderData: keepPreviousData,
   });
 
@@ -66,46 +68,24 @@ export function Orders() {
     <Page title="Orders">
       <search aria-label="Filter orders">
         <form className="filters" onSubmit={(e) => e.preventDefault()}>
-          <div className="field">
-            <label htmlFor={statusId}>Status</label>
-            <select
-              id={statusId}
-              value={status}
-              onChange={(e) => set({ status: e.target.value, page: undefined })}
-            >
-              <option value="">Any</option>
-              {ORDER_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FilterSelect
+            label="Status"
+            value={status}
+            choices={ORDER_STATUSES.map((s) => [s, s] as const)}
+            onChange={(v) => set({ status: v, page: undefined })}
+          />
         </form>
       </search>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading what="orders" />
-      ) : list.data ? (
-        <>
-          <DataTable
-            caption="Orders"
-            columns={columns}
-            data={list.data}
-            rowKey={(o) => String(o.id)}
-            empty={status ? 'No order has this status.' : 'No orders yet.'}
-          />
-          <Pager
-            label="Orders"
-            page={page}
-            perPage={perPage}
-            total={null}
-            shown={list.data.length}
-            onPage={(p) => set({ page: p })}
-            onPerPage={(n) => set({ per_page: n, page: undefined })}
-          />
-        </>
-      ) : null}
+      <PagedList
+        what="Orders"
+        list={list}
+        columns={columns}
+        rowKey={(o) => String(o.id)}
+        empty={status ? 'No order has this status.' : 'No orders yet.'}
+        page={page}
+        perPage={perPage}
+        set={set}
+      />
     </Page>
   );
 }

@@ -4,9 +4,10 @@ import { useFieldArray, useForm } from 'react-hook-form';
 import { ApiError, del, get, post } from '../api';
 import type { ShippingZone } from '../types';
 import { useConfirm } from '../ui/confirm';
-import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
-import { columnsFor, DataTable } from '../ui/table';
+import { RowButton, WholeList } from '../ui/list';
+import { columnsFor } from '../ui/table';
 
 const METHODS: [string, string][] = [
   ['flat_rate', 'Flat rate'],
@@ -117,9 +118,7 @@ export function ShippingZones() {
       id: 'actions',
       header: 'Actions',
       cell: (c) => (
-        <button type="button" className="small danger" onClick={() => remove(c.row.original)}>
-          Delete<span className="sr-only"> {c.row.original.name}</span>
-        </button>
+        <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
       ),
     }),
   ];
@@ -194,18 +193,13 @@ export function ShippingZones() {
         </div>
       </form>
       <Notice>{notice}</Notice>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading what="shipping zones" />
-      ) : list.data ? (
-        <DataTable
-          caption="Shipping zones"
-          columns={columns}
-          data={list.data}
-          rowKey={(z) => String(z.id)}
-          empty="No shipping zones."
-        />
-      ) : null}
+      <WholeList
+        what="Shipping zones"
+        list={list}
+        columns={columns}
+        rowKey={(z) => String(z.id)}
+        empty="No shipping zones."
+      />
       {confirm.dialog}
     </Page>
   );

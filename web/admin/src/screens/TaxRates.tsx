@@ -4,9 +4,10 @@ import { useForm } from 'react-hook-form';
 import { ApiError, del, get, post } from '../api';
 import type { TaxRate } from '../types';
 import { useConfirm } from '../ui/confirm';
-import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
-import { columnsFor, DataTable } from '../ui/table';
+import { RowButton, WholeList } from '../ui/list';
+import { columnsFor } from '../ui/table';
 
 interface TaxForm {
   name: string;
@@ -107,9 +108,7 @@ export function TaxRates() {
       id: 'actions',
       header: 'Actions',
       cell: (c) => (
-        <button type="button" className="small danger" onClick={() => remove(c.row.original)}>
-          Delete<span className="sr-only"> {c.row.original.name}</span>
-        </button>
+        <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
       ),
     }),
   ];
@@ -169,19 +168,13 @@ export function TaxRates() {
         </div>
       </form>
       <Notice>{notice}</Notice>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading what="tax rates" />
-      ) : list.data ? (
-        <DataTable
-          caption="Tax rates"
-          columns={columns}
-          data={list.data}
-          rowKey={(t) => String(t.id)}
-          sortable
-          empty="No tax rates: orders pay no tax."
-        />
-      ) : null}
+      <WholeList
+        what="Tax rates"
+        list={list}
+        columns={columns}
+        rowKey={(t) => String(t.id)}
+        empty="No tax rates: orders pay no tax."
+      />
       {confirm.dialog}
     </Page>
   );

@@ -7,7 +7,8 @@ import type { Settings, WebhookAttempt } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
-import { columnsFor, DataTable } from '../ui/table';
+import { RowButton, WholeList } from '../ui/list';
+import { columnsFor } from '../ui/table';
 
 /** A new secret: 32 random bytes in hex, as docs/webhooks.md suggests (`openssl rand -hex 32`). */
 const randomSecret = () =>
@@ -163,18 +164,12 @@ function Attempts() {
       id: 'actions',
       header: 'Actions',
       cell: (c) => (
-        <button
-          type="button"
-          className="small"
+        <RowButton
+          label="Redeliver"
+          row={`${c.row.original.event} of ${when(c.row.original.attempted_at)}`}
           disabled={busy === c.row.original.event_id}
           onClick={() => redeliver(c.row.original)}
-        >
-          Redeliver
-          <span className="sr-only">
-            {' '}
-            {c.row.original.event} of {when(c.row.original.attempted_at)}
-          </span>
-        </button>
+        />
       ),
     }),
   ];
@@ -187,19 +182,13 @@ function Attempts() {
       </p>
       <Notice>{notice}</Notice>
       <ErrorNote error={error} />
-      <ErrorNote error={attempts.error} />
-      {attempts.isPending ? (
-        <Loading what="delivery attempts" />
-      ) : attempts.data ? (
-        <DataTable
-          caption="Delivery attempts"
-          columns={columns}
-          data={attempts.data}
-          rowKey={(a) => `${a.event_id}-${a.attempt}-${a.attempted_at}`}
-          sortable
-          empty="No delivery attempt yet."
-        />
-      ) : null}
+      <WholeList
+        what="Delivery attempts"
+        list={attempts}
+        columns={columns}
+        rowKey={(a) => `${a.event_id}-${a.attempt}-${a.attempted_at}`}
+        empty="No delivery attempt yet."
+      />
     </section>
   );
 }

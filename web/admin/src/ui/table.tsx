@@ -26,6 +26,9 @@ export const features = tableFeatures({
 
 export const columnsFor = <T extends object>() => createColumnHelper<typeof features, T>();
 
+// biome-ignore lint/suspicious/noExplicitAny: each column has its own value type, as TanStack's examples type them
+export type ColumnsOf<T extends object> = ColumnDef<typeof features, T, any>[];
+
 /**
  * A table on TanStack Table. `sortable` sorts in the browser, and is only offered for complete
  * lists (a license's activations, a product's releases): a server-paginated list can only be
@@ -40,8 +43,7 @@ export function DataTable<T extends object>({
   rowKey,
 }: {
   caption: string;
-  // biome-ignore lint/suspicious/noExplicitAny: each column has its own value type, as TanStack's examples type them
-  columns: ColumnDef<typeof features, T, any>[];
+  columns: ColumnsOf<T>;
   data: T[];
   sortable?: boolean;
   empty: string;
