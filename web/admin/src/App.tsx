@@ -25,11 +25,11 @@ const NAV = [
   { href: '/orders', label: 'Orders' },
   { href: '/coupons', label: 'Coupons' },
   { href: '/tax-rates', label: 'Tax rates' },
-  { href: '/shipping-zones', label: 'Shipping zones' },
-  { href: '/payment-gateways', label: 'Payment gateways' },
+  { href: '/shipping-zones', label: 'Shipping' },
+  { href: '/payment-gateways', label: 'Gateways' },
   { href: '/webhooks', label: 'Webhooks' },
   { href: '/settings', label: 'Settings' },
-  { href: '/app-passwords', label: 'Application passwords' },
+  { href: '/app-passwords', label: 'App passwords' },
 ];
 
 export function App() {

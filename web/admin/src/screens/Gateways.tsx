@@ -48,7 +48,7 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
     error instanceof ApiError && Object.keys(error.params).some((k) => k.startsWith('currencies'));
 
   return (
-    <section aria-labelledby={ids.title} className="card">
+    <section aria-labelledby={ids.title} className="card gateway">
       <h2 id={ids.title}>
         {gateway.title} <Badge value={gateway.enabled ? 'enabled' : 'disabled'} />
       </h2>

@@ -1,11 +1,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import { Link } from 'wouter';
 import { get, post, query } from '../api';
 import { when } from '../format';
 import type { License, LicenseList, Order } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 import { buyer, money, ORDER_STATUSES } from './Orders';
 
@@ -39,7 +40,6 @@ export function OrderPage({ id }: { id: number }) {
   const [notice, setNotice] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const statusId = useId();
   const valid = Number.isInteger(id) && id > 0;
   const order = useQuery({
     queryKey: ['order', id],
@@ -163,21 +163,24 @@ export function OrderPage({ id }: { id: number }) {
             void submit();
           }}
         >
-          <div className="field">
-            <label htmlFor={statusId}>New status</label>
-            <select id={statusId} value={next} onChange={(e) => setChosen(e.target.value)}>
-              {ORDER_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
+          <Field
+            label="New status"
+            hint="Processing or completed marks the order paid and issues its licenses (once)."
+          >
+            {(p) => (
+              <select {...p} value={next} onChange={(e) => setChosen(e.target.value)}>
+                {ORDER_STATUSES.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
           <button type="submit" className="primary" disabled={busy || next === o.status}>
             Change status
           </button>
         </form>
-        <p className="hint">Processing or completed marks the order paid and issues its licenses (once).</p>
       </section>
       <section aria-labelledby="order-items">
         <h2 id="order-items">Items</h2>

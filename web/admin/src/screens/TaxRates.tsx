@@ -146,7 +146,11 @@ export function TaxRates() {
         <div className="two">
           <Field
             label="Postcodes (optional)"
-            hint="`;` separates, `...` spans a range, `*` matches any."
+            hint={
+              <>
+                <code>;</code> separates, <code>...</code> spans a range, <code>*</code> matches any.
+              </>
+            }
             error={errors.postcode}
           >
             {(p) => <input {...p} {...register('postcode')} />}
