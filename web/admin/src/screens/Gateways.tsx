@@ -48,7 +48,7 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
     error instanceof ApiError && Object.keys(error.params).some((k) => k.startsWith('currencies'));
 
   return (
-    <section aria-labelledby={ids.title} className="card gateway">
+    <section aria-labelledby={ids.title} className="card">
       <h2 id={ids.title}>
         {gateway.title} <Badge value={gateway.enabled ? 'enabled' : 'disabled'} />
       </h2>
@@ -57,7 +57,7 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
       </p>
       <Notice>{notice}</Notice>
       <ErrorNote error={error} />
-      <div className="buttons">
+      <div className="buttons gateway-switch">
         <button
           type="button"
           className={gateway.enabled ? undefined : 'primary'}
