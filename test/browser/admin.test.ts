@@ -10,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureConsoleBuilt } from '../../scripts/build-admin.js';
+import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeZip } from '../helpers/factories.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -17,8 +18,9 @@ import { launch, skipBrowserTests } from './chromium.js';
 
 /**
  * The store owner's console (web/admin, docs/admin.md) in a real browser: Debian's chromium with
- * JavaScript on, against the real server (`src/main.ts serve`, a child process on SQLite) started
- * the way the README starts a store, with ADMIN_EMAIL and ADMIN_PASSWORD. The console is built
+ * JavaScript on, against the real server (`src/main.ts serve`, a child process on SQLite, or on a
+ * fresh PostgreSQL database when DATABASE_URL is set) started the way the README starts a store,
+ * with ADMIN_EMAIL and ADMIN_PASSWORD. The console is built
  * first when dist/admin is missing or was built from other sources (scripts/build-admin.ts).
  * Every screen is checked with axe-core at 1280 and 390 px; SAVE_SCREENSHOTS=1 writes the
  * pictures of docs/admin.md.
@@ -32,6 +34,8 @@ const NARROW = { width: 390, height: 844 };
 const FIRST_LOAD_BUDGET = 250 * 1024;
 
 let server: ServerProcess;
+/** On PostgreSQL (DATABASE_URL set) the server gets a fresh database of its own; on SQLite its DATA_DIR holds it. */
+let database: TestDatabase | undefined;
 let context: BrowserContext;
 let page: Page;
 const dirs: string[] = [];
@@ -96,8 +100,11 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
     ensureConsoleBuilt({ quiet: true });
     const data = mkdtempSync(join(tmpdir(), 'tollgate-admin-data-'));
     dirs.push(data);
+    if (dialectUnderTest === 'postgres') database = await freshDatabase();
+    const url: Record<string, string> =
+      database?.config.kind === 'postgres' ? { DATABASE_URL: database.config.url } : {};
     server = await startServer(
-      { DATA_DIR: data, ADMIN_EMAIL: OWNER.email, ADMIN_PASSWORD: OWNER.password },
+      { DATA_DIR: data, ADMIN_EMAIL: OWNER.email, ADMIN_PASSWORD: OWNER.password, ...url },
       90_000, // a loaded machine (CI shares it) may take longer than the usual 30 s to start it
     );
     session = await signIn(OWNER.email, OWNER.password);
@@ -111,6 +118,7 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
   afterAll(async () => {
     await context?.close();
     await server?.stop();
+    await database?.drop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 

@@ -34,7 +34,7 @@ const columns = [
     cell: (c) =>
       c.getValue() === 'percent'
         ? `${c.row.original.amount} %`
-        : `${c.row.original.amount} ${c.row.original.currency ?? ''} ${c.getValue() === 'fixed_product' ? 'per product' : 'off the cart'}`,
+        : `${c.row.original.amount} ${c.row.original.currency ?? '(base currency)'} ${c.getValue() === 'fixed_product' ? 'per product' : 'off the cart'}`,
   }),
   col.accessor('usage_count', {
     header: 'Used',
