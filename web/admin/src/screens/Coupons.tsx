@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-quer
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link, useLocation } from 'wouter';
-import { ApiError, del, get, patch, post, query, request } from '../api';
+import { ApiError, del, get, getPage, patch, post, query } from '../api';
 import { day } from '../format';
 import type { Coupon } from '../types';
 import { useConfirm } from '../ui/confirm';
@@ -51,10 +51,7 @@ export function Coupons() {
   const perPage = Math.min(100, positive(params.get('per_page'), 25));
   const list = useQuery({
     queryKey: ['coupons', { page, perPage }],
-    queryFn: async () => {
-      const res = await request<Coupon[]>('GET', `/coupons${query({ page, per_page: perPage })}`);
-      return { rows: res.body, total: Number(res.headers.get('x-wp-total') ?? res.body.length) };
-    },
+    queryFn: () => getPage<Coupon>(`/coupons${query({ page, per_page: perPage })}`),
     placeholderData: keepPreviousData,
   });
   return (

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { Link } from 'wouter';
-import { get, query, request } from '../api';
+import { get, getPage, query } from '../api';
 import { day, limit } from '../format';
 import type { Product } from '../types';
 import { Badge, Page } from '../ui/feedback';
@@ -66,13 +66,7 @@ export function Products() {
 
   const list = useQuery({
     queryKey: ['products', { search, status, type, page, perPage }],
-    queryFn: async () => {
-      const res = await request<Product[]>(
-        'GET',
-        `/products${query({ search, status, type, page, per_page: perPage })}`,
-      );
-      return { rows: res.body, total: Number(res.headers.get('x-wp-total') ?? res.body.length) };
-    },
+    queryFn: () => getPage<Product>(`/products${query({ search, status, type, page, per_page: perPage })}`),
     placeholderData: keepPreviousData,
   });
 

@@ -1,9 +1,8 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useFieldArray, useForm } from 'react-hook-form';
-import { ApiError, del, get, post } from '../api';
+import { ApiError } from '../api';
 import type { ShippingZone } from '../types';
-import { useConfirm } from '../ui/confirm';
+import { useCollection } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { RowButton, WholeList } from '../ui/list';
@@ -38,14 +37,8 @@ const regionsOf = (text: string) =>
  * The API cannot change a zone (docs/admin.md, 'Not yet in the API'): delete it and create it again.
  */
 export function ShippingZones() {
-  const client = useQueryClient();
-  const confirm = useConfirm();
-  const [notice, setNotice] = useState('');
+  const zones = useCollection<ShippingZone>('/shipping-zones', 'shipping zone');
   const [error, setError] = useState<unknown>(null);
-  const list = useQuery({
-    queryKey: ['shipping-zones'],
-    queryFn: () => get<ShippingZone[]>('/shipping-zones'),
-  });
   const {
     register,
     control,
@@ -58,9 +51,8 @@ export function ShippingZones() {
 
   const onSubmit = async (f: ZoneForm) => {
     setError(null);
-    setNotice('');
     try {
-      const created = await post<ShippingZone>('/shipping-zones', {
+      await zones.create({
         name: f.name.trim(),
         regions: regionsOf(f.regions),
         methods: f.methods.map((m) => ({
@@ -71,8 +63,6 @@ export function ShippingZones() {
         })),
       });
       reset(EMPTY);
-      setNotice(`“${created.name}” is created.`);
-      await client.invalidateQueries({ queryKey: ['shipping-zones'] });
     } catch (e) {
       if (e instanceof ApiError)
         for (const [name, why] of Object.entries(e.params)) {
@@ -82,18 +72,7 @@ export function ShippingZones() {
       setError(e);
     }
   };
-  const remove = (z: ShippingZone) =>
-    confirm.ask({
-      title: `Delete the shipping zone “${z.name}”?`,
-      body: <p>Its regions and methods go with it. This cannot be undone.</p>,
-      confirmLabel: 'Delete shipping zone',
-      danger: true,
-      action: async () => {
-        await del(`/shipping-zones/${z.id}`);
-        setNotice(`“${z.name}” is deleted.`);
-        await client.invalidateQueries({ queryKey: ['shipping-zones'] });
-      },
-    });
+  const remove = (z: ShippingZone) => zones.remove(z, 'Its regions and methods go with it.');
 
   const col = columnsFor<ShippingZone>();
   const columns = [
@@ -192,15 +171,15 @@ export function ShippingZones() {
           </button>
         </div>
       </form>
-      <Notice>{notice}</Notice>
+      <Notice>{zones.notice}</Notice>
       <WholeList
         what="Shipping zones"
-        list={list}
+        list={zones.list}
         columns={columns}
         rowKey={(z) => String(z.id)}
         empty="No shipping zones."
       />
-      {confirm.dialog}
+      {zones.dialog}
     </Page>
   );
 }

@@ -1,9 +1,8 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { ApiError, del, get, post } from '../api';
+import { ApiError } from '../api';
 import type { TaxRate } from '../types';
-import { useConfirm } from '../ui/confirm';
+import { useCollection } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { RowButton, WholeList } from '../ui/list';
@@ -35,11 +34,8 @@ const EMPTY: TaxForm = {
  * change a rate (docs/admin.md, 'Not yet in the API'): delete it and create it again.
  */
 export function TaxRates() {
-  const client = useQueryClient();
-  const confirm = useConfirm();
-  const [notice, setNotice] = useState('');
+  const rates = useCollection<TaxRate>('/tax-rates', 'tax rate');
   const [error, setError] = useState<unknown>(null);
-  const list = useQuery({ queryKey: ['tax-rates'], queryFn: () => get<TaxRate[]>('/tax-rates') });
   const {
     register,
     handleSubmit,
@@ -50,9 +46,8 @@ export function TaxRates() {
 
   const onSubmit = async (f: TaxForm) => {
     setError(null);
-    setNotice('');
     try {
-      const created = await post<TaxRate>('/tax-rates', {
+      await rates.create({
         name: f.name.trim(),
         country: f.country.trim().toUpperCase(),
         ...(f.state.trim() ? { state: f.state.trim() } : {}),
@@ -63,8 +58,6 @@ export function TaxRates() {
         compound: f.compound,
       });
       reset(EMPTY);
-      setNotice(`“${created.name}” is created.`);
-      await client.invalidateQueries({ queryKey: ['tax-rates'] });
     } catch (e) {
       if (e instanceof ApiError) {
         if (e.code === 'invalid_country') setFieldError('country', { message: e.message });
@@ -75,18 +68,7 @@ export function TaxRates() {
       setError(e);
     }
   };
-  const remove = (t: TaxRate) =>
-    confirm.ask({
-      title: `Delete the tax rate “${t.name}”?`,
-      body: <p>Orders placed from now on no longer pay it. This cannot be undone.</p>,
-      confirmLabel: 'Delete tax rate',
-      danger: true,
-      action: async () => {
-        await del(`/tax-rates/${t.id}`);
-        setNotice(`“${t.name}” is deleted.`);
-        await client.invalidateQueries({ queryKey: ['tax-rates'] });
-      },
-    });
+  const remove = (t: TaxRate) => rates.remove(t, 'Orders placed from now on no longer pay it.');
 
   const col = columnsFor<TaxRate>();
   const columns = [
@@ -171,15 +153,15 @@ export function TaxRates() {
           </button>
         </div>
       </form>
-      <Notice>{notice}</Notice>
+      <Notice>{rates.notice}</Notice>
       <WholeList
         what="Tax rates"
-        list={list}
+        list={rates.list}
         columns={columns}
         rowKey={(t) => String(t.id)}
         empty="No tax rates: orders pay no tax."
       />
-      {confirm.dialog}
+      {rates.dialog}
     </Page>
   );
 }
