@@ -150,7 +150,15 @@ function Attempts() {
   const col = columnsFor<WebhookAttempt>();
   const columns = [
     col.accessor('attempted_at', { header: 'When', cell: (c) => when(c.getValue()), sortFn: 'text' }),
-    col.accessor('event', { header: 'Event' }),
+    col.accessor('event', {
+      header: 'Event',
+      // The start of event_id tells the attempts of one event apart from another's (receivers deduplicate on it).
+      cell: (c) => (
+        <>
+          {c.getValue()} <code className="muted">{c.row.original.event_id.slice(0, 8)}</code>
+        </>
+      ),
+    }),
     col.accessor('attempt', { header: 'Attempt', cell: (c) => `${c.getValue()} of 5` }),
     col.accessor('delivered', {
       header: 'Result',
@@ -166,7 +174,7 @@ function Attempts() {
       cell: (c) => (
         <RowButton
           label="Redeliver"
-          row={`${c.row.original.event} of ${when(c.row.original.attempted_at)}`}
+          row={`${c.row.original.event} ${c.row.original.event_id.slice(0, 8)} of ${when(c.row.original.attempted_at)}`}
           disabled={busy === c.row.original.event_id}
           onClick={() => redeliver(c.row.original)}
         />
