@@ -1,20 +1,35 @@
 import { useEffect, useState } from 'react';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { AppPasswords } from './screens/AppPasswords';
+import { CouponPage, Coupons } from './screens/Coupons';
+import { Gateways } from './screens/Gateways';
 import { LicensePage } from './screens/License';
 import { Licenses } from './screens/Licenses';
 import { NewLicense } from './screens/NewLicense';
+import { OrderPage } from './screens/Order';
+import { Orders } from './screens/Orders';
 import { ProductPage } from './screens/Product';
 import { Products } from './screens/Products';
 import { Releases } from './screens/Releases';
+import { SettingsPage } from './screens/Settings';
+import { ShippingZones } from './screens/ShippingZones';
 import { SignIn } from './screens/SignIn';
+import { TaxRates } from './screens/TaxRates';
+import { Webhooks } from './screens/Webhooks';
 import { useSession } from './session';
 import { ErrorNote, Loading, Page } from './ui/feedback';
 
 const NAV = [
   { href: '/licenses', label: 'Licenses' },
   { href: '/products', label: 'Products' },
-  { href: '/app-passwords', label: 'Application passwords' },
+  { href: '/orders', label: 'Orders' },
+  { href: '/coupons', label: 'Coupons' },
+  { href: '/tax-rates', label: 'Tax rates' },
+  { href: '/shipping-zones', label: 'Shipping' },
+  { href: '/payment-gateways', label: 'Gateways' },
+  { href: '/webhooks', label: 'Webhooks' },
+  { href: '/settings', label: 'Settings' },
+  { href: '/app-passwords', label: 'App passwords' },
 ];
 
 export function App() {
@@ -109,6 +124,16 @@ function Shell({ email }: { email: string }) {
           <Route path="/products/new">{() => <ProductPage id={null} />}</Route>
           <Route path="/products/:id">{(p) => <ProductPage id={Number(p.id)} />}</Route>
           <Route path="/products/:id/releases">{(p) => <Releases productId={Number(p.id)} />}</Route>
+          <Route path="/orders" component={Orders} />
+          <Route path="/orders/:id">{(p) => <OrderPage id={Number(p.id)} />}</Route>
+          <Route path="/coupons" component={Coupons} />
+          <Route path="/coupons/new">{() => <CouponPage id={null} />}</Route>
+          <Route path="/coupons/:id">{(p) => <CouponPage id={Number(p.id)} />}</Route>
+          <Route path="/tax-rates" component={TaxRates} />
+          <Route path="/shipping-zones" component={ShippingZones} />
+          <Route path="/payment-gateways" component={Gateways} />
+          <Route path="/webhooks" component={Webhooks} />
+          <Route path="/settings" component={SettingsPage} />
           <Route path="/app-passwords" component={AppPasswords} />
           <Route>
             <Page title="Page not found">

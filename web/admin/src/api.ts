@@ -92,6 +92,12 @@ export const patch = async <T>(path: string, body: unknown) => (await request<T>
 export const put = async <T>(path: string, body: unknown) => (await request<T>('PUT', path, body)).body;
 export const del = async <T>(path: string) => (await request<T>('DELETE', path)).body;
 
+/** One page of a list the server paginates, with its total from `X-WP-Total` (docs/api.md). */
+export async function getPage<T>(path: string): Promise<{ rows: T[]; total: number }> {
+  const res = await request<T[]>('GET', path);
+  return { rows: res.body, total: Number(res.headers.get('x-wp-total') ?? res.body.length) };
+}
+
 /** A query string from the values that are set (empty strings and undefined are left out). */
 export function query(params: Record<string, string | number | undefined | null>): string {
   const q = new URLSearchParams();

@@ -146,3 +146,141 @@ export interface AppPassword {
   created_at: string;
   last_used_at: string | null;
 }
+
+export interface OrderItem {
+  id: number;
+  product_id: number;
+  variation_id: number;
+  name: string;
+  quantity: number;
+  price: string;
+  subtotal: string;
+  total: string;
+  total_tax: string;
+  subscription_id: number | null;
+}
+
+export interface Order {
+  id: number;
+  number: string;
+  order_key: string;
+  status: string;
+  created_via: string;
+  customer_id: number | null;
+  currency: string;
+  currency_symbol: string;
+  prices_include_tax: boolean;
+  subtotal: string;
+  subtotal_tax: string;
+  discount_total: string;
+  discount_tax: string;
+  shipping_total: string;
+  shipping_tax: string;
+  total_tax: string;
+  total: string;
+  payment_method: string;
+  payment_method_title: string;
+  billing: Record<string, string>;
+  shipping: Record<string, string>;
+  shipping_lines: { id: number; method_title: string; method_id: string; total: string }[];
+  coupons: { code: string; discount_total: string; discount_tax: string }[];
+  customer_note: string;
+  subscription_id: number | null;
+  paid_at: string | null;
+  items: OrderItem[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttempt {
+  event_id: string;
+  event: string;
+  attempt: number;
+  response_code: number | null;
+  delivered: boolean;
+  error: string | null;
+  attempted_at: string;
+}
+
+export interface Currency {
+  code: string;
+  symbol: string;
+  decimals: number;
+  rate: string | number;
+  rate_updated_at: string;
+}
+
+export interface Settings {
+  licensing_enabled: boolean;
+  software_enabled: boolean;
+  activation_mode: 'simple' | 'oauth';
+  default_activation_limit: number;
+  customer_deactivation_enabled: boolean;
+  token_expiry: number;
+  rate_limit: number;
+  webhook_url: string;
+  webhook_secret: string;
+  coupons_enabled: boolean;
+  auto_registration: boolean;
+  captcha_provider: 'none' | 'turnstile' | 'recaptcha';
+  captcha_site_key: string;
+  captcha_secret: string;
+  captcha_verify_url: string;
+  base_currency: string;
+  currencies: Currency[];
+  currency_rate_max_age: number;
+  renewal_window_days: number;
+  checkout_rate_limit: number;
+  prices_include_tax: boolean;
+}
+
+export interface Coupon {
+  id: number;
+  code: string;
+  discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
+  amount: string;
+  expires_at: string | null;
+  usage_limit: number | null;
+  usage_limit_per_user: number | null;
+  usage_count: number;
+  minimum_amount: string | null;
+  maximum_amount: string | null;
+  individual_use: boolean;
+  product_ids: number[];
+  excluded_product_ids: number[];
+  currency: string | null;
+  free_shipping: boolean;
+  created_at: string;
+}
+
+export interface TaxRate {
+  id: number;
+  country: string;
+  state: string;
+  postcode: string;
+  rate: string;
+  name: string;
+  shipping: boolean;
+  compound: boolean;
+  priority: number;
+}
+
+export interface ShippingZone {
+  id: number;
+  name: string;
+  regions: { country: string; state: string }[];
+  methods: {
+    instance_id: number;
+    method_id: string;
+    title: string;
+    cost: string | null;
+    min_amount: string | null;
+  }[];
+}
+
+export interface Gateway {
+  id: string;
+  title: string;
+  enabled: boolean;
+  currencies: string[];
+}

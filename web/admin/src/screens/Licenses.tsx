@@ -4,8 +4,9 @@ import { Link } from 'wouter';
 import { get, query } from '../api';
 import { day, limit } from '../format';
 import type { License, LicenseList } from '../types';
-import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
-import { columnsFor, DataTable, Pager } from '../ui/table';
+import { Badge, Page } from '../ui/feedback';
+import { FilterSelect, PagedList } from '../ui/list';
+import { columnsFor } from '../ui/table';
 import { positive, useUrlState } from '../ui/url';
 import { useProductChoices } from './Products';
 
@@ -50,14 +51,14 @@ export function Licenses() {
   const page = positive(params.get('page'), 1);
   const perPage = positive(params.get('per_page'), 25);
   const products = useProductChoices();
-  const ids = { search: useId(), status: useId(), product: useId() };
+  const searchId = useId();
 
   const list = useQuery({
     queryKey: ['licenses', { search, status, productId, page, perPage }],
     queryFn: () =>
       get<LicenseList>(
         `/licenses${query({ search, status, product_id: productId, page, per_page: perPage })}`,
-      ),
+      ).then((l) => ({ rows: l.licenses, total: l.total })),
     placeholderData: keepPreviousData,
   });
 
@@ -81,9 +82,9 @@ export function Licenses() {
         >
           <div className="search-group">
             <div className="field">
-              <label htmlFor={ids.search}>Search</label>
+              <label htmlFor={searchId}>Search</label>
               <input
-                id={ids.search}
+                id={searchId}
                 name="search"
                 type="search"
                 defaultValue={search}
@@ -93,57 +94,33 @@ export function Licenses() {
             </div>
             <button type="submit">Search</button>
           </div>
-          <div className="field">
-            <label htmlFor={ids.status}>Status</label>
-            <select
-              id={ids.status}
-              value={status}
-              onChange={(e) => set({ status: e.target.value, page: undefined })}
-            >
-              <option value="">Any</option>
-              <option value="active">Active</option>
-              <option value="revoked">Revoked</option>
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor={ids.product}>Product</label>
-            <select
-              id={ids.product}
-              value={productId}
-              onChange={(e) => set({ product_id: e.target.value, page: undefined })}
-            >
-              <option value="">Any</option>
-              {(products.data ?? []).map((p) => (
-                <option key={p.id} value={p.id}>
-                  {p.name}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FilterSelect
+            label="Status"
+            value={status}
+            choices={[
+              ['active', 'Active'],
+              ['revoked', 'Revoked'],
+            ]}
+            onChange={(v) => set({ status: v, page: undefined })}
+          />
+          <FilterSelect
+            label="Product"
+            value={productId}
+            choices={(products.data ?? []).map((p) => [String(p.id), p.name] as const)}
+            onChange={(v) => set({ product_id: v, page: undefined })}
+          />
         </form>
       </search>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading what="licenses" />
-      ) : list.data ? (
-        <>
-          <DataTable
-            caption="Licenses"
-            columns={columns}
-            data={list.data.licenses}
-            rowKey={(l) => String(l.id)}
-            empty={search || status || productId ? 'No license matches these filters.' : 'No licenses yet.'}
-          />
-          <Pager
-            label="Licenses"
-            page={page}
-            perPage={perPage}
-            total={list.data.total}
-            onPage={(p) => set({ page: p })}
-            onPerPage={(n) => set({ per_page: n, page: undefined })}
-          />
-        </>
-      ) : null}
+      <PagedList
+        what="Licenses"
+        list={list}
+        columns={columns}
+        rowKey={(l) => String(l.id)}
+        empty={search || status || productId ? 'No license matches these filters.' : 'No licenses yet.'}
+        page={page}
+        perPage={perPage}
+        set={set}
+      />
     </Page>
   );
 }

@@ -1,11 +1,12 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { Link } from 'wouter';
-import { get, query, request } from '../api';
+import { get, getPage, query } from '../api';
 import { day, limit } from '../format';
 import type { Product } from '../types';
-import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
-import { columnsFor, DataTable, Pager } from '../ui/table';
+import { Badge, Page } from '../ui/feedback';
+import { FilterSelect, PagedList } from '../ui/list';
+import { columnsFor } from '../ui/table';
 import { positive, useUrlState } from '../ui/url';
 
 /** Products for a choice list (a filter, a new license): the newest 100, which the API's page allows. */
@@ -61,17 +62,11 @@ export function Products() {
   const type = params.get('type') ?? '';
   const page = positive(params.get('page'), 1);
   const perPage = Math.min(100, positive(params.get('per_page'), 25));
-  const ids = { search: useId(), status: useId(), type: useId() };
+  const searchId = useId();
 
   const list = useQuery({
     queryKey: ['products', { search, status, type, page, perPage }],
-    queryFn: async () => {
-      const res = await request<Product[]>(
-        'GET',
-        `/products${query({ search, status, type, page, per_page: perPage })}`,
-      );
-      return { products: res.body, total: Number(res.headers.get('x-wp-total') ?? res.body.length) };
-    },
+    queryFn: () => getPage<Product>(`/products${query({ search, status, type, page, per_page: perPage })}`),
     placeholderData: keepPreviousData,
   });
 
@@ -97,62 +92,38 @@ export function Products() {
         >
           <div className="search-group">
             <div className="field">
-              <label htmlFor={ids.search}>Search</label>
-              <input id={ids.search} name="search" type="search" defaultValue={search} key={search} />
+              <label htmlFor={searchId}>Search</label>
+              <input id={searchId} name="search" type="search" defaultValue={search} key={search} />
             </div>
             <button type="submit">Search</button>
           </div>
-          <div className="field">
-            <label htmlFor={ids.status}>Status</label>
-            <select
-              id={ids.status}
-              value={status}
-              onChange={(e) => set({ status: e.target.value, page: undefined })}
-            >
-              <option value="">Any</option>
-              <option value="publish">Published</option>
-              <option value="draft">Draft</option>
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor={ids.type}>Type</label>
-            <select
-              id={ids.type}
-              value={type}
-              onChange={(e) => set({ type: e.target.value, page: undefined })}
-            >
-              <option value="">Any</option>
-              {TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FilterSelect
+            label="Status"
+            value={status}
+            choices={[
+              ['publish', 'Published'],
+              ['draft', 'Draft'],
+            ]}
+            onChange={(v) => set({ status: v, page: undefined })}
+          />
+          <FilterSelect
+            label="Type"
+            value={type}
+            choices={TYPES.map((t) => [t, t] as const)}
+            onChange={(v) => set({ type: v, page: undefined })}
+          />
         </form>
       </search>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading what="products" />
-      ) : list.data ? (
-        <>
-          <DataTable
-            caption="Products"
-            columns={columns}
-            data={list.data.products}
-            rowKey={(p) => String(p.id)}
-            empty={search || status || type ? 'No product matches these filters.' : 'No products yet.'}
-          />
-          <Pager
-            label="Products"
-            page={page}
-            perPage={perPage}
-            total={list.data.total}
-            onPage={(p) => set({ page: p })}
-            onPerPage={(n) => set({ per_page: n, page: undefined })}
-          />
-        </>
-      ) : null}
+      <PagedList
+        what="Products"
+        list={list}
+        columns={columns}
+        rowKey={(p) => String(p.id)}
+        empty={search || status || type ? 'No product matches these filters.' : 'No products yet.'}
+        page={page}
+        perPage={perPage}
+        set={set}
+      />
     </Page>
   );
 }

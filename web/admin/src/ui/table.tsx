@@ -26,6 +26,9 @@ export const features = tableFeatures({
 
 export const columnsFor = <T extends object>() => createColumnHelper<typeof features, T>();
 
+// biome-ignore lint/suspicious/noExplicitAny: each column has its own value type, as TanStack's examples type them
+export type ColumnsOf<T extends object> = ColumnDef<typeof features, T, any>[];
+
 /**
  * A table on TanStack Table. `sortable` sorts in the browser, and is only offered for complete
  * lists (a license's activations, a product's releases): a server-paginated list can only be
@@ -40,8 +43,7 @@ export function DataTable<T extends object>({
   rowKey,
 }: {
   caption: string;
-  // biome-ignore lint/suspicious/noExplicitAny: each column has its own value type, as TanStack's examples type them
-  columns: ColumnDef<typeof features, T, any>[];
+  columns: ColumnsOf<T>;
   data: T[];
   sortable?: boolean;
   empty: string;
@@ -136,37 +138,44 @@ export function DataTable<T extends object>({
   );
 }
 
-/** Server pagination: where we are, and the way to the neighbouring pages. */
+/**
+ * Server pagination: where we are, and the way to the neighbouring pages. `total` is null for a
+ * list whose API sends no X-WP-Total (orders): then a full page is the only sign of a next one.
+ */
 export function Pager({
   page,
   perPage,
   total,
+  shown,
   onPage,
   onPerPage,
   label,
 }: {
   page: number;
   perPage: number;
-  total: number;
+  total: number | null;
+  /** Rows on this page, for a list without a total. */
+  shown?: number;
   onPage: (page: number) => void;
   onPerPage: (perPage: number) => void;
   label: string;
 }) {
-  const pages = Math.max(1, Math.ceil(total / perPage));
-  const first = total === 0 ? 0 : (page - 1) * perPage + 1;
-  const last = Math.min(total, page * perPage);
+  const count = total ?? (page - 1) * perPage + (shown ?? 0);
+  const pages = total === null ? null : Math.max(1, Math.ceil(total / perPage));
+  const first = count === 0 || (total === null && !shown) ? 0 : (page - 1) * perPage + 1;
+  const last = Math.min(count, page * perPage);
+  const hasNext = pages === null ? (shown ?? 0) >= perPage : page < pages;
   return (
     <nav className="pager" aria-label={`${label} pages`}>
       <span>
-        {first}–{last} of {total}
+        {first}–{last}
+        {total === null ? '' : ` of ${total}`}
       </span>
       <button type="button" onClick={() => onPage(page - 1)} disabled={page <= 1}>
         Previous<span className="sr-only"> page</span>
       </button>
-      <span>
-        Page {page} of {pages}
-      </span>
-      <button type="button" onClick={() => onPage(page + 1)} disabled={page >= pages}>
+      <span>{pages === null ? `Page ${page}` : `Page ${page} of ${pages}`}</span>
+      <button type="button" onClick={() => onPage(page + 1)} disabled={!hasNext}>
         Next<span className="sr-only"> page</span>
       </button>
       <label>

@@ -1,0 +1,109 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+import { ApiError, get, patch } from '../api';
+import type { Gateway } from '../types';
+import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+
+/**
+ * Payment gateways (GET and PATCH /v1/payment-gateways/{id}): the built-in gateways, switched on
+ * or off, each limited to some currencies (none = every currency), which is all the API lets change.
+ */
+export function Gateways() {
+  const list = useQuery({ queryKey: ['gateways'], queryFn: () => get<Gateway[]>('/payment-gateways') });
+  return (
+    <Page title="Payment gateways">
+      <ErrorNote error={list.error} />
+      {list.isPending ? <Loading what="payment gateways" /> : null}
+      {(list.data ?? []).map((g) => (
+        <GatewayCard key={g.id} gateway={g} />
+      ))}
+    </Page>
+  );
+}
+
+function GatewayCard({ gateway }: { gateway: Gateway }) {
+  const client = useQueryClient();
+  const ids = { title: useId(), currencies: useId(), error: useId() };
+  const [currencies, setCurrencies] = useState(gateway.currencies.join(', '));
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const save = async (changes: Partial<Gateway>, message: string) => {
+    setBusy(true);
+    setError(null);
+    setNotice('');
+    try {
+      const saved = await patch<Gateway>(`/payment-gateways/${gateway.id}`, changes);
+      client.setQueryData<Gateway[]>(['gateways'], (all) => all?.map((g) => (g.id === saved.id ? saved : g)));
+      setCurrencies(saved.currencies.join(', '));
+      setNotice(message);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const fieldError =
+    error instanceof ApiError && Object.keys(error.params).some((k) => k.startsWith('currencies'));
+
+  return (
+    <section aria-labelledby={ids.title} className="card">
+      <h2 id={ids.title}>
+        {gateway.title} <Badge value={gateway.enabled ? 'enabled' : 'disabled'} />
+      </h2>
+      <p className="muted">
+        <code>{gateway.id}</code>
+      </p>
+      <Notice>{notice}</Notice>
+      <ErrorNote error={error} />
+      <div className="buttons gateway-switch">
+        <button
+          type="button"
+          className={gateway.enabled ? undefined : 'primary'}
+          disabled={busy}
+          onClick={() =>
+            save(
+              { enabled: !gateway.enabled },
+              `${gateway.title} is ${gateway.enabled ? 'disabled' : 'enabled'}.`,
+            )
+          }
+        >
+          {gateway.enabled ? 'Disable' : 'Enable'}
+          <span className="sr-only"> {gateway.title}</span>
+        </button>
+      </div>
+      <form
+        className="inline-form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          const list = currencies
+            .split(',')
+            .map((c) => c.trim().toUpperCase())
+            .filter(Boolean);
+          void save({ currencies: list }, `The currencies of ${gateway.title} are saved.`);
+        }}
+      >
+        <div className="field">
+          <label htmlFor={ids.currencies}>Currencies of {gateway.title}</label>
+          <input
+            id={ids.currencies}
+            value={currencies}
+            onChange={(e) => setCurrencies(e.target.value)}
+            placeholder="Every currency"
+            autoComplete="off"
+            aria-describedby={ids.error}
+            aria-invalid={fieldError || undefined}
+          />
+          <p className="hint" id={ids.error}>
+            Codes, commas between (EUR, USD); empty = every currency.
+          </p>
+        </div>
+        <button type="submit" disabled={busy}>
+          Save currencies
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,245 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'wouter';
+import { get, post, query } from '../api';
+import { when } from '../format';
+import type { License, LicenseList, Order } from '../types';
+import { useConfirm } from '../ui/confirm';
+import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Field } from '../ui/form';
+import { columnsFor, DataTable } from '../ui/table';
+import { buyer, money, ORDER_STATUSES } from './Orders';
+
+const back = <Link href="/orders">← Orders</Link>;
+
+/** Statuses that stop an order (its held stock goes back): asked for in a dialog. */
+const STOPPING = new Set(['cancelled', 'failed']);
+
+const itemCol = columnsFor<Order['items'][number]>();
+const licenseCol = columnsFor<License>();
+const licenseColumns = [
+  licenseCol.accessor('license_key', {
+    header: 'License key',
+    cell: (c) => (
+      <Link href={`/licenses/${c.row.original.id}`} className="key">
+        {c.getValue()}
+      </Link>
+    ),
+  }),
+  licenseCol.accessor('product_name', { header: 'Product' }),
+  licenseCol.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
+];
+
+/**
+ * One order (GET /v1/orders/{id}): items, totals, buyer, the licenses it issued, and its status
+ * (POST /v1/orders/{id}/status; a paid status issues the licenses once).
+ */
+export function OrderPage({ id }: { id: number }) {
+  const client = useQueryClient();
+  const confirm = useConfirm();
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const valid = Number.isInteger(id) && id > 0;
+  const order = useQuery({
+    queryKey: ['order', id],
+    queryFn: () => get<Order>(`/orders/${id}`),
+    enabled: valid,
+  });
+  const customerId = order.data?.customer_id ?? null;
+  // GET /v1/licenses has no order filter: the customer's licenses, kept when they name this order.
+  const licenses = useQuery({
+    queryKey: ['licenses', { user_id: customerId, order: id }],
+    queryFn: () => get<LicenseList>(`/licenses${query({ user_id: customerId, per_page: 500 })}`),
+    enabled: customerId !== null,
+    select: (list) => list.licenses.filter((l) => l.order_id === id),
+  });
+  const [chosen, setChosen] = useState('');
+
+  if (!valid) {
+    return (
+      <Page title="Order not found" back={back}>
+        <p>There is no order at this address.</p>
+      </Page>
+    );
+  }
+  if (order.isPending) return <Loading what="the order" />;
+  if (!order.data) {
+    return (
+      <Page title="Order" back={back}>
+        <ErrorNote error={order.error} />
+      </Page>
+    );
+  }
+  const o = order.data;
+  const next = chosen || o.status;
+
+  const change = async (status: string) => {
+    setError(null);
+    setNotice('');
+    await post<Order>(`/orders/${o.id}/status`, { status });
+    setNotice(`Order #${o.number} is now ${status}.`);
+    setChosen('');
+    await client.invalidateQueries({ queryKey: ['order', id] });
+    await client.invalidateQueries({ queryKey: ['orders'] });
+    await client.invalidateQueries({ queryKey: ['licenses'] });
+  };
+  const submit = async () => {
+    if (next === o.status) return;
+    if (STOPPING.has(next)) {
+      confirm.ask({
+        title: `Mark order #${o.number} ${next}?`,
+        body: (
+          <p>
+            Its held stock goes back on sale. Licenses it already issued stay as they are: revoke them on
+            their own pages if they must stop working.
+          </p>
+        ),
+        confirmLabel: `Mark ${next}`,
+        danger: true,
+        action: () => change(next),
+      });
+      return;
+    }
+    setBusy(true);
+    try {
+      await change(next);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const items = [
+    itemCol.accessor('name', { header: 'Item' }),
+    itemCol.accessor('quantity', { header: 'Quantity' }),
+    itemCol.accessor('price', { header: 'Price', cell: (c) => money(o, c.getValue()) }),
+    itemCol.accessor('total_tax', { header: 'Tax', cell: (c) => money(o, c.getValue()) }),
+    itemCol.accessor('total', { header: 'Total', cell: (c) => money(o, c.getValue()) }),
+  ];
+
+  return (
+    <Page title={`Order #${o.number}`} back={back}>
+      <Notice>{notice}</Notice>
+      <section aria-labelledby="order-facts" className="card">
+        <h2 id="order-facts">Details</h2>
+        <dl className="facts">
+          <dt>Status</dt>
+          <dd>
+            <Badge value={o.status} />
+          </dd>
+          <dt>Customer</dt>
+          <dd>
+            {buyer(o)} {o.billing.email ? <span>{o.billing.email}</span> : null}{' '}
+            <span className="muted">
+              {o.customer_id === null ? '(guest, no account)' : `(customer #${o.customer_id})`}
+            </span>
+          </dd>
+          <dt>Payment</dt>
+          <dd>
+            {o.payment_method_title || o.payment_method || '—'}
+            {o.paid_at ? `, paid ${when(o.paid_at)}` : ', not paid'}
+          </dd>
+          <dt>Placed</dt>
+          <dd>
+            {when(o.created_at)} <span className="muted">({o.created_via})</span>
+          </dd>
+          {o.customer_note ? (
+            <>
+              <dt>Note</dt>
+              <dd>{o.customer_note}</dd>
+            </>
+          ) : null}
+        </dl>
+      </section>
+      <section aria-labelledby="order-status" className="card">
+        <h2 id="order-status">Status</h2>
+        <ErrorNote error={error} />
+        <form
+          className="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void submit();
+          }}
+        >
+          <Field
+            label="New status"
+            hint="Processing or completed marks the order paid and issues its licenses (once)."
+          >
+            {(p) => (
+              <select {...p} value={next} onChange={(e) => setChosen(e.target.value)}>
+                {ORDER_STATUSES.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <button type="submit" className="primary" disabled={busy || next === o.status}>
+            Change status
+          </button>
+        </form>
+      </section>
+      <section aria-labelledby="order-items">
+        <h2 id="order-items">Items</h2>
+        <DataTable
+          caption="Items"
+          columns={items}
+          data={o.items}
+          rowKey={(i) => String(i.id)}
+          empty="No items."
+        />
+        <dl className="facts totals">
+          <dt>Subtotal</dt>
+          <dd>{money(o, o.subtotal)}</dd>
+          {o.coupons.map((c) => (
+            <FactPair key={c.code} term={`Coupon ${c.code}`} value={`−${money(o, c.discount_total)}`} />
+          ))}
+          {o.shipping_lines.map((l) => (
+            <FactPair key={l.id} term={`Shipping: ${l.method_title}`} value={money(o, l.total)} />
+          ))}
+          <dt>Tax</dt>
+          <dd>
+            {money(o, o.total_tax)}
+            {o.prices_include_tax ? ' (included in prices)' : ''}
+          </dd>
+          <dt>Total</dt>
+          <dd>
+            <strong>{money(o, o.total)}</strong>
+          </dd>
+        </dl>
+      </section>
+      <section aria-labelledby="order-licenses">
+        <h2 id="order-licenses">Licenses issued</h2>
+        {o.customer_id === null ? (
+          <p>A guest order issues no license.</p>
+        ) : licenses.isPending ? (
+          <Loading what="the order's licenses" />
+        ) : (
+          <>
+            <ErrorNote error={licenses.error} />
+            <DataTable
+              caption="Licenses issued"
+              columns={licenseColumns}
+              data={licenses.data ?? []}
+              rowKey={(l) => String(l.id)}
+              empty="None yet: licenses are issued when the order is paid."
+            />
+          </>
+        )}
+      </section>
+      {confirm.dialog}
+    </Page>
+  );
+}
+
+function FactPair({ term, value }: { term: string; value: string }) {
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd>{value}</dd>
+    </>
+  );
+}

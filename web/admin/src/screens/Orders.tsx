@@ -1,0 +1,91 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link } from 'wouter';
+import { get, query } from '../api';
+import { when } from '../format';
+import type { Order } from '../types';
+import { Badge, Page } from '../ui/feedback';
+import { FilterSelect, PagedList } from '../ui/list';
+import { columnsFor } from '../ui/table';
+import { positive, useUrlState } from '../ui/url';
+
+/** The statuses of GET /v1/orders?status= and POST /v1/orders/{id}/status (docs/checkout.md). */
+export const ORDER_STATUSES = ['pending', 'processing', 'on-hold', 'completed', 'failed', 'cancelled'];
+
+/** What an order's total reads like: its own currency, as the order was priced. */
+export const money = (o: Pick<Order, 'currency'>, amount: string) => `${amount} ${o.currency}`;
+
+/** The buyer as the order recorded them (billing), since the API has no customer lookup yet. */
+export const buyer = (o: Order) =>
+  [o.billing.first_name, o.billing.last_name].filter(Boolean).join(' ') || o.billing.email || 'guest';
+
+const col = columnsFor<Order>();
+const columns = [
+  col.accessor('number', {
+    header: 'Order',
+    cell: (c) => <Link href={`/orders/${c.row.original.id}`}>#{c.getValue()}</Link>,
+  }),
+  col.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
+  col.display({
+    id: 'customer',
+    header: 'Customer',
+    cell: (c) => (
+      <>
+        {buyer(c.row.original)}
+        {c.row.original.billing.email ? <span className="muted"> {c.row.original.billing.email}</span> : null}
+      </>
+    ),
+  }),
+  col.display({
+    id: 'items',
+    header: 'Items',
+    cell: (c) => c.row.original.items.map((i) => `${i.name} × ${i.quantity}`).join(', '),
+  }),
+  col.accessor('total', { header: 'Total', cell: (c) => money(c.row.original, c.getValue()) }),
+  col.accessor('payment_method_title', { header: 'Payment' }),
+  col.accessor('created_at', { header: 'Placed', cell: (c) => when(c.getValue()) }),
+];
+
+/**
+ * Orders: filter by status, server pages (GET /v1/orders). The API has no search on orders and
+ * sends no X-WP-Total for them (docs/admin.md, 'Not yet in the API').
+ */
+export function Orders() {
+  const [params, set] = useUrlState();
+  const status = params.get('status') ?? '';
+  const page = positive(params.get('page'), 1);
+  const perPage = Math.min(100, positive(params.get('per_page'), 25));
+
+  const list = useQuery({
+    queryKey: ['orders', { status, page, perPage }],
+    queryFn: async () => ({
+      rows: await get<Order[]>(`/orders${query({ status, page, per_page: perPage })}`),
+      total: null,
+    }),
+    placeholderData: keepPreviousData,
+  });
+
+  return (
+    <Page title="Orders">
+      <search aria-label="Filter orders">
+        <form className="filters" onSubmit={(e) => e.preventDefault()}>
+          <FilterSelect
+            label="Status"
+            value={status}
+            choices={ORDER_STATUSES.map((s) => [s, s] as const)}
+            onChange={(v) => set({ status: v, page: undefined })}
+          />
+        </form>
+      </search>
+      <PagedList
+        what="Orders"
+        list={list}
+        columns={columns}
+        rowKey={(o) => String(o.id)}
+        empty={status ? 'No order has this status.' : 'No orders yet.'}
+        page={page}
+        perPage={perPage}
+        set={set}
+      />
+    </Page>
+  );
+}

@@ -1,0 +1,228 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { type FieldPath, useFieldArray, useForm } from 'react-hook-form';
+import { ApiError, get, patch } from '../api';
+import type { Settings } from '../types';
+import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Field } from '../ui/form';
+
+type Key = keyof Settings;
+type Kind = 'boolean' | 'number' | 'text' | 'secret' | 'url' | { choices: [string, string][] };
+
+/** Every setting of GET /v1/settings, grouped, with its type and its words (docs/administration.md). */
+const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
+  {
+    title: 'Licensing',
+    fields: [
+      ['licensing_enabled', 'Licensing is on', 'boolean'],
+      ['software_enabled', 'Software distribution is on', 'boolean'],
+      [
+        'activation_mode',
+        'Activation mode',
+        {
+          choices: [
+            ['simple', 'Simple (the site activates itself)'],
+            ['oauth', 'Customer approval in the browser'],
+          ],
+        },
+      ],
+      ['default_activation_limit', 'Default activation limit', 'number', 'Sites per license; 0 = unlimited.'],
+      ['customer_deactivation_enabled', 'Customers may deactivate their sites', 'boolean'],
+      ['token_expiry', 'Download link lifetime (minutes)', 'number', 'Kept between 1 and 60.'],
+      ['rate_limit', 'Issuance requests a minute', 'number', 'Kept between 1 and 100.'],
+      [
+        'renewal_window_days',
+        'Renewal window (days)',
+        'number',
+        'How long a renewal order may still be paid.',
+      ],
+    ],
+  },
+  {
+    title: 'Checkout',
+    fields: [
+      ['coupons_enabled', 'Coupons are accepted', 'boolean'],
+      ['auto_registration', 'Checkout creates an account for a new buyer', 'boolean'],
+      ['prices_include_tax', 'Prices include tax', 'boolean'],
+      ['checkout_rate_limit', 'Orders a minute from one address', 'number'],
+      [
+        'captcha_provider',
+        'Captcha',
+        {
+          choices: [
+            ['none', 'None'],
+            ['turnstile', 'Cloudflare Turnstile'],
+            ['recaptcha', 'Google reCAPTCHA'],
+          ],
+        },
+      ],
+      ['captcha_site_key', 'Captcha site key', 'text'],
+      ['captcha_secret', 'Captcha secret', 'secret'],
+      ['captcha_verify_url', 'Captcha verification URL', 'url', 'Empty = the provider’s own.'],
+    ],
+  },
+  {
+    title: 'Webhooks',
+    fields: [
+      ['webhook_url', 'Webhook endpoint URL', 'url', 'Empty turns deliveries off.'],
+      ['webhook_secret', 'Webhook secret', 'secret'],
+    ],
+  },
+  {
+    title: 'Currencies',
+    fields: [
+      ['base_currency', 'Base currency', 'text', 'Three capital letters, e.g. USD.'],
+      ['currency_rate_max_age', 'Exchange rates are usable for (seconds)', 'number'],
+    ],
+  },
+];
+
+/** The server's name of a refused field (`currencies.0.code`) is the form's name of it. */
+const fieldOf = (name: string) => name.replace(/^\//, '').replace(/\//g, '.') as FieldPath<Settings>;
+
+/** Settings (GET and PATCH /v1/settings): only the changed settings are sent. */
+export function SettingsPage() {
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
+  return (
+    <Page title="Settings">
+      <ErrorNote error={settings.error} />
+      {settings.isPending ? <Loading what="the settings" /> : null}
+      {settings.data ? <SettingsForm settings={settings.data} /> : null}
+    </Page>
+  );
+}
+
+function SettingsForm({ settings }: { settings: Settings }) {
+  const client = useQueryClient();
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const {
+    register,
+    control,
+    handleSubmit,
+    setError: setFieldError,
+    formState: { errors, dirtyFields, isSubmitting },
+  } = useForm<Settings>({ values: settings });
+  const currencies = useFieldArray({ control, name: 'currencies' });
+
+  const onSubmit = async (f: Settings) => {
+    setError(null);
+    setNotice('');
+    const changes: Partial<Record<Key, unknown>> = {};
+    for (const key of Object.keys(dirtyFields) as Key[]) changes[key] = f[key];
+    if (Object.keys(changes).length === 0) {
+      setNotice('Nothing was changed.');
+      return;
+    }
+    try {
+      client.setQueryData(['settings'], await patch<Settings>('/settings', changes));
+      setNotice('The settings are saved.');
+    } catch (e) {
+      const named = e instanceof ApiError ? Object.entries(e.params) : [];
+      for (const [name, why] of named) setFieldError(fieldOf(name), { message: String(why) });
+      setError(e);
+    }
+  };
+
+  const errorOf = (key: Key) => errors[key] as { message?: string } | undefined;
+
+  return (
+    <form onSubmit={handleSubmit(onSubmit)} noValidate className="card form" aria-label="Settings">
+      <Notice>{notice}</Notice>
+      <ErrorNote error={error} title="Not saved" />
+      {GROUPS.map((group) => (
+        <fieldset key={group.title}>
+          <legend>{group.title}</legend>
+          {group.fields.map(([key, label, kind, hint]) =>
+            kind === 'boolean' ? (
+              <label key={key} className="check">
+                <input type="checkbox" {...register(key)} /> {label}
+              </label>
+            ) : (
+              <Field key={key} label={label} hint={hint} error={errorOf(key)}>
+                {(p) =>
+                  typeof kind === 'object' ? (
+                    <select {...p} {...register(key)}>
+                      {kind.choices.map(([value, words]) => (
+                        <option key={value} value={value}>
+                          {words}
+                        </option>
+                      ))}
+                    </select>
+                  ) : kind === 'number' ? (
+                    <input
+                      {...p}
+                      type="number"
+                      inputMode="numeric"
+                      {...register(key, { valueAsNumber: true })}
+                    />
+                  ) : (
+                    <input
+                      {...p}
+                      type={kind === 'secret' ? 'password' : kind === 'url' ? 'url' : 'text'}
+                      autoComplete="off"
+                      {...register(key)}
+                    />
+                  )
+                }
+              </Field>
+            ),
+          )}
+          {group.title === 'Currencies' ? (
+            <>
+              {currencies.fields.map((c, i) => (
+                <fieldset key={c.id} className="currency">
+                  <legend>Currency {i + 1}</legend>
+                  <div className="two">
+                    <Field label="Code" error={errors.currencies?.[i]?.code}>
+                      {(p) => <input {...p} {...register(`currencies.${i}.code`)} />}
+                    </Field>
+                    <Field label="Symbol" error={errors.currencies?.[i]?.symbol}>
+                      {(p) => <input {...p} {...register(`currencies.${i}.symbol`)} />}
+                    </Field>
+                    <Field label="Decimals" error={errors.currencies?.[i]?.decimals}>
+                      {(p) => (
+                        <input
+                          {...p}
+                          type="number"
+                          inputMode="numeric"
+                          {...register(`currencies.${i}.decimals`, { valueAsNumber: true })}
+                        />
+                      )}
+                    </Field>
+                    <Field label="Rate (1 base = rate)" error={errors.currencies?.[i]?.rate}>
+                      {(p) => <input {...p} inputMode="decimal" {...register(`currencies.${i}.rate`)} />}
+                    </Field>
+                  </div>
+                  <button type="button" className="small danger" onClick={() => currencies.remove(i)}>
+                    Remove currency {i + 1}
+                  </button>
+                </fieldset>
+              ))}
+              <button
+                type="button"
+                className="small"
+                onClick={() =>
+                  currencies.append({
+                    code: '',
+                    symbol: '',
+                    decimals: 2,
+                    rate: '1',
+                    rate_updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+                  })
+                }
+              >
+                Add a currency
+              </button>
+            </>
+          ) : null}
+        </fieldset>
+      ))}
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={isSubmitting}>
+          Save settings
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,167 @@
+import { useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { ApiError } from '../api';
+import type { TaxRate } from '../types';
+import { useCollection } from '../ui/collection';
+import { ErrorNote, Notice, Page } from '../ui/feedback';
+import { Field } from '../ui/form';
+import { RowButton, WholeList } from '../ui/list';
+import { columnsFor } from '../ui/table';
+
+interface TaxForm {
+  name: string;
+  country: string;
+  state: string;
+  postcode: string;
+  rate: string;
+  priority: string;
+  shipping: boolean;
+  compound: boolean;
+}
+const EMPTY: TaxForm = {
+  name: '',
+  country: '',
+  state: '',
+  postcode: '',
+  rate: '',
+  priority: '1',
+  shipping: false,
+  compound: false,
+};
+
+/**
+ * Tax rates (GET, POST and DELETE /v1/tax-rates): the whole list, by priority. The API cannot
+ * change a rate (docs/admin.md, 'Not yet in the API'): delete it and create it again.
+ */
+export function TaxRates() {
+  const rates = useCollection<TaxRate>('/tax-rates', 'tax rate');
+  const [error, setError] = useState<unknown>(null);
+  const {
+    register,
+    handleSubmit,
+    reset,
+    setError: setFieldError,
+    formState: { errors, isSubmitting },
+  } = useForm<TaxForm>({ defaultValues: EMPTY });
+
+  const onSubmit = async (f: TaxForm) => {
+    setError(null);
+    try {
+      await rates.create({
+        name: f.name.trim(),
+        country: f.country.trim().toUpperCase(),
+        ...(f.state.trim() ? { state: f.state.trim() } : {}),
+        ...(f.postcode.trim() ? { postcode: f.postcode.trim() } : {}),
+        rate: f.rate.trim(),
+        priority: Number(f.priority),
+        shipping: f.shipping,
+        compound: f.compound,
+      });
+      reset(EMPTY);
+    } catch (e) {
+      if (e instanceof ApiError) {
+        if (e.code === 'invalid_country') setFieldError('country', { message: e.message });
+        if (e.code === 'invalid_tax_rate') setFieldError('rate', { message: e.message });
+        for (const [name, why] of Object.entries(e.params))
+          if (name in EMPTY) setFieldError(name as keyof TaxForm, { message: String(why) });
+      }
+      setError(e);
+    }
+  };
+  const remove = (t: TaxRate) => rates.remove(t, 'Orders placed from now on no longer pay it.');
+
+  const col = columnsFor<TaxRate>();
+  const columns = [
+    col.accessor('name', { header: 'Name' }),
+    col.accessor('country', { header: 'Country' }),
+    col.accessor('state', { header: 'State', cell: (c) => c.getValue() || 'any' }),
+    col.accessor('postcode', { header: 'Postcodes', cell: (c) => c.getValue() || 'any' }),
+    col.accessor('rate', { header: 'Rate', cell: (c) => `${c.getValue()} %` }),
+    col.accessor('priority', { header: 'Priority' }),
+    col.display({
+      id: 'applies',
+      header: 'Also',
+      cell: (c) =>
+        [c.row.original.shipping ? 'on shipping' : '', c.row.original.compound ? 'compound' : '']
+          .filter(Boolean)
+          .join(', ') || '—',
+    }),
+    col.display({
+      id: 'actions',
+      header: 'Actions',
+      cell: (c) => (
+        <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
+      ),
+    }),
+  ];
+
+  return (
+    <Page title="Tax rates">
+      <form onSubmit={handleSubmit(onSubmit)} noValidate className="card form" aria-labelledby="new-tax-rate">
+        <h2 id="new-tax-rate">New tax rate</h2>
+        <ErrorNote error={error} />
+        <div className="two">
+          <Field label="Name" hint="Shown on orders, e.g. “VAT”." error={errors.name}>
+            {(p) => <input {...p} {...register('name', { required: 'Name it.' })} />}
+          </Field>
+          <Field label="Rate (%)" hint="0 to 100, up to 4 decimals." error={errors.rate}>
+            {(p) => (
+              <input {...p} inputMode="decimal" {...register('rate', { required: 'Enter the rate.' })} />
+            )}
+          </Field>
+        </div>
+        <div className="two">
+          <Field label="Country" hint="Two letters, e.g. DE." error={errors.country}>
+            {(p) => (
+              <input
+                {...p}
+                maxLength={2}
+                autoComplete="off"
+                {...register('country', { required: 'Enter a country.' })}
+              />
+            )}
+          </Field>
+          <Field label="State (optional)" error={errors.state}>
+            {(p) => <input {...p} {...register('state')} />}
+          </Field>
+        </div>
+        <div className="two">
+          <Field
+            label="Postcodes (optional)"
+            hint={
+              <>
+                <code>;</code> separates, <code>...</code> spans a range, <code>*</code> matches any.
+              </>
+            }
+            error={errors.postcode}
+          >
+            {(p) => <input {...p} {...register('postcode')} />}
+          </Field>
+          <Field label="Priority" error={errors.priority}>
+            {(p) => <input {...p} type="number" min={1} max={1000} {...register('priority')} />}
+          </Field>
+        </div>
+        <label className="check">
+          <input type="checkbox" {...register('shipping')} /> Also taxes shipping
+        </label>
+        <label className="check">
+          <input type="checkbox" {...register('compound')} /> Compound (taxes the other taxes too)
+        </label>
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={isSubmitting}>
+            Create tax rate
+          </button>
+        </div>
+      </form>
+      <Notice>{rates.notice}</Notice>
+      <WholeList
+        what="Tax rates"
+        list={rates.list}
+        columns={columns}
+        rowKey={(t) => String(t.id)}
+        empty="No tax rates: orders pay no tax."
+      />
+      {rates.dialog}
+    </Page>
+  );
+}
