@@ -27,4 +27,6 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
       .columns(['usage_expires_at', 'id'])
       .execute();
   }
+  // The user list filters by role, newest first.
+  await db.schema.createIndex('users_role').on('users').columns(['role', 'id']).execute();
 }
