@@ -299,10 +299,10 @@ describe('GET /licenses', () => {
   });
 
   it('bad query parameters get 400 codes', async () => {
-    expectError(await admin(t, 'GET', '/licenses?status=expired'), 400, 'rest_invalid_param');
+    expectError(await admin(t, 'GET', '/licenses?status=lapsed'), 400, 'rest_invalid_param');
     expectError(await admin(t, 'GET', '/licenses?page=0'), 400, 'rest_invalid_param');
     expectError(await admin(t, 'GET', '/licenses?per_page=abc'), 400, 'rest_invalid_param');
-    expectError(await admin(t, 'GET', '/licenses?sort=id'), 400, 'invalid_parameters');
+    expectError(await admin(t, 'GET', '/licenses?sort_by=id'), 400, 'invalid_parameters');
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { on, type Tx } from '../../db/transaction.js';
 import type { AccountsTables, Role } from './accounts.tables.js';
@@ -24,6 +24,39 @@ export class AccountsRepository {
       .limit(1)
       .executeTakeFirst();
     return !!row;
+  }
+
+  /**
+   * A page of users, newest first; search in the email and the full name, ignoring case. Only the
+   * public columns are read: the password hash never leaves this method.
+   */
+  async listUsers(
+    filter: { role?: Role; search?: string },
+    limit: number,
+    offset: number,
+    tx?: Tx,
+  ): Promise<{ rows: Pick<UserRow, 'id' | 'email' | 'role' | 'first_name' | 'last_name'>[]; total: number }> {
+    let q = on(this.db, tx).selectFrom('users');
+    if (filter.role) q = q.where('role', '=', filter.role);
+    if (filter.search) {
+      const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q = q.where((eb) =>
+        eb.or([
+          sql<boolean>`lower(email) like ${pattern} escape ${'\\'}`,
+          sql<boolean>`lower(first_name || ' ' || last_name) like ${pattern} escape ${'\\'}`,
+        ]),
+      );
+    }
+    const [rows, count] = await Promise.all([
+      q
+        .select(['id', 'email', 'role', 'first_name', 'last_name'])
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .offset(offset)
+        .execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.n) };
   }
 
   /** Returns undefined when the email is taken (unique constraint), so concurrent creates stay exact. */

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { requireAdmin, requireUser, SESSION_COOKIE } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
-import { errors } from '../../http/schemas.js';
+import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import * as S from './accounts.schemas.js';
 import { type AccountsService, publicUser, SESSION_DAYS } from './accounts.service.js';
@@ -86,6 +86,39 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
       const user = await accounts.createUser(request.body);
       return reply.status(201).send(publicUser(user));
     },
+  );
+
+  app.get(
+    '/users',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags: ['accounts'],
+        summary: 'List users, newest first (administrator); X-WP-Total and X-WP-TotalPages carry the totals',
+        querystring: S.UserListQuery,
+        response: { 200: Type.Array(S.User), ...errors(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const page = await accounts.listUsers(request.query);
+      reply.header('X-WP-Total', String(page.total));
+      reply.header('X-WP-TotalPages', String(Math.ceil(page.total / request.query.per_page)));
+      return page.items.map(publicUser);
+    },
+  );
+
+  app.get(
+    '/users/:id',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags: ['accounts'],
+        summary: 'One user (administrator)',
+        params: IdParams,
+        response: { 200: S.User, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => publicUser(await accounts.requireUser(request.params.id)),
   );
 
   app.post(

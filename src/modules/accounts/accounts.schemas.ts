@@ -49,3 +49,19 @@ export const AppPasswordList = Type.Array(
     last_used_at: Type.Union([Type.String(), Type.Null()]),
   }),
 );
+
+export const UserListQuery = Type.Object(
+  {
+    role: Type.Optional(Type.Enum(['administrator', 'customer'])),
+    search: Type.Optional(
+      PlainText({
+        minLength: 1,
+        maxLength: 200,
+        description: 'In the email and the full name, ignoring case',
+      }),
+    ),
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    per_page: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+  },
+  { additionalProperties: false },
+);

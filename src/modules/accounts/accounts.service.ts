@@ -203,6 +203,22 @@ export class AccountsService {
     return row ? toAuthUser(row) : null;
   }
 
+  /** The administrator's user list (docs/administration.md, 'The first administrator'). */
+  async listUsers(q: { role?: Role; search?: string; page: number; per_page: number }) {
+    const { rows, total } = await this.repo.listUsers(
+      { role: q.role, search: q.search },
+      q.per_page,
+      (q.page - 1) * q.per_page,
+    );
+    return { items: rows, total };
+  }
+
+  async requireUser(id: number): Promise<AuthUser> {
+    const user = await this.getUser(id);
+    if (!user) throw new ApiError('user_not_found');
+    return user;
+  }
+
   /** With `tx`, read inside the caller's transaction (licenses issued for a paid order). */
   async getUser(id: number, tx?: Tx): Promise<AuthUser | null> {
     const row = await this.repo.findUserById(id, tx);

@@ -16,6 +16,9 @@ export interface ProductFilter {
   search?: string;
 }
 
+export type ProductSort = 'id' | 'name' | 'created_at' | 'price' | 'status';
+const PRODUCT_SORT_COLUMNS = { created_at: 'created_at', price: 'price_minor', status: 'status' } as const;
+
 /** Products and their variations. */
 export class CatalogueRepository {
   constructor(
@@ -63,8 +66,22 @@ export class CatalogueRepository {
     return q;
   }
 
-  listProducts(f: ProductFilter, limit: number, offset: number, tx?: Tx): Promise<ProductRow[]> {
-    return this.filtered(f, tx).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  /**
+   * A page of products in `sort` order, ties broken by id so that pages never overlap. The name
+   * sorts without letter case. A store has hundreds of products, not millions, so these sorts have
+   * no index of their own.
+   */
+  listProducts(
+    f: ProductFilter,
+    limit: number,
+    offset: number,
+    sort: { by: ProductSort; order: 'asc' | 'desc' } = { by: 'id', order: 'desc' },
+    tx?: Tx,
+  ): Promise<ProductRow[]> {
+    let q = this.filtered(f, tx).selectAll();
+    if (sort.by === 'name') q = q.orderBy(sql`lower(name)`, sort.order);
+    else if (sort.by !== 'id') q = q.orderBy(PRODUCT_SORT_COLUMNS[sort.by], sort.order);
+    return q.orderBy('id', sort.order).limit(limit).offset(offset).execute();
   }
 
   async countProducts(f: ProductFilter, tx?: Tx): Promise<number> {

@@ -153,6 +153,14 @@ export const ProductListQuery = Type.Object(
     status: Type.Optional(ProductStatus),
     type: Type.Optional(ProductType),
     search: Type.Optional(PlainText({ minLength: 1, maxLength: 200 })),
+    sort: Type.Optional(
+      Type.Enum(['id', 'name', 'created_at', 'price', 'status'], {
+        description: 'Default id; ties are broken by id; name ignores letter case (docs/catalogue.md)',
+      }),
+    ),
+    order: Type.Optional(
+      Type.Enum(['asc', 'desc'], { description: 'Default desc for id and created_at, asc otherwise' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -92,8 +92,12 @@ export class CatalogueService {
 
   async listProducts(q: ProductListQuery): Promise<{ items: Product[]; total: number }> {
     const filter = { status: q.status, type: q.type, search: q.search };
+    const sort = q.sort ?? 'id';
     const [rows, total] = await Promise.all([
-      this.repo.listProducts(filter, q.per_page, (q.page - 1) * q.per_page),
+      this.repo.listProducts(filter, q.per_page, (q.page - 1) * q.per_page, {
+        by: sort,
+        order: q.order ?? (sort === 'id' || sort === 'created_at' ? 'desc' : 'asc'),
+      }),
       this.repo.countProducts(filter),
     ]);
     return { items: await this.hydrate(rows), total };

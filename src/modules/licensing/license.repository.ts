@@ -28,10 +28,32 @@ function asRecord<T extends { activation_count: unknown }>(
 
 export interface LicenseFilter {
   search?: string;
+  /** 'active' or 'revoked' as stored; 'expired' is `expired_by` below. */
   status?: string;
   product_id?: number;
   user_id?: number;
+  /** Canonical RFC 3339 UTC (the stored form of usage_expires_at, which sorts as text). */
+  expires_before?: string;
+  expires_after?: string;
+  /** Now, canonical: not revoked and the usage expiry is before it. */
+  expired_by?: string;
 }
+
+export type LicenseSort = 'id' | 'created_at' | 'usage_expires_at' | 'status' | 'product';
+
+/**
+ * Each sort key is one column with the license id as tie-break, so that pages never overlap; each
+ * has an index on (column, id) (migration 2026112401_list_indexes) that the planner walks instead
+ * of sorting the table. `product` orders by product id: by name it would have to sort every
+ * license by a joined column.
+ */
+const SORT_COLUMNS = {
+  id: 'l.id',
+  created_at: 'l.created_at',
+  usage_expires_at: 'l.usage_expires_at',
+  status: 'l.status',
+  product: 'l.product_id',
+} as const;
 
 export type NewActivation = Omit<
   ActivationRow,
@@ -183,6 +205,16 @@ export class LicenseRepository {
     ) => {
       const conditions = [];
       if (filter.status) conditions.push(eb('l.status', '=', filter.status as LicenseRow['status']));
+      if (filter.expired_by !== undefined) {
+        conditions.push(eb('l.status', '!=', 'revoked' as LicenseRow['status']));
+        conditions.push(eb('l.usage_expires_at', '<', filter.expired_by));
+      }
+      if (filter.expires_before !== undefined) {
+        conditions.push(eb('l.usage_expires_at', '<', filter.expires_before));
+      }
+      if (filter.expires_after !== undefined) {
+        conditions.push(eb('l.usage_expires_at', '>', filter.expires_after));
+      }
       if (filter.product_id !== undefined) conditions.push(eb('l.product_id', '=', filter.product_id));
       if (filter.user_id !== undefined) conditions.push(eb('l.user_id', '=', filter.user_id));
       if (filter.search) {
@@ -206,11 +238,28 @@ export class LicenseRepository {
     filter: LicenseFilter,
     page: number,
     perPage: number,
+    sort: { by: LicenseSort; order: 'asc' | 'desc' } = { by: 'id', order: 'desc' },
     tx?: Tx,
   ): Promise<{ rows: LicenseRecord[]; total: number }> {
-    const rows = await this.records(tx)
-      .where(this.filtered(filter))
-      .orderBy('l.id', 'desc')
+    // Expired licenses are the old ones, so walking another index from the newest would pass over
+    // every live license first. SQLite (which has no statistics here) is told, by the unary plus,
+    // not to use that order, so it reads the expired range of licenses_usage_expiry and sorts only
+    // that range.
+    const byExpiry = filter.expired_by !== undefined || filter.expires_before !== undefined;
+    const unordered = byExpiry && sort.by !== 'usage_expires_at' && this.dialect === 'sqlite';
+    const column = (name: string) => (unordered ? sql`+${sql.ref(name)}` : sql.ref(name));
+    let query = this.records(tx).where(this.filtered(filter));
+    if (sort.by === 'usage_expires_at' && this.dialect === 'postgres') {
+      // A license with no usage expiry sorts first ascending, as SQLite puts nulls; the PostgreSQL
+      // index is built NULLS FIRST to match, so this order walks it.
+      query = query.orderBy(SORT_COLUMNS[sort.by], (o) =>
+        sort.order === 'asc' ? o.asc().nullsFirst() : o.desc().nullsLast(),
+      );
+    } else if (sort.by !== 'id') {
+      query = query.orderBy(column(SORT_COLUMNS[sort.by]), sort.order);
+    }
+    const rows = await query
+      .orderBy(column('l.id'), sort.order)
       .limit(perPage)
       .offset((page - 1) * perPage)
       .execute();

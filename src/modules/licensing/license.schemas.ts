@@ -87,14 +87,32 @@ export const LicenseList = Type.Object({
   per_page: Type.Integer(),
 });
 
+export const LICENSE_SORTS = ['id', 'created_at', 'usage_expires_at', 'status', 'product'] as const;
+
 export const ListQuery = Type.Object(
   {
     search: Type.Optional(
       PlainText({ maxLength: 200, description: 'In key, customer email and name, product name' }),
     ),
-    status: Type.Optional(Type.Enum(['active', 'revoked'])),
+    status: Type.Optional(
+      Type.Enum(['active', 'revoked', 'expired'], {
+        description: 'expired: not revoked, and the usage expiry has passed (docs/licensing.md)',
+      }),
+    ),
+    expires_before: Type.Optional(
+      Type.String({ format: 'date-time', maxLength: 64, description: 'Usage expiry strictly before' }),
+    ),
+    expires_after: Type.Optional(
+      Type.String({ format: 'date-time', maxLength: 64, description: 'Usage expiry strictly after' }),
+    ),
     product_id: Type.Optional(Id),
     user_id: Type.Optional(Id),
+    sort: Type.Optional(
+      Type.Enum(LICENSE_SORTS, { description: 'Default id; ties are broken by id (docs/licensing.md)' }),
+    ),
+    order: Type.Optional(
+      Type.Enum(['asc', 'desc'], { description: 'Default desc for id and created_at, asc otherwise' }),
+    ),
     page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
     per_page: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
   },

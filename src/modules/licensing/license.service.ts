@@ -6,7 +6,7 @@ import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import { step, transactionSteps } from './db-steps.js';
 import { parseTimestamp } from './entitlements.js';
-import type { LicenseFilter, LicensePatch, LicenseRepository } from './license.repository.js';
+import type { LicenseFilter, LicensePatch, LicenseRepository, LicenseSort } from './license.repository.js';
 import { type ActivationView, activationView, type LicenseView, licenseView } from './license.view.js';
 import { generateLicenseKey } from './license-key.js';
 import type { LicenseRecord } from './licensing.model.js';
@@ -47,6 +47,25 @@ function canonicalExpiry(text: string): string {
       data: { params: { usage_expires_at: 'RFC 3339 timestamp' } },
     });
   }
+  return rfc3339(d);
+}
+
+/** The query of the administrator's license list (docs/licensing.md, '7. For store administrators'). */
+export interface LicenseListQuery {
+  search?: string;
+  status?: 'active' | 'revoked' | 'expired';
+  product_id?: number;
+  user_id?: number;
+  expires_before?: string;
+  expires_after?: string;
+  sort?: LicenseSort;
+  order?: 'asc' | 'desc';
+}
+
+/** A list bound in the stored form of usage_expires_at, so that it compares as text. */
+function listTime(param: string, text: string): string {
+  const d = parseTimestamp(text);
+  if (!d) throw new ApiError('rest_invalid_param', { data: { params: { [param]: 'RFC 3339 timestamp' } } });
   return rfc3339(d);
 }
 
@@ -92,10 +111,21 @@ export class LicenseService {
     return (await this.repo.activationsOf([id])).map(activationView);
   }
 
-  async list(filter: LicenseFilter, page: number, perPage: number) {
-    const { rows, total } = await this.repo.list(filter, page, perPage);
-    const settings = await this.settings.get();
+  async list(query: LicenseListQuery, page: number, perPage: number) {
     const now = this.clock.now();
+    const { sort = 'id', order, status, expires_before, expires_after, ...rest } = query;
+    const filter: LicenseFilter = { ...rest };
+    // Expired is computed, not stored: by the one clock, so the test clock applies.
+    if (status === 'expired') filter.expired_by = rfc3339(now);
+    else if (status) filter.status = status;
+    if (expires_before !== undefined) filter.expires_before = listTime('expires_before', expires_before);
+    if (expires_after !== undefined) filter.expires_after = listTime('expires_after', expires_after);
+    const by = {
+      by: sort,
+      order: order ?? (sort === 'id' || sort === 'created_at' ? 'desc' : 'asc'),
+    } as const;
+    const { rows, total } = await this.repo.list(filter, page, perPage, by);
+    const settings = await this.settings.get();
     return {
       licenses: rows.map((r) => licenseView(r, settings.default_activation_limit, now)),
       total,
