@@ -127,7 +127,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const audit = createAudit({ database, clock });
   const settings = createSettings({ database, audit });
   const accounts = createAccounts({ database, clock, rates });
-  const catalogue = createCatalogue({ database, clock, settings });
+  const catalogue = createCatalogue({ database, clock, settings, audit });
   const cart = createCart({ database, catalogue, settings, clock, log: log('cart'), secrets });
   const { webhooks, outbox, dispatcher } = createWebhooks({
     database,

@@ -100,6 +100,35 @@ describe('licenses', () => {
   });
 });
 
+describe('products', () => {
+  it('create, update and software configuration each record one event of the changed fields', async () => {
+    const product = await createProduct(t, { name: 'Audited', price: '10.00' });
+    const [created] = await events(`?entity_type=product&entity_id=${product.id}`);
+    expect(created).toMatchObject({ action: 'create', actor: { email: ADMIN.email } });
+    expect(created!.changes.name).toEqual({ before: null, after: 'Audited' });
+    await adminOk(t, 'PATCH', `/products/${product.id}`, { name: 'Audited 2', price: '10.00' });
+    const [updated] = await events(`?entity_type=product&entity_id=${product.id}`);
+    expect(updated!.action).toBe('update');
+    expect(updated!.changes).toEqual({ name: { before: 'Audited', after: 'Audited 2' } });
+    await adminOk(t, 'POST', `/software/products/${product.id}/config`, { slug: `audited-${product.id}` });
+    const [software] = await events(`?entity_type=product&entity_id=${product.id}`);
+    expect(software!.action).toBe('update_software');
+    expect(software!.changes.slug).toEqual({ before: null, after: `audited-${product.id}` });
+  });
+
+  it('a refused product PATCH records nothing', async () => {
+    const product = await createProduct(t);
+    const n = await count();
+    expect((await admin(t, 'PATCH', `/products/${product.id}`, { price: { amount: 1 } })).statusCode).toBe(
+      400,
+    );
+    expect(
+      (await admin(t, 'PATCH', `/products/${product.id}`, { name: 'x', unknown_field: 1 })).statusCode,
+    ).toBe(400);
+    expect(await count()).toBe(n);
+  });
+});
+
 describe('settings', () => {
   it('records each changed setting before -> after, and a secret only as changed', async () => {
     await adminOk(t, 'PATCH', '/settings', { token_expiry: 7, webhook_secret: 'whsec-very-secret-value' });
