@@ -179,6 +179,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   });
   const releasesModule = createReleases({
     database,
+    audit,
     catalogue,
     clock,
     config,
