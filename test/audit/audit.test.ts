@@ -187,6 +187,8 @@ describe('GET /audit-events', () => {
     ]) {
       expect((await admin(t, 'GET', `/audit-events${q}`)).statusCode, q).toBe(400);
     }
+    expectError(await admin(t, 'GET', '/audit-events?color=red'), 400, 'invalid_parameters');
+    expectError(await admin(t, 'GET', '/audit-events?entity_id=abc'), 400, 'rest_invalid_param');
   });
 
   it('anonymous 401, customer 403', async () => {

@@ -87,7 +87,11 @@ describe('POST /licenses/{id}/activations/{activation_id}/deactivate', () => {
     expect((await admin(t, 'POST', `/licenses/${a.license.id}/activations/0/deactivate`)).statusCode).toBe(
       400,
     );
-    expect((await admin(t, 'POST', url(a.license.id, a.activationId), { force: true })).statusCode).toBe(400);
+    expectError(
+      await admin(t, 'POST', url(a.license.id, a.activationId), { force: true }),
+      400,
+      'invalid_parameters',
+    );
     const row = await db()
       .selectFrom('activations')
       .select('status')

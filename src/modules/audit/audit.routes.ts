@@ -11,6 +11,7 @@ export async function auditRoutes(app: App, opts: { audit: AuditService }) {
     '/audit-events',
     {
       preValidation: requireAdmin,
+      config: { validationCodes: { unknown: 'invalid_parameters' } },
       schema: {
         tags: ['audit'],
         summary: 'Administrator changes, newest first; X-WP-Total and X-WP-TotalPages carry the totals',

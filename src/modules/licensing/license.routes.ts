@@ -120,6 +120,7 @@ export async function licenseRoutes(
     '/licenses/:id/activations/:activation_id/deactivate',
     {
       preValidation: requireAdmin,
+      config: { validationCodes: { unknown: 'invalid_parameters' } },
       schema: {
         tags: ['licensing'],
         summary: 'Deactivate one activation of a license (administrator); no license key needed',
