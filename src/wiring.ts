@@ -152,7 +152,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     licenseRepository: opts.licenseRepository,
   });
   const { licenses, activations, oauth } = licensing;
-  const { orders } = createOrders({ database, catalogue, licenses, settings, clock });
+  const { orders } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
