@@ -28,7 +28,14 @@ export function createCatalogue(deps: {
   const { database, clock, settings } = deps;
   const products = new CatalogueRepository(database.db, database.dialect);
   return new CatalogueService(database, products, clock, settings, deps.audit, {
-    coupons: new CouponsService(new CouponsRepository(database.db), products, clock, settings),
+    coupons: new CouponsService(
+      new CouponsRepository(database.db),
+      products,
+      clock,
+      settings,
+      database,
+      deps.audit,
+    ),
     taxRates: new TaxService(new RulesRepository(database.db, 'tax_rates', ['priority', 'id'])),
     shipping: new ShippingService(new RulesRepository(database.db, 'shipping_zones', ['id']), settings),
     gateways: new GatewaysService(new GatewaysRepository(database.db)),
