@@ -13,6 +13,7 @@ import { serializerCompiler } from './http/serialization.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
 import { cartRoutes } from './modules/cart/cart.routes.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
 import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
@@ -89,6 +90,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     orders,
     subscriptions,
     checkout,
+    audit,
   } = services;
   app.decorate('services', services);
 
@@ -163,6 +165,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(distributionRoutes, distribution);
       await api.register(ordersRoutes, { orders });
       await api.register(subscriptionsRoutes, { subscriptions, orders });
+      await api.register(auditRoutes, { audit });
       await api.register(checkoutRoutes, {
         checkout,
         submit,

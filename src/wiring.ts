@@ -6,6 +6,7 @@ import { AppStateRepository } from './db/app-state.repository.js';
 import type { Database } from './db/database.js';
 import { RateCounter } from './http/rate-limit.js';
 import { type AccountsService, createAccounts } from './modules/accounts/accounts.module.js';
+import { type AuditService, createAudit } from './modules/audit/audit.module.js';
 import { type CartService, createCart } from './modules/cart/cart.module.js';
 import { type CatalogueService, createCatalogue } from './modules/catalogue/catalogue.module.js';
 import {
@@ -76,6 +77,8 @@ export interface Services {
   checkout: CheckoutService;
   /** Creates renewal orders when payments fall due; started when the server listens. */
   renewals: RenewalScheduler;
+  /** Every administrator change, recorded in the change's own transaction (docs/admin.md, 'Audit trail'). */
+  audit: AuditService;
 }
 
 /** What the routes need besides the services: the modules' own route-facing parts. */
@@ -121,9 +124,10 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const urls = new PublicUrls(resolvePublicUrl(config, config.port));
   const secrets = new AppSecrets(appState);
   const rates = new RateCounter(database, clock);
-  const settings = createSettings({ database });
+  const audit = createAudit({ database, clock });
+  const settings = createSettings({ database, audit });
   const accounts = createAccounts({ database, clock, rates });
-  const catalogue = createCatalogue({ database, clock, settings });
+  const catalogue = createCatalogue({ database, clock, settings, audit });
   const cart = createCart({ database, catalogue, settings, clock, log: log('cart'), secrets });
   const { webhooks, outbox, dispatcher } = createWebhooks({
     database,
@@ -144,10 +148,11 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     users: accounts,
     secrets,
     approvalPage: () => `${urls.origin}/account/approve`,
+    audit,
     licenseRepository: opts.licenseRepository,
   });
   const { licenses, activations, oauth } = licensing;
-  const { orders } = createOrders({ database, catalogue, licenses, settings, clock });
+  const { orders } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
@@ -174,6 +179,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   });
   const releasesModule = createReleases({
     database,
+    audit,
     catalogue,
     clock,
     config,
@@ -227,6 +233,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       subscriptions,
       checkout,
       renewals,
+      audit,
     },
     releasesModule,
     submit,

@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely';
 import type { AccountsTables } from '../modules/accounts/accounts.tables.js';
+import type { AuditTables } from '../modules/audit/audit.tables.js';
 import type { CartTables } from '../modules/cart/cart.tables.js';
 import type { CatalogueTables } from '../modules/catalogue/catalogue.tables.js';
 import type { DistributionTables } from '../modules/distribution/distribution.tables.js';
@@ -29,6 +30,7 @@ export interface DB
     ReleasesTables,
     DistributionTables,
     SubscriptionsTables,
-    OrdersTables {}
+    OrdersTables,
+    AuditTables {}
 
 export type Id = Generated<number>;

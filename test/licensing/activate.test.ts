@@ -259,6 +259,7 @@ describe('POST /licenses/activate', () => {
         new LicenseRepository(services.database),
         services.clock,
         services.settings,
+        services.audit,
       );
       const { key, license } = await licenseFixture(t, { activation_mode: 'oauth' });
       const site = identity('shop.example.com');

@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import type { AuditService } from '../audit/audit.module.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { CatalogueRepository } from './catalogue.repository.js';
 import { CatalogueService } from './catalogue.service.js';
@@ -21,11 +22,20 @@ export function createCatalogue(deps: {
   database: Database;
   clock: Clock;
   settings: SettingsService;
+  /** Records the administrator's changes to products (docs/admin.md, 'Audit trail'). */
+  audit: AuditService;
 }): CatalogueService {
   const { database, clock, settings } = deps;
   const products = new CatalogueRepository(database.db, database.dialect);
-  return new CatalogueService(database, products, clock, settings, {
-    coupons: new CouponsService(new CouponsRepository(database.db), products, clock, settings),
+  return new CatalogueService(database, products, clock, settings, deps.audit, {
+    coupons: new CouponsService(
+      new CouponsRepository(database.db),
+      products,
+      clock,
+      settings,
+      database,
+      deps.audit,
+    ),
     taxRates: new TaxService(new RulesRepository(database.db, 'tax_rates', ['priority', 'id'])),
     shipping: new ShippingService(new RulesRepository(database.db, 'shipping_zones', ['id']), settings),
     gateways: new GatewaysService(new GatewaysRepository(database.db)),

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import {
   ProductCreateBody,
   ProductIdParams,
@@ -37,7 +38,8 @@ export async function catalogueRoutes(app: App, opts: { catalogue: CatalogueServ
         response: { 201: ProductResponse, ...errors(400, 401, 403) },
       },
     },
-    async (request, reply) => reply.status(201).send(await catalogue.createProduct(request.body)),
+    async (request, reply) =>
+      reply.status(201).send(await catalogue.createProduct(request.body, actorOf(request))),
   );
 
   app.get(
@@ -81,7 +83,7 @@ export async function catalogueRoutes(app: App, opts: { catalogue: CatalogueServ
         response: { 200: ProductResponse, ...errors(400, 401, 403, 404, 409) },
       },
     },
-    (request) => catalogue.updateProduct(request.params.id, request.body),
+    (request) => catalogue.updateProduct(request.params.id, request.body, actorOf(request)),
   );
 
   app.get(
@@ -115,7 +117,7 @@ export async function catalogueRoutes(app: App, opts: { catalogue: CatalogueServ
         response: { 200: SoftwareConfigResponse, ...errors(400, 401, 403, 404, 409) },
       },
     },
-    (request) => catalogue.updateSoftwareConfig(request.params.product_id, request.body),
+    (request) => catalogue.updateSoftwareConfig(request.params.product_id, request.body, actorOf(request)),
   );
 
   await couponsRoutes(app, { coupons: catalogue.coupons });

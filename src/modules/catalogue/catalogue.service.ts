@@ -2,6 +2,8 @@ import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import {
   checkShape,
@@ -57,6 +59,7 @@ export class CatalogueService {
     private readonly repo: CatalogueRepository,
     private readonly clock: Clock,
     private readonly settings: SettingsService,
+    private readonly audit: AuditService,
     parts: CatalogueParts,
   ) {
     this.coupons = parts.coupons;
@@ -103,7 +106,8 @@ export class CatalogueService {
     return { items: await this.hydrate(rows), total };
   }
 
-  async createProduct(input: ProductCreateBody): Promise<Product> {
+  /** `actor`: the administrator who asked, recorded with the change (docs/admin.md, 'Audit trail'). */
+  async createProduct(input: ProductCreateBody, actor?: Actor): Promise<Product> {
     const decimals = await this.baseDecimals();
     const type = input.type ?? 'simple';
     const variations = input.variations ?? [];
@@ -130,6 +134,15 @@ export class CatalogueService {
           tx,
         );
       }
+      if (actor) {
+        const changes = diff({}, columns as Record<string, unknown>);
+        if (rows.length > 0) changes.variations = { before: null, after: rows.length };
+        await this.audit.record(
+          actor,
+          { entity_type: 'product', entity_id: product.id, action: 'create', changes },
+          tx,
+        );
+      }
       return product.id;
     });
     return this.requireProduct(id);
@@ -140,7 +153,7 @@ export class CatalogueService {
    * `id` replaces that variation (keeping its id), one without is added, and any variation left
    * out is removed. Everything is checked before anything is written.
    */
-  async updateProduct(id: number, patch: ProductPatchBody): Promise<Product> {
+  async updateProduct(id: number, patch: ProductPatchBody, actor?: Actor): Promise<Product> {
     const decimals = await this.baseDecimals();
     const columns = productColumns(patch, decimals);
     const incoming = patch.variations?.map((v, i) => ({
@@ -160,6 +173,18 @@ export class CatalogueService {
         await this.assertSlugFree(row.slug, id, tx);
       }
       await this.repo.updateProduct(id, { ...columns, updated_at: now }, tx);
+      if (actor) {
+        const changes = diff(row as unknown as Record<string, unknown>, columns as Record<string, unknown>);
+        // The variation list is recorded by its ids (a new one as null): their fields are in the product's answer.
+        if (incoming) changes.variations = { before: existing, after: incoming.map((v) => v.id ?? null) };
+        if (Object.keys(changes).length > 0) {
+          await this.audit.record(
+            actor,
+            { entity_type: 'product', entity_id: id, action: 'update', changes },
+            tx,
+          );
+        }
+      }
       if (!incoming) return;
       const kept = new Set(incoming.map((v) => v.id).filter((v) => v !== undefined));
       await this.repo.deleteVariations(
@@ -187,7 +212,11 @@ export class CatalogueService {
     return toSoftwareConfig(row);
   }
 
-  async updateSoftwareConfig(productId: number, body: SoftwareConfigBody): Promise<SoftwareConfig> {
+  async updateSoftwareConfig(
+    productId: number,
+    body: SoftwareConfigBody,
+    actor?: Actor,
+  ): Promise<SoftwareConfig> {
     if (body.filename_template !== undefined) validateFilenameTemplate(body.filename_template);
     const now = iso(this.clock.now());
     await withTransaction(this.database, async (tx) => {
@@ -197,6 +226,16 @@ export class CatalogueService {
         await this.assertSlugFree(body.slug, productId, tx);
       }
       await this.repo.updateProduct(productId, { ...body, updated_at: now }, tx);
+      const changes = diff(row as unknown as Record<string, unknown>, body as Record<string, unknown>);
+      if (actor && Object.keys(changes).length > 0) {
+        const entry = {
+          entity_type: 'product' as const,
+          entity_id: productId,
+          action: 'update_software',
+          changes,
+        };
+        await this.audit.record(actor, entry, tx);
+      }
     });
     return this.getSoftwareConfig(productId);
   }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import { PageQuery, Success } from './catalogue.schemas.js';
 import { CouponCreateBody, CouponPatchBody, CouponResponse } from './coupons.schemas.js';
 import type { CouponsService } from './coupons.service.js';
@@ -23,7 +24,7 @@ export async function couponsRoutes(app: App, opts: { coupons: CouponsService })
         response: { 201: CouponResponse, ...errors(400, 401, 403, 409) },
       },
     },
-    async (request, reply) => reply.status(201).send(await coupons.create(request.body)),
+    async (request, reply) => reply.status(201).send(await coupons.create(request.body, actorOf(request))),
   );
 
   app.get(
@@ -66,7 +67,7 @@ export async function couponsRoutes(app: App, opts: { coupons: CouponsService })
         response: { 200: CouponResponse, ...errors(400, 401, 403, 404, 409) },
       },
     },
-    (request) => coupons.update(request.params.id, request.body),
+    (request) => coupons.update(request.params.id, request.body, actorOf(request)),
   );
 
   app.delete(
@@ -81,7 +82,7 @@ export async function couponsRoutes(app: App, opts: { coupons: CouponsService })
       },
     },
     async (request) => {
-      await coupons.delete(request.params.id);
+      await coupons.delete(request.params.id, actorOf(request));
       return { success: true };
     },
   );

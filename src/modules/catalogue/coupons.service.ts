@@ -1,5 +1,9 @@
 import { type Clock, iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
+import { type Actor, type Changes, diff } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { CatalogueRepository } from './catalogue.repository.js';
 import type { PageQuery } from './catalogue.schemas.js';
@@ -33,13 +37,27 @@ export interface Coupon {
 
 const PERCENT_DECIMALS = 4;
 
+/** The fields an administrator sets (the audit trail's before and after). */
+function editableOf(coupon: Coupon): Record<string, unknown> {
+  const { id: _, usage_count: __, created_at: ___, ...editable } = coupon;
+  return editable;
+}
+
 export class CouponsService {
   constructor(
     private readonly repo: CouponsRepository,
     private readonly products: CatalogueRepository,
     private readonly clock: Clock,
     private readonly settings: SettingsService,
+    private readonly database: Pick<Database, 'db'>,
+    private readonly audit: AuditService,
   ) {}
+
+  /** Records an administrator's change in its transaction (docs/admin.md, 'Audit trail'). */
+  private async recordIn(actor: Actor | undefined, id: number, action: string, changes: Changes, tx: Tx) {
+    if (!actor || Object.keys(changes).length === 0) return;
+    await this.audit.record(actor, { entity_type: 'coupon', entity_id: id, action, changes }, tx);
+  }
 
   async get(id: number): Promise<Coupon> {
     const row = await this.repo.find(id);
@@ -61,46 +79,69 @@ export class CouponsService {
     return { items: rows.map(toCoupon), total };
   }
 
-  async create(input: CouponCreateBody): Promise<Coupon> {
+  async create(input: CouponCreateBody, actor?: Actor): Promise<Coupon> {
     const values = await this.normalise(input);
-    const row = await this.repo.insert({
-      code: values.code,
-      discount_type: values.discount_type,
-      amount: values.amount,
-      expires_at: values.expires_at,
-      usage_limit: values.usage_limit,
-      usage_limit_per_user: values.usage_limit_per_user,
-      minimum_amount: values.minimum_amount,
-      maximum_amount: values.maximum_amount,
-      individual_use: values.individual_use ? 1 : 0,
-      product_ids: JSON.stringify(values.product_ids),
-      excluded_product_ids: JSON.stringify(values.excluded_product_ids),
-      currency: values.currency,
-      free_shipping: values.free_shipping ? 1 : 0,
-      created_at: iso(this.clock.now()),
+    return withTransaction(this.database, async (tx) => {
+      const coupon = await this.insertIn(values, tx);
+      await this.recordIn(actor, coupon.id, 'create', diff({}, editableOf(coupon)), tx);
+      return coupon;
     });
+  }
+
+  private async insertIn(values: Awaited<ReturnType<CouponsService['normalise']>>, tx: Tx): Promise<Coupon> {
+    const row = await this.repo.insert(
+      {
+        code: values.code,
+        discount_type: values.discount_type,
+        amount: values.amount,
+        expires_at: values.expires_at,
+        usage_limit: values.usage_limit,
+        usage_limit_per_user: values.usage_limit_per_user,
+        minimum_amount: values.minimum_amount,
+        maximum_amount: values.maximum_amount,
+        individual_use: values.individual_use ? 1 : 0,
+        product_ids: JSON.stringify(values.product_ids),
+        excluded_product_ids: JSON.stringify(values.excluded_product_ids),
+        currency: values.currency,
+        free_shipping: values.free_shipping ? 1 : 0,
+        created_at: iso(this.clock.now()),
+      },
+      tx,
+    );
     if (!row) throw new ApiError('coupon_exists');
     return toCoupon(row);
   }
 
   /** The patch is merged onto the stored coupon and the result checked as a whole. */
-  async update(id: number, patch: CouponPatchBody): Promise<Coupon> {
+  async update(id: number, patch: CouponPatchBody, actor?: Actor): Promise<Coupon> {
     const current = await this.get(id);
     const { id: _, usage_count: __, created_at: ___, ...editable } = current;
     const values = await this.normalise({ ...editable, ...patch });
-    const ok = await this.repo.update(id, {
-      ...values,
-      individual_use: values.individual_use ? 1 : 0,
-      product_ids: JSON.stringify(values.product_ids),
-      excluded_product_ids: JSON.stringify(values.excluded_product_ids),
-      free_shipping: values.free_shipping ? 1 : 0,
+    await withTransaction(this.database, async (tx) => {
+      const ok = await this.repo.update(
+        id,
+        {
+          ...values,
+          individual_use: values.individual_use ? 1 : 0,
+          product_ids: JSON.stringify(values.product_ids),
+          excluded_product_ids: JSON.stringify(values.excluded_product_ids),
+          free_shipping: values.free_shipping ? 1 : 0,
+        },
+        tx,
+      );
+      if (!ok) throw new ApiError('coupon_exists');
+      const after = await this.repo.find(id, tx);
+      if (after) await this.recordIn(actor, id, 'update', diff(editable, editableOf(toCoupon(after))), tx);
     });
-    if (!ok) throw new ApiError('coupon_exists');
     return this.get(id);
   }
 
-  async delete(id: number): Promise<void> {
-    if (!(await this.repo.delete(id))) throw new ApiError('coupon_not_found');
+  async delete(id: number, actor?: Actor): Promise<void> {
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.find(id, tx);
+      if (!row || !(await this.repo.delete(id, tx))) throw new ApiError('coupon_not_found');
+      await this.recordIn(actor, id, 'delete', diff(editableOf(toCoupon(row)), {}, ['code']), tx);
+    });
   }
 
   private async normalise(input: CouponCreateBody) {

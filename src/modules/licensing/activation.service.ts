@@ -2,6 +2,8 @@ import type { Static } from 'typebox';
 import { type Clock, iso } from '../../clock.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
+import type { Actor } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import { DomainError, normaliseDomain } from '../identity/domain.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -67,6 +69,7 @@ export class ActivationService {
     private readonly repo: LicenseRepository,
     private readonly clock: Clock,
     private readonly settings: SettingsService,
+    private readonly audit: AuditService,
     private oauth: OAuthActivation | null = null,
   ) {}
 
@@ -290,7 +293,38 @@ export class ActivationService {
     await this.deactivateIn(license.id, target);
   }
 
-  private async deactivateIn(licenseId: number, target: { activationId?: number; identity?: Identity }) {
+  /**
+   * The administrator's deactivation (docs/licensing.md, '7. For store administrators'): no key,
+   * no customer setting and no licensing switch stand in the way; otherwise it is the public
+   * deactivation, hooks included, and an inactive activation is answered as there (success, no
+   * change). The change is recorded in the audit trail, in the same transaction.
+   */
+  async adminDeactivate(licenseId: number, activationId: number, actor: Actor): Promise<void> {
+    const license = await this.repo.findById(licenseId);
+    if (!license) throw new ApiError('license_not_found');
+    await this.deactivateIn(license.id, { activationId }, (activation, tx) =>
+      this.audit.record(
+        actor,
+        {
+          entity_type: 'license',
+          entity_id: license.id,
+          action: 'deactivate_activation',
+          changes: {
+            activation_id: { before: activation.id, after: activation.id },
+            status: { before: 'active', after: 'deactivated' },
+          },
+        },
+        tx,
+      ),
+    );
+  }
+
+  private async deactivateIn(
+    licenseId: number,
+    target: { activationId?: number; identity?: Identity },
+    /** Runs last in the transaction, only when an active activation was deactivated. */
+    done?: (activation: { id: number }, tx: Tx) => Promise<void>,
+  ) {
     await withTransaction(
       this.repo.database,
       async (tx) => {
@@ -311,6 +345,7 @@ export class ActivationService {
         for (const hook of this.deactivationHooks) {
           await step('deactivation_write_failed', () => hook(activation.id, tx));
         }
+        if (done) await step('deactivation_write_failed', () => done(activation, tx));
       },
       transactionSteps('deactivation_transaction_failed', 'deactivation_commit_failed'),
     );

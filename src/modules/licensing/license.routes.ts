@@ -2,6 +2,7 @@ import { requireAdmin, requireUser } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { ValidationCodes } from '../../http/validation.js';
+import { actorOf } from '../audit/audit.model.js';
 import * as A from './activation.schemas.js';
 import type { ActivationService } from './activation.service.js';
 import * as S from './license.schemas.js';
@@ -50,7 +51,8 @@ export async function licenseRoutes(
         response: { 201: S.License, ...errors(400, 401, 403, 404, 409) },
       },
     },
-    async (request, reply) => reply.status(201).send(await licenses.create(request.body)),
+    async (request, reply) =>
+      reply.status(201).send(await licenses.create(request.body, undefined, actorOf(request))),
   );
 
   app.get(
@@ -80,7 +82,7 @@ export async function licenseRoutes(
         response: { 200: S.License, ...errors(400, 401, 403, 404) },
       },
     },
-    async (request) => licenses.patch(request.params.id, request.body),
+    async (request) => licenses.patch(request.params.id, request.body, actorOf(request)),
   );
 
   app.delete(
@@ -95,7 +97,7 @@ export async function licenseRoutes(
       },
     },
     async (request) => {
-      await licenses.revoke(request.params.id);
+      await licenses.revoke(request.params.id, actorOf(request));
       return { success: true as const };
     },
   );
@@ -112,6 +114,25 @@ export async function licenseRoutes(
       },
     },
     async (request) => licenses.activations(request.params.id),
+  );
+
+  app.post(
+    '/licenses/:id/activations/:activation_id/deactivate',
+    {
+      preValidation: requireAdmin,
+      config: { validationCodes: { unknown: 'invalid_parameters' } },
+      schema: {
+        tags: ['licensing'],
+        summary: 'Deactivate one activation of a license (administrator); no license key needed',
+        params: S.ActivationParams,
+        body: S.NoBody,
+        response: { 200: A.Success, ...errors(400, 401, 403, 404, 500) },
+      },
+    },
+    async (request) => {
+      await activations.adminDeactivate(request.params.id, request.params.activation_id, actorOf(request));
+      return { success: true as const };
+    },
   );
 
   app.get(

@@ -149,3 +149,9 @@ export const PatchLicenseBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A license and one of its activations, in the path. */
+export const ActivationParams = Type.Object({ id: Id, activation_id: Id });
+
+/** A route that takes no body: an absent body is `{}`, and any field sent is refused. */
+export const NoBody = Type.Object({}, { additionalProperties: false });

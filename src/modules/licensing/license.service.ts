@@ -2,6 +2,8 @@ import { type Clock, iso, rfc3339 } from '../../clock.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import { type Actor, diff, maskKey } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import { step, transactionSteps } from './db-steps.js';
@@ -38,6 +40,9 @@ export type CustomerLicenseView = LicenseView & {
   product: { id: number; name: string; slug: string | null };
   activations: ActivationView[];
 };
+
+/** A stored policy (JSON text) as the audit trail shows it: the object. */
+const parsed = (text: unknown): unknown => (typeof text === 'string' ? JSON.parse(text) : null);
 
 /** A usage expiry as given (RFC 3339) in its canonical stored form. */
 function canonicalExpiry(text: string): string {
@@ -82,6 +87,7 @@ export class LicenseService {
     private readonly settings: SettingsService,
     private readonly outbox: Outbox,
     private readonly users: Pick<AccountsService, 'getUser'>,
+    private readonly audit: AuditService,
   ) {}
 
   /** Hooks run in the revocation transaction, after the status change and the event; a failure undoes all. */
@@ -154,7 +160,9 @@ export class LicenseService {
    * usage expiry when none is given. With `tx` every query runs in the caller's transaction
    * (orders issue licenses inside theirs; on SQLite any other query would wait forever).
    */
-  async create(input: CreateLicenseInput, tx?: Tx): Promise<LicenseView> {
+  async create(input: CreateLicenseInput, tx?: Tx, actor?: Actor): Promise<LicenseView> {
+    // An administrator's issue is recorded with it, so it runs in a transaction of its own.
+    if (actor && !tx) return withTransaction(this.repo.database, (t) => this.create(input, t, actor));
     if (!(await this.repo.productExists(input.product_id, tx))) throw new ApiError('product_not_found');
     const variationId = input.variation_id ?? 0;
     if (variationId !== 0 && !(await this.repo.variationOf(input.product_id, variationId, tx))) {
@@ -200,15 +208,32 @@ export class LicenseService {
       }
       if (id === undefined) throw new ApiError('internal_error');
     }
-    return this.view(await this.find(id, tx), tx);
+    const created = await this.find(id, tx);
+    if (actor && tx) {
+      const after = { ...values, license_key: maskKey(created.license_key) } as Record<string, unknown>;
+      delete after.created_at;
+      delete after.updated_at;
+      const changes = diff({}, after);
+      if (changes.entitlement_policy) changes.entitlement_policy.after = parsed(values.entitlement_policy);
+      await this.audit.record(
+        actor,
+        { entity_type: 'license', entity_id: id, action: 'create', changes },
+        tx,
+      );
+    }
+    return this.view(created, tx);
   }
 
   /**
    * Changes the usage expiry, the limit (null = inherit again) or the entitlement policy (null =
    * legacy). A new policy is snapshotted with the license's issue time as the start of its windows.
    */
-  async patch(id: number, input: PatchLicenseInput): Promise<LicenseView> {
-    const license = await this.find(id);
+  async patch(id: number, input: PatchLicenseInput, actor?: Actor): Promise<LicenseView> {
+    return withTransaction(this.repo.database, (tx) => this.patchIn(id, input, tx, actor));
+  }
+
+  private async patchIn(id: number, input: PatchLicenseInput, tx: Tx, actor?: Actor): Promise<LicenseView> {
+    const license = await this.find(id, tx);
     const patch: LicensePatch = {};
     if (input.usage_expires_at !== undefined) {
       patch.usage_expires_at =
@@ -222,11 +247,21 @@ export class LicenseService {
           ? null
           : JSON.stringify(snapshotPolicy(input.entitlement_policy, issuedAt));
     }
+    const changes = diff(license as unknown as Record<string, unknown>, patch as Record<string, unknown>);
+    const policy = changes.entitlement_policy;
+    if (policy) changes.entitlement_policy = { before: parsed(policy.before), after: parsed(policy.after) };
     if (Object.keys(patch).length > 0) {
       patch.updated_at = iso(this.clock.now());
-      await this.repo.updateLicense(id, patch);
+      await this.repo.updateLicense(id, patch, tx);
     }
-    return this.view(await this.find(id));
+    if (actor && Object.keys(changes).length > 0) {
+      await this.audit.record(
+        actor,
+        { entity_type: 'license', entity_id: id, action: 'update', changes },
+        tx,
+      );
+    }
+    return this.view(await this.find(id, tx), tx);
   }
 
   /**
@@ -234,7 +269,7 @@ export class LicenseService {
    * revocation hook commit together or not at all, and any failure is 500 `revoke_failed`.
    * Revoking a revoked license changes nothing and emits nothing.
    */
-  async revoke(id: number): Promise<void> {
+  async revoke(id: number, actor?: Actor): Promise<void> {
     await this.find(id);
     try {
       await withTransaction(
@@ -247,6 +282,15 @@ export class LicenseService {
             await this.outbox.record('license.revoked', { license_id: id }, tx);
             // 3. What other modules do on a revocation (src/wiring.ts): its download tokens stop.
             for (const hook of this.revocationHooks) await hook(id, tx);
+            // 4. The audit trail, when an administrator asked.
+            if (actor) {
+              const changes = { status: { before: 'active', after: 'revoked' } };
+              await this.audit.record(
+                actor,
+                { entity_type: 'license', entity_id: id, action: 'revoke', changes },
+                tx,
+              );
+            }
           }),
         transactionSteps('revoke_failed', 'revoke_failed'),
       );

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.js';
 import type { AppSecrets } from '../../db/app-secrets.js';
 import type { Database } from '../../db/database.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import type { AuditService } from '../audit/audit.module.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import { ActivationService } from './activation.service.js';
@@ -38,6 +39,8 @@ export function createLicensing(deps: {
   approvalPage: () => string;
   /** Replaces the license repository (tests make one database step fail on purpose). */
   licenseRepository?: LicenseRepository;
+  /** Records the administrator's changes to licenses (docs/admin.md, 'Audit trail'). */
+  audit: AuditService;
 }): LicensingModule {
   const { database, clock, settings } = deps;
   const repo = deps.licenseRepository ?? new LicenseRepository(database);
@@ -50,7 +53,7 @@ export function createLicensing(deps: {
     deps.approvalPage,
   );
   // An activation in approval mode goes through the customer's approval (docs/oauth.md).
-  const activations = new ActivationService(repo, clock, settings, oauth);
-  const licenses = new LicenseService(repo, clock, settings, deps.outbox, deps.users);
+  const activations = new ActivationService(repo, clock, settings, deps.audit, oauth);
+  const licenses = new LicenseService(repo, clock, settings, deps.outbox, deps.users, deps.audit);
   return { licenses, activations, oauth, lookup: new LicenseLookupService(repo) };
 }

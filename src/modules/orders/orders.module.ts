@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import type { AuditService } from '../audit/audit.module.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -20,9 +21,19 @@ export function createOrders(deps: {
   licenses: LicenseService;
   settings: SettingsService;
   clock: Clock;
+  /** Records the administrator's status changes (docs/admin.md, 'Audit trail'). */
+  audit: AuditService;
 }): OrdersModule {
   const repo = new OrdersRepository(deps.database.db, deps.database.dialect);
   return {
-    orders: new OrdersService(deps.database, repo, deps.catalogue, deps.licenses, deps.settings, deps.clock),
+    orders: new OrdersService(
+      deps.database,
+      repo,
+      deps.catalogue,
+      deps.licenses,
+      deps.settings,
+      deps.clock,
+      deps.audit,
+    ),
   };
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
 import { IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import { ORDER_STATUSES, type OrdersService } from './orders.service.js';
 
 const Status = Type.Union(ORDER_STATUSES.map((s) => Type.Literal(s)));
@@ -52,6 +53,6 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
         body: StatusBody,
       },
     },
-    async (request) => orders.setStatus(request.params.id, request.body.status),
+    async (request) => orders.setStatus(request.params.id, request.body.status, actorOf(request)),
   );
 }

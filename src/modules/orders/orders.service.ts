@@ -3,6 +3,8 @@ import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { randomHex } from '../../random.js';
+import type { Actor } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import { type Product, resolveActivationLimit } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { fromMinor } from '../catalogue/money.js';
@@ -73,6 +75,7 @@ export class OrdersService {
     private readonly licenses: LicenseService,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   /** Runs inside the transaction of every order that enters a paid status (subscriptions, renewals). */
@@ -229,7 +232,8 @@ export class OrdersService {
   }
 
   /** The administrator's status change: moves an offline-paid order on, cancels, completes. */
-  async setStatus(id: number, status: OrderStatus) {
+  /** `actor`: the administrator who asked, recorded with the change (docs/admin.md, 'Audit trail'). */
+  async setStatus(id: number, status: OrderStatus, actor?: Actor) {
     const order = await this.require(id);
     const items = await this.repo.items(id);
     const products = await this.productsOf(items);
@@ -238,6 +242,14 @@ export class OrdersService {
       const locked = await this.repo.lock(id, tx);
       if (!locked) throw new ApiError('order_not_found');
       await this.transition(locked, status, { products, settings }, tx);
+      if (actor && locked.status !== status) {
+        const changes = { status: { before: locked.status, after: status } };
+        await this.audit.record(
+          actor,
+          { entity_type: 'order', entity_id: id, action: 'status', changes },
+          tx,
+        );
+      }
     });
     return this.get(order.id);
   }

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
+import type { AuditService } from '../audit/audit.module.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { ArtifactsService } from './artifacts.service.js';
 import { DeletionsService } from './deletions.service.js';
@@ -29,6 +30,8 @@ export function createReleases(deps: {
   config: Config;
   /** The origin public URLs are built on (final only once the server listens). */
   publicOrigin: () => string;
+  /** Records the administrator's changes to releases (docs/admin.md, 'Audit trail'). */
+  audit: AuditService;
 }): ReleasesModule {
   const { config } = deps;
   const repo = new ReleasesRepository(deps.database);
@@ -43,7 +46,7 @@ export function createReleases(deps: {
     // default NORMAL the last commits (and uploads) may roll back on power loss, never on a crash.
     durableFiles: config.database.kind === 'postgres' || config.database.synchronous === 'FULL',
   });
-  const releases = new ReleasesService(deps.database, repo, storage, deps.catalogue, deps.clock);
+  const releases = new ReleasesService(deps.database, repo, storage, deps.catalogue, deps.clock, deps.audit);
   const artifacts = new ArtifactsService(deps.database, repo, storage, releases, deps.catalogue, deps.clock, {
     maxUploadBytes: config.maxUploadBytes,
     publicOrigin: deps.publicOrigin,

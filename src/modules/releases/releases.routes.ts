@@ -1,6 +1,7 @@
 import { requireAdmin } from '../../http/auth.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import type { ReleasesModule } from './releases.module.js';
 import {
   ArtifactDeleteBody,
@@ -77,6 +78,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         request.params.product_id,
         request.params.version_id,
         request.body as ReleaseUpdateBody,
+        actorOf(request),
       ),
   );
 
@@ -92,7 +94,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         response: { 200: ReleaseResponse, ...errors(400, 401, 403, 404, 409) },
       },
     },
-    (request) => releases.withdraw(request.params.product_id, request.params.version_id),
+    (request) => releases.withdraw(request.params.product_id, request.params.version_id, actorOf(request)),
   );
 
   app.post(
@@ -107,7 +109,13 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         response: { 200: ReleaseResponse, ...errors(400, 401, 403, 404, 409, 500, 501) },
       },
     },
-    (request) => releases.republish(request.params.product_id, request.params.version_id, request.body),
+    (request) =>
+      releases.republish(
+        request.params.product_id,
+        request.params.version_id,
+        request.body,
+        actorOf(request),
+      ),
   );
 
   app.post(

@@ -5,6 +5,8 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { uuid } from '../../random.js';
+import { type Actor, type Changes, diff } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { Product } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import {
@@ -75,6 +77,9 @@ export interface Candidate {
  * are immutable in version and artifact binding; only changelog and the current flag change, and
  * status moves draft → published → withdrawn → published.
  */
+/** A stored changelog (JSON text) as the audit trail shows it. */
+const parsedJson = (text: unknown): unknown => (typeof text === 'string' ? JSON.parse(text) : null);
+
 export class ReleasesService {
   private readonly withdrawHooks: WithdrawHook[] = [];
   private tokenCounter: OutstandingTokenCounter = async (ids) => new Map(ids.map((id) => [id, 0]));
@@ -85,7 +90,14 @@ export class ReleasesService {
     readonly storage: ArtifactStorage,
     private readonly catalogue: CatalogueService,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
+
+  /** Records an administrator's change to a release in its transaction (docs/admin.md, 'Audit trail'). */
+  private async recordIn(actor: Actor | undefined, id: number, action: string, changes: Changes, tx: Tx) {
+    if (!actor || Object.keys(changes).length === 0) return;
+    await this.audit.record(actor, { entity_type: 'release', entity_id: id, action, changes }, tx);
+  }
 
   // ---- seams for the download-token module ----
 
@@ -281,6 +293,7 @@ export class ReleasesService {
     artifact: { id: number } | { insert: Omit<ArtifactInsert, 'created_at' | 'updated_at'> },
     binding: { file_size: number | null; file_sha256: string },
     beforeCommit?: () => Promise<void>,
+    actor?: Actor,
   ): Promise<number> {
     const now = iso(this.clock.now());
     try {
@@ -319,6 +332,19 @@ export class ReleasesService {
           },
           tx,
         );
+        const changes = diff(
+          {},
+          {
+            version: pub.version,
+            status: pub.status,
+            is_current: current,
+            file_name: pub.fileName,
+            file_size: binding.file_size,
+            file_sha256: binding.file_sha256,
+            artifact_id: artifactId,
+          },
+        );
+        await this.recordIn(actor, id, 'create', changes, tx);
         if (beforeCommit) await beforeCommit();
         return id;
       });
@@ -329,7 +355,7 @@ export class ReleasesService {
   }
 
   /** Multipart publication: the file is already in staging; it is discarded on any failure. */
-  async createFromUpload(product: Product, upload: ReceivedUpload): Promise<Release> {
+  async createFromUpload(product: Product, upload: ReceivedUpload, actor?: Actor): Promise<Release> {
     const file = upload.file;
     try {
       if (!file) throw new ApiError('missing_file');
@@ -367,6 +393,7 @@ export class ReleasesService {
           await file.staged.commit();
           committed = true;
         },
+        actor,
       ).catch(async (e) => {
         // The rename happened but the transaction did not commit: take the file back out.
         if (committed) {
@@ -387,7 +414,7 @@ export class ReleasesService {
   }
 
   /** JSON publication of an external HTTPS link (bytes never fetched; the SHA-256 is the admin's). */
-  async createExternal(product: Product, body: ExternalReleaseBody): Promise<Release> {
+  async createExternal(product: Product, body: ExternalReleaseBody, actor?: Actor): Promise<Release> {
     if (!isValidExternalUrl(body.external_url)) throw new ApiError('invalid_external_url');
     if (!SHA256_HEX.test(body.file_sha256)) throw new ApiError('invalid_file_sha256');
     const pub = this.publication(product, { ...body, filename: body.file_name }, false);
@@ -412,6 +439,8 @@ export class ReleasesService {
         },
       },
       { file_size: body.file_size ?? null, file_sha256: body.file_sha256 },
+      undefined,
+      actor,
     );
     return (await this.getRelease(id))!;
   }
@@ -420,7 +449,7 @@ export class ReleasesService {
    * JSON publication of a legacy catalogue file. It must have been protected (copied into the
    * vault) first; while its public copy still exists it can only be staged as a draft.
    */
-  async createFromLegacy(product: Product, body: LegacyReleaseBody): Promise<Release> {
+  async createFromLegacy(product: Product, body: LegacyReleaseBody, actor?: Actor): Promise<Release> {
     const pub = this.publication(product, body, false);
     const legacy = await this.repo.findLegacy(body.legacy_download_id);
     if (!legacy) throw new ApiError('legacy_download_not_found');
@@ -440,13 +469,20 @@ export class ReleasesService {
         file_size: artifact.file_size === null ? null : Number(artifact.file_size),
         file_sha256: artifact.file_sha256,
       },
+      undefined,
+      actor,
     );
     return (await this.getRelease(id))!;
   }
 
   // ---- changes ----
 
-  async update(productId: number, versionId: number, body: ReleaseUpdateBody): Promise<Release> {
+  async update(
+    productId: number,
+    versionId: number,
+    body: ReleaseUpdateBody,
+    actor?: Actor,
+  ): Promise<Release> {
     const changelog =
       body.changelog === undefined
         ? undefined
@@ -460,17 +496,18 @@ export class ReleasesService {
       const row = (await this.repo.lockRelease(versionId, tx))!;
       if (body.is_current === true && row.status !== 'published') throw notPublished(row.status);
       if (body.is_current === true) await this.repo.clearCurrent(productId, versionId, now, tx);
-      await this.repo.updateRelease(
-        versionId,
-        {
-          ...(changelog !== undefined
-            ? { changelog: changelog === null ? null : JSON.stringify(changelog) }
-            : {}),
-          ...(body.is_current !== undefined ? { is_current: body.is_current ? 1 : 0 } : {}),
-          updated_at: now,
-        },
-        tx,
-      );
+      const values = {
+        ...(changelog !== undefined
+          ? { changelog: changelog === null ? null : JSON.stringify(changelog) }
+          : {}),
+        ...(body.is_current !== undefined ? { is_current: body.is_current ? 1 : 0 } : {}),
+      };
+      await this.repo.updateRelease(versionId, { ...values, updated_at: now }, tx);
+      const changes = diff(row as unknown as Record<string, unknown>, values);
+      const log = changes.changelog;
+      if (log) changes.changelog = { before: parsedJson(log.before), after: parsedJson(log.after) };
+      const action = changes.is_current && values.is_current === 1 ? 'make_current' : 'update';
+      await this.recordIn(actor, versionId, action, changes, tx);
     });
     return (await this.getRelease(versionId))!;
   }
@@ -480,7 +517,7 @@ export class ReleasesService {
    * status, change it and run the withdraw hooks (its unclaimed download tokens stop working).
    * Withdrawing a withdrawn release changes nothing.
    */
-  async withdraw(productId: number, versionId: number): Promise<Release> {
+  async withdraw(productId: number, versionId: number, actor?: Actor): Promise<Release> {
     await this.requireRelease(productId, versionId);
     const now = iso(this.clock.now());
     await withTransaction(this.database, async (tx) => {
@@ -491,12 +528,19 @@ export class ReleasesService {
         throw new ApiError('release_state_conflict', { data: { release_status: row.status } });
       }
       await this.withdrawIn(row, 'withdrawn', now, tx);
+      const changes = diff(row as unknown as Record<string, unknown>, { status: 'withdrawn', is_current: 0 });
+      await this.recordIn(actor, versionId, 'withdraw', changes, tx);
     });
     return (await this.getRelease(versionId))!;
   }
 
   /** draft or withdrawn → published, after the artifact passes full revalidation. */
-  async republish(productId: number, versionId: number, body: RepublishBody): Promise<Release> {
+  async republish(
+    productId: number,
+    versionId: number,
+    body: RepublishBody,
+    actor?: Actor,
+  ): Promise<Release> {
     const release = await this.requireRelease(productId, versionId);
     if (release.status === 'published') {
       throw new ApiError('release_state_conflict', { data: { release_status: release.status } });
@@ -524,6 +568,14 @@ export class ReleasesService {
           withdrawn_at: null,
           updated_at: now,
         },
+        tx,
+      );
+      const after = { status: 'published', is_current: current ? 1 : 0 };
+      await this.recordIn(
+        actor,
+        versionId,
+        'republish',
+        diff(row as unknown as Record<string, unknown>, after),
         tx,
       );
     });

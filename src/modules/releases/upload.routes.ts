@@ -7,6 +7,7 @@ import { ApiError } from '../../http/errors.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { validationError, validatorCompiler } from '../../http/validation.js';
+import { actorOf } from '../audit/audit.model.js';
 import { PUBLIC_SEGMENT } from './artifacts.service.js';
 import type { ReleasesModule } from './releases.module.js';
 import {
@@ -90,7 +91,7 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
             return storage.chooseManaged(requested, product.storage_driver);
           },
         });
-        return reply.status(201).send(await releases.createFromUpload(product, upload));
+        return reply.status(201).send(await releases.createFromUpload(product, upload, actorOf(request)));
       }
       const body = request.body;
       if (!validateJson(body)) throw validationError(validateJson.errors ?? [], 'body', jsonCodes);
@@ -104,13 +105,17 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
         if (json.file_sha256 === undefined) {
           throw new ApiError('rest_missing_param', { data: { params: { file_sha256: 'required' } } });
         }
-        return reply.status(201).send(await releases.createExternal(product, json as ExternalReleaseBody));
+        return reply
+          .status(201)
+          .send(await releases.createExternal(product, json as ExternalReleaseBody, actorOf(request)));
       }
       if (json.legacy_download_id !== undefined) {
         const extra = EXTERNAL_ONLY.find((f) => json[f] !== undefined);
         if (extra)
           throw new ApiError('invalid_parameters', { data: { params: { [extra]: 'external links only' } } });
-        return reply.status(201).send(await releases.createFromLegacy(product, json as LegacyReleaseBody));
+        return reply
+          .status(201)
+          .send(await releases.createFromLegacy(product, json as LegacyReleaseBody, actorOf(request)));
       }
       throw new ApiError('missing_file');
     },

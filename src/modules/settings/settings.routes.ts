@@ -1,6 +1,7 @@
 import { requireAdmin } from '../../http/auth.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import { Settings, SettingsPatch } from './settings.schemas.js';
 import type { SettingsService } from './settings.service.js';
 
@@ -30,6 +31,6 @@ export async function settingsRoutes(app: App, opts: { settings: SettingsService
         response: { 200: Settings, ...errors(400, 401, 403) },
       },
     },
-    (request) => opts.settings.update(request.body),
+    (request) => opts.settings.update(request.body, actorOf(request)),
   );
 }

@@ -1,0 +1,51 @@
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../../http/errors.js';
+
+/**
+ * Who made a change: the signed-in administrator, or the user of the application password. A
+ * route passes it to the service method it calls (docs/development.md, 'Who made a change').
+ */
+export interface Actor {
+  user_id: number;
+  email: string;
+}
+
+/** The caller of a guarded route as an actor; a route without `requireAdmin` has none to give. */
+export function actorOf(request: FastifyRequest): Actor {
+  if (!request.user) throw new ApiError('rest_not_logged_in');
+  return { user_id: request.user.id, email: request.user.email };
+}
+
+/** Field -> its value before and after the change; only changed fields are kept. */
+export type Changes = Record<string, { before: unknown; after: unknown }>;
+
+/** The entities whose changes are recorded. */
+export type EntityType = 'license' | 'product' | 'release' | 'settings' | 'order' | 'coupon';
+
+/** What a service hands to the trail, inside the change's own transaction. */
+export interface AuditEntry {
+  entity_type: EntityType;
+  entity_id: number;
+  action: string;
+  changes: Changes;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The fields of `after` whose value differs from `before` (missing counts as null). */
+export function diff(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  fields?: string[],
+): Changes {
+  const out: Changes = {};
+  for (const field of fields ?? Object.keys(after)) {
+    const b = before[field] ?? null;
+    const a = after[field] ?? null;
+    if (!same(a, b)) out[field] = { before: b, after: a };
+  }
+  return out;
+}
+
+/** A license key is never recorded: only its last four characters, to tell keys apart. */
+export const maskKey = (key: string): string => `…${key.slice(-4)}`;

@@ -1,0 +1,29 @@
+import { type Static, Type } from 'typebox';
+
+const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
+
+export const ENTITY_TYPES = ['license', 'product', 'release', 'settings', 'order', 'coupon'] as const;
+
+export const AuditQuery = Type.Object(
+  {
+    entity_type: Type.Optional(Type.Enum([...ENTITY_TYPES])),
+    entity_id: Type.Optional(Type.Integer({ minimum: 0, maximum: 2147483647 })),
+    actor_user_id: Type.Optional(Id),
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    per_page: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+  },
+  { additionalProperties: false },
+);
+export type AuditQuery = Static<typeof AuditQuery>;
+
+export const AuditEvent = Type.Object({
+  id: Type.Integer(),
+  actor: Type.Object({ user_id: Type.Integer(), email: Type.String() }),
+  entity_type: Type.String(),
+  entity_id: Type.Integer({ description: '0 for the settings, which are one object' }),
+  action: Type.String(),
+  changes: Type.Record(Type.String(), Type.Object({ before: Type.Unknown(), after: Type.Unknown() }), {
+    description: 'Each changed field, before and after; secrets never appear (docs/admin.md, "Audit trail")',
+  }),
+  created_at: Type.String({ description: 'ISO 8601 UTC' }),
+});
