@@ -7,7 +7,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type TestApp } from '../helpers/app.js';
 import { createCustomer, createLicense, createProduct, installationId } from '../helpers/factories.js';
-import { CHROMIUM, CHROMIUM_ARGS, skipBrowserTests } from './chromium.js';
+import { CHROMIUM, CHROMIUM_ARGS, skipPageBrowserTests } from './chromium.js';
 import { type CustomerSite, startCustomerSite } from './site.js';
 
 /**
@@ -40,7 +40,7 @@ const shot = async (name: string) => {
 };
 
 // Without chromium a developer's run skips these; CI installs it and runs them once (chromium.ts).
-describe.skipIf(skipBrowserTests)('approval activation in a real browser', () => {
+describe.skipIf(skipPageBrowserTests)('approval activation in a real browser', () => {
   beforeAll(async () => {
     t = await createTestApp();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
