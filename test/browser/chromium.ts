@@ -16,8 +16,7 @@ const noChromium = !existsSync(CHROMIUM) && !process.env.CI;
 export const skipBrowserTests = process.env.SKIP_BROWSER_TESTS === '1' || noChromium;
 
 /** For the browser tests of pages whose result does not depend on the database. */
-export const skipPageBrowserTests =
-  skipBrowserTests || process.env.SKIP_BROWSER_TESTS === 'all-but-console';
+export const skipPageBrowserTests = skipBrowserTests || process.env.SKIP_BROWSER_TESTS === 'all-but-console';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
