@@ -52,9 +52,12 @@ export class PgReadBatch<Row> {
     const inner = text.replace(/\$(\d+)\b/g, (_, n: string) => renumbered[Number(n) - 1]!);
     const arrays = names.map((n, i) => `$${i + 1}::${types[n]}[]`).join(', ');
     const columns = names.map((n) => `"${n}"`).join(', ');
+    // tg_row keeps each caller's rows in the single query's own order (its ORDER BY), which the
+    // outer ORDER BY alone would not promise.
     this.batchText =
       `select a.tg_ordinal, q.* from unnest(${arrays}) with ordinality as a(${columns}, tg_ordinal) ` +
-      `cross join lateral (${inner}) as q order by a.tg_ordinal`;
+      `cross join lateral (select s.*, row_number() over () as tg_row from (${inner}) as s) as q ` +
+      'order by a.tg_ordinal, q.tg_row';
     this.batchName = `${name}_b`;
   }
 
@@ -98,11 +101,13 @@ export class PgReadBatch<Row> {
       })
       .then(
         (result) => {
+          // The single query's columns sit between tg_ordinal (first) and tg_row (last).
           const fields = result.fields.map((f) => f.name);
+          const last = fields.length - 1;
           const rows = batch.map(() => [] as Record<string, unknown>[]);
           for (const values of result.rows as unknown[][]) {
             const row: Record<string, unknown> = {};
-            for (let f = 1; f < fields.length; f++) row[fields[f]!] = values[f];
+            for (let f = 1; f < last; f++) row[fields[f]!] = values[f];
             rows[Number(values[0]) - 1]!.push(row);
           }
           batch.forEach((p, i) => {

@@ -71,14 +71,22 @@ export class ReleasesRepository {
     const { db } = database;
     this.db = db;
     this.dialect = database.dialect;
-    this.published = precompile(database, ['product'] as const, (p) =>
-      publishedQuery(db, p.product as unknown as number),
+    // On PostgreSQL the calls of one turn go as one statement (src/db/pg-batch.ts).
+    this.published = precompile(
+      database,
+      ['product'] as const,
+      (p) => publishedQuery(db, p.product as unknown as number),
+      { pgBatch: { product: 'int8' } },
     );
-    this.artifact = precompile(database, ['id'] as const, (p) =>
-      db
-        .selectFrom('artifacts')
-        .selectAll()
-        .where('id', '=', p.id as unknown as number),
+    this.artifact = precompile(
+      database,
+      ['id'] as const,
+      (p) =>
+        db
+          .selectFrom('artifacts')
+          .selectAll()
+          .where('id', '=', p.id as unknown as number),
+      { pgBatch: { id: 'int8' } },
     );
     this.generation = database.sqlite
       ? precompile(database, [] as const, () =>

@@ -1,0 +1,47 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { precompile } from '../../src/db/precompiled.js';
+import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
+
+/**
+ * src/db/pg-batch.ts: the calls of one turn answered by one statement on PostgreSQL must give each
+ * caller exactly what the single statement gives it, rows and order included.
+ */
+describe.runIf(dialectUnderTest === 'postgres')('one statement for the reads of a turn (PostgreSQL)', () => {
+  let d: TestDatabase;
+  beforeAll(async () => {
+    d = await freshDatabase();
+  });
+  afterAll(async () => d.drop());
+
+  // Several rows per caller, in an order of the query's own.
+  type Row = { n: number; tag: string };
+  const build = (p: Record<'count' | 'tag', string>) => {
+    const query = sql<Row>`select g as n, ${p.tag}::text as tag from generate_series(1, ${p.count}::int) g order by g desc`;
+    return { compile: () => query.compile(d.database.db) };
+  };
+
+  it('each caller gets the rows and order of the single statement', async () => {
+    const single = precompile(d.database, ['count', 'tag'] as const, build);
+    const batched = precompile(d.database, ['count', 'tag'] as const, build, {
+      pgBatch: { count: 'text', tag: 'text' },
+    });
+    const calls = [3, 0, 5, 1, 2].map((count, i) => ({ count: String(count), tag: `c${i}` }));
+    const alone = [];
+    for (const c of calls) alone.push(await single.all(c));
+    const together = await Promise.all(calls.map((c) => batched.all(c)));
+    expect(together).toEqual(alone);
+    expect(together[2]!.map((r) => r.n)).toEqual([5, 4, 3, 2, 1]);
+  });
+
+  it('a value that fails fails only its own caller', async () => {
+    const batched = precompile(d.database, ['count', 'tag'] as const, build, {
+      pgBatch: { count: 'text', tag: 'text' },
+    });
+    const answers = await Promise.allSettled(
+      ['2', 'not a number', '1'].map((count) => batched.all({ count, tag: 'x' })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((answers[0] as PromiseFulfilledResult<{ n: number }[]>).value.map((r) => r.n)).toEqual([2, 1]);
+  });
+});
