@@ -771,6 +771,31 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
     await page.setViewportSize(WIDE);
   }, 180_000);
 
+  it('licenses: sorted by the server by expiry, through the address', async () => {
+    await page.goto(`${server.url}/admin/licenses`);
+    await page.getByRole('heading', { level: 1, name: 'Licenses' }).waitFor();
+    const table = page.getByRole('region', { name: 'Licenses' });
+    const firstKey = async () => table.locator('tbody tr').first().locator('.key').textContent();
+    await table.locator('tbody tr').first().waitFor();
+    const newest = await firstKey();
+    await page.getByLabel('Sort by').selectOption('usage_expires_at');
+    await page.getByLabel('Order', { exact: true }).selectOption('desc');
+    await waitFor(
+      async () => new URL(page.url()).search === '?sort=usage_expires_at&order=desc',
+      'the sort is in the address',
+    );
+    const sorted = (
+      await api<{ licenses: { license_key: string; expires_at: string | null }[] }>(
+        'GET',
+        '/licenses?sort=usage_expires_at&order=desc',
+      )
+    ).body.licenses;
+    // Licenses without expiry come last when descending: the first has the latest expiry.
+    expect(sorted[0]?.expires_at).not.toBeNull();
+    await waitFor(async () => (await firstKey()) === sorted[0]?.license_key, 'the list is sorted');
+    expect(await firstKey()).not.toBe(newest);
+  }, 60_000);
+
   it('signs out: the session ends on the server and the console asks for a sign-in again', async () => {
     await page.setViewportSize(WIDE);
     await page.goto(`${server.url}/admin/licenses`);
