@@ -331,13 +331,23 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
       return { status: res.status, body: (await res.json()) as { valid: boolean; error?: string } };
     };
     expect((await validate(second)).body.valid).toBe(true);
+    // The console deactivates with the administrator's route, without the license key.
+    const deactivation = page.waitForRequest(
+      (r) => r.method() === 'POST' && /\/v1\/licenses\/\d+\/activations\/\d+\/deactivate$/.test(r.url()),
+    );
     await page.getByRole('button', { name: 'Deactivate https://blog.example.org' }).click();
     await dialog.getByRole('button', { name: 'Deactivate site' }).click();
     await dialog.waitFor({ state: 'hidden' });
+    expect((await deactivation).url()).toContain(`/v1/licenses/${licenseId}/activations/`);
     await waitFor(
       async () => (await validate(second)).body.error === 'domain_not_activated',
       'the site is freed',
     );
+    const activations = (
+      await api<{ domain: string; status: string }[]>('GET', `/licenses/${licenseId}/activations`)
+    ).body;
+    expect(activations.find((a) => a.domain === second.domain)?.status).not.toBe('active');
+    expect(activations.find((a) => a.domain === site.domain)?.status).toBe('active');
     expect((await validate(site)).body.valid).toBe(true);
 
     await page.getByRole('button', { name: 'Revoke', exact: true }).click();
@@ -351,6 +361,42 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
 
   const nav = (name: string) =>
     page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+
+  it('audit: the revocation and the limit change before it are listed, and on the license page', async () => {
+    await nav('Audit');
+    await page.getByRole('heading', { level: 1, name: 'Audit' }).waitFor();
+    await page.getByLabel('Entity type').selectOption('license');
+    await waitFor(async () => new URL(page.url()).searchParams.get('entity_type') === 'license', 'filtered');
+    const table = page.getByRole('region', { name: 'Audit events' });
+    const rowOf = (action: string) =>
+      table.getByRole('row').filter({ has: page.getByRole('cell', { name: action, exact: true }) });
+    // Newest first: the revocation, then the deactivation, the expiry and the limit change.
+    const revoke = rowOf('revoke');
+    await revoke.first().waitFor();
+    await expect.poll(() => revoke.count()).toBe(1);
+    expect(await revoke.getByRole('link', { name: `license #${licenseId}` }).count()).toBe(1);
+    expect(await revoke.textContent()).toContain('active → revoked');
+    expect(await revoke.textContent()).toContain(OWNER.email);
+    const limitChange = rowOf('update').filter({ hasText: 'activation_limit' });
+    expect(await limitChange.count()).toBe(1);
+    expect(await limitChange.textContent()).toMatch(/activation_limit: \S+ → 5/);
+    expect(await rowOf('deactivate_activation').count()).toBe(1);
+    const order = await table.getByRole('row').allTextContents();
+    const at = (needle: string) => order.findIndex((t) => t.includes(needle));
+    expect(at('revoke')).toBeLessThan(at('activation_limit'));
+    // The API agrees with the screen.
+    const events = (
+      await api<{ action: string }[]>('GET', `/audit-events?entity_type=license&entity_id=${licenseId}`)
+    ).body;
+    expect(events.map((e) => e.action)).toContain('revoke');
+
+    // The link leads to the license, whose History shows the same changes.
+    await revoke.getByRole('link', { name: `license #${licenseId}` }).click();
+    await page.getByRole('heading', { level: 1, name: `License ${licenseKey}` }).waitFor();
+    const history = page.getByRole('region', { name: 'History', exact: true });
+    await history.getByRole('cell', { name: 'revoke', exact: true }).waitFor();
+    expect(await history.getByText(/activation_limit: \S+ → 5/).count()).toBe(1);
+  }, 60_000);
 
   it('payment gateways: disables one and limits another to a currency', async () => {
     await nav('Gateways');
@@ -707,6 +753,7 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
       ['payment-gateways', '/admin/payment-gateways', 'Payment gateways', true],
       ['webhooks', '/admin/webhooks', 'Webhooks', true],
       ['settings', '/admin/settings', 'Settings', true],
+      ['audit', '/admin/audit', 'Audit', true],
       ['not-found', '/admin/no-such-screen', 'Page not found', false],
     ];
     for (const viewport of [WIDE, NARROW]) {
@@ -723,6 +770,31 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
     }
     await page.setViewportSize(WIDE);
   }, 180_000);
+
+  it('licenses: sorted by the server by expiry, through the address', async () => {
+    await page.goto(`${server.url}/admin/licenses`);
+    await page.getByRole('heading', { level: 1, name: 'Licenses' }).waitFor();
+    const table = page.getByRole('region', { name: 'Licenses' });
+    const firstKey = async () => table.locator('tbody tr').first().locator('.key').textContent();
+    await table.locator('tbody tr').first().waitFor();
+    const newest = await firstKey();
+    await page.getByLabel('Sort by').selectOption('usage_expires_at');
+    await page.getByLabel('Order', { exact: true }).selectOption('desc');
+    await waitFor(
+      async () => new URL(page.url()).search === '?sort=usage_expires_at&order=desc',
+      'the sort is in the address',
+    );
+    const sorted = (
+      await api<{ licenses: { license_key: string; expires_at: string | null }[] }>(
+        'GET',
+        '/licenses?sort=usage_expires_at&order=desc',
+      )
+    ).body.licenses;
+    // Licenses without expiry come last when descending: the first has the latest expiry.
+    expect(sorted[0]?.expires_at).not.toBeNull();
+    await waitFor(async () => (await firstKey()) === sorted[0]?.license_key, 'the list is sorted');
+    expect(await firstKey()).not.toBe(newest);
+  }, 60_000);
 
   it('signs out: the session ends on the server and the console asks for a sign-in again', async () => {
     await page.setViewportSize(WIDE);

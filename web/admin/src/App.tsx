@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { AppPasswords } from './screens/AppPasswords';
+import { Audit } from './screens/Audit';
 import { CouponPage, Coupons } from './screens/Coupons';
 import { Gateways } from './screens/Gateways';
 import { LicensePage } from './screens/License';
@@ -29,6 +30,7 @@ const NAV = [
   { href: '/payment-gateways', label: 'Gateways' },
   { href: '/webhooks', label: 'Webhooks' },
   { href: '/settings', label: 'Settings' },
+  { href: '/audit', label: 'Audit' },
   { href: '/app-passwords', label: 'App passwords' },
 ];
 
@@ -134,6 +136,7 @@ function Shell({ email }: { email: string }) {
           <Route path="/payment-gateways" component={Gateways} />
           <Route path="/webhooks" component={Webhooks} />
           <Route path="/settings" component={SettingsPage} />
+          <Route path="/audit" component={Audit} />
           <Route path="/app-passwords" component={AppPasswords} />
           <Route>
             <Page title="Page not found">

@@ -284,3 +284,14 @@ export interface Gateway {
   enabled: boolean;
   currencies: string[];
 }
+
+/** One administrator change (GET /v1/audit-events, docs/api.md). */
+export interface AuditEvent {
+  id: number;
+  actor: { user_id: number; email: string };
+  entity_type: string;
+  entity_id: number;
+  action: string;
+  changes: Record<string, { before: unknown; after: unknown }>;
+  created_at: string;
+}

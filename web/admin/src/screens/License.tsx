@@ -8,6 +8,7 @@ import type { Activation, License, LicenseWithActivations } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { columnsFor, DataTable } from '../ui/table';
+import { History } from './Audit';
 
 const back = <Link href="/licenses">← Licenses</Link>;
 
@@ -25,6 +26,7 @@ export function LicensePage({ id }: { id: number }) {
     setNotice(message);
     await client.invalidateQueries({ queryKey: ['license', id] });
     await client.invalidateQueries({ queryKey: ['licenses'] });
+    await client.invalidateQueries({ queryKey: ['audit-events'] });
   };
 
   if (!Number.isInteger(id) || id <= 0) {
@@ -74,9 +76,9 @@ export function LicensePage({ id }: { id: number }) {
       confirmLabel: 'Deactivate site',
       danger: true,
       action: async () => {
-        // The public route, authorised by the license key (docs/licensing.md): the API has no
-        // administrator route for it yet.
-        await post('/licenses/deactivate', { license_key: l.license_key, activation_id: a.id });
+        // The administrator route (docs/licensing.md, section 7): no license key, and it works
+        // even when licensing or customer deactivation is switched off.
+        await post(`/licenses/${l.id}/activations/${a.id}/deactivate`);
         await refresh(`${a.domain} is deactivated.`);
       },
     });
@@ -165,6 +167,7 @@ export function LicensePage({ id }: { id: number }) {
           empty="No site has activated this license yet."
         />
       </section>
+      <History type="license" id={l.id} />
       {confirm.dialog}
     </Page>
   );

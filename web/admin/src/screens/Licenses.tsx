@@ -5,7 +5,7 @@ import { get, query } from '../api';
 import { day, limit } from '../format';
 import type { License, LicenseList } from '../types';
 import { Badge, Page } from '../ui/feedback';
-import { FilterSelect, PagedList } from '../ui/list';
+import { ChoiceSelect, FilterSelect, PagedList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 import { positive, useUrlState } from '../ui/url';
 import { useProductChoices } from './Products';
@@ -48,16 +48,19 @@ export function Licenses() {
   const search = params.get('search') ?? '';
   const status = params.get('status') ?? '';
   const productId = params.get('product_id') ?? '';
+  // The server sorts (docs/licensing.md, section 7); '' is its default, newest first.
+  const sort = params.get('sort') ?? '';
+  const order = params.get('order') ?? '';
   const page = positive(params.get('page'), 1);
   const perPage = positive(params.get('per_page'), 25);
   const products = useProductChoices();
   const searchId = useId();
 
   const list = useQuery({
-    queryKey: ['licenses', { search, status, productId, page, perPage }],
+    queryKey: ['licenses', { search, status, productId, sort, order, page, perPage }],
     queryFn: () =>
       get<LicenseList>(
-        `/licenses${query({ search, status, product_id: productId, page, per_page: perPage })}`,
+        `/licenses${query({ search, status, product_id: productId, sort, order, page, per_page: perPage })}`,
       ).then((l) => ({ rows: l.licenses, total: l.total })),
     placeholderData: keepPreviousData,
   });
@@ -100,6 +103,7 @@ export function Licenses() {
             choices={[
               ['active', 'Active'],
               ['revoked', 'Revoked'],
+              ['expired', 'Expired'],
             ]}
             onChange={(v) => set({ status: v, page: undefined })}
           />
@@ -108,6 +112,28 @@ export function Licenses() {
             value={productId}
             choices={(products.data ?? []).map((p) => [String(p.id), p.name] as const)}
             onChange={(v) => set({ product_id: v, page: undefined })}
+          />
+          <ChoiceSelect
+            label="Sort by"
+            value={sort}
+            choices={[
+              ['', 'Newest first'],
+              ['created_at', 'Issued'],
+              ['usage_expires_at', 'Expires'],
+              ['status', 'Status'],
+              ['product', 'Product'],
+            ]}
+            onChange={(v) => set({ sort: v, page: undefined })}
+          />
+          <ChoiceSelect
+            label="Order"
+            value={order}
+            choices={[
+              ['', 'Default'],
+              ['asc', 'Ascending'],
+              ['desc', 'Descending'],
+            ]}
+            onChange={(v) => set({ order: v, page: undefined })}
           />
         </form>
       </search>

@@ -8,6 +8,7 @@ import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
+import { History } from './Audit';
 import { buyer, money, ORDER_STATUSES } from './Orders';
 
 const back = <Link href="/orders">← Orders</Link>;
@@ -83,6 +84,7 @@ export function OrderPage({ id }: { id: number }) {
     await client.invalidateQueries({ queryKey: ['order', id] });
     await client.invalidateQueries({ queryKey: ['orders'] });
     await client.invalidateQueries({ queryKey: ['licenses'] });
+    await client.invalidateQueries({ queryKey: ['audit-events'] });
   };
   const submit = async () => {
     if (next === o.status) return;
@@ -230,6 +232,7 @@ export function OrderPage({ id }: { id: number }) {
           </>
         )}
       </section>
+      <History type="order" id={id} />
       {confirm.dialog}
     </Page>
   );

@@ -6,6 +6,7 @@ import { get, patch, post } from '../api';
 import type { Product, SoftwareConfig, Variation } from '../types';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
+import { History } from './Audit';
 
 interface VariationRow {
   id: string;
@@ -156,6 +157,7 @@ export function ProductPage({ id }: { id: number | null }) {
     >
       <ProductForm product={p} key={p?.id ?? 'new'} />
       {p ? <SoftwareForm product={p} /> : null}
+      {p ? <History type="product" id={p.id} /> : null}
     </Page>
   );
 }
@@ -194,6 +196,7 @@ function ProductForm({ product }: { product: Product | null }) {
         navigate(`/products/${saved.id}?created=1`);
       }
       await client.invalidateQueries({ queryKey: ['products'] });
+      await client.invalidateQueries({ queryKey: ['audit-events'] });
     } catch (e) {
       setError(e);
     }
@@ -481,6 +484,7 @@ function SoftwareForm({ product }: { product: Product }) {
       });
       client.setQueryData<Product>(['product', product.id], (p) => (p ? { ...p, ...saved } : p));
       await client.invalidateQueries({ queryKey: ['products'] });
+      await client.invalidateQueries({ queryKey: ['audit-events'] });
       setNotice('The software configuration is saved.');
     } catch (e) {
       setError(e);

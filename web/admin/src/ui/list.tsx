@@ -30,6 +30,33 @@ export function FilterSelect({
   );
 }
 
+/** A labelled choice without “Any” (a list's sort and order); the choice goes to the address. */
+export function ChoiceSelect({
+  label,
+  value,
+  choices,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  choices: readonly (readonly [string, string])[];
+  onChange: (value: string) => void;
+}) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        {choices.map(([v, words]) => (
+          <option key={v} value={v}>
+            {words}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 interface Loaded<D> {
   isPending: boolean;
   error: unknown;

@@ -32,7 +32,7 @@ export type ColumnsOf<T extends object> = ColumnDef<typeof features, T, any>[];
 /**
  * A table on TanStack Table. `sortable` sorts in the browser, and is only offered for complete
  * lists (a license's activations, a product's releases): a server-paginated list can only be
- * sorted by the server, which does not offer it yet (docs/admin.md, 'Not yet in the API').
+ * sorted by the server (the Licenses list asks it with `sort` and `order`, docs/admin.md).
  */
 export function DataTable<T extends object>({
   caption,

@@ -1,0 +1,156 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link } from 'wouter';
+import { getPage, query } from '../api';
+import { when } from '../format';
+import type { AuditEvent } from '../types';
+import { ErrorNote, Loading, Page } from '../ui/feedback';
+import { FilterSelect, PagedList } from '../ui/list';
+import { columnsFor, DataTable } from '../ui/table';
+import { positive, useUrlState } from '../ui/url';
+
+const ENTITY_TYPES = [
+  ['license', 'License'],
+  ['product', 'Product'],
+  ['release', 'Release'],
+  ['order', 'Order'],
+  ['coupon', 'Coupon'],
+  ['settings', 'Settings'],
+] as const;
+
+/** The console's page for an audited object; a release has none of its own (it is under its product). */
+function entityHref(type: string, id: number): string | null {
+  switch (type) {
+    case 'license':
+      return `/licenses/${id}`;
+    case 'product':
+      return `/products/${id}`;
+    case 'order':
+      return `/orders/${id}`;
+    case 'coupon':
+      return `/coupons/${id}`;
+    case 'settings':
+      return '/settings';
+    default:
+      return null;
+  }
+}
+
+function Entity({ type, id }: { type: string; id: number }) {
+  const words = type === 'settings' ? 'Settings' : `${type} #${id}`;
+  const href = entityHref(type, id);
+  return href ? <Link href={href}>{words}</Link> : <span>{words}</span>;
+}
+
+const shown = (v: unknown): string =>
+  v === null || v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v);
+
+/** Each changed field, its value before and after (docs/admin.md, 'Audit trail'). */
+function Changes({ changes }: { changes: AuditEvent['changes'] }) {
+  const fields = Object.entries(changes ?? {});
+  if (fields.length === 0) return <span className="muted">—</span>;
+  return (
+    <ul className="changes">
+      {fields.map(([field, c]) => (
+        <li key={field}>
+          <code>{field}</code>: {shown(c?.before)} → {shown(c?.after)}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+const col = columnsFor<AuditEvent>();
+const whoWhen = [
+  col.accessor('created_at', { header: 'When', cell: (c) => when(c.getValue()) }),
+  col.accessor((e) => e.actor.email, { id: 'actor', header: 'Who' }),
+];
+const rest = [
+  col.accessor('action', { header: 'Action', cell: (c) => <code>{c.getValue()}</code> }),
+  col.accessor('changes', { header: 'Changes', cell: (c) => <Changes changes={c.getValue()} /> }),
+];
+const columns = [
+  ...whoWhen,
+  col.accessor('entity_type', {
+    header: 'What',
+    cell: (c) => <Entity type={c.getValue()} id={c.row.original.entity_id} />,
+  }),
+  ...rest,
+];
+const historyColumns = [...whoWhen, ...rest];
+
+/** Audit: every administrator change, newest first, by entity type (GET /v1/audit-events). */
+export function Audit() {
+  const [params, set] = useUrlState();
+  const entityType = params.get('entity_type') ?? '';
+  const page = positive(params.get('page'), 1);
+  const perPage = Math.min(positive(params.get('per_page'), 50), 100);
+
+  const list = useQuery({
+    queryKey: ['audit-events', { entityType, page, perPage }],
+    queryFn: () =>
+      getPage<AuditEvent>(`/audit-events${query({ entity_type: entityType, page, per_page: perPage })}`),
+    placeholderData: keepPreviousData,
+  });
+
+  return (
+    <Page title="Audit">
+      <search aria-label="Filter the audit trail">
+        <form className="filters" onSubmit={(e) => e.preventDefault()}>
+          <FilterSelect
+            label="Entity type"
+            value={entityType}
+            choices={ENTITY_TYPES}
+            onChange={(v) => set({ entity_type: v, page: undefined })}
+          />
+        </form>
+      </search>
+      <PagedList
+        what="Audit events"
+        list={list}
+        columns={columns}
+        rowKey={(e) => String(e.id)}
+        empty={entityType ? 'No change of this kind is recorded.' : 'No change is recorded yet.'}
+        page={page}
+        perPage={perPage}
+        set={set}
+      />
+    </Page>
+  );
+}
+
+/**
+ * An object's own history on its page: its latest changes, and a link to the Audit screen for the
+ * rest of that entity type.
+ */
+export function History({ type, id }: { type: 'license' | 'product' | 'order'; id: number }) {
+  const events = useQuery({
+    queryKey: ['audit-events', { type, id }],
+    queryFn: () =>
+      getPage<AuditEvent>(`/audit-events${query({ entity_type: type, entity_id: id, per_page: 20 })}`),
+  });
+  return (
+    <section aria-labelledby="history">
+      <h2 id="history">History</h2>
+      <ErrorNote error={events.error} />
+      {events.isPending ? (
+        <Loading what="the history" />
+      ) : events.data ? (
+        <>
+          <DataTable
+            caption="Recorded changes"
+            columns={historyColumns}
+            data={events.data.rows}
+            rowKey={(e) => String(e.id)}
+            empty="No change by an administrator is recorded."
+          />
+          {events.data.total > events.data.rows.length ? (
+            <p className="muted">
+              The latest {events.data.rows.length} of {events.data.total} changes.{' '}
+              <Link href={`/audit${query({ entity_type: type })}`}>All {type} changes</Link>
+            </p>
+          ) : null}
+        </>
+      ) : null}
+    </section>
+  );
+}
