@@ -262,14 +262,9 @@ describe('PATCH /licenses/{id}', () => {
 });
 
 describe('GET /licenses', () => {
-  it('pages, filters and searches key, customer email and name; total counts all matches', async () => {
-    const c = await createCustomer(t, 'searchable.person@example.net');
-    await db()
-      .updateTable('users')
-      .set({ first_name: 'Ada', last_name: 'Lovelace' })
-      .where('id', '=', c.id)
-      .execute();
-    const p = await createProduct(t, { name: 'Unique Searchable Widget' }, { via: 'database' });
+  it('pages and filters; total counts all matches', async () => {
+    const c = await createCustomer(t, 'paged.person@example.net');
+    const p = await createProduct(t, { name: 'Paged Widget' }, { via: 'database' });
     const created = [];
     for (let i = 0; i < 3; i++) created.push(await createLicense(t, { product_id: p.id, user_id: c.id }));
     await admin(t, 'DELETE', `/licenses/${created[0]!.id}`);
@@ -286,16 +281,73 @@ describe('GET /licenses', () => {
 
     expect((await admin(t, 'GET', `/licenses?user_id=${c.id}&status=revoked`)).json().total).toBe(1);
     expect((await admin(t, 'GET', `/licenses?user_id=${c.id}&status=active`)).json().total).toBe(2);
-    expect((await admin(t, 'GET', '/licenses?search=SEARCHABLE.PERSON')).json().total).toBe(3);
-    expect((await admin(t, 'GET', '/licenses?search=ada%20lovelace')).json().total).toBe(3);
-    expect((await admin(t, 'GET', '/licenses?search=searchable%20widget')).json().total).toBe(3);
-    const byKey = (
-      await admin(t, 'GET', `/licenses?search=${created[1]!.license_key.slice(6, 17).toLowerCase()}`)
-    ).json();
-    expect(byKey.licenses.map((l: { id: number }) => l.id)).toEqual([created[1]!.id]);
-    // LIKE wildcards in the search are literal characters.
-    expect((await admin(t, 'GET', '/licenses?search=%25')).json().total).toBe(0);
-    expect((await admin(t, 'GET', '/licenses?search=_')).json().total).toBe(0);
+    expect(
+      (await admin(t, 'GET', `/licenses?user_id=${c.id}&status=active&search=paged.person`)).json().total,
+    ).toBe(2);
+  });
+
+  it('searches the whole key or its last characters, the start of an email or a domain, an installation id', async () => {
+    const c = await createCustomer(t, 'searchable.person@example.net');
+    const other = await createCustomer(t, 'someone.else@example.net');
+    const p = await createProduct(
+      t,
+      { name: 'Unique Searchable Widget', activation_limit: 5 },
+      { via: 'database' },
+    );
+    const mine = [];
+    for (let i = 0; i < 3; i++) mine.push(await createLicense(t, { product_id: p.id, user_id: c.id }));
+    const theirs = await createLicense(t, { product_id: p.id, user_id: other.id });
+    const custom = await createLicense(t, {
+      product_id: p.id,
+      user_id: other.id,
+      license_key: 'custom-key_x.0042',
+    });
+    // Its last characters differ only where the other key has LIKE's one-character wildcard.
+    await createLicense(t, { product_id: p.id, user_id: other.id, license_key: 'custom-keyyx.0042' });
+    const site = identity('shop.searchable-site.example');
+    expect(
+      (await post(t, '/licenses/activate', { license_key: mine[1]!.license_key, ...site })).statusCode,
+    ).toBe(200);
+    const ids = async (term: string) =>
+      (await admin(t, 'GET', `/licenses?search=${encodeURIComponent(term)}`))
+        .json()
+        .licenses.map((l: { id: number }) => l.id)
+        .sort((a: number, b: number) => a - b);
+
+    // The customer's email, from its start, in any case; not from its middle.
+    expect(await ids('SEARCHABLE.PERSON')).toEqual(mine.map((l) => l.id));
+    expect(await ids('searchable.person@example.net')).toEqual(mine.map((l) => l.id));
+    expect(await ids('person@example.net')).toEqual([]);
+    // The whole key, in any case, and its last characters (at least four, dash included).
+    const key = mine[2]!.license_key;
+    expect(await ids(key)).toEqual([mine[2]!.id]);
+    expect(await ids(key.toLowerCase())).toEqual([mine[2]!.id]);
+    expect(await ids(key.slice(-4).toLowerCase())).toEqual([mine[2]!.id]);
+    expect(await ids(key.slice(-7))).toEqual([mine[2]!.id]);
+    expect(await ids(theirs.license_key.slice(-9))).toEqual([theirs.id]);
+    // A piece from the middle of the key is not its end.
+    expect(await ids(key.slice(6, 17))).toEqual([]);
+    // A site: the start of its domain, as a URL or a host, or its installation id.
+    expect(await ids('https://shop.searchable-site.example/wp-admin/')).toEqual([mine[1]!.id]);
+    expect(await ids('shop.searchable')).toEqual([mine[1]!.id]);
+    expect(await ids(site.installation_id)).toEqual([mine[1]!.id]);
+    expect(await ids(site.installation_id.toUpperCase())).toEqual([mine[1]!.id]);
+    // Wildcards of LIKE and GLOB are literal characters.
+    expect(await ids('custom-key_x.0042')).toEqual([custom.id]);
+    expect(await ids('_x.0042')).toEqual([custom.id]);
+    expect(await ids('%x.0042')).toEqual([]);
+    expect(await ids('%')).toEqual([]);
+    expect(await ids('_')).toEqual([]);
+    expect(await ids('*')).toEqual([]);
+    expect(await ids('s*')).toEqual([]);
+    expect(await ids("' or 1=1 --")).toEqual([]);
+    // Combined with the other filters.
+    expect(
+      (await admin(t, 'GET', `/licenses?search=searchable.person&product_id=${p.id}`)).json().total,
+    ).toBe(3);
+    expect(
+      (await admin(t, 'GET', `/licenses?search=searchable.person&user_id=${other.id}`)).json().total,
+    ).toBe(0);
   });
 
   it('bad query parameters get 400 codes', async () => {

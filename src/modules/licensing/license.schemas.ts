@@ -92,7 +92,11 @@ export const LICENSE_SORTS = ['id', 'created_at', 'usage_expires_at', 'status', 
 export const ListQuery = Type.Object(
   {
     search: Type.Optional(
-      PlainText({ maxLength: 200, description: 'In key, customer email and name, product name' }),
+      PlainText({
+        maxLength: 200,
+        description:
+          'The whole key or its last 4 or more characters, the start of the customer email or of a site domain, an installation id',
+      }),
     ),
     status: Type.Optional(
       Type.Enum(['active', 'revoked', 'expired'], {

@@ -4,11 +4,19 @@ import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { type Actor, diff, maskKey } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
+import { normaliseDomain } from '../identity/domain.js';
+import { isInstallationId } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import { step, transactionSteps } from './db-steps.js';
 import { parseTimestamp } from './entitlements.js';
-import type { LicenseFilter, LicensePatch, LicenseRepository, LicenseSort } from './license.repository.js';
+import type {
+  LicenseFilter,
+  LicensePatch,
+  LicenseRepository,
+  LicenseSearch,
+  LicenseSort,
+} from './license.repository.js';
 import { type ActivationView, activationView, type LicenseView, licenseView } from './license.view.js';
 import { generateLicenseKey } from './license-key.js';
 import type { LicenseRecord } from './licensing.model.js';
@@ -67,6 +75,25 @@ export interface LicenseListQuery {
   order?: 'asc' | 'desc';
 }
 
+/**
+ * What a search term may name (docs/licensing.md, '7. For store administrators'): the whole key or
+ * its last four or more characters, the start of the customer's email, the start of a site's
+ * domain (as typed, a URL or a host, normalised as activations store it), or an installation id.
+ */
+function searchTerms(term: string): LicenseSearch {
+  const lower = term.toLowerCase();
+  const search: LicenseSearch = { keys: [...new Set([term, term.toUpperCase()])], emailPrefix: lower };
+  if (lower.length >= 4 && KEY_CHARACTERS.test(lower)) search.keyTail = lower;
+  if (isInstallationId(lower)) search.installationId = lower;
+  try {
+    search.domainPrefix = normaliseDomain(term);
+  } catch {
+    // Not a host: no site is searched for.
+  }
+  return search;
+}
+const KEY_CHARACTERS = /^[a-z0-9._-]+$/;
+
 /** A list bound in the stored form of usage_expires_at, so that it compares as text. */
 function listTime(param: string, text: string): string {
   const d = parseTimestamp(text);
@@ -120,7 +147,9 @@ export class LicenseService {
   async list(query: LicenseListQuery, page: number, perPage: number) {
     const now = this.clock.now();
     const { sort = 'id', order, status, expires_before, expires_after, ...rest } = query;
-    const filter: LicenseFilter = { ...rest };
+    const { search, ...filters } = rest;
+    const filter: LicenseFilter = { ...filters };
+    if (search !== undefined && search.trim() !== '') filter.search = searchTerms(search.trim());
     // Expired is computed, not stored: by the one clock, so the test clock applies.
     if (status === 'expired') filter.expired_by = rfc3339(now);
     else if (status) filter.status = status;

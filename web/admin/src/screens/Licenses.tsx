@@ -92,7 +92,7 @@ export function Licenses() {
                 type="search"
                 defaultValue={search}
                 key={search}
-                placeholder="Key, customer email or name, product"
+                placeholder="Key or its end, email, domain, installation id"
               />
             </div>
             <button type="submit">Search</button>
