@@ -156,11 +156,30 @@ describe.skipIf(skipBrowserTests)("the console's vault screens in a real browser
   }, 120_000);
 
   it('storage: status, and key rotation after confirmation with its outcome; accessible at both widths', async () => {
+    // An encrypted release, so that the store has a key (generated on the first encrypted upload).
+    const sealed = await api<{ id: number }>('POST', '/products', { name: 'Sealed', price: '5.00' });
+    expect(
+      (
+        await api('POST', `/software/products/${sealed.body.id}/config`, {
+          slug: 'sealed',
+          software_enabled: 'yes',
+          storage_driver: 'local_encrypted',
+        })
+      ).status,
+    ).toBe(200);
+    await uploadRelease(sealed.body.id, '2.0.0');
     await page.goto(`${server.url}/admin/storage`);
     await page.getByRole('heading', { level: 1, name: 'Storage' }).waitFor();
     await page.getByRole('heading', { level: 2, name: 'Vault' }).waitFor();
-    const status = (await api<{ vault: { path: string } }>('GET', '/software/storage/status')).body;
-    await page.getByText(status.vault.path).waitFor();
+    const status = (
+      await api<{ vault: { path: string }; encryption: { key_id: string } }>(
+        'GET',
+        '/software/storage/status',
+      )
+    ).body;
+    expect(status.encryption.key_id).toMatch(/^[0-9a-f]+$/);
+    await page.getByText(status.vault.path, { exact: true }).waitFor();
+    await page.getByText(status.encryption.key_id, { exact: true }).waitFor();
 
     await page.getByRole('button', { name: 'Re-seal with the current key' }).click();
     const dialog = page.getByRole('dialog');

@@ -47,6 +47,44 @@ async function expectAdministratorsOnly(url: string, payload: object, read: () =
   expect(await read()).toEqual(before);
 }
 
+describe('creating and deleting a rate or a zone is recorded too', () => {
+  it('create and delete: one event each; a refused create or delete records nothing', async () => {
+    const rate = await adminOk<{ id: number }>(t, 'POST', '/tax-rates', {
+      country: 'FR',
+      rate: '20',
+      name: 'TVA',
+    });
+    expect(await history('tax_rate', rate.id)).toMatchObject([
+      {
+        action: 'create',
+        changes: { name: { before: null, after: 'TVA' }, rate: { before: null, after: '20.0000' } },
+      },
+    ]);
+    expectError(
+      await admin(t, 'POST', '/tax-rates', { country: 'FR', rate: '200', name: 'x' }),
+      400,
+      'invalid_tax_rate',
+    );
+    await adminOk(t, 'DELETE', `/tax-rates/${rate.id}`);
+    expectError(await admin(t, 'DELETE', `/tax-rates/${rate.id}`), 404, 'tax_rate_not_found');
+    const rateEvents = await history('tax_rate', rate.id);
+    expect(rateEvents.map((e) => e.action)).toEqual(['delete', 'create']);
+    expect(rateEvents[0]!.changes).toEqual({ name: { before: 'TVA', after: null } });
+
+    const zone = await adminOk<{ id: number }>(t, 'POST', '/shipping-zones', {
+      name: 'Islands',
+      regions: [{ country: 'IS' }],
+      methods: [],
+    });
+    await adminOk(t, 'DELETE', `/shipping-zones/${zone.id}`);
+    expectError(await admin(t, 'DELETE', `/shipping-zones/${zone.id}`), 404, 'shipping_zone_not_found');
+    const zoneEvents = await history('shipping_zone', zone.id);
+    expect(zoneEvents.map((e) => e.action)).toEqual(['delete', 'create']);
+    expect(zoneEvents[1]!.changes.regions).toEqual({ before: null, after: [{ country: 'IS', state: '' }] });
+    expect(zoneEvents[0]!.changes).toEqual({ name: { before: 'Islands', after: null } });
+  });
+});
+
 describe('PATCH /v1/tax-rates/{id}', () => {
   let id: number;
   const read = async () =>

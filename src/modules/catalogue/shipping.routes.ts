@@ -23,7 +23,7 @@ export async function shippingRoutes(app: App, opts: { shipping: ShippingService
         response: { 201: ShippingZoneResponse, ...errors(400, 401, 403) },
       },
     },
-    async (request, reply) => reply.status(201).send(await shipping.create(request.body)),
+    async (request, reply) => reply.status(201).send(await shipping.create(request.body, actorOf(request))),
   );
 
   app.get(
@@ -67,7 +67,7 @@ export async function shippingRoutes(app: App, opts: { shipping: ShippingService
       },
     },
     async (request) => {
-      await shipping.delete(request.params.id);
+      await shipping.delete(request.params.id, actorOf(request));
       return { success: true };
     },
   );

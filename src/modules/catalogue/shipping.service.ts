@@ -49,14 +49,18 @@ export class ShippingService {
     return (await this.repo.list()).map(toZone);
   }
 
-  async create(input: ShippingZoneBody): Promise<ShippingZone> {
+  async create(input: ShippingZoneBody, actor?: Actor): Promise<ShippingZone> {
     const amount = await this.amounts();
-    const row = await this.repo.insert({
+    const values = {
       name: input.name,
       regions: JSON.stringify(regionsOf(input.regions)),
       methods: JSON.stringify(methodsOf(input.methods, amount)),
+    };
+    return withTransaction(this.database, async (tx) => {
+      const zone = toZone(await this.repo.insert(values, tx));
+      await this.recordIn(actor, zone.id, 'create', diff({}, asRecord(zone), ZONE_FIELDS), tx);
+      return zone;
     });
-    return toZone(row);
   }
 
   /**
@@ -76,13 +80,7 @@ export class ShippingService {
       if (!updated) throw new ApiError('shipping_zone_not_found');
       const before = toZone(row);
       const after = toZone(updated);
-      await this.recordIn(
-        actor,
-        id,
-        'update',
-        diff(asRecord(before), asRecord(after), ['name', 'regions', 'methods']),
-        tx,
-      );
+      await this.recordIn(actor, id, 'update', diff(asRecord(before), asRecord(after), ZONE_FIELDS), tx);
       return after;
     });
   }
@@ -99,11 +97,17 @@ export class ShippingService {
     };
   }
 
-  async delete(id: number): Promise<void> {
-    if (!(await this.repo.delete(id))) throw new ApiError('shipping_zone_not_found');
+  async delete(id: number, actor?: Actor): Promise<void> {
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.find(id, tx);
+      if (!row || !(await this.repo.delete(id, tx))) throw new ApiError('shipping_zone_not_found');
+      await this.recordIn(actor, id, 'delete', { name: { before: row.name, after: null } }, tx);
+    });
   }
 }
 
+/** The fields an administrator sets (the audit trail's before and after). */
+const ZONE_FIELDS = ['name', 'regions', 'methods'];
 const asRecord = (zone: ShippingZone) => zone as unknown as Record<string, unknown>;
 
 function regionsOf(regions: ShippingZoneBody['regions']): ShippingZone['regions'] {

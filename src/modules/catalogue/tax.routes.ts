@@ -26,7 +26,7 @@ export async function taxRoutes(app: App, opts: { tax: TaxService }) {
         response: { 201: TaxRateResponse, ...errors(400, 401, 403) },
       },
     },
-    async (request, reply) => reply.status(201).send(await tax.create(request.body)),
+    async (request, reply) => reply.status(201).send(await tax.create(request.body, actorOf(request))),
   );
 
   app.get(
@@ -71,7 +71,7 @@ export async function taxRoutes(app: App, opts: { tax: TaxService }) {
       },
     },
     async (request) => {
-      await tax.delete(request.params.id);
+      await tax.delete(request.params.id, actorOf(request));
       return { success: true };
     },
   );

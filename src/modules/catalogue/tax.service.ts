@@ -41,8 +41,13 @@ export class TaxService {
     return (await this.repo.list()).map(toTaxRate);
   }
 
-  async create(input: TaxRateBody): Promise<TaxRate> {
-    return toTaxRate(await this.repo.insert(normalise(input)));
+  async create(input: TaxRateBody, actor?: Actor): Promise<TaxRate> {
+    const values = normalise(input);
+    return withTransaction(this.database, async (tx) => {
+      const rate = toTaxRate(await this.repo.insert(values, tx));
+      await this.recordIn(actor, rate.id, 'create', diff({}, editable(rate)), tx);
+      return rate;
+    });
   }
 
   /**
@@ -63,8 +68,12 @@ export class TaxService {
     });
   }
 
-  async delete(id: number): Promise<void> {
-    if (!(await this.repo.delete(id))) throw new ApiError('tax_rate_not_found');
+  async delete(id: number, actor?: Actor): Promise<void> {
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.find(id, tx);
+      if (!row || !(await this.repo.delete(id, tx))) throw new ApiError('tax_rate_not_found');
+      await this.recordIn(actor, id, 'delete', diff(editable(toTaxRate(row)), {}, ['name']), tx);
+    });
   }
 }
 

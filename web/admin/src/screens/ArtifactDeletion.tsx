@@ -168,7 +168,7 @@ export function ArtifactDeletion({
             {preview.totals.outstanding_tokens === 1 ? 'link' : 'links'} still handed out stop working.
           </p>
           {preview.targets.map((t) => (
-            <dl className="facts" key={t.artifact_id}>
+            <dl className="facts aligned" key={t.artifact_id}>
               <dt>File</dt>
               <dd>
                 {t.file_name ?? '—'} (artifact {t.artifact_id}, {t.storage_driver})
@@ -196,7 +196,7 @@ export function ArtifactDeletion({
               <dd>{t.outstanding_tokens}</dd>
             </dl>
           ))}
-          <dl className="facts">
+          <dl className="facts aligned">
             <dt>Fingerprint</dt>
             <dd>
               <code className="hash sha" data-testid="fingerprint">

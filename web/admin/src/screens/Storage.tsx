@@ -108,7 +108,7 @@ export function Storage() {
                 Move it out (<code>VAULT_DIR</code>).
               </p>
             ) : null}
-            <dl className="facts">
+            <dl className="facts aligned">
               <dt>Path</dt>
               <dd>
                 <code>{s.vault.path}</code>
@@ -148,7 +148,7 @@ export function Storage() {
           </section>
           <section className="card" aria-labelledby="key-title">
             <h2 id="key-title">Encryption key</h2>
-            <dl className="facts">
+            <dl className="facts aligned">
               <dt>Algorithm</dt>
               <dd>{s.encryption.algorithm}</dd>
               <dt>Key</dt>
