@@ -20,7 +20,16 @@ export function actorOf(request: FastifyRequest): Actor {
 export type Changes = Record<string, { before: unknown; after: unknown }>;
 
 /** The entities whose changes are recorded. */
-export type EntityType = 'license' | 'product' | 'release' | 'settings' | 'order' | 'coupon';
+export type EntityType =
+  | 'license'
+  | 'product'
+  | 'release'
+  | 'artifact'
+  | 'settings'
+  | 'order'
+  | 'coupon'
+  | 'tax_rate'
+  | 'shipping_zone';
 
 /** What a service hands to the trail, inside the change's own transaction. */
 export interface AuditEntry {

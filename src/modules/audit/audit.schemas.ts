@@ -2,7 +2,17 @@ import { type Static, Type } from 'typebox';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
 
-export const ENTITY_TYPES = ['license', 'product', 'release', 'settings', 'order', 'coupon'] as const;
+export const ENTITY_TYPES = [
+  'license',
+  'product',
+  'release',
+  'artifact',
+  'settings',
+  'order',
+  'coupon',
+  'tax_rate',
+  'shipping_zone',
+] as const;
 
 export const AuditQuery = Type.Object(
   {

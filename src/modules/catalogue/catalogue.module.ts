@@ -22,7 +22,7 @@ export function createCatalogue(deps: {
   database: Database;
   clock: Clock;
   settings: SettingsService;
-  /** Records the administrator's changes to products (docs/admin.md, 'Audit trail'). */
+  /** Records the administrator's changes (docs/admin.md, 'Audit trail'). */
   audit: AuditService;
 }): CatalogueService {
   const { database, clock, settings } = deps;
@@ -36,8 +36,17 @@ export function createCatalogue(deps: {
       database,
       deps.audit,
     ),
-    taxRates: new TaxService(new RulesRepository(database.db, 'tax_rates', ['priority', 'id'])),
-    shipping: new ShippingService(new RulesRepository(database.db, 'shipping_zones', ['id']), settings),
+    taxRates: new TaxService(
+      new RulesRepository(database.db, 'tax_rates', ['priority', 'id']),
+      database,
+      deps.audit,
+    ),
+    shipping: new ShippingService(
+      new RulesRepository(database.db, 'shipping_zones', ['id']),
+      settings,
+      database,
+      deps.audit,
+    ),
     gateways: new GatewaysService(new GatewaysRepository(database.db)),
   });
 }

@@ -1,13 +1,13 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { on, type Tx } from '../../db/transaction.js';
 import type { CatalogueTables } from './catalogue.tables.js';
 
-/** The store's rule lists that are read whole and edited by adding and deleting rows. */
+/** The store's rule lists: read whole, edited a row at a time. */
 type RuleTable = 'tax_rates' | 'shipping_zones';
 export type RuleRow<T extends RuleTable> = Selectable<CatalogueTables[T]>;
 
-/** Tax rates and shipping zones share their three queries; each list keeps its own order. */
+/** Tax rates and shipping zones share their queries; each list keeps its own order. */
 export class RulesRepository<T extends RuleTable> {
   constructor(
     private readonly db: Kysely<DB>,
@@ -29,6 +29,24 @@ export class RulesRepository<T extends RuleTable> {
       .values(values as Insertable<CatalogueTables[RuleTable]>)
       .returningAll()
       .executeTakeFirstOrThrow()) as RuleRow<T>;
+  }
+
+  async find(id: number, tx?: Tx): Promise<RuleRow<T> | undefined> {
+    return (await on(this.db, tx)
+      .selectFrom(this.table as RuleTable)
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst()) as RuleRow<T> | undefined;
+  }
+
+  /** The row as updated, or undefined when there is none. */
+  async update(id: number, values: Updateable<CatalogueTables[T]>, tx?: Tx): Promise<RuleRow<T> | undefined> {
+    return (await on(this.db, tx)
+      .updateTable(this.table as RuleTable)
+      .set(values as Updateable<CatalogueTables[RuleTable]>)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()) as RuleRow<T> | undefined;
   }
 
   async delete(id: number, tx?: Tx): Promise<boolean> {

@@ -2,8 +2,9 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import { NoQuery, Success } from './catalogue.schemas.js';
-import { ShippingZoneBody, ShippingZoneResponse } from './shipping.schemas.js';
+import { ShippingZoneBody, ShippingZonePatchBody, ShippingZoneResponse } from './shipping.schemas.js';
 import type { ShippingService } from './shipping.service.js';
 
 const tags = ['shipping'];
@@ -22,7 +23,7 @@ export async function shippingRoutes(app: App, opts: { shipping: ShippingService
         response: { 201: ShippingZoneResponse, ...errors(400, 401, 403) },
       },
     },
-    async (request, reply) => reply.status(201).send(await shipping.create(request.body)),
+    async (request, reply) => reply.status(201).send(await shipping.create(request.body, actorOf(request))),
   );
 
   app.get(
@@ -39,6 +40,21 @@ export async function shippingRoutes(app: App, opts: { shipping: ShippingService
     () => shipping.list(),
   );
 
+  app.patch(
+    '/shipping-zones/:id',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary: 'Change a shipping zone: its name, or its regions or methods replaced whole',
+        params: IdParams,
+        body: ShippingZonePatchBody,
+        response: { 200: ShippingZoneResponse, ...errors(400, 401, 403, 404) },
+      },
+    },
+    (request) => shipping.update(request.params.id, request.body, actorOf(request)),
+  );
+
   app.delete(
     '/shipping-zones/:id',
     {
@@ -51,7 +67,7 @@ export async function shippingRoutes(app: App, opts: { shipping: ShippingService
       },
     },
     async (request) => {
-      await shipping.delete(request.params.id);
+      await shipping.delete(request.params.id, actorOf(request));
       return { success: true };
     },
   );

@@ -3,32 +3,37 @@ import { PlainText } from '../../http/schemas.js';
 import { Money, Nullable } from './catalogue.schemas.js';
 import { CountryCode } from './tax.schemas.js';
 
-export const ShippingZoneBody = Type.Object(
-  {
-    name: PlainText({ minLength: 1, maxLength: 200 }),
-    regions: Type.Array(
-      Type.Object(
-        { country: CountryCode, state: Type.Optional(PlainText({ maxLength: 100 })) },
-        { additionalProperties: false },
-      ),
-      { minItems: 1, maxItems: 500 },
+const shippingZoneFields = {
+  name: PlainText({ minLength: 1, maxLength: 200 }),
+  regions: Type.Array(
+    Type.Object(
+      { country: CountryCode, state: Type.Optional(PlainText({ maxLength: 100 })) },
+      { additionalProperties: false },
     ),
-    methods: Type.Array(
-      Type.Object(
-        {
-          method_id: Type.Enum(['flat_rate', 'free_shipping', 'local_pickup']),
-          title: PlainText({ minLength: 1, maxLength: 200 }),
-          cost: Type.Optional(Money),
-          min_amount: Type.Optional(Money),
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: 20 },
+    { minItems: 1, maxItems: 500 },
+  ),
+  methods: Type.Array(
+    Type.Object(
+      {
+        method_id: Type.Enum(['flat_rate', 'free_shipping', 'local_pickup']),
+        title: PlainText({ minLength: 1, maxLength: 200 }),
+        cost: Type.Optional(Money),
+        min_amount: Type.Optional(Money),
+      },
+      { additionalProperties: false },
     ),
-  },
-  { additionalProperties: false },
-);
+    { maxItems: 20 },
+  ),
+};
+
+export const ShippingZoneBody = Type.Object(shippingZoneFields, { additionalProperties: false });
 export type ShippingZoneBody = Static<typeof ShippingZoneBody>;
+
+/** Any of the create fields, checked as on create; a list given replaces the stored one. */
+export const ShippingZonePatchBody = Type.Partial(Type.Object(shippingZoneFields), {
+  additionalProperties: false,
+});
+export type ShippingZonePatchBody = Static<typeof ShippingZonePatchBody>;
 
 export const ShippingZoneResponse = Type.Object({
   id: Type.Integer(),

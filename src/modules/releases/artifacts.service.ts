@@ -8,6 +8,8 @@ import type { Database } from '../../db/database.js';
 import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { uuid } from '../../random.js';
+import type { Actor } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { Inspector } from './inspect.js';
 import { type ArtifactRow, checkVersion, compareWithTemplate, type TemplateCheck } from './releases.model.js';
@@ -59,6 +61,8 @@ export class ArtifactsService {
     private readonly catalogue: CatalogueService,
     private readonly clock: Clock,
     private readonly opts: { maxUploadBytes: number; publicOrigin: () => string; envKeySet: boolean },
+    /** Records the administrator's key rotation (docs/admin.md, 'Audit trail'). */
+    private readonly audit: AuditService,
   ) {}
 
   // ---- the legacy catalogue's public folder ----
@@ -301,9 +305,11 @@ export class ArtifactsService {
   /**
    * Re-seals every encrypted artifact not on the current key (after VAULT_KEY changed and the
    * old key went to VAULT_PREVIOUS_KEYS). Each file is replaced in one rename after its new copy
-   * verified; a failure leaves that file as it was and is reported.
+   * verified; a failure leaves that file as it was and is reported. Each re-sealed artifact's new
+   * key id is stored and recorded in the audit trail in one transaction: the key ids (hash
+   * prefixes, docs/releases.md) and never a key.
    */
-  async rotateKey() {
+  async rotateKey(actor?: Actor) {
     const { keyId } = await this.storage.keyring.currentKey();
     const results: { artifact_id: number; from_key_id: string | null; ok: boolean; error?: string }[] = [];
     for (const a of await this.repo.listArtifactsByDriver('local_encrypted')) {
@@ -311,10 +317,24 @@ export class ArtifactsService {
       try {
         const out = await this.storage.encrypted.reseal(refOf(a));
         if (out.storedSize !== encryptedSize(Number(a.file_size))) throw new IntegrityError('size_mismatch');
-        await this.repo.updateArtifact(a.id, {
-          key_id: out.keyId,
-          stored_size: out.storedSize,
-          updated_at: iso(this.clock.now()),
+        await withTransaction(this.database, async (tx) => {
+          await this.repo.updateArtifact(
+            a.id,
+            { key_id: out.keyId, stored_size: out.storedSize, updated_at: iso(this.clock.now()) },
+            tx,
+          );
+          if (actor && out.keyId !== a.key_id) {
+            await this.audit.record(
+              actor,
+              {
+                entity_type: 'artifact',
+                entity_id: a.id,
+                action: 'rotate_key',
+                changes: { key_id: { before: a.key_id, after: out.keyId } },
+              },
+              tx,
+            );
+          }
         });
         results.push({ artifact_id: a.id, from_key_id: a.key_id, ok: true });
       } catch (e) {

@@ -4,6 +4,8 @@ import { type Tx, withTransaction } from '../../db/transaction.js';
 import { runFlow } from '../../flow.js';
 import { ApiError, type ErrorCode, isErrorCode } from '../../http/errors.js';
 import { sha256, uuid } from '../../random.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { ArtifactRow, DeletionRow, ReleaseRow } from './releases.model.js';
 import type { ReleasesRepository } from './releases.repository.js';
@@ -29,7 +31,8 @@ interface DeletionFlow {
   ids: number[];
   opId: string;
   now: string;
-  actorId: number | null;
+  /** The administrator who asked; the deletion is recorded in the audit trail in its transaction. */
+  actor: Actor | undefined;
   job: DeletionRow | null;
 }
 
@@ -58,6 +61,7 @@ export class DeletionsService {
     private readonly releases: ReleasesService,
     private readonly catalogue: CatalogueService,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   private async resolve(
@@ -149,7 +153,7 @@ export class DeletionsService {
     return presentImpact(impact);
   }
 
-  async execute(productId: number, body: DeletionExecuteBody, actorId: number | null, crossCode?: ErrorCode) {
+  async execute(productId: number, body: DeletionExecuteBody, actor?: Actor, crossCode?: ErrorCode) {
     const { acknowledgement, fingerprint } = body;
     if (!acknowledgement || !fingerprint) {
       // Validate the targets first so a malformed request says what is wrong with it.
@@ -170,7 +174,7 @@ export class DeletionsService {
       ids: impact.targets.map((t) => t.artifact.id),
       opId: uuid(),
       now: iso(this.clock.now()),
-      actorId,
+      actor,
       job: null,
     };
     await runFlow<DeletionFlow>(
@@ -212,10 +216,46 @@ export class DeletionsService {
     for (const r of releases) {
       if (r.status === 'published') {
         await this.releases.withdrawIn(r, 'artifact_deleted', flow.now, tx);
+        await this.recordIn(
+          flow,
+          'release',
+          r.id,
+          'withdraw',
+          {
+            before: { status: r.status, is_current: r.is_current },
+            after: { status: 'withdrawn', is_current: 0 },
+          },
+          tx,
+        );
       } else if (r.is_current === 1) {
         // Not published but flagged current: it only loses the flag.
         await this.repo.updateRelease(r.id, { is_current: 0, updated_at: flow.now }, tx);
+        await this.recordIn(
+          flow,
+          'release',
+          r.id,
+          'update',
+          {
+            before: { is_current: 1 },
+            after: { is_current: 0 },
+          },
+          tx,
+        );
       }
+    }
+    for (const t of flow.impact.targets) {
+      // As a coupon's delete records its code: the file name goes, so the entry says which file.
+      await this.recordIn(
+        flow,
+        'artifact',
+        t.artifact.id,
+        'delete',
+        {
+          before: { state: t.artifact.state, deletion_op: null, file_name: t.artifact.file_name },
+          after: { state: 'delete_pending', deletion_op: flow.opId, file_name: null },
+        },
+        tx,
+      );
     }
     await this.repo.insertDeletion(
       {
@@ -227,13 +267,27 @@ export class DeletionsService {
         results: '[]',
         error_code: null,
         attempts: 1,
-        requested_by: flow.actorId,
+        requested_by: flow.actor?.user_id ?? null,
         created_at: flow.now,
         updated_at: flow.now,
         completed_at: null,
       },
       tx,
     );
+  }
+
+  /** Records one change of the deletion (docs/admin.md, 'Audit trail'); only changed fields are kept. */
+  private async recordIn(
+    flow: DeletionFlow,
+    entity_type: 'artifact' | 'release',
+    entity_id: number,
+    action: string,
+    change: { before: Record<string, unknown>; after: Record<string, unknown> },
+    tx: Tx,
+  ): Promise<void> {
+    const changes = diff(change.before, change.after);
+    if (!flow.actor || Object.keys(changes).length === 0) return;
+    await this.audit.record(flow.actor, { entity_type, entity_id, action, changes }, tx);
   }
 
   /** The targets' releases: the same, with the same flags, as the preview saw, else deletion_preview_stale. */
@@ -249,12 +303,12 @@ export class DeletionsService {
   }
 
   /** `DELETE /software/products/{id}/artifacts/{artifact_id}`: the same flow for one artifact. */
-  async deleteOne(productId: number, artifactId: number, body: ArtifactDeleteBody, actorId: number | null) {
+  async deleteOne(productId: number, artifactId: number, body: ArtifactDeleteBody, actor?: Actor) {
     await this.requireArtifact(productId, artifactId);
     return this.execute(
       productId,
       { ...body, artifact_ids: [artifactId] },
-      actorId,
+      actor,
       'cross_product_artifact_prohibited',
     );
   }

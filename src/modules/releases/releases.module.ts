@@ -30,7 +30,7 @@ export function createReleases(deps: {
   config: Config;
   /** The origin public URLs are built on (final only once the server listens). */
   publicOrigin: () => string;
-  /** Records the administrator's changes to releases (docs/admin.md, 'Audit trail'). */
+  /** Records the administrator's changes to releases and artifacts (docs/admin.md, 'Audit trail'). */
   audit: AuditService;
 }): ReleasesModule {
   const { config } = deps;
@@ -47,11 +47,28 @@ export function createReleases(deps: {
     durableFiles: config.database.kind === 'postgres' || config.database.synchronous === 'FULL',
   });
   const releases = new ReleasesService(deps.database, repo, storage, deps.catalogue, deps.clock, deps.audit);
-  const artifacts = new ArtifactsService(deps.database, repo, storage, releases, deps.catalogue, deps.clock, {
-    maxUploadBytes: config.maxUploadBytes,
-    publicOrigin: deps.publicOrigin,
-    envKeySet: config.vaultKey !== null,
-  });
-  const deletions = new DeletionsService(deps.database, repo, storage, releases, deps.catalogue, deps.clock);
+  const artifacts = new ArtifactsService(
+    deps.database,
+    repo,
+    storage,
+    releases,
+    deps.catalogue,
+    deps.clock,
+    {
+      maxUploadBytes: config.maxUploadBytes,
+      publicOrigin: deps.publicOrigin,
+      envKeySet: config.vaultKey !== null,
+    },
+    deps.audit,
+  );
+  const deletions = new DeletionsService(
+    deps.database,
+    repo,
+    storage,
+    releases,
+    deps.catalogue,
+    deps.clock,
+    deps.audit,
+  );
   return { releases, artifacts, deletions, storage, maxUploadBytes: config.maxUploadBytes };
 }

@@ -200,7 +200,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         response: { 200: StorageStatusResponse, ...errors(400, 401, 403) },
       },
     },
-    () => artifacts.rotateKey(),
+    (request) => artifacts.rotateKey(actorOf(request)),
   );
 
   // ---- artifact deletion ----
@@ -234,7 +234,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         response: { 200: DeletionJobResponse, ...errors(400, 401, 403, 404, 409, 500, 501) },
       },
     },
-    (request) => deletions.execute(request.params.product_id, request.body, request.user?.id ?? null),
+    (request) => deletions.execute(request.params.product_id, request.body, actorOf(request)),
   );
 
   app.get(
@@ -298,7 +298,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         request.params.product_id,
         request.params.artifact_id,
         request.body,
-        request.user?.id ?? null,
+        actorOf(request),
       ),
   );
 }

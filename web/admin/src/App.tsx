@@ -15,6 +15,7 @@ import { Releases } from './screens/Releases';
 import { SettingsPage } from './screens/Settings';
 import { ShippingZones } from './screens/ShippingZones';
 import { SignIn } from './screens/SignIn';
+import { Storage } from './screens/Storage';
 import { TaxRates } from './screens/TaxRates';
 import { Webhooks } from './screens/Webhooks';
 import { useSession } from './session';
@@ -29,6 +30,7 @@ const NAV = [
   { href: '/shipping-zones', label: 'Shipping' },
   { href: '/payment-gateways', label: 'Gateways' },
   { href: '/webhooks', label: 'Webhooks' },
+  { href: '/storage', label: 'Storage' },
   { href: '/settings', label: 'Settings' },
   { href: '/audit', label: 'Audit' },
   { href: '/app-passwords', label: 'App passwords' },
@@ -135,6 +137,7 @@ function Shell({ email }: { email: string }) {
           <Route path="/shipping-zones" component={ShippingZones} />
           <Route path="/payment-gateways" component={Gateways} />
           <Route path="/webhooks" component={Webhooks} />
+          <Route path="/storage" component={Storage} />
           <Route path="/settings" component={SettingsPage} />
           <Route path="/audit" component={Audit} />
           <Route path="/app-passwords" component={AppPasswords} />

@@ -12,12 +12,18 @@ const ENTITY_TYPES = [
   ['license', 'License'],
   ['product', 'Product'],
   ['release', 'Release'],
+  ['artifact', 'Artifact (release file)'],
   ['order', 'Order'],
   ['coupon', 'Coupon'],
+  ['tax_rate', 'Tax rate'],
+  ['shipping_zone', 'Shipping zone'],
   ['settings', 'Settings'],
 ] as const;
 
-/** The console's page for an audited object; a release has none of its own (it is under its product). */
+/**
+ * The console's page for an audited object; a release and an artifact have none of their own (they
+ * are under their product), a tax rate and a shipping zone are on their lists.
+ */
 function entityHref(type: string, id: number): string | null {
   switch (type) {
     case 'license':
@@ -28,6 +34,10 @@ function entityHref(type: string, id: number): string | null {
       return `/orders/${id}`;
     case 'coupon':
       return `/coupons/${id}`;
+    case 'tax_rate':
+      return '/tax-rates';
+    case 'shipping_zone':
+      return '/shipping-zones';
     case 'settings':
       return '/settings';
     default:

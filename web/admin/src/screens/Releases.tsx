@@ -9,13 +9,19 @@ import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
+import { ArtifactDeletion } from './ArtifactDeletion';
 
-/** A product's releases (GET /v1/software/products/{id}/versions): upload, publish, withdraw, current. */
+/**
+ * A product's releases (GET /v1/software/products/{id}/versions): upload, publish, withdraw,
+ * current, and deleting a release's file (ArtifactDeletion: preview, acknowledgement, job).
+ */
 export function Releases({ productId }: { productId: number }) {
   const client = useQueryClient();
   const confirm = useConfirm();
   const [notice, setNotice] = useState('');
   const [actionError, setActionError] = useState<unknown>(null);
+  const [deleting, setDeleting] = useState<Release | null>(null);
+  const deleteOpener = useRef<HTMLElement | null>(null);
   const valid = Number.isInteger(productId) && productId > 0;
   const product = useQuery({
     queryKey: ['product', productId],
@@ -67,6 +73,18 @@ export function Releases({ productId }: { productId: number }) {
       },
     });
 
+  const startDeletion = (r: Release, opener: HTMLElement) => {
+    setNotice('');
+    setActionError(null);
+    deleteOpener.current = opener;
+    setDeleting(r);
+  };
+  const endDeletion = () => {
+    setDeleting(null);
+    // Back to the button that opened it, as a dialog would.
+    deleteOpener.current?.focus();
+  };
+
   const col = columnsFor<Release>();
   const columns = [
     col.accessor('version', { header: 'Version', cell: (c) => <strong>{c.getValue()}</strong> }),
@@ -113,6 +131,15 @@ export function Releases({ productId }: { productId: number }) {
                 Withdraw<span className="sr-only"> {r.version}</span>
               </button>
             ) : null}
+            {!r.external_url ? (
+              <button
+                type="button"
+                className="small danger"
+                onClick={(e) => startDeletion(r, e.currentTarget)}
+              >
+                Delete file<span className="sr-only"> of {r.version}</span>
+              </button>
+            ) : null}
           </div>
         );
       },
@@ -142,6 +169,15 @@ export function Releases({ productId }: { productId: number }) {
         productId={productId}
         onUploaded={(r) => refresh(`Version ${r.version} is uploaded (${r.status}).`)}
       />
+      {deleting ? (
+        <ArtifactDeletion
+          key={deleting.version_id}
+          productId={productId}
+          release={deleting}
+          onChanged={() => void client.invalidateQueries({ queryKey: ['versions', productId] })}
+          onClose={endDeletion}
+        />
+      ) : null}
       <section aria-labelledby="release-list">
         <h2 id="release-list">All releases</h2>
         <Notice>{notice}</Notice>

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { ApiError } from '../api';
 import type { ShippingZone } from '../types';
@@ -32,13 +32,28 @@ const regionsOf = (text: string) =>
       return state ? { country: country.toUpperCase(), state } : { country: country.toUpperCase() };
     });
 
+/** A stored zone as the form's values (regions written back as `DE, US:CA`). */
+const formOf = (z: ShippingZone): ZoneForm => ({
+  name: z.name,
+  regions: z.regions.map((r) => (r.state ? `${r.country}:${r.state}` : r.country)).join(', '),
+  methods: z.methods.map((m) => ({
+    method_id: m.method_id,
+    title: m.title,
+    cost: m.cost ?? '',
+    min_amount: m.min_amount ?? '',
+  })),
+});
+
 /**
- * Shipping zones (GET, POST and DELETE /v1/shipping-zones): the whole list, in creation order.
- * The API cannot change a zone (docs/admin.md, 'Not yet in the API'): delete it and create it again.
+ * Shipping zones (GET, POST, PATCH and DELETE /v1/shipping-zones): the whole list, in creation
+ * order. **Edit** on a row loads the zone into the form, which then saves it with PATCH: its name,
+ * and its regions and methods replaced whole, as the API takes them.
  */
 export function ShippingZones() {
   const zones = useCollection<ShippingZone>('/shipping-zones', 'shipping zone');
   const [error, setError] = useState<unknown>(null);
+  const [editing, setEditing] = useState<ShippingZone | null>(null);
+  const formRef = useRef<HTMLFormElement>(null);
   const {
     register,
     control,
@@ -52,7 +67,8 @@ export function ShippingZones() {
   const onSubmit = async (f: ZoneForm) => {
     setError(null);
     try {
-      await zones.create({
+      const save = editing ? (body: unknown) => zones.update(editing.id, body) : zones.create;
+      await save({
         name: f.name.trim(),
         regions: regionsOf(f.regions),
         methods: f.methods.map((m) => ({
@@ -62,6 +78,7 @@ export function ShippingZones() {
           ...(m.min_amount.trim() ? { min_amount: m.min_amount.trim() } : {}),
         })),
       });
+      setEditing(null);
       reset(EMPTY);
     } catch (e) {
       if (e instanceof ApiError)
@@ -73,6 +90,19 @@ export function ShippingZones() {
     }
   };
   const remove = (z: ShippingZone) => zones.remove(z, 'Its regions and methods go with it.');
+  const edit = (z: ShippingZone) => {
+    setError(null);
+    zones.setNotice('');
+    setEditing(z);
+    reset(formOf(z));
+    formRef.current?.scrollIntoView({ block: 'start' });
+    formRef.current?.querySelector('input')?.focus();
+  };
+  const stopEditing = () => {
+    setError(null);
+    setEditing(null);
+    reset(EMPTY);
+  };
 
   const col = columnsFor<ShippingZone>();
   const columns = [
@@ -97,15 +127,24 @@ export function ShippingZones() {
       id: 'actions',
       header: 'Actions',
       cell: (c) => (
-        <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
+        <span className="row-actions">
+          <RowButton label="Edit" row={c.row.original.name} onClick={() => edit(c.row.original)} />
+          <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
+        </span>
       ),
     }),
   ];
 
   return (
     <Page title="Shipping zones">
-      <form onSubmit={handleSubmit(onSubmit)} noValidate className="card form" aria-labelledby="new-zone">
-        <h2 id="new-zone">New shipping zone</h2>
+      <form
+        ref={formRef}
+        onSubmit={handleSubmit(onSubmit)}
+        noValidate
+        className="card form"
+        aria-labelledby="new-zone"
+      >
+        <h2 id="new-zone">{editing ? `Edit the shipping zone “${editing.name}”` : 'New shipping zone'}</h2>
         <ErrorNote error={error} />
         <div className="two">
           <Field label="Name" error={errors.name}>
@@ -166,8 +205,13 @@ export function ShippingZones() {
           >
             Add a method
           </button>
+          {editing ? (
+            <button type="button" onClick={stopEditing}>
+              Cancel editing
+            </button>
+          ) : null}
           <button type="submit" className="primary" disabled={isSubmitting}>
-            Create shipping zone
+            {editing ? 'Save shipping zone' : 'Create shipping zone'}
           </button>
         </div>
       </form>

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { ApiError } from '../api';
 import type { TaxRate } from '../types';
@@ -29,13 +29,27 @@ const EMPTY: TaxForm = {
   compound: false,
 };
 
+/** A stored rate as the form's values. */
+const formOf = (t: TaxRate): TaxForm => ({
+  name: t.name,
+  country: t.country,
+  state: t.state,
+  postcode: t.postcode,
+  rate: t.rate,
+  priority: String(t.priority),
+  shipping: t.shipping,
+  compound: t.compound,
+});
+
 /**
- * Tax rates (GET, POST and DELETE /v1/tax-rates): the whole list, by priority. The API cannot
- * change a rate (docs/admin.md, 'Not yet in the API'): delete it and create it again.
+ * Tax rates (GET, POST, PATCH and DELETE /v1/tax-rates): the whole list, by priority. **Edit** on
+ * a row loads the rate into the form, which then saves it with PATCH instead of creating one.
  */
 export function TaxRates() {
   const rates = useCollection<TaxRate>('/tax-rates', 'tax rate');
   const [error, setError] = useState<unknown>(null);
+  const [editing, setEditing] = useState<TaxRate | null>(null);
+  const formRef = useRef<HTMLFormElement>(null);
   const {
     register,
     handleSubmit,
@@ -46,17 +60,26 @@ export function TaxRates() {
 
   const onSubmit = async (f: TaxForm) => {
     setError(null);
+    const fields = {
+      name: f.name.trim(),
+      country: f.country.trim().toUpperCase(),
+      rate: f.rate.trim(),
+      priority: Number(f.priority),
+      shipping: f.shipping,
+      compound: f.compound,
+    };
     try {
-      await rates.create({
-        name: f.name.trim(),
-        country: f.country.trim().toUpperCase(),
-        ...(f.state.trim() ? { state: f.state.trim() } : {}),
-        ...(f.postcode.trim() ? { postcode: f.postcode.trim() } : {}),
-        rate: f.rate.trim(),
-        priority: Number(f.priority),
-        shipping: f.shipping,
-        compound: f.compound,
-      });
+      if (editing) {
+        // Every field, so a cleared state or postcode is saved as cleared ("" = any).
+        await rates.update(editing.id, { ...fields, state: f.state.trim(), postcode: f.postcode.trim() });
+        setEditing(null);
+      } else {
+        await rates.create({
+          ...fields,
+          ...(f.state.trim() ? { state: f.state.trim() } : {}),
+          ...(f.postcode.trim() ? { postcode: f.postcode.trim() } : {}),
+        });
+      }
       reset(EMPTY);
     } catch (e) {
       if (e instanceof ApiError) {
@@ -69,6 +92,19 @@ export function TaxRates() {
     }
   };
   const remove = (t: TaxRate) => rates.remove(t, 'Orders placed from now on no longer pay it.');
+  const edit = (t: TaxRate) => {
+    setError(null);
+    rates.setNotice('');
+    setEditing(t);
+    reset(formOf(t));
+    formRef.current?.scrollIntoView({ block: 'start' });
+    formRef.current?.querySelector('input')?.focus();
+  };
+  const stopEditing = () => {
+    setError(null);
+    setEditing(null);
+    reset(EMPTY);
+  };
 
   const col = columnsFor<TaxRate>();
   const columns = [
@@ -90,15 +126,24 @@ export function TaxRates() {
       id: 'actions',
       header: 'Actions',
       cell: (c) => (
-        <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
+        <span className="row-actions">
+          <RowButton label="Edit" row={c.row.original.name} onClick={() => edit(c.row.original)} />
+          <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
+        </span>
       ),
     }),
   ];
 
   return (
     <Page title="Tax rates">
-      <form onSubmit={handleSubmit(onSubmit)} noValidate className="card form" aria-labelledby="new-tax-rate">
-        <h2 id="new-tax-rate">New tax rate</h2>
+      <form
+        ref={formRef}
+        onSubmit={handleSubmit(onSubmit)}
+        noValidate
+        className="card form"
+        aria-labelledby="new-tax-rate"
+      >
+        <h2 id="new-tax-rate">{editing ? `Edit the tax rate “${editing.name}”` : 'New tax rate'}</h2>
         <ErrorNote error={error} />
         <div className="two">
           <Field label="Name" hint="Shown on orders, e.g. “VAT”." error={errors.name}>
@@ -148,8 +193,13 @@ export function TaxRates() {
           <input type="checkbox" {...register('compound')} /> Compound (taxes the other taxes too)
         </label>
         <div className="buttons">
+          {editing ? (
+            <button type="button" onClick={stopEditing}>
+              Cancel editing
+            </button>
+          ) : null}
           <button type="submit" className="primary" disabled={isSubmitting}>
-            Create tax rate
+            {editing ? 'Save tax rate' : 'Create tax rate'}
           </button>
         </div>
       </form>

@@ -1,12 +1,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
-import { del, get, post } from '../api';
+import { del, get, patch, post } from '../api';
 import { useConfirm } from './confirm';
 
 /**
- * A resource the API lists whole and can only create and delete (tax rates, shipping zones): its
- * list, `create` (the refusal is the caller's to place on its fields) and `remove` after a
- * confirmation, with the screen's notice.
+ * A resource the API lists whole (tax rates, shipping zones): its list, `create` and `update`
+ * (`PATCH`; a refusal is the caller's to place on its fields) and `remove` after a confirmation,
+ * with the screen's notice.
  */
 export function useCollection<T extends { id: number; name: string }>(path: string, what: string) {
   const client = useQueryClient();
@@ -21,6 +21,13 @@ export function useCollection<T extends { id: number; name: string }>(path: stri
     await client.invalidateQueries({ queryKey: [path] });
     return created;
   };
+  const update = async (id: number, body: unknown) => {
+    setNotice('');
+    const updated = await patch<T>(`${path}/${id}`, body);
+    setNotice(`“${updated.name}” is saved.`);
+    await client.invalidateQueries({ queryKey: [path] });
+    return updated;
+  };
   const remove = (row: T, consequence: ReactNode) =>
     confirm.ask({
       title: `Delete the ${what} “${row.name}”?`,
@@ -33,5 +40,5 @@ export function useCollection<T extends { id: number; name: string }>(path: stri
         await client.invalidateQueries({ queryKey: [path] });
       },
     });
-  return { list, create, remove, notice, setNotice, dialog: confirm.dialog };
+  return { list, create, update, remove, notice, setNotice, dialog: confirm.dialog };
 }

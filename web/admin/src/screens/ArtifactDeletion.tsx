@@ -1,0 +1,275 @@
+import { useEffect, useId, useRef, useState } from 'react';
+import { ApiError, get, post } from '../api';
+import { bytes, when } from '../format';
+import type { Release } from '../types';
+import { Badge, ErrorNote, Loading } from '../ui/feedback';
+
+/** The preview's answer (docs/releases.md, 'Deleting artifacts'). */
+interface Preview {
+  targets: {
+    artifact_id: number;
+    storage_driver: string;
+    file_name: string | null;
+    file_size: number | null;
+    file_sha256: string | null;
+    stored: { exists: boolean; size: number | null };
+    releases: { version_id: number; version: string; status: string; is_current: boolean }[];
+    outstanding_tokens: number;
+  }[];
+  totals: {
+    artifacts: number;
+    releases: number;
+    published_releases: number;
+    current_releases: number;
+    outstanding_tokens: number;
+    bytes: number;
+  };
+  acknowledgement: string;
+  fingerprint: string;
+}
+
+/** A deletion job (`GET /v1/software/artifact-deletions/{op}`). */
+interface Job {
+  op_id: string;
+  status: 'running' | 'completed' | 'failed';
+  artifact_ids: number[];
+  results: { artifact_id: number; state: string; error_code: string | null }[];
+  error_code: string | null;
+  attempts: number;
+  updated_at: string;
+}
+
+/** The job a refusal carries: a failed run (`data.job`), or the one already deleting (`data.op_id`). */
+const jobOf = (e: unknown): Job | null =>
+  e instanceof ApiError && e.data.job && typeof e.data.job === 'object' ? (e.data.job as Job) : null;
+const opOf = (e: unknown): string | null =>
+  e instanceof ApiError && typeof e.data.op_id === 'string' ? e.data.op_id : null;
+
+/**
+ * Deleting a release's file, as the API asks (docs/releases.md, 'Deleting artifacts'): the preview
+ * shows what goes (the file, every release bound to it, the download links still out) and its
+ * fingerprint; the owner types the acknowledgement sentence; then the deletion runs and its job is
+ * shown, with a retry when a file could not be removed. A change since the preview is refused by
+ * the server (`deletion_preview_stale`) and the owner previews again.
+ */
+export function ArtifactDeletion({
+  productId,
+  release,
+  onChanged,
+  onClose,
+}: {
+  productId: number;
+  release: Release;
+  /** The releases changed (withdrawn, file deleted): the list is to be read again. */
+  onChanged: () => void;
+  onClose: () => void;
+}) {
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [typed, setTyped] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [job, setJob] = useState<Job | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const titleId = useId();
+  const ackId = useId();
+  const ackHint = useId();
+  const targets = { release_ids: [release.version_id] };
+
+  const load = async () => {
+    setLoading(true);
+    setError(null);
+    setTyped('');
+    setPreview(null);
+    try {
+      setPreview(await post<Preview>(`/software/products/${productId}/artifact-deletions/preview`, targets));
+    } catch (e) {
+      setError(e);
+    } finally {
+      setLoading(false);
+    }
+  };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one preview per release opened
+  useEffect(() => {
+    heading.current?.focus();
+    void load();
+  }, [release.version_id]);
+
+  const execute = async () => {
+    if (!preview) return;
+    setBusy(true);
+    setError(null);
+    try {
+      setJob(
+        await post<Job>(`/software/products/${productId}/artifact-deletions`, {
+          ...targets,
+          acknowledgement: typed,
+          fingerprint: preview.fingerprint,
+        }),
+      );
+      onChanged();
+    } catch (e) {
+      setError(e);
+      const failed = jobOf(e);
+      if (failed) {
+        setJob(failed);
+        onChanged();
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  /** A job: run it again (a failed one), or read it (one already under way). */
+  const retry = async (op: string) => {
+    setBusy(true);
+    setError(null);
+    try {
+      setJob(await post<Job>(`/software/artifact-deletions/${encodeURIComponent(op)}/retry`, {}));
+      onChanged();
+    } catch (e) {
+      setError(e);
+      const failed = jobOf(e);
+      if (failed) setJob(failed);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const show = async (op: string) => {
+    setError(null);
+    try {
+      setJob(await get<Job>(`/software/artifact-deletions/${encodeURIComponent(op)}`));
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  const stale = error instanceof ApiError && error.code === 'deletion_preview_stale';
+  const inProgress = !job ? opOf(error) : null;
+  const matches = preview !== null && typed === preview.acknowledgement;
+  return (
+    <section className="card deletion" aria-labelledby={titleId}>
+      <h2 id={titleId} ref={heading} tabIndex={-1}>
+        Delete the file of version {release.version}
+      </h2>
+      {loading ? <Loading what="what would be deleted" /> : null}
+      <ErrorNote error={error} title={job ? 'Deletion failed' : 'Deletion refused'} />
+      {job ? (
+        <JobView job={job} busy={busy} onRetry={() => retry(job.op_id)} />
+      ) : preview ? (
+        <>
+          <p>
+            This deletes {preview.totals.artifacts === 1 ? 'this file' : `${preview.totals.artifacts} files`}{' '}
+            for good ({bytes(preview.totals.bytes)}). Every release below loses its file;{' '}
+            {preview.totals.published_releases > 0
+              ? `${preview.totals.published_releases} published ${preview.totals.published_releases === 1 ? 'release is' : 'releases are'} withdrawn, and `
+              : ''}
+            {preview.totals.outstanding_tokens} download{' '}
+            {preview.totals.outstanding_tokens === 1 ? 'link' : 'links'} still handed out stop working.
+          </p>
+          {preview.targets.map((t) => (
+            <dl className="facts aligned" key={t.artifact_id}>
+              <dt>File</dt>
+              <dd>
+                {t.file_name ?? '—'} (artifact {t.artifact_id}, {t.storage_driver})
+              </dd>
+              <dt>Size</dt>
+              <dd>
+                {bytes(t.file_size)}
+                {t.stored.exists ? '' : ' (the file is already missing from storage)'}
+              </dd>
+              <dt>SHA-256</dt>
+              <dd>
+                <code className="hash sha">{t.file_sha256 ?? '—'}</code>
+              </dd>
+              <dt>Releases</dt>
+              <dd>
+                <ul className="plain">
+                  {t.releases.map((r) => (
+                    <li key={r.version_id}>
+                      {r.version} <Badge value={r.status} /> {r.is_current ? <Badge value="current" /> : null}
+                    </li>
+                  ))}
+                </ul>
+              </dd>
+              <dt>Download links out</dt>
+              <dd>{t.outstanding_tokens}</dd>
+            </dl>
+          ))}
+          <dl className="facts aligned">
+            <dt>Fingerprint</dt>
+            <dd>
+              <code className="hash sha" data-testid="fingerprint">
+                {preview.fingerprint}
+              </code>
+            </dd>
+          </dl>
+          <div className="field">
+            <label htmlFor={ackId}>
+              To confirm, type <strong className="ack">{preview.acknowledgement}</strong>
+            </label>
+            <input
+              id={ackId}
+              aria-describedby={ackHint}
+              autoComplete="off"
+              spellCheck={false}
+              value={typed}
+              onChange={(e) => setTyped(e.target.value)}
+            />
+            <p id={ackHint} className="hint">
+              The server checks the sentence and that nothing changed since this preview.
+            </p>
+          </div>
+        </>
+      ) : null}
+      <div className="buttons">
+        <button type="button" onClick={onClose}>
+          {job ? 'Close' : 'Cancel'}
+        </button>
+        {stale ? (
+          <button type="button" onClick={load}>
+            Preview again
+          </button>
+        ) : null}
+        {inProgress ? (
+          <button type="button" onClick={() => show(inProgress)}>
+            Show the deletion under way
+          </button>
+        ) : null}
+        {!job && preview && !stale ? (
+          <button type="button" className="danger" onClick={execute} disabled={!matches || busy}>
+            {busy ? 'Deleting…' : 'Delete file for good'}
+          </button>
+        ) : null}
+      </div>
+    </section>
+  );
+}
+
+function JobView({ job, busy, onRetry }: { job: Job; busy: boolean; onRetry: () => void }) {
+  return (
+    <div
+      className={`note ${job.status === 'failed' ? 'error' : 'ok'}`}
+      role="status"
+      data-status={job.status}
+    >
+      <p>
+        Deletion <code>{job.op_id}</code>: <Badge value={job.status} /> after {job.attempts}{' '}
+        {job.attempts === 1 ? 'attempt' : 'attempts'} ({when(job.updated_at)}).
+      </p>
+      <ul>
+        {job.results.map((r) => (
+          <li key={r.artifact_id}>
+            Artifact {r.artifact_id}: {r.state}
+            {r.error_code ? <span data-code={r.error_code}> ({r.error_code})</span> : null}
+          </li>
+        ))}
+      </ul>
+      {job.status !== 'completed' ? (
+        <button type="button" className="primary" onClick={onRetry} disabled={busy}>
+          {busy ? 'Retrying…' : 'Retry the deletion'}
+        </button>
+      ) : null}
+    </div>
+  );
+}
