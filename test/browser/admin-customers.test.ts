@@ -165,6 +165,13 @@ describe.skipIf(skipBrowserTests)("the console's customers and subscriptions in 
     // An ended subscription offers no further actions.
     await page.getByText('This subscription has ended').waitFor();
     expect(await page.getByRole('button', { name: 'Create renewal order' }).count()).toBe(0);
+
+    // The renewal order's page links back to its subscription and its customer.
+    await renewals.getByRole('link', { name: `#${made[0]!.id}` }).click();
+    await page.getByRole('heading', { level: 1, name: /^Order #/ }).waitFor();
+    expect(await page.getByRole('link', { name: `customer #${customerId}` }).count()).toBe(1);
+    await page.getByRole('link', { name: `subscription #${fresh.id}` }).click();
+    await page.getByRole('heading', { level: 1, name: `Subscription #${fresh.id}` }).waitFor();
   }, 60_000);
 
   it('lists subscriptions filtered by status and sorted by the server', async () => {
@@ -212,6 +219,15 @@ describe.skipIf(skipBrowserTests)("the console's customers and subscriptions in 
     const license = (await api<{ user_id: number; product_id: number }>('GET', `/licenses/${id}`)).body;
     expect(license).toMatchObject({ user_id: customerId, product_id: productId });
     expect((await api<{ total: number }>('GET', `/licenses?user_id=${customerId}`)).body.total).toBe(2);
+
+    // From a customer's page, the form opens with that customer chosen.
+    await page.goto(`${server.url}/admin/customers/${customerId}`);
+    await page.getByRole('heading', { level: 1, name: 'Quinn Archer' }).waitFor();
+    await page.getByRole('link', { name: 'New license' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New license' }).waitFor();
+    const chosen = page.getByRole('radio', { name: /quinn\.customer@example\.com/ });
+    await chosen.waitFor();
+    expect(await chosen.isChecked()).toBe(true);
 
     // A search that finds nobody says so.
     await page.goto(`${server.url}/admin/licenses/new`);
