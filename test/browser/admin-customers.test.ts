@@ -237,6 +237,26 @@ describe.skipIf(skipBrowserTests)("the console's customers and subscriptions in 
     await page.getByText('No customer matches “nobody-here”.').waitFor();
   }, 60_000);
 
+  it('products: sorted by the server by name, through the address', async () => {
+    for (const name of ['Atlas Backup', 'Zen Forms']) {
+      expect((await api('POST', '/products', { name, price: '9.00' })).status).toBe(201);
+    }
+    await nav('Products');
+    await page.getByRole('heading', { level: 1, name: 'Products' }).waitFor();
+    const first = () =>
+      page.getByRole('region', { name: 'Products' }).locator('tbody tr').first().getByRole('link').first();
+    await waitFor(async () => (await first().textContent()) === 'Zen Forms', 'newest first');
+    await page.getByLabel('Sort by').selectOption('name');
+    await page.getByLabel('Order', { exact: true }).selectOption('asc');
+    await waitFor(
+      async () => new URL(page.url()).search === '?sort=name&order=asc',
+      'the sort in the address',
+    );
+    await waitFor(async () => (await first().textContent()) === 'Atlas Backup', 'sorted by name');
+    await page.getByLabel('Order', { exact: true }).selectOption('desc');
+    await waitFor(async () => (await first().textContent()) === 'Zen Forms', 'sorted by name, descending');
+  }, 60_000);
+
   it('every new screen, at 1280 and 390 px: no serious or critical axe finding, nothing wider than the screen', async () => {
     const screens: [string, string, string][] = [
       ['customers', '/admin/customers', 'Customers'],
