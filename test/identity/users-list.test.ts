@@ -70,7 +70,7 @@ describe('GET /users', () => {
     for (const q of ['role=owner', 'page=0', 'per_page=101', 'per_page=abc', 'search=', "role=customer'--"]) {
       expectError(await admin(t, 'GET', `/users?${q}`), 400, 'rest_invalid_param');
     }
-    expectError(await admin(t, 'GET', '/users?sort=email'), 400, 'invalid_parameters');
+    expectError(await admin(t, 'GET', '/users?orderby=email'), 400, 'invalid_parameters');
   });
 });
 

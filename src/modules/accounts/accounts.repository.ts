@@ -5,6 +5,9 @@ import type { AccountsTables, Role } from './accounts.tables.js';
 
 export type UserRow = Selectable<AccountsTables['users']>;
 
+/** The user list's sort keys: `name` is the last name, then the first name. */
+export type UserSort = 'id' | 'email' | 'name';
+
 export class AccountsRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -27,13 +30,16 @@ export class AccountsRepository {
   }
 
   /**
-   * A page of users, newest first; search in the email and the full name, ignoring case. Only the
-   * public columns are read: the password hash never leaves this method.
+   * A page of users, newest first unless sorted; search in the email and the full name, ignoring
+   * case. Each sort has the id as tie-break, so that pages never overlap, and an index with the
+   * role in front (migration 2026112441_customer_lists). Only the public columns are read: the
+   * password hash never leaves this method.
    */
   async listUsers(
     filter: { role?: Role; search?: string },
     limit: number,
     offset: number,
+    sort: { by: UserSort; order: 'asc' | 'desc' } = { by: 'id', order: 'desc' },
     tx?: Tx,
   ): Promise<{ rows: Pick<UserRow, 'id' | 'email' | 'role' | 'first_name' | 'last_name'>[]; total: number }> {
     let q = on(this.db, tx).selectFrom('users');
@@ -50,7 +56,9 @@ export class AccountsRepository {
     const [rows, count] = await Promise.all([
       q
         .select(['id', 'email', 'role', 'first_name', 'last_name'])
-        .orderBy('id', 'desc')
+        .$if(sort.by === 'email', (s) => s.orderBy('email', sort.order))
+        .$if(sort.by === 'name', (s) => s.orderBy('last_name', sort.order).orderBy('first_name', sort.order))
+        .orderBy('id', sort.order)
         .limit(limit)
         .offset(offset)
         .execute(),

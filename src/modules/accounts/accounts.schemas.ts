@@ -50,6 +50,8 @@ export const AppPasswordList = Type.Array(
   }),
 );
 
+export const USER_SORTS = ['id', 'email', 'name'] as const;
+
 export const UserListQuery = Type.Object(
   {
     role: Type.Optional(Type.Enum(['administrator', 'customer'])),
@@ -60,6 +62,12 @@ export const UserListQuery = Type.Object(
         description: 'In the email and the full name, ignoring case',
       }),
     ),
+    sort: Type.Optional(
+      Type.Enum(USER_SORTS, {
+        description: 'Default id; name is the last name, then the first name; ties are broken by id',
+      }),
+    ),
+    order: Type.Optional(Type.Enum(['asc', 'desc'], { description: 'Default desc for id, asc otherwise' })),
     page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
     per_page: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
   },

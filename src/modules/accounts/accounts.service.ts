@@ -3,7 +3,7 @@ import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
 import { randomHex, sha256, uuid } from '../../random.js';
-import type { AccountsRepository, UserRow } from './accounts.repository.js';
+import type { AccountsRepository, UserRow, UserSort } from './accounts.repository.js';
 import type { Role } from './accounts.tables.js';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
 
@@ -204,11 +204,20 @@ export class AccountsService {
   }
 
   /** The administrator's user list (docs/administration.md, 'The first administrator'). */
-  async listUsers(q: { role?: Role; search?: string; page: number; per_page: number }) {
+  async listUsers(q: {
+    role?: Role;
+    search?: string;
+    sort?: UserSort;
+    order?: 'asc' | 'desc';
+    page: number;
+    per_page: number;
+  }) {
+    const by = q.sort ?? 'id';
     const { rows, total } = await this.repo.listUsers(
       { role: q.role, search: q.search },
       q.per_page,
       (q.page - 1) * q.per_page,
+      { by, order: q.order ?? (by === 'id' ? 'desc' : 'asc') },
     );
     return { items: rows, total };
   }

@@ -5,6 +5,13 @@ import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
 import type { OrdersTables } from './orders.tables.js';
 
+/** The administrator's order list filters; each has an index on (column, id). */
+export interface OrderFilter {
+  customer_id?: number;
+  subscription_id?: number;
+  status?: string;
+}
+
 /**
  * Orders, their items, stock holds, coupon claims and saved addresses: queries only. Every method
  * takes the caller's transaction last, and runs on its own without one (docs/development.md,
@@ -46,11 +53,14 @@ export class OrdersRepository {
       .executeTakeFirst();
   }
 
-  list(filter: { customer_id?: number; status?: string }, limit: number, offset: number, tx?: Tx) {
+  list(filter: OrderFilter, limit: number, offset: number, tx?: Tx) {
     return on(this.db, tx)
       .selectFrom('orders')
       .selectAll()
       .$if(filter.customer_id !== undefined, (q) => q.where('customer_id', '=', filter.customer_id!))
+      .$if(filter.subscription_id !== undefined, (q) =>
+        q.where('subscription_id', '=', filter.subscription_id!),
+      )
       .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as never))
       .orderBy('id', 'desc')
       .limit(limit)

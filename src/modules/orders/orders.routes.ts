@@ -7,12 +7,23 @@ import { ORDER_STATUSES, type OrdersService } from './orders.service.js';
 
 const Status = Type.Union(ORDER_STATUSES.map((s) => Type.Literal(s)));
 const StatusBody = Type.Object({ status: Status }, { additionalProperties: false });
-const ListQuery = Type.Object({
-  customer_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
-  status: Type.Optional(Status),
-  page: Type.Integer({ minimum: 1, maximum: 100000, default: 1 }),
-  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-});
+// Unknown parameters are refused: a misspelt filter must not answer every order.
+const ListQuery = Type.Object(
+  {
+    customer_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+    subscription_id: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description: "The subscription's renewal orders; the order that started it is its parent_order_id",
+      }),
+    ),
+    status: Type.Optional(Status),
+    page: Type.Integer({ minimum: 1, maximum: 100000, default: 1 }),
+    per_page: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+  },
+  { additionalProperties: false },
+);
 const tags = ['orders'];
 
 /**

@@ -14,7 +14,7 @@ import type { CurrencyContext } from '../pricing/currency.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
-import type { OrdersRepository } from './orders.repository.js';
+import type { OrderFilter, OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
 
 export const ORDER_STATUSES: readonly OrderStatus[] = [
@@ -220,7 +220,7 @@ export class OrdersService {
     return this.view(order, await this.repo.items(order.id));
   }
 
-  async list(filter: { customer_id?: number; status?: string }, page: number, perPage: number) {
+  async list(filter: OrderFilter, page: number, perPage: number) {
     const rows = await this.repo.list(filter, perPage, (page - 1) * perPage);
     return Promise.all(rows.map(async (o) => this.view(o, await this.repo.items(o.id))));
   }

@@ -8,6 +8,32 @@ import type { SubscriptionsTables } from './subscriptions.tables.js';
 
 type Subscriptions = SubscriptionsTables['subscriptions'];
 
+export interface SubscriptionFilter {
+  status?: string;
+  user_id?: number;
+  product_id?: number;
+}
+
+export type SubscriptionSort = 'id' | 'created_at' | 'next_payment_at';
+
+/** A subscription with what the administrator's list shows of its customer and product. */
+export type SubscriptionListRow = SubscriptionRow & {
+  user_email: string | null;
+  user_first_name: string | null;
+  user_last_name: string | null;
+  product_name: string | null;
+};
+
+/**
+ * Each sort key is one column with the id as tie-break, so that pages never overlap; each has an
+ * index on (column, id) (migration 2026112441_customer_lists) that the planner walks.
+ */
+const SORT_COLUMNS = {
+  id: 's.id',
+  created_at: 's.created_at',
+  next_payment_at: 's.next_payment_at',
+} as const;
+
 /**
  * Subscriptions and the licenses they renew: queries only. Every method takes the caller's
  * transaction last, and runs on its own without one (docs/development.md, 'Transactions: one way').
@@ -42,6 +68,56 @@ export class SubscriptionsRepository {
 
   async update(id: number, values: Updateable<Subscriptions>, tx?: Tx): Promise<void> {
     await on(this.db, tx).updateTable('subscriptions').set(values).where('id', '=', id).execute();
+  }
+
+  /**
+   * A page of the administrator's list with the customer's email and name and the product's name
+   * (joined by primary key, for the page's rows only), and the total of the filter.
+   */
+  async list(
+    filter: SubscriptionFilter,
+    page: number,
+    perPage: number,
+    sort: { by: SubscriptionSort; order: 'asc' | 'desc' },
+    tx?: Tx,
+  ): Promise<{ rows: SubscriptionListRow[]; total: number }> {
+    const db = on(this.db, tx);
+    let query = db
+      .selectFrom('subscriptions as s')
+      .leftJoin('users as u', 'u.id', 's.user_id')
+      .leftJoin('products as p', 'p.id', 's.product_id')
+      .selectAll('s')
+      .select([
+        'u.email as user_email',
+        'u.first_name as user_first_name',
+        'u.last_name as user_last_name',
+        'p.name as product_name',
+      ])
+      .$if(filter.status !== undefined, (q) => q.where('s.status', '=', filter.status!))
+      .$if(filter.user_id !== undefined, (q) => q.where('s.user_id', '=', filter.user_id!))
+      .$if(filter.product_id !== undefined, (q) => q.where('s.product_id', '=', filter.product_id!));
+    if (sort.by === 'next_payment_at' && this.dialect === 'postgres') {
+      // No next payment sorts first ascending, as SQLite puts nulls; the PostgreSQL index is built
+      // NULLS FIRST to match, so this order walks it.
+      query = query.orderBy('s.next_payment_at', (o) =>
+        sort.order === 'asc' ? o.asc().nullsFirst() : o.desc().nullsLast(),
+      );
+    } else if (sort.by !== 'id') {
+      query = query.orderBy(SORT_COLUMNS[sort.by], sort.order);
+    }
+    const rows = await query
+      .orderBy('s.id', sort.order)
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute();
+    const count = await db
+      .selectFrom('subscriptions as s')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .$if(filter.status !== undefined, (q) => q.where('s.status', '=', filter.status!))
+      .$if(filter.user_id !== undefined, (q) => q.where('s.user_id', '=', filter.user_id!))
+      .$if(filter.product_id !== undefined, (q) => q.where('s.product_id', '=', filter.product_id!))
+      .executeTakeFirstOrThrow();
+    return { rows, total: Number(count.n) };
   }
 
   /** The customer's subscriptions, newest first. */

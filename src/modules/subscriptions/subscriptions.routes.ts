@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import { requireAdmin, requireUser } from '../../http/auth.js';
-import { IdParams, PlainText } from '../../http/schemas.js';
+import { errors, IdParams, PlainText } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { SUBSCRIPTION_STATUSES } from './subscriptions.model.js';
+import { SubscriptionListItem, SubscriptionListQuery } from './subscriptions.schemas.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
@@ -38,6 +39,27 @@ export async function subscriptionsRoutes(
       schema: { tags, summary: 'Create a subscription (administrator)', body: CreateBody },
     },
     async (request, reply) => reply.status(201).send(await subscriptions.create(request.body)),
+  );
+
+  app.get(
+    '/subscriptions',
+    {
+      preValidation: requireAdmin,
+      schema: {
+        tags,
+        summary:
+          'List subscriptions (administrator), newest first; X-WP-Total and X-WP-TotalPages carry the totals',
+        querystring: SubscriptionListQuery,
+        response: { 200: Type.Array(SubscriptionListItem), ...errors(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const { page, per_page, ...query } = request.query;
+      const list = await subscriptions.list(query, page, per_page);
+      reply.header('X-WP-Total', String(list.total));
+      reply.header('X-WP-TotalPages', String(Math.ceil(list.total / per_page)));
+      return list.items;
+    },
   );
 
   app.get(

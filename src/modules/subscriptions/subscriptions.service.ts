@@ -17,7 +17,16 @@ import {
   type SubscriptionView,
   subscriptionView,
 } from './subscriptions.model.js';
-import type { SubscriptionsRepository } from './subscriptions.repository.js';
+import type {
+  SubscriptionFilter,
+  SubscriptionSort,
+  SubscriptionsRepository,
+} from './subscriptions.repository.js';
+
+export interface SubscriptionListQuery extends SubscriptionFilter {
+  sort?: SubscriptionSort;
+  order?: 'asc' | 'desc';
+}
 
 export interface CreateSubscriptionInput {
   user_id: number;
@@ -149,6 +158,25 @@ export class SubscriptionsService {
       await this.changeStatus(row, status, reason, {}, tx);
     });
     return this.get(id);
+  }
+
+  /**
+   * The administrator's list (docs/checkout.md, 'Routes'): filtered, sorted by the server with the
+   * id as tie-break, newest first by default, each with its customer's email and name and its
+   * product's name, and the total of the filter.
+   */
+  async list(query: SubscriptionListQuery, page: number, perPage: number) {
+    const { sort = 'id', order, ...filter } = query;
+    const by = { by: sort, order: order ?? (sort === 'next_payment_at' ? 'asc' : 'desc') } as const;
+    const { rows, total } = await this.repo.list(filter, page, perPage, by);
+    const settings = await this.settings.get();
+    const items = rows.map(({ user_email, user_first_name, user_last_name, product_name, ...row }) => ({
+      ...subscriptionView(row, currencyDecimals(row.currency ?? settings.base_currency, settings)),
+      user_email: user_email ?? '',
+      user_name: [user_first_name, user_last_name].filter(Boolean).join(' '),
+      product_name: product_name ?? '',
+    }));
+    return { items, total };
   }
 
   /** The customer's own subscriptions, newest first. */

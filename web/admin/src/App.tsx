@@ -3,6 +3,7 @@ import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { AppPasswords } from './screens/AppPasswords';
 import { Audit } from './screens/Audit';
 import { CouponPage, Coupons } from './screens/Coupons';
+import { CustomerPage, Customers } from './screens/Customers';
 import { Gateways } from './screens/Gateways';
 import { LicensePage } from './screens/License';
 import { Licenses } from './screens/Licenses';
@@ -16,6 +17,8 @@ import { SettingsPage } from './screens/Settings';
 import { ShippingZones } from './screens/ShippingZones';
 import { SignIn } from './screens/SignIn';
 import { Storage } from './screens/Storage';
+import { SubscriptionPage } from './screens/Subscription';
+import { Subscriptions } from './screens/Subscriptions';
 import { TaxRates } from './screens/TaxRates';
 import { Webhooks } from './screens/Webhooks';
 import { useSession } from './session';
@@ -25,6 +28,8 @@ const NAV = [
   { href: '/licenses', label: 'Licenses' },
   { href: '/products', label: 'Products' },
   { href: '/orders', label: 'Orders' },
+  { href: '/customers', label: 'Customers' },
+  { href: '/subscriptions', label: 'Subscriptions' },
   { href: '/coupons', label: 'Coupons' },
   { href: '/tax-rates', label: 'Tax rates' },
   { href: '/shipping-zones', label: 'Shipping' },
@@ -130,6 +135,10 @@ function Shell({ email }: { email: string }) {
           <Route path="/products/:id/releases">{(p) => <Releases productId={Number(p.id)} />}</Route>
           <Route path="/orders" component={Orders} />
           <Route path="/orders/:id">{(p) => <OrderPage id={Number(p.id)} />}</Route>
+          <Route path="/customers" component={Customers} />
+          <Route path="/customers/:id">{(p) => <CustomerPage id={Number(p.id)} />}</Route>
+          <Route path="/subscriptions" component={Subscriptions} />
+          <Route path="/subscriptions/:id">{(p) => <SubscriptionPage id={Number(p.id)} />}</Route>
           <Route path="/coupons" component={Coupons} />
           <Route path="/coupons/new">{() => <CouponPage id={null} />}</Route>
           <Route path="/coupons/:id">{(p) => <CouponPage id={Number(p.id)} />}</Route>

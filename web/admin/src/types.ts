@@ -186,6 +186,8 @@ export interface Order {
   coupons: { code: string; discount_total: string; discount_tax: string }[];
   customer_note: string;
   subscription_id: number | null;
+  /** A renewal order's due payment. */
+  renewal_due_at: string | null;
   paid_at: string | null;
   items: OrderItem[];
   created_at: string;
@@ -294,4 +296,30 @@ export interface AuditEvent {
   action: string;
   changes: Record<string, { before: unknown; after: unknown }>;
   created_at: string;
+}
+
+/** GET /v1/subscriptions/{id} (docs/checkout.md, 'Subscriptions and renewals'). */
+export interface Subscription {
+  id: number;
+  user_id: number;
+  product_id: number;
+  variation_id: number;
+  status: string;
+  billing_period: string | null;
+  billing_interval: number | null;
+  quantity: number;
+  currency: string | null;
+  recurring_total: string | null;
+  payment_method: string;
+  parent_order_id: number | null;
+  next_payment_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An item of GET /v1/subscriptions: the subscription with its customer's and product's names. */
+export interface SubscriptionListItem extends Subscription {
+  user_email: string;
+  user_name: string;
+  product_name: string;
 }

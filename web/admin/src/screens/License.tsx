@@ -135,7 +135,8 @@ export function LicensePage({ id }: { id: number }) {
           <dt>Customer</dt>
           <dd>
             {l.user_name ? `${l.user_name} ` : ''}
-            {l.user_email} <span className="muted">(customer #{l.user_id})</span>
+            <Link href={`/customers/${l.user_id}`}>{l.user_email}</Link>{' '}
+            <span className="muted">(customer #{l.user_id})</span>
           </dd>
           <dt>Sites</dt>
           <dd>

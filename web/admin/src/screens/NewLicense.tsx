@@ -1,11 +1,13 @@
-import { useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useId, useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { Link, useLocation } from 'wouter';
-import { post } from '../api';
+import { Link, useLocation, useSearch } from 'wouter';
+import { get, getPage, post, query } from '../api';
 import type { License, User } from '../types';
 import { ErrorNote, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
+import { positive } from '../ui/url';
+import { fullName } from './Customers';
 import { useProductChoices } from './Products';
 
 interface Form {
@@ -22,14 +24,29 @@ interface Form {
 }
 
 /**
- * Issue a license by hand (POST /v1/licenses). The API has no list of customers yet, so the
- * customer is named by number, or created here first (POST /v1/users).
+ * Issue a license by hand (POST /v1/licenses), to an existing customer found by email or name
+ * (GET /v1/users?role=customer&search=) or to one created here first (POST /v1/users). A
+ * customer's page opens it with `?user_id=` to start with that customer chosen.
  */
 export function NewLicense() {
   const [, navigate] = useLocation();
   const client = useQueryClient();
   const products = useProductChoices();
   const [error, setError] = useState<unknown>(null);
+  const given = positive(new URLSearchParams(useSearch()).get('user_id'), 0);
+  const [term, setTerm] = useState('');
+  const [typed, setTyped] = useState('');
+  const searchId = useId();
+  const found = useQuery({
+    queryKey: ['users', 'customer', { search: term, per_page: 10 }],
+    queryFn: () => getPage<User>(`/users${query({ role: 'customer', search: term, per_page: 10 })}`),
+    enabled: term !== '',
+  });
+  const preset = useQuery({
+    queryKey: ['user', given],
+    queryFn: () => get<User>(`/users/${given}`),
+    enabled: given > 0,
+  });
   const {
     register,
     handleSubmit,
@@ -37,11 +54,24 @@ export function NewLicense() {
     setValue,
     formState: { errors, isSubmitting },
   } = useForm<Form>({
-    defaultValues: { customer: 'new', product_id: '', variation_id: '', activation_limit: '', expires: '' },
+    defaultValues: {
+      customer: given ? 'existing' : 'new',
+      user_id: given ? String(given) : '',
+      product_id: '',
+      variation_id: '',
+      activation_limit: '',
+      expires: '',
+    },
   });
   const productId = watch('product_id');
   const customer = watch('customer');
   const product = products.data?.find((p) => String(p.id) === productId);
+  const userId = watch('user_id');
+  // The choices: the search's customers, and the one already chosen (given, or just created).
+  const choices = [...(found.data?.rows ?? [])];
+  const kept = preset.data && preset.data.role === 'customer' ? preset.data : null;
+  if (kept && !choices.some((u) => u.id === kept.id)) choices.unshift(kept);
+  const search = () => setTerm(typed.trim());
 
   const onSubmit = async (f: Form) => {
     setError(null);
@@ -110,25 +140,81 @@ export function NewLicense() {
             <input type="radio" value="new" {...register('customer')} /> A new customer account
           </label>
           <label className="check">
-            <input type="radio" value="existing" {...register('customer')} /> An existing customer, by number
+            <input type="radio" value="existing" {...register('customer')} /> An existing customer
           </label>
           {customer === 'existing' ? (
-            <Field
-              label="Customer number"
-              hint="Shown on each of the customer's licenses."
-              error={errors.user_id}
-            >
-              {(p) => (
+            <div className="customer-search">
+              <div className="search-group">
+                <div className="field">
+                  <label htmlFor={searchId}>Find the customer</label>
+                  <input
+                    id={searchId}
+                    type="search"
+                    value={typed}
+                    placeholder="Email or name"
+                    autoComplete="off"
+                    onChange={(e) => setTyped(e.target.value)}
+                    onKeyDown={(e) => {
+                      // Enter searches; it must not submit the license form.
+                      if (e.key === 'Enter') {
+                        e.preventDefault();
+                        search();
+                      }
+                    }}
+                  />
+                </div>
+                <button type="button" onClick={search}>
+                  Search
+                </button>
+              </div>
+              <ErrorNote error={found.error} />
+              {found.isFetching ? (
+                <p className="loading" role="status">
+                  Searching…
+                </p>
+              ) : term && found.data ? (
+                <p role="status">
+                  {found.data.total === 0
+                    ? `No customer matches “${term}”.`
+                    : found.data.total > found.data.rows.length
+                      ? `The first ${found.data.rows.length} of ${found.data.total} customers matching “${term}”: narrow the search if yours is not here.`
+                      : `${found.data.total} customer${found.data.total === 1 ? '' : 's'} matching “${term}”.`}
+                </p>
+              ) : null}
+              {choices.length > 0 ? (
+                <fieldset
+                  className="choices"
+                  aria-describedby={errors.user_id ? `${searchId}-error` : undefined}
+                >
+                  <legend>Choose the customer</legend>
+                  {choices.map((u) => (
+                    <label key={u.id} className="check">
+                      <input
+                        type="radio"
+                        value={String(u.id)}
+                        {...register('user_id', { required: 'Find and choose the customer.' })}
+                      />{' '}
+                      {u.email}
+                      {fullName(u) ? <span className="muted"> {fullName(u)}</span> : null}
+                      <span className="muted"> #{u.id}</span>
+                    </label>
+                  ))}
+                </fieldset>
+              ) : (
                 <input
-                  {...p}
-                  inputMode="numeric"
-                  {...register('user_id', {
-                    required: 'Enter the customer number.',
-                    pattern: { value: /^[1-9]\d*$/, message: 'A customer number is a whole number.' },
-                  })}
+                  type="hidden"
+                  {...register('user_id', { required: 'Find and choose the customer.' })}
                 />
               )}
-            </Field>
+              {errors.user_id ? (
+                <p className="field-error" id={`${searchId}-error`}>
+                  {errors.user_id.message}
+                </p>
+              ) : null}
+              {userId && !choices.some((u) => String(u.id) === userId) ? (
+                <p className="muted">Chosen: customer #{userId}.</p>
+              ) : null}
+            </div>
           ) : (
             <>
               <Field label="Email" error={errors.email}>

@@ -134,9 +134,18 @@ export function OrderPage({ id }: { id: number }) {
           <dt>Customer</dt>
           <dd>
             {buyer(o)} {o.billing.email ? <span>{o.billing.email}</span> : null}{' '}
-            <span className="muted">
-              {o.customer_id === null ? '(guest, no account)' : `(customer #${o.customer_id})`}
-            </span>
+            {o.customer_id === null ? (
+              <span className="muted">(guest, no account)</span>
+            ) : (
+              <Link href={`/customers/${o.customer_id}`}>customer #{o.customer_id}</Link>
+            )}
+            {o.subscription_id !== null ? (
+              <>
+                {' '}
+                · renewal of{' '}
+                <Link href={`/subscriptions/${o.subscription_id}`}>subscription #{o.subscription_id}</Link>
+              </>
+            ) : null}
           </dd>
           <dt>Payment</dt>
           <dd>

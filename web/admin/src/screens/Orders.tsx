@@ -14,7 +14,7 @@ export const ORDER_STATUSES = ['pending', 'processing', 'on-hold', 'completed', 
 /** What an order's total reads like: its own currency, as the order was priced. */
 export const money = (o: Pick<Order, 'currency'>, amount: string) => `${amount} ${o.currency}`;
 
-/** The buyer as the order recorded them (billing), since the API has no customer lookup yet. */
+/** The buyer as the order recorded them (billing); a guest has no customer account. */
 export const buyer = (o: Order) =>
   [o.billing.first_name, o.billing.last_name].filter(Boolean).join(' ') || o.billing.email || 'guest';
 

@@ -5,7 +5,7 @@ import { get, getPage, query } from '../api';
 import { day, limit } from '../format';
 import type { Product } from '../types';
 import { Badge, Page } from '../ui/feedback';
-import { FilterSelect, PagedList } from '../ui/list';
+import { ChoiceSelect, FilterSelect, PagedList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 import { positive, useUrlState } from '../ui/url';
 
@@ -54,19 +54,26 @@ const columns = [
   }),
 ];
 
-/** Products: search, filter by status and type, server pages (GET /v1/products, X-WP-Total). */
+/**
+ * Products: search, filter by status and type, sorted and paginated by the server
+ * (GET /v1/products with `sort` and `order`, X-WP-Total; docs/catalogue.md, 'Products').
+ */
 export function Products() {
   const [params, set] = useUrlState();
   const search = params.get('search') ?? '';
   const status = params.get('status') ?? '';
   const type = params.get('type') ?? '';
+  // '' is the server's default order: newest first.
+  const sort = params.get('sort') ?? '';
+  const order = params.get('order') ?? '';
   const page = positive(params.get('page'), 1);
   const perPage = Math.min(100, positive(params.get('per_page'), 25));
   const searchId = useId();
 
   const list = useQuery({
-    queryKey: ['products', { search, status, type, page, perPage }],
-    queryFn: () => getPage<Product>(`/products${query({ search, status, type, page, per_page: perPage })}`),
+    queryKey: ['products', { search, status, type, sort, order, page, perPage }],
+    queryFn: () =>
+      getPage<Product>(`/products${query({ search, status, type, sort, order, page, per_page: perPage })}`),
     placeholderData: keepPreviousData,
   });
 
@@ -111,6 +118,28 @@ export function Products() {
             value={type}
             choices={TYPES.map((t) => [t, t] as const)}
             onChange={(v) => set({ type: v, page: undefined })}
+          />
+          <ChoiceSelect
+            label="Sort by"
+            value={sort}
+            choices={[
+              ['', 'Newest first'],
+              ['created_at', 'Created'],
+              ['name', 'Name'],
+              ['price', 'Price'],
+              ['status', 'Status'],
+            ]}
+            onChange={(v) => set({ sort: v, page: undefined })}
+          />
+          <ChoiceSelect
+            label="Order"
+            value={order}
+            choices={[
+              ['', 'Default'],
+              ['asc', 'Ascending'],
+              ['desc', 'Descending'],
+            ]}
+            onChange={(v) => set({ order: v, page: undefined })}
           />
         </form>
       </search>

@@ -1,0 +1,285 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+import { Link } from 'wouter';
+import { get, getPage, query } from '../api';
+import { day, when } from '../format';
+import type { License, LicenseList, Order, SubscriptionListItem, User } from '../types';
+import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
+import { ChoiceSelect, PagedList } from '../ui/list';
+import { columnsFor } from '../ui/table';
+import { positive, useUrlState } from '../ui/url';
+import { money } from './Orders';
+import { subscriptionColumns } from './Subscriptions';
+
+export const fullName = (u: Pick<User, 'first_name' | 'last_name'>) =>
+  [u.first_name, u.last_name].filter(Boolean).join(' ');
+
+/**
+ * The page of a list that is one section of a screen (a customer's orders, licenses and
+ * subscriptions): kept in the section, not in the address, so that the sections page on their own.
+ */
+export function usePaging(initialPerPage = 10) {
+  const [page, setPage] = useState(1);
+  const [perPage, setPerPage] = useState(initialPerPage);
+  const set = (changes: Record<string, string | number | undefined>) => {
+    if ('per_page' in changes) setPerPage(Number(changes.per_page) || initialPerPage);
+    setPage(changes.page === undefined ? 1 : Number(changes.page));
+  };
+  return { page, perPage, set };
+}
+
+const orderCol = columnsFor<Order>();
+/** Orders in a section of another object's page (a subscription's renewals, a customer's orders). */
+export const orderColumns = [
+  orderCol.accessor('number', {
+    header: 'Order',
+    cell: (c) => <Link href={`/orders/${c.row.original.id}`}>#{c.getValue()}</Link>,
+  }),
+  orderCol.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
+  orderCol.accessor('total', { header: 'Total', cell: (c) => money(c.row.original, c.getValue()) }),
+  orderCol.accessor('created_via', { header: 'Made by' }),
+  orderCol.accessor('renewal_due_at', { header: 'Pays for', cell: (c) => when(c.getValue()) }),
+  orderCol.accessor('created_at', { header: 'Placed', cell: (c) => when(c.getValue()) }),
+];
+
+const col = columnsFor<User>();
+const columns = [
+  col.accessor('email', {
+    header: 'Email',
+    cell: (c) => <Link href={`/customers/${c.row.original.id}`}>{c.getValue()}</Link>,
+  }),
+  col.display({ id: 'name', header: 'Name', cell: (c) => fullName(c.row.original) || '—' }),
+  col.accessor('id', { header: 'Number', cell: (c) => `#${c.getValue()}` }),
+];
+
+/**
+ * Customers: search by email or name, sorted and paginated by the server
+ * (GET /v1/users?role=customer, X-WP-Total; docs/administration.md).
+ */
+export function Customers() {
+  const [params, set] = useUrlState();
+  const search = params.get('search') ?? '';
+  const sort = params.get('sort') ?? '';
+  const order = params.get('order') ?? '';
+  const page = positive(params.get('page'), 1);
+  const perPage = Math.min(100, positive(params.get('per_page'), 25));
+  const searchId = useId();
+
+  const list = useQuery({
+    queryKey: ['users', 'customer', { search, sort, order, page, perPage }],
+    queryFn: () =>
+      getPage<User>(`/users${query({ role: 'customer', search, sort, order, page, per_page: perPage })}`),
+    placeholderData: keepPreviousData,
+  });
+
+  return (
+    <Page title="Customers">
+      <search aria-label="Search customers">
+        <form
+          className="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            set({
+              search: String(new FormData(e.currentTarget).get('search') ?? '').trim(),
+              page: undefined,
+            });
+          }}
+        >
+          <div className="search-group">
+            <div className="field">
+              <label htmlFor={searchId}>Search</label>
+              <input
+                id={searchId}
+                name="search"
+                type="search"
+                defaultValue={search}
+                key={search}
+                placeholder="Email or name"
+              />
+            </div>
+            <button type="submit">Search</button>
+          </div>
+          <ChoiceSelect
+            label="Sort by"
+            value={sort}
+            choices={[
+              ['', 'Newest first'],
+              ['email', 'Email'],
+              ['name', 'Name (last, first)'],
+            ]}
+            onChange={(v) => set({ sort: v, page: undefined })}
+          />
+          <ChoiceSelect
+            label="Order"
+            value={order}
+            choices={[
+              ['', 'Default'],
+              ['asc', 'Ascending'],
+              ['desc', 'Descending'],
+            ]}
+            onChange={(v) => set({ order: v, page: undefined })}
+          />
+        </form>
+      </search>
+      <PagedList
+        what="Customers"
+        list={list}
+        columns={columns}
+        rowKey={(u) => String(u.id)}
+        empty={search ? 'No customer matches this search.' : 'No customers yet.'}
+        page={page}
+        perPage={perPage}
+        set={set}
+      />
+    </Page>
+  );
+}
+
+const licenseCol = columnsFor<License>();
+const licenseColumns = [
+  licenseCol.accessor('license_key', {
+    header: 'License key',
+    cell: (c) => (
+      <Link href={`/licenses/${c.row.original.id}`} className="key">
+        {c.getValue()}
+      </Link>
+    ),
+  }),
+  licenseCol.accessor('product_name', { header: 'Product' }),
+  licenseCol.accessor('status', {
+    header: 'Status',
+    cell: (c) => (
+      <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
+    ),
+  }),
+  licenseCol.accessor('expires_at', { header: 'Expires', cell: (c) => day(c.getValue(), 'never') }),
+  licenseCol.accessor('created_at', { header: 'Issued', cell: (c) => day(c.getValue()) }),
+];
+
+const customerSubscriptionColumns = subscriptionColumns(false);
+
+const back = <Link href="/customers">← Customers</Link>;
+
+/**
+ * One customer (GET /v1/users/{id}) with three lists, each paginated by the server: their orders
+ * (GET /v1/orders?customer_id=), licenses (GET /v1/licenses?user_id=) and subscriptions
+ * (GET /v1/subscriptions?user_id=).
+ */
+export function CustomerPage({ id }: { id: number }) {
+  const valid = Number.isInteger(id) && id > 0;
+  const user = useQuery({ queryKey: ['user', id], queryFn: () => get<User>(`/users/${id}`), enabled: valid });
+  const orderPaging = usePaging();
+  const licensePaging = usePaging();
+  const subscriptionPaging = usePaging();
+  const orders = useQuery({
+    queryKey: ['orders', { customer: id, page: orderPaging.page, perPage: orderPaging.perPage }],
+    queryFn: async () => ({
+      rows: await get<Order[]>(
+        `/orders${query({ customer_id: id, page: orderPaging.page, per_page: orderPaging.perPage })}`,
+      ),
+      total: null,
+    }),
+    enabled: valid,
+    placeholderData: keepPreviousData,
+  });
+  const licenses = useQuery({
+    queryKey: ['licenses', { user: id, page: licensePaging.page, perPage: licensePaging.perPage }],
+    queryFn: () =>
+      get<LicenseList>(
+        `/licenses${query({ user_id: id, page: licensePaging.page, per_page: licensePaging.perPage })}`,
+      ).then((l) => ({ rows: l.licenses, total: l.total })),
+    enabled: valid,
+    placeholderData: keepPreviousData,
+  });
+  const subscriptions = useQuery({
+    queryKey: [
+      'subscriptions',
+      { user: id, page: subscriptionPaging.page, perPage: subscriptionPaging.perPage },
+    ],
+    queryFn: () =>
+      getPage<SubscriptionListItem>(
+        `/subscriptions${query({
+          user_id: id,
+          page: subscriptionPaging.page,
+          per_page: subscriptionPaging.perPage,
+        })}`,
+      ),
+    enabled: valid,
+    placeholderData: keepPreviousData,
+  });
+
+  if (!valid) {
+    return (
+      <Page title="Customer not found" back={back}>
+        <p>There is no customer at this address.</p>
+      </Page>
+    );
+  }
+  if (user.isPending) return <Loading what="the customer" />;
+  if (!user.data) {
+    return (
+      <Page title="Customer" back={back}>
+        <ErrorNote error={user.error} />
+      </Page>
+    );
+  }
+  const u = user.data;
+  return (
+    <Page
+      title={fullName(u) || u.email}
+      back={back}
+      actions={
+        <Link href={`/licenses/new?user_id=${u.id}`} className="button">
+          New license
+        </Link>
+      }
+    >
+      <section aria-labelledby="customer-facts" className="card">
+        <h2 id="customer-facts">Details</h2>
+        <dl className="facts">
+          <dt>Email</dt>
+          <dd>{u.email}</dd>
+          <dt>Name</dt>
+          <dd>{fullName(u) || '—'}</dd>
+          <dt>Number</dt>
+          <dd>#{u.id}</dd>
+          <dt>Role</dt>
+          <dd>{u.role}</dd>
+        </dl>
+      </section>
+      <section aria-labelledby="customer-orders">
+        <h2 id="customer-orders">Orders</h2>
+        <PagedList
+          what="Orders"
+          list={orders}
+          columns={orderColumns}
+          rowKey={(o) => String(o.id)}
+          empty="No orders."
+          {...orderPaging}
+        />
+      </section>
+      <section aria-labelledby="customer-licenses">
+        <h2 id="customer-licenses">Licenses</h2>
+        <PagedList
+          what="Licenses"
+          list={licenses}
+          columns={licenseColumns}
+          rowKey={(l) => String(l.id)}
+          empty="No licenses."
+          {...licensePaging}
+        />
+      </section>
+      <section aria-labelledby="customer-subscriptions">
+        <h2 id="customer-subscriptions">Subscriptions</h2>
+        <PagedList
+          what="Subscriptions"
+          list={subscriptions}
+          columns={customerSubscriptionColumns}
+          rowKey={(s) => String(s.id)}
+          empty="No subscriptions."
+          {...subscriptionPaging}
+        />
+      </section>
+    </Page>
+  );
+}

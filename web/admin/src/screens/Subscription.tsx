@@ -1,0 +1,233 @@
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'wouter';
+import { get, post, query } from '../api';
+import { when } from '../format';
+import type { Order, Product, Subscription, User } from '../types';
+import { useConfirm } from '../ui/confirm';
+import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Field } from '../ui/form';
+import { PagedList } from '../ui/list';
+import { fullName, orderColumns, usePaging } from './Customers';
+import { recurring, SUBSCRIPTION_STATUSES, schedule } from './Subscriptions';
+
+const back = <Link href="/subscriptions">← Subscriptions</Link>;
+
+/** A cancelled or expired subscription has ended: the console offers nothing more on it. */
+const ENDED = new Set(['cancelled', 'expired']);
+
+/**
+ * One subscription (GET /v1/subscriptions/{id}): its facts, customer and product, its status
+ * (POST …/status; cancelling asks first), its renewal orders (GET /v1/orders?subscription_id=) and
+ * a renewal order for the due payment (POST …/renewal-orders).
+ */
+export function SubscriptionPage({ id }: { id: number }) {
+  const client = useQueryClient();
+  const confirm = useConfirm();
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [chosen, setChosen] = useState('');
+  const valid = Number.isInteger(id) && id > 0;
+  const subscription = useQuery({
+    queryKey: ['subscription', id],
+    queryFn: () => get<Subscription>(`/subscriptions/${id}`),
+    enabled: valid,
+  });
+  const s = subscription.data;
+  const customer = useQuery({
+    queryKey: ['user', s?.user_id],
+    queryFn: () => get<User>(`/users/${s!.user_id}`),
+    enabled: s !== undefined,
+  });
+  const product = useQuery({
+    queryKey: ['product', s?.product_id],
+    queryFn: () => get<Product>(`/products/${s!.product_id}`),
+    enabled: s !== undefined,
+  });
+  const paging = usePaging();
+  const renewals = useQuery({
+    queryKey: ['orders', { subscription: id, page: paging.page, perPage: paging.perPage }],
+    queryFn: async () => ({
+      rows: await get<Order[]>(
+        `/orders${query({ subscription_id: id, page: paging.page, per_page: paging.perPage })}`,
+      ),
+      total: null,
+    }),
+    enabled: valid,
+    placeholderData: keepPreviousData,
+  });
+
+  if (!valid) {
+    return (
+      <Page title="Subscription not found" back={back}>
+        <p>There is no subscription at this address.</p>
+      </Page>
+    );
+  }
+  if (subscription.isPending) return <Loading what="the subscription" />;
+  if (!s) {
+    return (
+      <Page title="Subscription" back={back}>
+        <ErrorNote error={subscription.error} />
+      </Page>
+    );
+  }
+  const next = chosen || s.status;
+  const ended = ENDED.has(s.status);
+
+  const refresh = async () => {
+    await client.invalidateQueries({ queryKey: ['subscription', id] });
+    await client.invalidateQueries({ queryKey: ['subscriptions'] });
+    await client.invalidateQueries({ queryKey: ['orders'] });
+  };
+  const change = async (status: string) => {
+    setError(null);
+    setNotice('');
+    await post<Subscription>(`/subscriptions/${s.id}/status`, { status });
+    setNotice(`Subscription #${s.id} is now ${status}.`);
+    setChosen('');
+    await refresh();
+  };
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    setNotice('');
+    try {
+      await action();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const submit = () => {
+    if (next === s.status) return;
+    if (next === 'cancelled') {
+      confirm.ask({
+        title: `Cancel subscription #${s.id}?`,
+        body: (
+          <p>
+            It gets no more renewal orders, and the licenses it renews stop working as its licenses. The
+            console offers no way back: this cannot be undone.
+          </p>
+        ),
+        confirmLabel: 'Cancel subscription',
+        danger: true,
+        action: () => change('cancelled'),
+      });
+      return;
+    }
+    void run(() => change(next));
+  };
+  const renew = () =>
+    run(async () => {
+      const order = await post<Order>(`/subscriptions/${s.id}/renewal-orders`);
+      setNotice(`Renewal order #${order.number} is ${order.status}: the customer pays it like any order.`);
+      await refresh();
+    });
+
+  const who = customer.data;
+  return (
+    <Page title={`Subscription #${s.id}`} back={back}>
+      <Notice>{notice}</Notice>
+      <section aria-labelledby="subscription-facts" className="card">
+        <h2 id="subscription-facts">Details</h2>
+        <dl className="facts">
+          <dt>Status</dt>
+          <dd>
+            <Badge value={s.status} />
+          </dd>
+          <dt>Customer</dt>
+          <dd>
+            <Link href={`/customers/${s.user_id}`}>
+              {who ? fullName(who) || who.email : `customer #${s.user_id}`}
+            </Link>
+            {who && fullName(who) ? <span className="muted"> {who.email}</span> : null}
+          </dd>
+          <dt>Product</dt>
+          <dd>
+            <Link href={`/products/${s.product_id}`}>{product.data?.name ?? `product #${s.product_id}`}</Link>
+            {s.variation_id ? <span className="muted"> (variation #{s.variation_id})</span> : null}
+          </dd>
+          <dt>Renews at</dt>
+          <dd>
+            {recurring(s)} {schedule(s)}
+            {s.quantity > 1 ? <span className="muted"> (quantity {s.quantity})</span> : null}
+          </dd>
+          <dt>Next payment</dt>
+          <dd>{when(s.next_payment_at, 'none')}</dd>
+          <dt>Started</dt>
+          <dd>
+            {when(s.created_at)}
+            {s.parent_order_id ? (
+              <>
+                {' '}
+                with <Link href={`/orders/${s.parent_order_id}`}>order #{s.parent_order_id}</Link>
+              </>
+            ) : (
+              <span className="muted"> (by an administrator)</span>
+            )}
+          </dd>
+          <dt>Changed</dt>
+          <dd>{when(s.updated_at)}</dd>
+        </dl>
+      </section>
+      <section aria-labelledby="subscription-status" className="card">
+        <h2 id="subscription-status">Status</h2>
+        <ErrorNote error={error} />
+        {ended ? (
+          <p>This subscription has ended ({s.status}); it takes no further changes here.</p>
+        ) : (
+          <>
+            <form
+              className="inline-form"
+              onSubmit={(e) => {
+                e.preventDefault();
+                submit();
+              }}
+            >
+              <Field label="New status" hint="Cancelling asks for confirmation first.">
+                {(p) => (
+                  <select {...p} value={next} onChange={(e) => setChosen(e.target.value)}>
+                    {SUBSCRIPTION_STATUSES.map((status) => (
+                      <option key={status} value={status}>
+                        {status}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+              <button type="submit" className="primary" disabled={busy || next === s.status}>
+                Change status
+              </button>
+            </form>
+            <div className="field">
+              <button type="button" onClick={() => void renew()} disabled={busy}>
+                Create renewal order
+              </button>
+              <p className="hint">
+                A pending order for the payment due {when(s.next_payment_at, 'now')}; the same order again if
+                it exists.
+              </p>
+            </div>
+          </>
+        )}
+      </section>
+      <section aria-labelledby="subscription-renewals">
+        <h2 id="subscription-renewals">Renewal orders</h2>
+        <PagedList
+          what="Renewal orders"
+          list={renewals}
+          columns={orderColumns}
+          rowKey={(o) => String(o.id)}
+          empty="No renewal orders yet."
+          page={paging.page}
+          perPage={paging.perPage}
+          set={paging.set}
+        />
+      </section>
+      {confirm.dialog}
+    </Page>
+  );
+}
