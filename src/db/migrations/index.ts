@@ -12,6 +12,7 @@ import * as m2026112211 from './2026112211_token_indexes.js';
 import * as m2026112212 from './2026112212_release_changes.js';
 import * as m2026112401 from './2026112401_list_indexes.js';
 import * as m2026112420 from './2026112420_audit_events.js';
+import * as m2026112440 from './2026112440_reports.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -30,4 +31,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112212_release_changes': m2026112212,
   '2026112401_list_indexes': m2026112401,
   '2026112420_audit_events': m2026112420,
+  '2026112440_reports': m2026112440,
 };
