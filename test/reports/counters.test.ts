@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { systemClock } from '../../src/clock.js';
 import { openDatabase } from '../../src/db/database.js';
+import { DailyCounters, FLUSH_EVERY_MS } from '../../src/modules/reports/counters.js';
+import type { CounterRow, ReportsRepository } from '../../src/modules/reports/reports.repository.js';
 import { call, download, type Fixture, protectedFixture } from '../distribution/helpers.js';
 import { admin, createTestApp, type TestApp } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Update checks and downloads are counted in memory and added to daily_counters by a flush
@@ -79,5 +83,57 @@ describe('daily counters', () => {
     expect((await download(t, `http://x/v1/software/download?token=${'0'.repeat(64)}`)).statusCode).toBe(403);
     await t.app.services.counters.flush();
     expect(await stored()).toEqual(before);
+  });
+});
+
+describe('the flush', () => {
+  it('runs on its own while the server listens, off the request path', async () => {
+    const database = openDatabase(t.db.config);
+    const other = await buildApp({ ...t.config, logLevel: 'silent' }, database);
+    try {
+      await other.listen({ port: 0, host: '127.0.0.1' });
+      const before = (await stored()).update_check ?? 0;
+      const res = await other.inject({
+        method: 'POST',
+        url: '/v1/software/check',
+        payload: { slug: f.slug, version: '1.0.0', ...f.creds },
+      });
+      expect(res.statusCode).toBe(200);
+      await waitFor(async () => (await stored()).update_check === before + 1, 'the timer flushed the check', {
+        timeoutMs: FLUSH_EVERY_MS * 3,
+      });
+    } finally {
+      await other.close();
+      await database.close();
+    }
+  }, 30_000);
+
+  it('a failed flush keeps its counts for the next one', async () => {
+    const written: CounterRow[][] = [];
+    let fail = true;
+    const repo = {
+      async addCounters(rows: CounterRow[]) {
+        if (fail) throw new Error('database away');
+        written.push(rows);
+      },
+    } as unknown as ReportsRepository;
+    const log = { warn() {} } as never;
+    const counters = new DailyCounters(repo, systemClock, log);
+    counters.add('update_check', 7);
+    counters.add('update_check', 7);
+    counters.add('download', 8);
+    await counters.flush();
+    expect(written).toEqual([]);
+    fail = false;
+    counters.add('update_check', 7);
+    await counters.stop();
+    const day = new Date().toISOString().slice(0, 10);
+    expect(written.flat().sort((a, b) => a.kind.localeCompare(b.kind))).toEqual([
+      { kind: 'download', day, product_id: 8, count: 1 },
+      { kind: 'update_check', day, product_id: 7, count: 3 },
+    ]);
+    // Nothing left: another flush writes nothing.
+    await counters.flush();
+    expect(written).toHaveLength(1);
   });
 });
