@@ -18,8 +18,8 @@ interface Counts {
 /**
  * Update checks and downloads per UTC day and product, counted in memory by the routes and added to
  * `daily_counters` every FLUSH_EVERY_MS and when the server closes. Counting is a map lookup and an
- * increment: the update check and the download send no statement for it (the round trips test and
- * bench/check). The flush adds (`count = count + excluded.count`), so every process serving one
+ * increment: the update check and the download send no statement for it (docs/performance.md,
+ * 'The dashboard's report'). The flush adds (`count = count + excluded.count`), so every process serving one
  * database adds its own counts. A crash loses what was counted since the last flush: at most
  * FLUSH_EVERY_MS of counts (more only while the database refuses flushes, which are retried).
  */
