@@ -24,6 +24,7 @@ import { oauthRoutes } from './modules/licensing/oauth.routes.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
 import { releasesRoutes } from './modules/releases/releases.routes.js';
 import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
+import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -91,6 +92,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     subscriptions,
     checkout,
     audit,
+    reports,
+    counters,
   } = services;
   app.decorate('services', services);
 
@@ -118,6 +121,9 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('onClose', async () => dispatcher.stop());
   app.addHook('onListen', async () => renewals.start());
   app.addHook('onClose', async () => renewals.stop());
+  // Update checks and downloads are flushed every few seconds while listening, and once more on close.
+  app.addHook('onListen', async () => counters.start());
+  app.addHook('onClose', async () => counters.stop());
   // Cookies are parsed by the auth hook, and only when a request carries any (src/http/auth.ts).
   await app.register(cookie, { hook: false });
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
@@ -162,10 +168,11 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       });
       await api.register(webhooksRoutes, { webhooks });
       await api.register(releasesRoutes, { module: releasesModule });
-      await api.register(distributionRoutes, distribution);
+      await api.register(distributionRoutes, { ...distribution, counters });
       await api.register(ordersRoutes, { orders });
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
+      await api.register(reportsRoutes, { reports });
       await api.register(checkoutRoutes, {
         checkout,
         submit,

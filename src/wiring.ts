@@ -27,6 +27,7 @@ import {
   type ReleasesModule,
   type ReleasesService,
 } from './modules/releases/releases.module.js';
+import { createReports, type DailyCounters, type ReportsService } from './modules/reports/reports.module.js';
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
 import {
   createSubscriptions,
@@ -79,6 +80,10 @@ export interface Services {
   renewals: RenewalScheduler;
   /** Every administrator change, recorded in the change's own transaction (docs/admin.md, 'Audit trail'). */
   audit: AuditService;
+  /** The dashboard's report (docs/api.md, 'Reports'). */
+  reports: ReportsService;
+  /** Update checks and downloads counted in memory; flushed every few seconds and on close. */
+  counters: DailyCounters;
 }
 
 /** What the routes need besides the services: the modules' own route-facing parts. */
@@ -196,6 +201,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     baseUrl: () => urls.base,
   });
 
+  const { reports, counters } = createReports({ database, clock, log: log('reports') });
+
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
   const now = () => iso(clock.now());
   const { invalidations, tokens } = distribution;
@@ -234,6 +241,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       checkout,
       renewals,
       audit,
+      reports,
+      counters,
     },
     releasesModule,
     submit,

@@ -8,6 +8,7 @@ import type { LicensingTables } from '../modules/licensing/licensing.tables.js';
 import type { OAuthTables } from '../modules/licensing/oauth.tables.js';
 import type { OrdersTables } from '../modules/orders/orders.tables.js';
 import type { ReleasesTables } from '../modules/releases/releases.tables.js';
+import type { ReportsTables } from '../modules/reports/reports.tables.js';
 import type { SubscriptionsTables } from '../modules/subscriptions/subscriptions.tables.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
@@ -31,6 +32,7 @@ export interface DB
     DistributionTables,
     SubscriptionsTables,
     OrdersTables,
-    AuditTables {}
+    AuditTables,
+    ReportsTables {}
 
 export type Id = Generated<number>;

@@ -216,6 +216,8 @@ const catalogue = {
   // orders and subscriptions (docs/checkout.md)
   order_not_found: [404, 'Order not found.'],
   subscription_not_found: [404, 'Subscription not found.'],
+  // reports (docs/api.md, 'Reports')
+  invalid_report_days: [400, 'days must be a whole number from 1 to 366.'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -13,6 +13,7 @@ import * as m2026112212 from './2026112212_release_changes.js';
 import * as m2026112401 from './2026112401_list_indexes.js';
 import * as m2026112420 from './2026112420_audit_events.js';
 import * as m2026112421 from './2026112421_license_search.js';
+import * as m2026112440 from './2026112440_reports.js';
 import * as m2026112441 from './2026112441_customer_lists.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
@@ -33,5 +34,6 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112401_list_indexes': m2026112401,
   '2026112420_audit_events': m2026112420,
   '2026112421_license_search': m2026112421,
+  '2026112440_reports': m2026112440,
   '2026112441_customer_lists': m2026112441,
 };

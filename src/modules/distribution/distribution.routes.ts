@@ -4,6 +4,7 @@ import { ApiError } from '../../http/errors.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { OpenedArtifact } from '../releases/releases.module.js';
+import type { DailyCounters } from '../reports/reports.module.js';
 import * as S from './distribution.schemas.js';
 import type { DistributionService } from './distribution.service.js';
 import type { DownloadService } from './download.service.js';
@@ -22,9 +23,15 @@ const NO_CACHE = {
  */
 export async function distributionRoutes(
   app: App,
-  opts: { distribution: DistributionService; downloads: DownloadService },
+  opts: { distribution: DistributionService; downloads: DownloadService; counters: DailyCounters },
 ) {
-  const { distribution, downloads } = opts;
+  const { distribution, downloads, counters } = opts;
+  // An answered update check is counted in memory for the dashboard: no statement is added
+  // (docs/admin.md, 'Dashboard').
+  const counted = <T extends { product: { id: number } }>(answer: T): T => {
+    counters.add('update_check', answer.product.id);
+    return answer;
+  };
 
   app.post(
     '/software/package',
@@ -49,7 +56,7 @@ export async function distributionRoutes(
         response: { 200: S.CheckResponse, ...errors(400, 403, 404, 409, 429, 500, 503) },
       },
     },
-    (request) => distribution.check(request.query, request.ip),
+    (request) => distribution.check(request.query, request.ip).then(counted),
   );
 
   app.post(
@@ -62,7 +69,7 @@ export async function distributionRoutes(
         response: { 200: S.CheckResponse, ...errors(400, 403, 404, 409, 429, 500, 503) },
       },
     },
-    (request) => distribution.check(request.body, request.ip),
+    (request) => distribution.check(request.body, request.ip).then(counted),
   );
 
   app.get(
@@ -126,14 +133,15 @@ export async function distributionRoutes(
       if (request.headers.range !== undefined) throw new ApiError('range_not_supported');
       const token = typeof query.token === 'string' ? query.token : '';
       if (token === '') throw new ApiError('missing_token');
-      const file = await downloads.redeem(token);
+      const { file, productId } = await downloads.redeem(token);
       reply.headers({
         'content-type': 'application/zip',
         'content-disposition': `attachment; filename="${file.fileName}"`,
         'content-length': String(file.size),
         'x-package-sha256': file.sha256,
       });
-      await sendPackage(reply, file);
+      // Only a download whose last byte was written counts (the dashboard's downloads per day).
+      if (await sendPackage(reply, file)) counters.add('download', productId);
     },
   );
 }
@@ -146,7 +154,7 @@ export async function distributionRoutes(
  * always has the next chunk queued. Fastify's stream sending pipes, which cannot tell when a chunk
  * has been written, so the claimed download takes the reply over with its headers final.
  */
-async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<void> {
+async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<boolean> {
   // The first chunk before the headers: a file that cannot be read at all still gets an error
   // answer from the error handler (the token stays used: the claim has committed).
   const first = await file.chunks.next();
@@ -154,7 +162,7 @@ async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<v
   const res = reply.raw;
   if (res.destroyed) {
     await file.chunks.return();
-    return;
+    return false;
   }
   const closed = new Promise<Error>((resolve) =>
     res.once('close', () => resolve(new Error('connection closed before the end'))),
@@ -177,11 +185,13 @@ async function sendPackage(reply: FastifyReply, file: OpenedArtifact): Promise<v
     }
     await settled(previous);
     res.end();
+    return true;
   } catch (e) {
     // The token is spent and the headers are out: a cut connection is the only signal left (the
     // client sees a short body against Content-Length and X-Package-SHA256).
     reply.log.info({ reason: (e as Error).message }, 'download stopped before the end');
     res.destroy();
+    return false;
   } finally {
     // Releases the file when the loop did not run to its end (a no-op when it did).
     await file.chunks.return();

@@ -55,7 +55,7 @@ export class DownloadService {
     private readonly clock: Clock,
   ) {}
 
-  async redeem(token: string): Promise<OpenedArtifact> {
+  async redeem(token: string): Promise<{ file: OpenedArtifact; productId: number }> {
     const settings = await this.settings.get();
     if (!settings.software_enabled) throw new ApiError('module_disabled');
     // A token is 64 lowercase hex characters (32 random bytes): the form of a SHA-256.
@@ -79,7 +79,7 @@ export class DownloadService {
     await withTransaction(this.repo.database, (tx) => this.claimIn(row, snapshot, tx));
     // Committed: from here on a failure never reopens the token (a broken transfer does not give it
     // back).
-    return this.releases.openArtifact(release);
+    return { file: await this.releases.openArtifact(release), productId: release.product_id };
   }
 
   private async claimIn(token: TokenRow, snapshot: StatSnapshot, tx: Tx): Promise<void> {

@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'react';
-import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { Link, Route, Router, Switch, useLocation } from 'wouter';
 import { AppPasswords } from './screens/AppPasswords';
 import { Audit } from './screens/Audit';
 import { CouponPage, Coupons } from './screens/Coupons';
@@ -24,7 +24,11 @@ import { Webhooks } from './screens/Webhooks';
 import { useSession } from './session';
 import { ErrorNote, Loading, Page } from './ui/feedback';
 
+// The dashboard brings uPlot: loaded on its own, so the first load stays small (docs/admin.md).
+const Dashboard = lazy(() => import('./screens/Dashboard').then((m) => ({ default: m.Dashboard })));
+
 const NAV = [
+  { href: '/', label: 'Dashboard' },
   { href: '/licenses', label: 'Licenses' },
   { href: '/products', label: 'Products' },
   { href: '/orders', label: 'Orders' },
@@ -102,7 +106,8 @@ function Shell({ email }: { email: string }) {
         <nav id="main-nav" aria-label="Main" className={menuOpen ? 'open' : undefined}>
           <ul>
             {NAV.map((item) => {
-              const current = location === item.href || location.startsWith(`${item.href}/`);
+              const current =
+                location === item.href || (item.href !== '/' && location.startsWith(`${item.href}/`));
               return (
                 <li key={item.href}>
                   <Link href={item.href} aria-current={current ? 'page' : undefined}>
@@ -124,7 +129,9 @@ function Shell({ email }: { email: string }) {
         <ErrorNote error={signOutError} title="Sign-out failed" />
         <Switch>
           <Route path="/">
-            <Redirect to="/licenses" replace />
+            <Suspense fallback={<Loading what="the dashboard" />}>
+              <Dashboard />
+            </Suspense>
           </Route>
           <Route path="/licenses" component={Licenses} />
           <Route path="/licenses/new" component={NewLicense} />

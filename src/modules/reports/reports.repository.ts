@@ -1,0 +1,204 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { on, type Tx } from '../../db/transaction.js';
+
+/** A time range of stored ISO timestamps, `from` included, `to` excluded (text compares as time). */
+export interface Range {
+  from: string;
+  to: string;
+}
+
+export interface SalesRow {
+  day: string;
+  currency: string;
+  decimals: number;
+  orders: number;
+  total: number;
+}
+
+export interface DayCount {
+  day: string;
+  count: number;
+}
+
+export interface CounterRow {
+  kind: string;
+  day: string;
+  product_id: number;
+  count: number;
+}
+
+export interface FailingRow {
+  event_id: string;
+  event: string;
+  status: string;
+  attempts: number;
+  updated_at: string;
+  last_error: string | null;
+  response_code: number | null;
+}
+
+export interface DraftRow {
+  id: number;
+  product_id: number;
+  product_name: string | null;
+  version: string;
+  created_at: string;
+}
+
+/** Statuses of an order that has been paid and not taken back (docs/api.md, 'Reports'). */
+export const SALE_STATUSES = ['processing', 'completed'] as const;
+
+/**
+ * The dashboard's queries. Each reads through one index of the 2026112440 migration (or an older
+ * one): the plans are in docs/performance.md, 'The dashboard's report'. Days are the first ten
+ * characters of the stored ISO timestamp, which is UTC.
+ */
+export class ReportsRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async sales(range: Range, tx?: Tx): Promise<SalesRow[]> {
+    const day = sql<string>`substr(paid_at, 1, 10)`;
+    const rows = await on(this.db, tx)
+      .selectFrom('orders')
+      .select((eb) => [
+        day.as('day'),
+        'currency',
+        eb.fn.max('decimals').as('decimals'),
+        eb.fn.countAll().as('orders'),
+        eb.fn.sum('total').as('total'),
+      ])
+      .where('paid_at', '>=', range.from)
+      .where('paid_at', '<', range.to)
+      .where('status', 'in', [...SALE_STATUSES])
+      .groupBy([day, 'currency'])
+      .execute();
+    return rows.map((r) => ({
+      day: r.day,
+      currency: r.currency,
+      decimals: Number(r.decimals),
+      orders: Number(r.orders),
+      total: Number(r.total),
+    }));
+  }
+
+  async newLicenses(range: Range, tx?: Tx): Promise<DayCount[]> {
+    const day = sql<string>`substr(created_at, 1, 10)`;
+    const rows = await on(this.db, tx)
+      .selectFrom('licenses')
+      .select((eb) => [day.as('day'), eb.fn.countAll().as('count')])
+      .where('created_at', '>=', range.from)
+      .where('created_at', '<', range.to)
+      .groupBy(day)
+      .execute();
+    return rows.map((r) => ({ day: r.day, count: Number(r.count) }));
+  }
+
+  async newActivations(range: Range, tx?: Tx): Promise<DayCount[]> {
+    const day = sql<string>`substr(activated_at, 1, 10)`;
+    const rows = await on(this.db, tx)
+      .selectFrom('activations')
+      .select((eb) => [day.as('day'), eb.fn.countAll().as('count')])
+      .where('activated_at', '>=', range.from)
+      .where('activated_at', '<', range.to)
+      .groupBy(day)
+      .execute();
+    return rows.map((r) => ({ day: r.day, count: Number(r.count) }));
+  }
+
+  async activeActivations(tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .selectFrom('activations')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('status', '=', 'active')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Counted days `first`..`last` (inclusive, `YYYY-MM-DD`) per kind, all products added up. */
+  async counters(kinds: string[], first: string, last: string, tx?: Tx): Promise<DayCount[][]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('daily_counters')
+      .select((eb) => ['kind', 'day', eb.fn.sum('count').as('count')])
+      .where('kind', 'in', kinds)
+      .where('day', '>=', first)
+      .where('day', '<=', last)
+      .groupBy(['kind', 'day'])
+      .execute();
+    return kinds.map((k) =>
+      rows.filter((r) => r.kind === k).map((r) => ({ day: r.day, count: Number(r.count) })),
+    );
+  }
+
+  /** Adds counts to the stored ones: several processes' flushes add up (counters.ts). */
+  async addCounters(rows: CounterRow[], tx?: Tx): Promise<void> {
+    if (rows.length === 0) return;
+    await on(this.db, tx)
+      .insertInto('daily_counters')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['kind', 'day', 'product_id'])
+          .doUpdateSet((eb) => ({ count: eb('daily_counters.count', '+', eb.ref('excluded.count')) })),
+      )
+      .execute();
+  }
+
+  /**
+   * Events whose last attempt failed: abandoned, or pending after at least one attempt. A
+   * delivered, skipped (delivery off) or not yet attempted event is not failing.
+   */
+  async failingCount(tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .selectFrom('webhook_events')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('status', 'in', ['pending', 'abandoned'])
+      .where('attempts', '>', 0)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The latest failing events of one status, newest first, with their last attempt's HTTP status. */
+  latestFailing(status: 'pending' | 'abandoned', limit: number, tx?: Tx): Promise<FailingRow[]> {
+    return on(this.db, tx)
+      .selectFrom('webhook_events as e')
+      .leftJoin('webhook_attempts as a', (j) =>
+        j.onRef('a.event_id', '=', 'e.event_id').onRef('a.attempt', '=', 'e.attempts'),
+      )
+      .select([
+        'e.event_id',
+        'e.event',
+        'e.status',
+        'e.attempts',
+        'e.updated_at',
+        'e.last_error',
+        'a.response_code',
+      ])
+      .where('e.status', '=', status)
+      .where('e.attempts', '>', 0)
+      .orderBy('e.updated_at', 'desc')
+      .limit(limit)
+      .execute();
+  }
+
+  async draftCount(tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .selectFrom('releases')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('status', '=', 'draft')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The newest drafts (ids grow with time), with their product's name. */
+  drafts(limit: number, tx?: Tx): Promise<DraftRow[]> {
+    return on(this.db, tx)
+      .selectFrom('releases as r')
+      .leftJoin('products as p', 'p.id', 'r.product_id')
+      .select(['r.id', 'r.product_id', 'p.name as product_name', 'r.version', 'r.created_at'])
+      .where('r.status', '=', 'draft')
+      .orderBy('r.id', 'desc')
+      .limit(limit)
+      .execute();
+  }
+}

@@ -1,0 +1,26 @@
+import { requireAdmin } from '../../http/auth.js';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { Dashboard, DashboardQuery } from './reports.schemas.js';
+import type { ReportsService } from './reports.service.js';
+
+/** The dashboard's report, read by administrators (docs/api.md, 'Reports'). */
+export async function reportsRoutes(app: App, opts: { reports: ReportsService }) {
+  app.get(
+    '/reports/dashboard',
+    {
+      preValidation: requireAdmin,
+      config: {
+        validationCodes: { invalid: { days: 'invalid_report_days' }, unknown: 'invalid_parameters' },
+      },
+      schema: {
+        tags: ['reports'],
+        summary:
+          'Sales per currency, new licenses, activations, update checks and downloads per UTC day; failing webhooks and drafts',
+        querystring: DashboardQuery,
+        response: { 200: Dashboard, ...errors(400, 401, 403) },
+      },
+    },
+    (request) => opts.reports.dashboard(request.query.days),
+  );
+}
