@@ -33,6 +33,21 @@ const EXEMPT: Record<string, string> = {
     "the server's work on a deletion recorded when it was accepted, not a new change (docs/admin.md)",
 };
 
+/**
+ * The write routes a signed-in customer may call too: a user's own session, application passwords,
+ * sites and subscriptions. They are not administrator changes. Listed so that every secured write
+ * route is classified: a route that checked the administrator role after validating its input
+ * would answer a customer's probe 400, not 403, and would otherwise slip past this test.
+ */
+const USER_ROUTES = new Set([
+  'POST /v1/auth/logout',
+  'POST /v1/users/me/application-passwords',
+  'DELETE /v1/users/me/application-passwords/{uuid}',
+  'POST /v1/account/licenses/{id}/deactivate',
+  'POST /v1/licenses/oauth/confirm',
+  'POST /v1/account/subscriptions/{id}/cancel',
+]);
+
 type Send = () => Promise<LightMyRequestResponse>;
 /** Builds what the route needs (through the API), then answers the one request under test. */
 type Fixture = () => Promise<Send>;
@@ -317,6 +332,7 @@ const fill = (path: string) =>
   );
 
 let adminWrites: string[];
+let otherWrites: string[];
 
 beforeAll(async () => {
   t = await createTestApp({ env: { TEST_CLOCK: '1', VAULT_KEY: keyA.toString('base64') } });
@@ -337,6 +353,7 @@ beforeAll(async () => {
     authorization: basic(customer.email, (created.json() as { password: string }).password),
   };
   adminWrites = [];
+  otherWrites = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
       if (!WRITES.has(method) || (op.security?.length ?? 0) === 0) continue;
@@ -346,8 +363,10 @@ beforeAll(async () => {
         headers: customerAuth,
         ...(method === 'delete' ? {} : { payload: {} }),
       });
+      const route = `${method.toUpperCase()} ${path}`;
       if (res.statusCode === 403 && (res.json() as { code: string }).code === 'rest_forbidden')
-        adminWrites.push(`${method.toUpperCase()} ${path}`);
+        adminWrites.push(route);
+      else otherWrites.push(route);
     }
   }
 });
@@ -369,6 +388,11 @@ describe('every administrator write route is recorded in the audit trail or exem
     const stale = [...Object.keys(FIXTURES), ...Object.keys(EXEMPT)].filter((r) => !adminWrites.includes(r));
     expect(stale).toEqual([]);
     expect(Object.keys(FIXTURES).filter((r) => r in EXEMPT)).toEqual([]);
+  });
+
+  it("every other secured write route is a customer's own, listed", () => {
+    expect(otherWrites.filter((r) => !USER_ROUTES.has(r))).toEqual([]);
+    expect([...USER_ROUTES].filter((r) => !otherWrites.includes(r))).toEqual([]);
   });
 
   it.each(Object.keys(FIXTURES))('%s succeeds and leaves a new audit event', async (route) => {
