@@ -131,7 +131,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const rates = new RateCounter(database, clock);
   const audit = createAudit({ database, clock });
   const settings = createSettings({ database, audit });
-  const accounts = createAccounts({ database, clock, rates });
+  const accounts = createAccounts({ database, clock, rates, audit });
   const catalogue = createCatalogue({ database, clock, settings, audit });
   const cart = createCart({ database, catalogue, settings, clock, log: log('cart'), secrets });
   const { webhooks, outbox, dispatcher } = createWebhooks({
@@ -144,6 +144,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     validationUrl: () => `${urls.base}/licenses/validate`,
     filter: opts.webhookTarget,
     attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
+    audit,
   });
   const licensing = createLicensing({
     database,
@@ -168,6 +169,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     clock,
     testClock,
     log: log('renewals'),
+    audit,
   });
   const { checkout, submit, payments } = createCheckout({
     database,

@@ -149,6 +149,7 @@ describe('claims', () => {
       log: t.app.log,
       self: () => ({ origin: services.urls.origin, port: null }),
       validationUrl: () => `${services.urls.base}/licenses/validate`,
+      audit: services.audit,
     }).dispatcher;
     const ids: string[] = [];
     for (let i = 1; i <= 60; i++)

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { RateCounter } from '../../http/rate-limit.js';
+import type { AuditService } from '../audit/audit.service.js';
 import { AccountsRepository } from './accounts.repository.js';
 import { AccountsService } from './accounts.service.js';
 
@@ -11,6 +12,13 @@ export function createAccounts(deps: {
   database: Database;
   clock: Clock;
   rates: RateCounter;
+  audit: AuditService;
 }): AccountsService {
-  return new AccountsService(new AccountsRepository(deps.database.db), deps.clock, deps.rates);
+  return new AccountsService(
+    new AccountsRepository(deps.database.db),
+    deps.clock,
+    deps.rates,
+    deps.database,
+    deps.audit,
+  );
 }

@@ -3,6 +3,7 @@ import { requireAdmin, requireUser, SESSION_COOKIE } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import * as S from './accounts.schemas.js';
 import { type AccountsService, publicUser, SESSION_DAYS } from './accounts.service.js';
 
@@ -83,7 +84,7 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
       },
     },
     async (request, reply) => {
-      const user = await accounts.createUser(request.body);
+      const user = await accounts.createUser(request.body, actorOf(request));
       return reply.status(201).send(publicUser(user));
     },
   );

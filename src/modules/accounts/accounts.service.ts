@@ -1,8 +1,11 @@
 import { type Clock, iso, Occasionally } from '../../clock.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
 import { randomHex, sha256, uuid } from '../../random.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { AccountsRepository, UserRow, UserSort } from './accounts.repository.js';
 import type { Role } from './accounts.tables.js';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
@@ -40,25 +43,52 @@ export class AccountsService {
     private readonly repo: AccountsRepository,
     private readonly clock: Clock,
     private readonly rates: RateCounter,
+    private readonly database: Pick<Database, 'db'>,
+    private readonly audit: AuditService,
   ) {}
 
-  async createUser(input: {
-    email: string;
-    password: string;
-    role?: Role;
-    first_name?: string;
-    last_name?: string;
-  }): Promise<AuthUser> {
-    const row = await this.repo.insertUser({
-      email: normaliseEmail(input.email),
-      password_hash: await hashPassword(input.password),
-      role: input.role ?? 'customer',
-      first_name: input.first_name ?? '',
-      last_name: input.last_name ?? '',
-      now: iso(this.clock.now()),
+  async createUser(
+    input: {
+      email: string;
+      password: string;
+      role?: Role;
+      first_name?: string;
+      last_name?: string;
+    },
+    actor?: Actor,
+  ): Promise<AuthUser> {
+    const password_hash = await hashPassword(input.password);
+    return withTransaction(this.database, async (tx) => {
+      const row = await this.repo.insertUser(
+        {
+          email: normaliseEmail(input.email),
+          password_hash,
+          role: input.role ?? 'customer',
+          first_name: input.first_name ?? '',
+          last_name: input.last_name ?? '',
+          now: iso(this.clock.now()),
+        },
+        tx,
+      );
+      if (!row) throw new ApiError('email_exists');
+      // An administrator's new user is recorded without its password (docs/admin.md, 'Audit trail');
+      // checkout's accounts and the command line's have no actor and are not recorded.
+      if (actor) {
+        const created = {
+          email: row.email,
+          role: row.role,
+          first_name: row.first_name,
+          last_name: row.last_name,
+        };
+        const changes = diff({}, created);
+        await this.audit.record(
+          actor,
+          { entity_type: 'user', entity_id: row.id, action: 'create', changes },
+          tx,
+        );
+      }
+      return toAuthUser(row);
     });
-    if (!row) throw new ApiError('email_exists');
-    return toAuthUser(row);
   }
 
   /** Makes sure this administrator exists with this password (ADMIN_EMAIL / ADMIN_PASSWORD, `user:create`). */

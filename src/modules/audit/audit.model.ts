@@ -29,7 +29,12 @@ export type EntityType =
   | 'order'
   | 'coupon'
   | 'tax_rate'
-  | 'shipping_zone';
+  | 'shipping_zone'
+  | 'user'
+  | 'subscription'
+  | 'payment_gateway'
+  | 'webhook_event'
+  | 'legacy_download';
 
 /** What a service hands to the trail, inside the change's own transaction. */
 export interface AuditEntry {

@@ -12,6 +12,11 @@ export const ENTITY_TYPES = [
   'coupon',
   'tax_rate',
   'shipping_zone',
+  'user',
+  'subscription',
+  'payment_gateway',
+  'webhook_event',
+  'legacy_download',
 ] as const;
 
 export const AuditQuery = Type.Object(
@@ -30,7 +35,9 @@ export const AuditEvent = Type.Object({
   id: Type.Integer(),
   actor: Type.Object({ user_id: Type.Integer(), email: Type.String() }),
   entity_type: Type.String(),
-  entity_id: Type.Integer({ description: '0 for the settings, which are one object' }),
+  entity_id: Type.Integer({
+    description: '0 for the settings and the payment gateways, named in the changes',
+  }),
   action: Type.String(),
   changes: Type.Record(Type.String(), Type.Object({ before: Type.Unknown(), after: Type.Unknown() }), {
     description: 'Each changed field, before and after; secrets never appear (docs/admin.md, "Audit trail")',

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import { NoQuery } from './catalogue.schemas.js';
 import { GatewayParams, GatewayPatchBody, GatewayResponse } from './gateways.schemas.js';
 import type { GatewaysService } from './gateways.service.js';
@@ -37,6 +38,6 @@ export async function gatewaysRoutes(app: App, opts: { gateways: GatewaysService
         response: { 200: GatewayResponse, ...errors(400, 401, 403, 404) },
       },
     },
-    (request) => gateways.update(request.params.id, request.body),
+    (request) => gateways.update(request.params.id, request.body, actorOf(request)),
   );
 }

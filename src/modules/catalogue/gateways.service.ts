@@ -1,4 +1,8 @@
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { GatewayRow, GatewaysRepository } from './gateways.repository.js';
 import type { GatewayPatchBody } from './gateways.schemas.js';
 import { isKnownCurrency } from './money.js';
@@ -12,7 +16,11 @@ export interface Gateway {
 }
 
 export class GatewaysService {
-  constructor(private readonly repo: GatewaysRepository) {}
+  constructor(
+    private readonly repo: GatewaysRepository,
+    private readonly database: Pick<Database, 'db'>,
+    private readonly audit: AuditService,
+  ) {}
 
   async list(): Promise<Gateway[]> {
     return (await this.repo.list()).map(toGateway);
@@ -24,7 +32,12 @@ export class GatewaysService {
     return row ? toGateway(row) : null;
   }
 
-  async update(id: string, patch: GatewayPatchBody): Promise<Gateway> {
+  /**
+   * `actor`: the administrator who asked. The gateways are one object in the trail (entity_id 0,
+   * as the settings), each changed field named after its gateway: `bacs.enabled`,
+   * `bacs.currencies` (docs/admin.md, 'Audit trail').
+   */
+  async update(id: string, patch: GatewayPatchBody, actor?: Actor): Promise<Gateway> {
     if (!(await this.repo.find(id))) throw new ApiError('gateway_not_found');
     const unknown = patch.currencies?.filter((c) => !isKnownCurrency(c)) ?? [];
     if (unknown.length > 0)
@@ -33,7 +46,25 @@ export class GatewaysService {
       ...(patch.enabled === undefined ? {} : { enabled: patch.enabled ? 1 : 0 }),
       ...(patch.currencies === undefined ? {} : { currencies: JSON.stringify(patch.currencies) }),
     };
-    if (Object.keys(values).length > 0) await this.repo.update(id, values);
+    if (Object.keys(values).length === 0) return (await this.find(id))!;
+    await withTransaction(this.database, async (tx) => {
+      const before = toGateway((await this.repo.find(id, tx))!);
+      await this.repo.update(id, values, tx);
+      const after = toGateway((await this.repo.find(id, tx))!);
+      const fields = Object.keys(patch).filter((f) => f === 'enabled' || f === 'currencies');
+      const changed = diff(
+        before as unknown as Record<string, unknown>,
+        after as unknown as Record<string, unknown>,
+        fields,
+      );
+      const changes = Object.fromEntries(Object.entries(changed).map(([f, c]) => [`${id}.${f}`, c]));
+      if (actor && Object.keys(changes).length > 0)
+        await this.audit.record(
+          actor,
+          { entity_type: 'payment_gateway', entity_id: 0, action: 'update', changes },
+          tx,
+        );
+    });
     return (await this.find(id))!;
   }
 }

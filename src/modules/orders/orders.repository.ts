@@ -53,19 +53,29 @@ export class OrdersRepository {
       .executeTakeFirst();
   }
 
-  list(filter: OrderFilter, limit: number, offset: number, tx?: Tx) {
+  private filtered(filter: OrderFilter, tx?: Tx) {
     return on(this.db, tx)
       .selectFrom('orders')
-      .selectAll()
       .$if(filter.customer_id !== undefined, (q) => q.where('customer_id', '=', filter.customer_id!))
       .$if(filter.subscription_id !== undefined, (q) =>
         q.where('subscription_id', '=', filter.subscription_id!),
       )
-      .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as never))
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute();
+      .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as never));
+  }
+
+  list(filter: OrderFilter, limit: number, offset: number, tx?: Tx) {
+    return this.filtered(filter, tx).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  }
+
+  /**
+   * The list's total: each filter has its index (orders_customer, orders_subscription,
+   * orders_status), and the count reads that index alone; unfiltered, the smallest index.
+   */
+  async count(filter: OrderFilter, tx?: Tx): Promise<number> {
+    const row = await this.filtered(filter, tx)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   items(orderId: number, tx?: Tx): Promise<OrderItemRow[]> {

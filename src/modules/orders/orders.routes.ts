@@ -36,11 +36,18 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
     '/orders',
     {
       preValidation: requireAdmin,
-      schema: { tags, summary: 'List orders (administrator)', querystring: ListQuery },
+      schema: {
+        tags,
+        summary: 'List orders (administrator), newest first; X-WP-Total and X-WP-TotalPages carry the totals',
+        querystring: ListQuery,
+      },
     },
-    async (request) => {
+    async (request, reply) => {
       const { page, per_page, ...filter } = request.query;
-      return orders.list(filter, page, per_page);
+      const { items, total } = await orders.list(filter, page, per_page);
+      reply.header('X-WP-Total', String(total));
+      reply.header('X-WP-TotalPages', String(Math.ceil(total / per_page)));
+      return items;
     },
   );
 

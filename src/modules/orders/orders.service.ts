@@ -220,9 +220,14 @@ export class OrdersService {
     return this.view(order, await this.repo.items(order.id));
   }
 
+  /** A page of orders, newest first, and how many the filter matches in all (docs/api.md, 'Lists'). */
   async list(filter: OrderFilter, page: number, perPage: number) {
-    const rows = await this.repo.list(filter, perPage, (page - 1) * perPage);
-    return Promise.all(rows.map(async (o) => this.view(o, await this.repo.items(o.id))));
+    const [rows, total] = await Promise.all([
+      this.repo.list(filter, perPage, (page - 1) * perPage),
+      this.repo.count(filter),
+    ]);
+    const items = await Promise.all(rows.map(async (o) => this.view(o, await this.repo.items(o.id))));
+    return { items, total };
   }
 
   async productsOf(items: Pick<OrderItemRow, 'product_id'>[]): Promise<ProductMap> {

@@ -8,7 +8,7 @@ import type { Database } from '../../db/database.js';
 import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { uuid } from '../../random.js';
-import type { Actor } from '../audit/audit.model.js';
+import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { Inspector } from './inspect.js';
@@ -68,7 +68,8 @@ export class ArtifactsService {
   // ---- the legacy catalogue's public folder ----
 
   /** `POST /products/{id}/downloads`: a file placed in the public uploads folder, as the old store did. */
-  async uploadLegacy(productId: number, request: FastifyRequest): Promise<LegacyDownload> {
+  /** `actor`: the administrator who uploaded, recorded with the new row (docs/admin.md, 'Audit trail'). */
+  async uploadLegacy(productId: number, request: FastifyRequest, actor?: Actor): Promise<LegacyDownload> {
     const product = await this.catalogue.getProduct(productId);
     if (!product) throw new ApiError('product_not_found');
     let staged: { path: string; size: number; sha256: string; name: string } | null = null;
@@ -99,15 +100,24 @@ export class ArtifactsService {
       const publicPath = `uploads/${dir}/${fileName}`;
       await moveFile(staged.path, join(this.storage.uploadsDir, dir, fileName), 0o644);
       const downloadId = uuid();
-      await this.repo.insertLegacy({
+      const legacy = {
         download_id: downloadId,
         product_id: productId,
         file_name: fileName,
         public_path: publicPath,
         file_size: staged.size,
         file_sha256: staged.sha256,
-        created_at: iso(now),
-        removed_at: null,
+      };
+      await withTransaction(this.database, async (tx) => {
+        const id = await this.repo.insertLegacy({ ...legacy, created_at: iso(now), removed_at: null }, tx);
+        if (actor) {
+          const changes = diff({}, legacy);
+          await this.audit.record(
+            actor,
+            { entity_type: 'legacy_download', entity_id: id, action: 'create', changes },
+            tx,
+          );
+        }
       });
       return {
         download_id: downloadId,
@@ -123,7 +133,12 @@ export class ArtifactsService {
   }
 
   /** `artifacts/protect`: copies an approved catalogue file into the vault (idempotent). */
-  async protect(productId: number, downloadId: string): Promise<{ created: boolean; artifact: ArtifactRow }> {
+  /** `actor`: the administrator who asked; a new vault copy is recorded as the artifact's `protect`. */
+  async protect(
+    productId: number,
+    downloadId: string,
+    actor?: Actor,
+  ): Promise<{ created: boolean; artifact: ArtifactRow }> {
     const product = await this.catalogue.getProduct(productId);
     if (!product) throw new ApiError('product_not_found');
     const legacy = await this.repo.findLegacy(downloadId);
@@ -178,6 +193,24 @@ export class ArtifactsService {
           },
           tx,
         );
+        if (actor) {
+          const changes = diff(
+            {},
+            {
+              artifact_download_id: legacy.download_id,
+              storage_driver: driverName,
+              file_name: legacy.file_name,
+              file_size: inspector.size,
+              file_sha256: inspector.sha256,
+              state: 'available',
+            },
+          );
+          await this.audit.record(
+            actor,
+            { entity_type: 'artifact', entity_id: artifactId, action: 'protect', changes },
+            tx,
+          );
+        }
         await staged.commit();
         return artifactId;
       });
@@ -191,7 +224,7 @@ export class ArtifactsService {
    * Removes a release's public catalogue copy once the vault copy verifies and the public bytes
    * are the same ones (so nothing unprotected is lost). Idempotent.
    */
-  async deletePublicSource(productId: number, versionId: number) {
+  async deletePublicSource(productId: number, versionId: number, actor?: Actor) {
     const release = await this.releases.requireRelease(productId, versionId);
     const artifact = (await this.repo.findArtifact(release.artifact_id))!;
     if (!artifact.source_download_id) throw new ApiError('no_public_source');
@@ -211,7 +244,18 @@ export class ArtifactsService {
     await unlink(path).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'ENOENT') throw e;
     });
-    await this.repo.markLegacyRemoved(legacy.download_id, iso(this.clock.now()));
+    const removedAt = iso(this.clock.now());
+    await withTransaction(this.database, async (tx) => {
+      await this.repo.markLegacyRemoved(legacy.download_id, removedAt, tx);
+      if (actor) {
+        const changes = diff({ removed_at: null }, { removed_at: removedAt });
+        await this.audit.record(
+          actor,
+          { entity_type: 'legacy_download', entity_id: legacy.id, action: 'remove_public_source', changes },
+          tx,
+        );
+      }
+    });
     return { ...result, removed: true };
   }
 

@@ -299,8 +299,13 @@ export class ReleasesRepository {
 
   // ---- catalogue downloads ----
 
-  async insertLegacy(values: LegacyInsert, tx?: Tx): Promise<void> {
-    await on(this.db, tx).insertInto('legacy_downloads').values(values).execute();
+  async insertLegacy(values: LegacyInsert, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .insertInto('legacy_downloads')
+      .values(values)
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   findLegacy(downloadId: string, tx?: Tx): Promise<LegacyDownloadRow | undefined> {

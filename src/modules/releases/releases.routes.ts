@@ -130,7 +130,8 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         response: { 200: DeletePublicSourceResponse, ...errors(400, 401, 403, 404, 409, 500) },
       },
     },
-    (request) => artifacts.deletePublicSource(request.params.product_id, request.params.version_id),
+    (request) =>
+      artifacts.deletePublicSource(request.params.product_id, request.params.version_id, actorOf(request)),
   );
 
   app.post(
@@ -149,6 +150,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
       const { created, artifact } = await artifacts.protect(
         request.params.product_id,
         request.body.download_id,
+        actorOf(request),
       );
       return reply.status(created ? 201 : 200).send({
         artifact_id: artifact.id,

@@ -136,7 +136,9 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
     },
     async (request, reply) => {
       if (!request.isMultipart()) throw new ApiError('rest_unsupported_media_type');
-      return reply.status(201).send(await artifacts.uploadLegacy(request.params.id, request));
+      return reply
+        .status(201)
+        .send(await artifacts.uploadLegacy(request.params.id, request, actorOf(request)));
     },
   );
 }

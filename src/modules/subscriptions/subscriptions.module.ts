@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock, TestClock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -30,6 +31,7 @@ export function createSubscriptions(deps: {
   clock: Clock;
   testClock: TestClock | null;
   log: FastifyBaseLogger;
+  audit: AuditService;
 }): SubscriptionsModule {
   const subscriptions = new SubscriptionsService(
     deps.database,
@@ -40,6 +42,7 @@ export function createSubscriptions(deps: {
     deps.settings,
     deps.outbox,
     deps.clock,
+    deps.audit,
   );
   return { subscriptions, renewals: new RenewalScheduler(subscriptions, deps.testClock, deps.log) };
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { requireAdmin, requireUser } from '../../http/auth.js';
 import { errors, IdParams, PlainText } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { SUBSCRIPTION_STATUSES } from './subscriptions.model.js';
 import { SubscriptionListItem, SubscriptionListQuery } from './subscriptions.schemas.js';
@@ -38,7 +39,8 @@ export async function subscriptionsRoutes(
       preValidation: requireAdmin,
       schema: { tags, summary: 'Create a subscription (administrator)', body: CreateBody },
     },
-    async (request, reply) => reply.status(201).send(await subscriptions.create(request.body)),
+    async (request, reply) =>
+      reply.status(201).send(await subscriptions.create(request.body, actorOf(request))),
   );
 
   app.get(
@@ -83,7 +85,12 @@ export async function subscriptionsRoutes(
       },
     },
     async (request) =>
-      subscriptions.setStatus(request.params.id, request.body.status, request.body.reason ?? ''),
+      subscriptions.setStatus(
+        request.params.id,
+        request.body.status,
+        request.body.reason ?? '',
+        actorOf(request),
+      ),
   );
 
   app.post(
@@ -93,7 +100,7 @@ export async function subscriptionsRoutes(
       schema: { tags, summary: 'Create the pending renewal order of the due payment', params: IdParams },
     },
     async (request, reply) => {
-      const order = await subscriptions.createRenewalOrder(request.params.id);
+      const order = await subscriptions.createRenewalOrder(request.params.id, actorOf(request));
       return reply.status(201).send(await orders.get(order.id));
     },
   );

@@ -3,6 +3,8 @@ import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import type { OrderRow } from '../orders/orders.model.js';
@@ -66,6 +68,7 @@ export class SubscriptionsService {
     private readonly settings: SettingsService,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   private async find(id: number): Promise<SubscriptionRow> {
@@ -84,7 +87,7 @@ export class SubscriptionsService {
   }
 
   /** Administrator-created subscription: the product's schedule and price in the base currency. */
-  async create(input: CreateSubscriptionInput): Promise<SubscriptionView> {
+  async create(input: CreateSubscriptionInput, actor?: Actor): Promise<SubscriptionView> {
     if (!(await this.accounts.getUser(input.user_id))) throw new ApiError('user_not_found');
     const product = await this.catalogue.getProduct(input.product_id);
     if (!product) throw new ApiError('product_not_found');
@@ -101,21 +104,36 @@ export class SubscriptionsService {
         : input.next_payment_at === null
           ? null
           : iso(new Date(input.next_payment_at));
-    const row = await this.repo.insert({
-      user_id: input.user_id,
-      product_id: product.id,
-      variation_id: variationId,
-      status: input.status ?? 'active',
-      next_payment_at: next,
-      billing_period: period,
-      billing_interval: interval,
-      quantity: 1,
-      currency: settings.base_currency,
-      recurring_total: variation ? variation.price_minor : product.price_minor,
-      payment_method: '',
-      parent_order_id: null,
-      created_at: iso(now),
-      updated_at: iso(now),
+    const row = await withTransaction(this.database, async (tx) => {
+      const created = await this.repo.insert(
+        {
+          user_id: input.user_id,
+          product_id: product.id,
+          variation_id: variationId,
+          status: input.status ?? 'active',
+          next_payment_at: next,
+          billing_period: period,
+          billing_interval: interval,
+          quantity: 1,
+          currency: settings.base_currency,
+          recurring_total: variation ? variation.price_minor : product.price_minor,
+          payment_method: '',
+          parent_order_id: null,
+          created_at: iso(now),
+          updated_at: iso(now),
+        },
+        tx,
+      );
+      if (actor) {
+        const { id: _, created_at: _c, updated_at: _u, ...fields } = created;
+        const changes = diff({}, fields);
+        await this.audit.record(
+          actor,
+          { entity_type: 'subscription', entity_id: created.id, action: 'create', changes },
+          tx,
+        );
+      }
+      return created;
     });
     return this.view(row);
   }
@@ -151,11 +169,22 @@ export class SubscriptionsService {
   }
 
   /** Changes the status and records `subscription.status_changed` in the same transaction. */
-  async setStatus(id: number, status: string, reason = ''): Promise<SubscriptionView> {
+  /** `actor`: the administrator who asked, recorded when the status or its reason changes. */
+  async setStatus(id: number, status: string, reason = '', actor?: Actor): Promise<SubscriptionView> {
     await withTransaction(this.database, async (tx) => {
       const row = await this.repo.lock(id, tx);
       if (!row) throw new ApiError('subscription_not_found');
       await this.changeStatus(row, status, reason, {}, tx);
+      const changes = diff(
+        { status: row.status, status_reason: row.status_reason ?? '' },
+        { status, status_reason: reason },
+      );
+      if (actor && Object.keys(changes).length > 0)
+        await this.audit.record(
+          actor,
+          { entity_type: 'subscription', entity_id: id, action: 'status', changes },
+          tx,
+        );
     });
     return this.get(id);
   }
@@ -224,7 +253,7 @@ export class SubscriptionsService {
    * A pending renewal order for the subscription's due payment (its next_payment_at, or now when
    * it has none). One order per due date however often this runs, from any process.
    */
-  async createRenewalOrder(id: number): Promise<OrderRow> {
+  async createRenewalOrder(id: number, actor?: Actor): Promise<OrderRow> {
     const sub = await this.find(id);
     const settings = await this.settings.get();
     const due = sub.next_payment_at ?? iso(this.clock.now());
@@ -244,8 +273,8 @@ export class SubscriptionsService {
       : `Product ${sub.product_id}`;
     const now = iso(this.clock.now());
     try {
-      return await withTransaction(this.database, (tx) =>
-        this.orders.create(
+      return await withTransaction(this.database, async (tx) => {
+        const order = await this.orders.create(
           {
             ...newOrderBasis(ctx, settings),
             customer_id: sub.user_id,
@@ -297,8 +326,29 @@ export class SubscriptionsService {
             },
           ],
           tx,
-        ),
-      );
+        );
+        // Made at the administrator's request (the scheduler's have no actor): recorded as the
+        // order's creation. An order found again above was made before and records nothing.
+        if (actor) {
+          const changes = diff(
+            {},
+            {
+              status: order.status,
+              created_via: order.created_via,
+              subscription_id: order.subscription_id,
+              renewal_due_at: order.renewal_due_at,
+              currency: order.currency,
+              total: order.total,
+            },
+          );
+          await this.audit.record(
+            actor,
+            { entity_type: 'order', entity_id: order.id, action: 'create', changes },
+            tx,
+          );
+        }
+        return order;
+      });
     } catch (e) {
       // Another process created this due date's order first.
       const raced = await this.orders.findRenewal(renewalOf);

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock, TestClock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { Outbox } from './outbox.js';
@@ -34,6 +35,7 @@ export function createWebhooks(deps: {
   validationUrl: () => string;
   filter?: WebhookTargetFilter;
   attemptTimeoutMs?: number;
+  audit: AuditService;
 }): WebhooksModule {
   const repository = new WebhooksRepository(deps.database);
   const targets = new TargetResolver(repository, deps.settings, deps.clock, deps.filter);
@@ -48,7 +50,7 @@ export function createWebhooks(deps: {
     attemptTimeoutMs: deps.attemptTimeoutMs,
   });
   return {
-    webhooks: new WebhooksService(repository, deps.clock),
+    webhooks: new WebhooksService(repository, deps.clock, deps.database, deps.audit),
     outbox: new Outbox(repository, deps.clock, deps.validationUrl),
     dispatcher,
   };

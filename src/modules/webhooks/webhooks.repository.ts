@@ -1,7 +1,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
-import { on, type Tx } from '../../db/transaction.js';
+import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { WebhooksTables } from './webhooks.tables.js';
 
 export type EventRow = Selectable<WebhooksTables['webhook_events']>;
@@ -164,6 +164,16 @@ export class WebhooksRepository {
   }
 
   /** Makes an event due now with a fresh series of attempts; undefined when there is no such event. */
+  /** An event as it is, locked for the rest of the transaction (a redelivery records its before). */
+  lockEvent(eventId: string, tx?: Tx): Promise<EventRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('webhook_events')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .$call(forUpdate(this.dialect))
+      .executeTakeFirst();
+  }
+
   rescheduleNow(eventId: string, now: string, tx?: Tx): Promise<EventRow | undefined> {
     return on(this.db, tx)
       .updateTable('webhook_events')

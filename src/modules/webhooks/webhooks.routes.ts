@@ -1,6 +1,7 @@
 import { requireAdmin } from '../../http/auth.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { actorOf } from '../audit/audit.model.js';
 import { AttemptList, EventParams, EventState } from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
 
@@ -32,7 +33,7 @@ export async function webhooksRoutes(app: App, opts: { webhooks: WebhooksService
       },
     },
     async (request, reply) => {
-      const state = await webhooks.redeliver(request.params.event_id);
+      const state = await webhooks.redeliver(request.params.event_id, actorOf(request));
       return reply.status(202).send(state);
     },
   );

@@ -1,5 +1,9 @@
 import { type Clock, iso, rfc3339 } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { EventRow, WebhooksRepository } from './webhooks.repository.js';
 import type { Attempt, EventState } from './webhooks.schemas.js';
 
@@ -8,6 +12,8 @@ export class WebhooksService {
   constructor(
     private readonly repository: WebhooksRepository,
     private readonly clock: Clock,
+    private readonly database: Pick<Database, 'db'>,
+    private readonly audit: AuditService,
   ) {}
 
   /**
@@ -28,9 +34,28 @@ export class WebhooksService {
   }
 
   /** Schedules the event now with a fresh series of up to 5 attempts, whatever its state. */
-  async redeliver(eventId: string): Promise<EventState> {
-    const row = await this.repository.rescheduleNow(eventId.toLowerCase(), iso(this.clock.now()));
-    if (!row) throw new ApiError('webhook_event_not_found');
+  /**
+   * `actor`: the administrator who asked; the redelivery is recorded with the event's state before
+   * and after (never its payload), in the transaction that reschedules it.
+   */
+  async redeliver(eventId: string, actor?: Actor): Promise<EventState> {
+    const id = eventId.toLowerCase();
+    const row = await withTransaction(this.database, async (tx) => {
+      const before = await this.repository.lockEvent(id, tx);
+      if (!before) throw new ApiError('webhook_event_not_found');
+      const after = (await this.repository.rescheduleNow(id, iso(this.clock.now()), tx))!;
+      if (actor) {
+        const fields = ['status', 'attempts', 'next_attempt_at'];
+        const changes = diff(before, after, fields);
+        changes.event_id = { before: before.event_id, after: after.event_id };
+        await this.audit.record(
+          actor,
+          { entity_type: 'webhook_event', entity_id: after.id, action: 'redeliver', changes },
+          tx,
+        );
+      }
+      return after;
+    });
     return eventState(row);
   }
 }

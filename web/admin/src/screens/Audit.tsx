@@ -18,11 +18,17 @@ const ENTITY_TYPES = [
   ['tax_rate', 'Tax rate'],
   ['shipping_zone', 'Shipping zone'],
   ['settings', 'Settings'],
+  ['user', 'User'],
+  ['subscription', 'Subscription'],
+  ['payment_gateway', 'Payment gateways'],
+  ['webhook_event', 'Webhook event'],
+  ['legacy_download', 'Catalogue file'],
 ] as const;
 
 /**
- * The console's page for an audited object; a release and an artifact have none of their own (they
- * are under their product), a tax rate and a shipping zone are on their lists.
+ * The console's page for an audited object; a release, an artifact and a catalogue file have none
+ * of their own (they are under their product), a tax rate, a shipping zone, the payment gateways
+ * and a webhook event are on their lists.
  */
 function entityHref(type: string, id: number): string | null {
   switch (type) {
@@ -40,13 +46,22 @@ function entityHref(type: string, id: number): string | null {
       return '/shipping-zones';
     case 'settings':
       return '/settings';
+    case 'user':
+      return `/customers/${id}`;
+    case 'subscription':
+      return `/subscriptions/${id}`;
+    case 'payment_gateway':
+      return '/payment-gateways';
+    case 'webhook_event':
+      return '/webhooks';
     default:
       return null;
   }
 }
 
 function Entity({ type, id }: { type: string; id: number }) {
-  const words = type === 'settings' ? 'Settings' : `${type} #${id}`;
+  const words =
+    type === 'settings' ? 'Settings' : type === 'payment_gateway' ? 'Payment gateways' : `${type} #${id}`;
   const href = entityHref(type, id);
   return href ? <Link href={href}>{words}</Link> : <span>{words}</span>;
 }
