@@ -11,6 +11,8 @@ let ids: number[];
 
 beforeAll(async () => {
   t = await createTestApp();
+  // Eight orders from one client: past checkout's default limit of recent orders.
+  expect((await admin(t, 'PATCH', '/settings', { checkout_rate_limit: 100 })).statusCode).toBe(200);
   const product = await createProduct(t);
   ids = [];
   for (let i = 0; i < 5; i++)
@@ -61,6 +63,34 @@ describe('GET /orders totals', () => {
   });
 });
 
+describe('GET /orders sorted', () => {
+  // After the totals above: three more orders whose totals differ (3, 1 and 2 of the product).
+  it('sorts by total or by creation, either way, ties broken by id', async () => {
+    const product = await createProduct(t);
+    const made: number[] = [];
+    for (const qty of [3, 1, 2]) {
+      made.push((await createOrder(t, { items: [{ product_id: product.id, qty }] })).order_id);
+    }
+    const all = [...ids, ...made];
+    const byTotalDesc = await page('sort=total&per_page=3');
+    expect(byTotalDesc.ids).toEqual([made[0], made[2], made[1]]);
+    expect(byTotalDesc.total).toBe(String(all.length));
+    // Ascending: the five of one unit and the new one of one unit, by id, then two, then three.
+    const byTotalAsc = await page('sort=total&order=asc&per_page=100');
+    expect(byTotalAsc.ids).toEqual([...ids, made[1], made[2], made[0]]);
+    expect((await page('order=asc&per_page=100')).ids).toEqual(all);
+    expect((await page('sort=id&order=desc&per_page=100')).ids).toEqual([...all].reverse());
+    // With a filter.
+    expect((await page('status=completed&sort=total&order=asc')).ids).toEqual([ids[0], ids[1]]);
+  });
+
+  it('refuses an unknown sort or order with 400 rest_invalid_param', async () => {
+    for (const query of ['sort=date', 'sort=total;drop', 'order=up', 'order=']) {
+      expectError(await admin(t, 'GET', `/orders?${query}`), 400, 'rest_invalid_param');
+    }
+  });
+});
+
 describe.runIf(dialectUnderTest === 'sqlite')('the order list query plans', () => {
   // An app of its own: statements are prepared once per SQL text and then reused from the
   // connection's cache, so each query below must be that app's first of its kind.
@@ -104,5 +134,13 @@ describe.runIf(dialectUnderTest === 'sqlite')('the order list query plans', () =
     const pages = statements.filter((s) => /order by/i.test(s.statement));
     expect(pages).toHaveLength(1);
     expect(pages[0]!.details.filter((d) => /TEMP B-TREE|^SCAN orders USING/.test(d))).toEqual([]);
+  });
+
+  // Sorted by total, the page walks orders_total and stops after the page (its count is the same
+  // statement as the unsorted list's, above).
+  it.each(['sort=total', 'sort=total&order=asc'])('"%s": the page walks orders_total', async (query) => {
+    const pages = (await plans(query)).filter((s) => /order by/i.test(s.statement));
+    expect(pages).toHaveLength(1);
+    expect(pages[0]!.details).toEqual(['SCAN orders USING INDEX orders_total']);
   });
 });

@@ -6,6 +6,8 @@ import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from '
 import type { OrdersTables } from './orders.tables.js';
 
 /** The administrator's order list filters; each has an index on (column, id). */
+export type OrderSort = 'id' | 'total';
+
 export interface OrderFilter {
   customer_id?: number;
   subscription_id?: number;
@@ -63,8 +65,25 @@ export class OrdersRepository {
       .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as never));
   }
 
-  list(filter: OrderFilter, limit: number, offset: number, tx?: Tx) {
-    return this.filtered(filter, tx).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  /**
+   * A page in the order asked for, the id breaking ties so that pages never overlap. By id is by
+   * creation; by total walks orders_total (total, id) (migration 2026112442_orders_total) and stops
+   * after the page.
+   */
+  list(
+    filter: OrderFilter,
+    limit: number,
+    offset: number,
+    sort: { by: OrderSort; order: 'asc' | 'desc' } = { by: 'id', order: 'desc' },
+    tx?: Tx,
+  ) {
+    return this.filtered(filter, tx)
+      .selectAll()
+      .$if(sort.by === 'total', (q) => q.orderBy('total', sort.order))
+      .orderBy('id', sort.order)
+      .limit(limit)
+      .offset(offset)
+      .execute();
   }
 
   /**

@@ -19,6 +19,16 @@ const ListQuery = Type.Object(
       }),
     ),
     status: Type.Optional(Status),
+    sort: Type.Optional(
+      Type.Union([Type.Literal('id'), Type.Literal('total')], {
+        description: 'id (the default) is the order of creation; ties are broken by id',
+      }),
+    ),
+    order: Type.Optional(
+      Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
+        description: 'desc (the default): newest first, or largest total first',
+      }),
+    ),
     page: Type.Integer({ minimum: 1, maximum: 100000, default: 1 }),
     per_page: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
   },
@@ -38,13 +48,14 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
       preValidation: requireAdmin,
       schema: {
         tags,
-        summary: 'List orders (administrator), newest first; X-WP-Total and X-WP-TotalPages carry the totals',
+        summary:
+          'List orders (administrator), newest first unless sorted; X-WP-Total and X-WP-TotalPages carry the totals',
         querystring: ListQuery,
       },
     },
     async (request, reply) => {
-      const { page, per_page, ...filter } = request.query;
-      const { items, total } = await orders.list(filter, page, per_page);
+      const { page, per_page, sort = 'id', order = 'desc', ...filter } = request.query;
+      const { items, total } = await orders.list(filter, page, per_page, { by: sort, order });
       reply.header('X-WP-Total', String(total));
       reply.header('X-WP-TotalPages', String(Math.ceil(total / per_page)));
       return items;

@@ -14,7 +14,7 @@ import type { CurrencyContext } from '../pricing/currency.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
-import type { OrderFilter, OrdersRepository } from './orders.repository.js';
+import type { OrderFilter, OrderSort, OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
 
 export const ORDER_STATUSES: readonly OrderStatus[] = [
@@ -220,10 +220,18 @@ export class OrdersService {
     return this.view(order, await this.repo.items(order.id));
   }
 
-  /** A page of orders, newest first, and how many the filter matches in all (docs/api.md, 'Lists'). */
-  async list(filter: OrderFilter, page: number, perPage: number) {
+  /**
+   * A page of orders (newest first unless sorted otherwise) and how many the filter matches in all
+   * (docs/api.md, 'Lists').
+   */
+  async list(
+    filter: OrderFilter,
+    page: number,
+    perPage: number,
+    sort: { by: OrderSort; order: 'asc' | 'desc' } = { by: 'id', order: 'desc' },
+  ) {
     const [rows, total] = await Promise.all([
-      this.repo.list(filter, perPage, (page - 1) * perPage),
+      this.repo.list(filter, perPage, (page - 1) * perPage, sort),
       this.repo.count(filter),
     ]);
     const items = await Promise.all(rows.map(async (o) => this.view(o, await this.repo.items(o.id))));
