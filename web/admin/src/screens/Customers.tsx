@@ -4,7 +4,7 @@ import { Link } from 'wouter';
 import { get, getPage, query } from '../api';
 import { day, when } from '../format';
 import type { License, LicenseList, Order, SubscriptionListItem, User } from '../types';
-import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
+import { Badge, beforeLoaded, Page } from '../ui/feedback';
 import { ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 import { money } from './Orders';
@@ -163,21 +163,8 @@ export function CustomerPage({ id }: { id: number }) {
     placeholderData: keepPreviousData,
   });
 
-  if (!valid) {
-    return (
-      <Page title="Customer not found" back={back}>
-        <p>There is no customer at this address.</p>
-      </Page>
-    );
-  }
-  if (user.isPending) return <Loading what="the customer" />;
-  if (!user.data) {
-    return (
-      <Page title="Customer" back={back}>
-        <ErrorNote error={user.error} />
-      </Page>
-    );
-  }
+  const gate = beforeLoaded('customer', valid, user, back);
+  if (gate || !user.data) return gate;
   const u = user.data;
   return (
     <Page

@@ -5,7 +5,7 @@ import { get, post, query } from '../api';
 import { when } from '../format';
 import type { License, LicenseList, Order } from '../types';
 import { useConfirm } from '../ui/confirm';
-import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Badge, beforeLoaded, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 import { History } from './Audit';
@@ -57,21 +57,8 @@ export function OrderPage({ id }: { id: number }) {
   });
   const [chosen, setChosen] = useState('');
 
-  if (!valid) {
-    return (
-      <Page title="Order not found" back={back}>
-        <p>There is no order at this address.</p>
-      </Page>
-    );
-  }
-  if (order.isPending) return <Loading what="the order" />;
-  if (!order.data) {
-    return (
-      <Page title="Order" back={back}>
-        <ErrorNote error={order.error} />
-      </Page>
-    );
-  }
+  const gate = beforeLoaded('order', valid, order, back);
+  if (gate || !order.data) return gate;
   const o = order.data;
   const next = chosen || o.status;
 
