@@ -7,6 +7,7 @@ import type { License, LicenseList, Order, SubscriptionListItem, User } from '..
 import { Badge, beforeLoaded, Page } from '../ui/feedback';
 import { ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
+import { licenseKeyColumn, licenseStatusColumn } from './Licenses';
 import { money } from './Orders';
 import { subscriptionColumns } from './Subscriptions';
 
@@ -92,21 +93,9 @@ export function Customers() {
 
 const licenseCol = columnsFor<License>();
 const licenseColumns = [
-  licenseCol.accessor('license_key', {
-    header: 'License key',
-    cell: (c) => (
-      <Link href={`/licenses/${c.row.original.id}`} className="key">
-        {c.getValue()}
-      </Link>
-    ),
-  }),
+  licenseKeyColumn,
   licenseCol.accessor('product_name', { header: 'Product' }),
-  licenseCol.accessor('status', {
-    header: 'Status',
-    cell: (c) => (
-      <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
-    ),
-  }),
+  licenseStatusColumn,
   licenseCol.accessor('expires_at', { header: 'Expires', cell: (c) => day(c.getValue(), 'never') }),
   licenseCol.accessor('created_at', { header: 'Issued', cell: (c) => day(c.getValue()) }),
 ];

@@ -8,15 +8,24 @@ import { columnsFor } from '../ui/table';
 import { ProductFilter } from './Products';
 
 const col = columnsFor<License>();
+/** A license's key, linked to its page (in every list of licenses). */
+export const licenseKeyColumn = col.accessor('license_key', {
+  header: 'License key',
+  cell: (c) => (
+    <Link href={`/licenses/${c.row.original.id}`} className="key">
+      {c.getValue()}
+    </Link>
+  ),
+});
+/** A license's status, “expired” for an active one past its end (the API keeps it `active`). */
+export const licenseStatusColumn = col.accessor('status', {
+  header: 'Status',
+  cell: (c) => (
+    <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
+  ),
+});
 const columns = [
-  col.accessor('license_key', {
-    header: 'License key',
-    cell: (c) => (
-      <Link href={`/licenses/${c.row.original.id}`} className="key">
-        {c.getValue()}
-      </Link>
-    ),
-  }),
+  licenseKeyColumn,
   col.accessor('product_name', {
     header: 'Product',
     cell: (c) => {
@@ -25,12 +34,7 @@ const columns = [
     },
   }),
   col.accessor('user_email', { header: 'Customer' }),
-  col.accessor('status', {
-    header: 'Status',
-    cell: (c) => (
-      <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
-    ),
-  }),
+  licenseStatusColumn,
   col.accessor('activation_count', {
     header: 'Sites',
     cell: (c) => `${c.getValue()} of ${limit(c.row.original.activation_limit)}`,

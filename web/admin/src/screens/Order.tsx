@@ -9,6 +9,7 @@ import { Badge, beforeLoaded, ErrorNote, Loading, Notice, Page } from '../ui/fee
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 import { History } from './Audit';
+import { licenseKeyColumn } from './Licenses';
 import { buyer, money, ORDER_STATUSES } from './Orders';
 
 const back = <Link href="/orders">← Orders</Link>;
@@ -19,14 +20,7 @@ const STOPPING = new Set(['cancelled', 'failed']);
 const itemCol = columnsFor<Order['items'][number]>();
 const licenseCol = columnsFor<License>();
 const licenseColumns = [
-  licenseCol.accessor('license_key', {
-    header: 'License key',
-    cell: (c) => (
-      <Link href={`/licenses/${c.row.original.id}`} className="key">
-        {c.getValue()}
-      </Link>
-    ),
-  }),
+  licenseKeyColumn,
   licenseCol.accessor('product_name', { header: 'Product' }),
   licenseCol.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
 ];
