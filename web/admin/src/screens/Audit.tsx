@@ -1,12 +1,11 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { getPage, query } from '../api';
 import { when } from '../format';
 import type { AuditEvent } from '../types';
 import { ErrorNote, Loading, Page } from '../ui/feedback';
-import { FilterSelect, PagedList } from '../ui/list';
+import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor, DataTable } from '../ui/table';
-import { positive, useUrlState } from '../ui/url';
 
 const ENTITY_TYPES = [
   ['license', 'License'],
@@ -105,39 +104,33 @@ const historyColumns = [...whoWhen, ...rest];
 
 /** Audit: every administrator change, newest first, by entity type (GET /v1/audit-events). */
 export function Audit() {
-  const [params, set] = useUrlState();
-  const entityType = params.get('entity_type') ?? '';
-  const page = positive(params.get('page'), 1);
-  const perPage = Math.min(positive(params.get('per_page'), 50), 100);
-
-  const list = useQuery({
-    queryKey: ['audit-events', { entityType, page, perPage }],
-    queryFn: () =>
-      getPage<AuditEvent>(`/audit-events${query({ entity_type: entityType, page, per_page: perPage })}`),
-    placeholderData: keepPreviousData,
+  const l = useServerList({
+    key: ['audit-events'],
+    path: '/audit-events',
+    names: ['entity_type'],
+    fetchPage: getPage<AuditEvent>,
+    defaultPerPage: 50,
   });
 
   return (
     <Page title="Audit">
-      <search aria-label="Filter the audit trail">
-        <form className="filters" onSubmit={(e) => e.preventDefault()}>
-          <FilterSelect
-            label="Entity type"
-            value={entityType}
-            choices={ENTITY_TYPES}
-            onChange={(v) => set({ entity_type: v, page: undefined })}
-          />
-        </form>
-      </search>
+      <ListFilters label="Filter the audit trail" params={l}>
+        <FilterSelect
+          label="Entity type"
+          value={l.entity_type}
+          choices={ENTITY_TYPES}
+          onChange={l.filter('entity_type')}
+        />
+      </ListFilters>
       <PagedList
         what="Audit events"
-        list={list}
+        list={l.list}
         columns={columns}
         rowKey={(e) => String(e.id)}
-        empty={entityType ? 'No change of this kind is recorded.' : 'No change is recorded yet.'}
-        page={page}
-        perPage={perPage}
-        set={set}
+        empty={l.entity_type ? 'No change of this kind is recorded.' : 'No change is recorded yet.'}
+        page={l.page}
+        perPage={l.perPage}
+        set={l.set}
       />
     </Page>
   );

@@ -1,16 +1,15 @@
-import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link, useLocation } from 'wouter';
-import { ApiError, del, get, getPage, patch, post, query } from '../api';
+import { ApiError, del, get, getPage, patch, post } from '../api';
 import { day } from '../format';
 import type { Coupon } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
-import { PagedList } from '../ui/list';
+import { PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
-import { positive, useUrlState } from '../ui/url';
 
 const KINDS: [Coupon['discount_type'], string][] = [
   ['percent', 'Percent off the cart'],
@@ -46,14 +45,7 @@ const columns = [
 
 /** Coupons: server pages (GET /v1/coupons, X-WP-Total), newest first. */
 export function Coupons() {
-  const [params, set] = useUrlState();
-  const page = positive(params.get('page'), 1);
-  const perPage = Math.min(100, positive(params.get('per_page'), 25));
-  const list = useQuery({
-    queryKey: ['coupons', { page, perPage }],
-    queryFn: () => getPage<Coupon>(`/coupons${query({ page, per_page: perPage })}`),
-    placeholderData: keepPreviousData,
-  });
+  const l = useServerList({ key: ['coupons'], path: '/coupons', names: [], fetchPage: getPage<Coupon> });
   return (
     <Page
       title="Coupons"
@@ -65,13 +57,13 @@ export function Coupons() {
     >
       <PagedList
         what="Coupons"
-        list={list}
+        list={l.list}
         columns={columns}
         rowKey={(c) => String(c.id)}
         empty="No coupons yet."
-        page={page}
-        perPage={perPage}
-        set={set}
+        page={l.page}
+        perPage={l.perPage}
+        set={l.set}
       />
     </Page>
   );

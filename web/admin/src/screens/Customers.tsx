@@ -1,13 +1,13 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import { Link } from 'wouter';
 import { get, getPage, query } from '../api';
 import { day, when } from '../format';
 import type { License, LicenseList, Order, SubscriptionListItem, User } from '../types';
-import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
-import { ChoiceSelect, PagedList } from '../ui/list';
+import { Badge, beforeLoaded, Page } from '../ui/feedback';
+import { ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
-import { positive, useUrlState } from '../ui/url';
+import { licenseKeyColumn, licenseStatusColumn } from './Licenses';
 import { money } from './Orders';
 import { subscriptionColumns } from './Subscriptions';
 
@@ -57,79 +57,35 @@ const columns = [
  * (GET /v1/users?role=customer, X-WP-Total; docs/administration.md).
  */
 export function Customers() {
-  const [params, set] = useUrlState();
-  const search = params.get('search') ?? '';
-  const sort = params.get('sort') ?? '';
-  const order = params.get('order') ?? '';
-  const page = positive(params.get('page'), 1);
-  const perPage = Math.min(100, positive(params.get('per_page'), 25));
-  const searchId = useId();
-
-  const list = useQuery({
-    queryKey: ['users', 'customer', { search, sort, order, page, perPage }],
-    queryFn: () =>
-      getPage<User>(`/users${query({ role: 'customer', search, sort, order, page, per_page: perPage })}`),
-    placeholderData: keepPreviousData,
+  const l = useServerList({
+    key: ['users', 'customer'],
+    path: '/users',
+    names: ['search', 'sort', 'order'],
+    fixed: { role: 'customer' },
+    fetchPage: getPage<User>,
   });
 
   return (
     <Page title="Customers">
-      <search aria-label="Search customers">
-        <form
-          className="filters"
-          onSubmit={(e) => {
-            e.preventDefault();
-            set({
-              search: String(new FormData(e.currentTarget).get('search') ?? '').trim(),
-              page: undefined,
-            });
-          }}
-        >
-          <div className="search-group">
-            <div className="field">
-              <label htmlFor={searchId}>Search</label>
-              <input
-                id={searchId}
-                name="search"
-                type="search"
-                defaultValue={search}
-                key={search}
-                placeholder="Email or name"
-              />
-            </div>
-            <button type="submit">Search</button>
-          </div>
-          <ChoiceSelect
-            label="Sort by"
-            value={sort}
-            choices={[
-              ['', 'Newest first'],
-              ['email', 'Email'],
-              ['name', 'Name (last, first)'],
-            ]}
-            onChange={(v) => set({ sort: v, page: undefined })}
-          />
-          <ChoiceSelect
-            label="Order"
-            value={order}
-            choices={[
-              ['', 'Default'],
-              ['asc', 'Ascending'],
-              ['desc', 'Descending'],
-            ]}
-            onChange={(v) => set({ order: v, page: undefined })}
-          />
-        </form>
-      </search>
+      <ListFilters
+        label="Search customers"
+        params={l}
+        placeholder="Email or name"
+        sorts={[
+          ['', 'Newest first'],
+          ['email', 'Email'],
+          ['name', 'Name (last, first)'],
+        ]}
+      />
       <PagedList
         what="Customers"
-        list={list}
+        list={l.list}
         columns={columns}
         rowKey={(u) => String(u.id)}
-        empty={search ? 'No customer matches this search.' : 'No customers yet.'}
-        page={page}
-        perPage={perPage}
-        set={set}
+        empty={l.search ? 'No customer matches this search.' : 'No customers yet.'}
+        page={l.page}
+        perPage={l.perPage}
+        set={l.set}
       />
     </Page>
   );
@@ -137,21 +93,9 @@ export function Customers() {
 
 const licenseCol = columnsFor<License>();
 const licenseColumns = [
-  licenseCol.accessor('license_key', {
-    header: 'License key',
-    cell: (c) => (
-      <Link href={`/licenses/${c.row.original.id}`} className="key">
-        {c.getValue()}
-      </Link>
-    ),
-  }),
+  licenseKeyColumn,
   licenseCol.accessor('product_name', { header: 'Product' }),
-  licenseCol.accessor('status', {
-    header: 'Status',
-    cell: (c) => (
-      <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
-    ),
-  }),
+  licenseStatusColumn,
   licenseCol.accessor('expires_at', { header: 'Expires', cell: (c) => day(c.getValue(), 'never') }),
   licenseCol.accessor('created_at', { header: 'Issued', cell: (c) => day(c.getValue()) }),
 ];
@@ -208,21 +152,8 @@ export function CustomerPage({ id }: { id: number }) {
     placeholderData: keepPreviousData,
   });
 
-  if (!valid) {
-    return (
-      <Page title="Customer not found" back={back}>
-        <p>There is no customer at this address.</p>
-      </Page>
-    );
-  }
-  if (user.isPending) return <Loading what="the customer" />;
-  if (!user.data) {
-    return (
-      <Page title="Customer" back={back}>
-        <ErrorNote error={user.error} />
-      </Page>
-    );
-  }
+  const gate = beforeLoaded('customer', valid, user, back);
+  if (gate || !user.data) return gate;
   const u = user.data;
   return (
     <Page

@@ -6,7 +6,7 @@ import { del, get, patch, post } from '../api';
 import { day, limit, parseUtc, when } from '../format';
 import type { Activation, License, LicenseWithActivations } from '../types';
 import { useConfirm } from '../ui/confirm';
-import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { columnsFor, DataTable } from '../ui/table';
 import { History } from './Audit';
 
@@ -29,21 +29,9 @@ export function LicensePage({ id }: { id: number }) {
     await client.invalidateQueries({ queryKey: ['audit-events'] });
   };
 
-  if (!Number.isInteger(id) || id <= 0) {
-    return (
-      <Page title="License not found" back={back}>
-        <p>There is no license at this address.</p>
-      </Page>
-    );
-  }
-  if (license.isPending) return <Loading what="the license" />;
-  if (!license.data) {
-    return (
-      <Page title="License" back={back}>
-        <ErrorNote error={license.error} />
-      </Page>
-    );
-  }
+  const valid = Number.isInteger(id) && id > 0;
+  const gate = beforeLoaded('license', valid, license, back);
+  if (gate || !license.data) return gate;
   const l = license.data;
   const revoked = l.status === 'revoked';
 

@@ -1,25 +1,31 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useId } from 'react';
 import { Link } from 'wouter';
-import { get, query } from '../api';
+import { get } from '../api';
 import { day, limit } from '../format';
 import type { License, LicenseList } from '../types';
 import { Badge, Page } from '../ui/feedback';
-import { ChoiceSelect, FilterSelect, PagedList } from '../ui/list';
+import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
-import { positive, useUrlState } from '../ui/url';
-import { useProductChoices } from './Products';
+import { ProductFilter } from './Products';
 
 const col = columnsFor<License>();
+/** A license's key, linked to its page (in every list of licenses). */
+export const licenseKeyColumn = col.accessor('license_key', {
+  header: 'License key',
+  cell: (c) => (
+    <Link href={`/licenses/${c.row.original.id}`} className="key">
+      {c.getValue()}
+    </Link>
+  ),
+});
+/** A license's status, “expired” for an active one past its end (the API keeps it `active`). */
+export const licenseStatusColumn = col.accessor('status', {
+  header: 'Status',
+  cell: (c) => (
+    <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
+  ),
+});
 const columns = [
-  col.accessor('license_key', {
-    header: 'License key',
-    cell: (c) => (
-      <Link href={`/licenses/${c.row.original.id}`} className="key">
-        {c.getValue()}
-      </Link>
-    ),
-  }),
+  licenseKeyColumn,
   col.accessor('product_name', {
     header: 'Product',
     cell: (c) => {
@@ -28,12 +34,7 @@ const columns = [
     },
   }),
   col.accessor('user_email', { header: 'Customer' }),
-  col.accessor('status', {
-    header: 'Status',
-    cell: (c) => (
-      <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
-    ),
-  }),
+  licenseStatusColumn,
   col.accessor('activation_count', {
     header: 'Sites',
     cell: (c) => `${c.getValue()} of ${limit(c.row.original.activation_limit)}`,
@@ -44,25 +45,12 @@ const columns = [
 
 /** Licenses: search, filter by status and product, server pages (GET /v1/licenses). */
 export function Licenses() {
-  const [params, set] = useUrlState();
-  const search = params.get('search') ?? '';
-  const status = params.get('status') ?? '';
-  const productId = params.get('product_id') ?? '';
   // The server sorts (docs/licensing.md, section 7); '' is its default, newest first.
-  const sort = params.get('sort') ?? '';
-  const order = params.get('order') ?? '';
-  const page = positive(params.get('page'), 1);
-  const perPage = positive(params.get('per_page'), 25);
-  const products = useProductChoices();
-  const searchId = useId();
-
-  const list = useQuery({
-    queryKey: ['licenses', { search, status, productId, sort, order, page, perPage }],
-    queryFn: () =>
-      get<LicenseList>(
-        `/licenses${query({ search, status, product_id: productId, sort, order, page, per_page: perPage })}`,
-      ).then((l) => ({ rows: l.licenses, total: l.total })),
-    placeholderData: keepPreviousData,
+  const l = useServerList({
+    key: ['licenses'],
+    path: '/licenses',
+    names: ['search', 'status', 'product_id', 'sort', 'order'],
+    fetchPage: (url) => get<LicenseList>(url).then((r) => ({ rows: r.licenses, total: r.total })),
   });
 
   return (
@@ -74,78 +62,41 @@ export function Licenses() {
         </Link>
       }
     >
-      <search aria-label="Search licenses">
-        <form
-          className="filters"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const data = new FormData(e.currentTarget);
-            set({ search: String(data.get('search') ?? '').trim(), page: undefined });
-          }}
-        >
-          <div className="search-group">
-            <div className="field">
-              <label htmlFor={searchId}>Search</label>
-              <input
-                id={searchId}
-                name="search"
-                type="search"
-                defaultValue={search}
-                key={search}
-                placeholder="Key or its end, email, domain, installation id"
-              />
-            </div>
-            <button type="submit">Search</button>
-          </div>
-          <FilterSelect
-            label="Status"
-            value={status}
-            choices={[
-              ['active', 'Active'],
-              ['revoked', 'Revoked'],
-              ['expired', 'Expired'],
-            ]}
-            onChange={(v) => set({ status: v, page: undefined })}
-          />
-          <FilterSelect
-            label="Product"
-            value={productId}
-            choices={(products.data ?? []).map((p) => [String(p.id), p.name] as const)}
-            onChange={(v) => set({ product_id: v, page: undefined })}
-          />
-          <ChoiceSelect
-            label="Sort by"
-            value={sort}
-            choices={[
-              ['', 'Newest first'],
-              ['created_at', 'Issued'],
-              ['usage_expires_at', 'Expires'],
-              ['status', 'Status'],
-              ['product', 'Product'],
-            ]}
-            onChange={(v) => set({ sort: v, page: undefined })}
-          />
-          <ChoiceSelect
-            label="Order"
-            value={order}
-            choices={[
-              ['', 'Default'],
-              ['asc', 'Ascending'],
-              ['desc', 'Descending'],
-            ]}
-            onChange={(v) => set({ order: v, page: undefined })}
-          />
-        </form>
-      </search>
+      <ListFilters
+        label="Search licenses"
+        params={l}
+        placeholder="Key or its end, email, domain, installation id"
+        sorts={[
+          ['', 'Newest first'],
+          ['created_at', 'Issued'],
+          ['usage_expires_at', 'Expires'],
+          ['status', 'Status'],
+          ['product', 'Product'],
+        ]}
+      >
+        <FilterSelect
+          label="Status"
+          value={l.status}
+          choices={[
+            ['active', 'Active'],
+            ['revoked', 'Revoked'],
+            ['expired', 'Expired'],
+          ]}
+          onChange={l.filter('status')}
+        />
+        <ProductFilter value={l.product_id} onChange={l.filter('product_id')} />
+      </ListFilters>
       <PagedList
         what="Licenses"
-        list={list}
+        list={l.list}
         columns={columns}
-        rowKey={(l) => String(l.id)}
-        empty={search || status || productId ? 'No license matches these filters.' : 'No licenses yet.'}
-        page={page}
-        perPage={perPage}
-        set={set}
+        rowKey={(x) => String(x.id)}
+        empty={
+          l.search || l.status || l.product_id ? 'No license matches these filters.' : 'No licenses yet.'
+        }
+        page={l.page}
+        perPage={l.perPage}
+        set={l.set}
       />
     </Page>
   );

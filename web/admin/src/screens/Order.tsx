@@ -5,10 +5,11 @@ import { get, post, query } from '../api';
 import { when } from '../format';
 import type { License, LicenseList, Order } from '../types';
 import { useConfirm } from '../ui/confirm';
-import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Badge, beforeLoaded, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 import { History } from './Audit';
+import { licenseKeyColumn } from './Licenses';
 import { buyer, money, ORDER_STATUSES } from './Orders';
 
 const back = <Link href="/orders">← Orders</Link>;
@@ -19,14 +20,7 @@ const STOPPING = new Set(['cancelled', 'failed']);
 const itemCol = columnsFor<Order['items'][number]>();
 const licenseCol = columnsFor<License>();
 const licenseColumns = [
-  licenseCol.accessor('license_key', {
-    header: 'License key',
-    cell: (c) => (
-      <Link href={`/licenses/${c.row.original.id}`} className="key">
-        {c.getValue()}
-      </Link>
-    ),
-  }),
+  licenseKeyColumn,
   licenseCol.accessor('product_name', { header: 'Product' }),
   licenseCol.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
 ];
@@ -57,21 +51,8 @@ export function OrderPage({ id }: { id: number }) {
   });
   const [chosen, setChosen] = useState('');
 
-  if (!valid) {
-    return (
-      <Page title="Order not found" back={back}>
-        <p>There is no order at this address.</p>
-      </Page>
-    );
-  }
-  if (order.isPending) return <Loading what="the order" />;
-  if (!order.data) {
-    return (
-      <Page title="Order" back={back}>
-        <ErrorNote error={order.error} />
-      </Page>
-    );
-  }
+  const gate = beforeLoaded('order', valid, order, back);
+  if (gate || !order.data) return gate;
   const o = order.data;
   const next = chosen || o.status;
 

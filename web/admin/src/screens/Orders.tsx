@@ -1,12 +1,10 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { get, query } from '../api';
+import { get } from '../api';
 import { when } from '../format';
 import type { Order } from '../types';
 import { Badge, Page } from '../ui/feedback';
-import { FilterSelect, PagedList } from '../ui/list';
+import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
-import { positive, useUrlState } from '../ui/url';
 
 /** The statuses of GET /v1/orders?status= and POST /v1/orders/{id}/status (docs/checkout.md). */
 export const ORDER_STATUSES = ['pending', 'processing', 'on-hold', 'completed', 'failed', 'cancelled'];
@@ -50,41 +48,32 @@ const columns = [
  * sends no X-WP-Total for them (docs/admin.md, 'Not yet in the API').
  */
 export function Orders() {
-  const [params, set] = useUrlState();
-  const status = params.get('status') ?? '';
-  const page = positive(params.get('page'), 1);
-  const perPage = Math.min(100, positive(params.get('per_page'), 25));
-
-  const list = useQuery({
-    queryKey: ['orders', { status, page, perPage }],
-    queryFn: async () => ({
-      rows: await get<Order[]>(`/orders${query({ status, page, per_page: perPage })}`),
-      total: null,
-    }),
-    placeholderData: keepPreviousData,
+  const l = useServerList({
+    key: ['orders'],
+    path: '/orders',
+    names: ['status'],
+    fetchPage: async (url) => ({ rows: await get<Order[]>(url), total: null }),
   });
 
   return (
     <Page title="Orders">
-      <search aria-label="Filter orders">
-        <form className="filters" onSubmit={(e) => e.preventDefault()}>
-          <FilterSelect
-            label="Status"
-            value={status}
-            choices={ORDER_STATUSES.map((s) => [s, s] as const)}
-            onChange={(v) => set({ status: v, page: undefined })}
-          />
-        </form>
-      </search>
+      <ListFilters label="Filter orders" params={l}>
+        <FilterSelect
+          label="Status"
+          value={l.status}
+          choices={ORDER_STATUSES.map((s) => [s, s] as const)}
+          onChange={l.filter('status')}
+        />
+      </ListFilters>
       <PagedList
         what="Orders"
-        list={list}
+        list={l.list}
         columns={columns}
         rowKey={(o) => String(o.id)}
-        empty={status ? 'No order has this status.' : 'No orders yet.'}
-        page={page}
-        perPage={perPage}
-        set={set}
+        empty={l.status ? 'No order has this status.' : 'No orders yet.'}
+        page={l.page}
+        perPage={l.perPage}
+        set={l.set}
       />
     </Page>
   );

@@ -1,6 +1,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useFieldArray, useForm } from 'react-hook-form';
+import {
+  type FieldErrors,
+  type UseFormRegister,
+  type UseFormWatch,
+  useFieldArray,
+  useForm,
+} from 'react-hook-form';
 import { Link, useLocation, useSearch } from 'wouter';
 import { get, patch, post } from '../api';
 import type { Product, SoftwareConfig, Variation } from '../types';
@@ -40,6 +46,55 @@ const isVariable = (type: string) => type === 'variable' || type === 'variable-s
 const isSubscription = (type: string) => type === 'subscription' || type === 'variable-subscription';
 const MONEY = { value: /^\d{1,9}(\.\d{1,6})?$/, message: 'A price such as 49.00.' };
 const DAYS = { value: /^\d+$/, message: 'A whole number of days.' };
+
+/**
+ * One part of a product's license policy (usage, updates, support): its mode, and its number of
+ * days when the mode is “for a number of days” (docs/licensing.md).
+ */
+function PolicyPart({
+  part,
+  label,
+  daysLabel,
+  modes,
+  showErrorOnMode = false,
+  register,
+  watch,
+  errors,
+}: {
+  part: 'usage' | 'updates' | 'support';
+  label: string;
+  daysLabel: string;
+  modes: readonly (readonly [string, string])[];
+  showErrorOnMode?: boolean;
+  register: UseFormRegister<ProductForm>;
+  watch: UseFormWatch<ProductForm>;
+  errors: FieldErrors<ProductForm>;
+}) {
+  const mode = `${part}_mode` as const;
+  const days = `${part}_days` as const;
+  return (
+    <>
+      <Field label={label} error={showErrorOnMode ? errors[days] : undefined}>
+        {(p) => (
+          <select {...p} {...register(mode)}>
+            {modes.map(([value, words]) => (
+              <option key={value} value={value}>
+                {words}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {watch(mode) === 'days' ? (
+        <Field label={daysLabel} error={errors[days]}>
+          {(p) => (
+            <input {...p} type="number" min={1} {...register(days, { required: 'Days?', pattern: DAYS })} />
+          )}
+        </Field>
+      ) : null}
+    </>
+  );
+}
 
 function formOf(p: Product | null): ProductForm {
   const policy = p?.entitlement_policy;
@@ -369,67 +424,38 @@ function ProductForm({ product }: { product: Product | null }) {
         </label>
         {policy ? (
           <div className="three">
-            <Field label="Usage" error={errors.usage_days}>
-              {(p) => (
-                <select {...p} {...register('usage_mode')}>
-                  <option value="lifetime">for life</option>
-                  <option value="days">for a number of days</option>
-                  <option value="subscription">while the subscription runs</option>
-                </select>
-              )}
-            </Field>
-            {watch('usage_mode') === 'days' ? (
-              <Field label="Usage days" error={errors.usage_days}>
-                {(p) => (
-                  <input
-                    {...p}
-                    type="number"
-                    min={1}
-                    {...register('usage_days', { required: 'Days?', pattern: DAYS })}
-                  />
-                )}
-              </Field>
-            ) : null}
-            <Field label="Updates">
-              {(p) => (
-                <select {...p} {...register('updates_mode')}>
-                  <option value="license">while the license works</option>
-                  <option value="days">for a number of days</option>
-                </select>
-              )}
-            </Field>
-            {watch('updates_mode') === 'days' ? (
-              <Field label="Update days" error={errors.updates_days}>
-                {(p) => (
-                  <input
-                    {...p}
-                    type="number"
-                    min={1}
-                    {...register('updates_days', { required: 'Days?', pattern: DAYS })}
-                  />
-                )}
-              </Field>
-            ) : null}
-            <Field label="Support">
-              {(p) => (
-                <select {...p} {...register('support_mode')}>
-                  <option value="unspecified">not stated</option>
-                  <option value="days">for a number of days</option>
-                </select>
-              )}
-            </Field>
-            {watch('support_mode') === 'days' ? (
-              <Field label="Support days" error={errors.support_days}>
-                {(p) => (
-                  <input
-                    {...p}
-                    type="number"
-                    min={1}
-                    {...register('support_days', { required: 'Days?', pattern: DAYS })}
-                  />
-                )}
-              </Field>
-            ) : null}
+            <PolicyPart
+              part="usage"
+              label="Usage"
+              daysLabel="Usage days"
+              modes={[
+                ['lifetime', 'for life'],
+                ['days', 'for a number of days'],
+                ['subscription', 'while the subscription runs'],
+              ]}
+              showErrorOnMode
+              {...{ register, watch, errors }}
+            />
+            <PolicyPart
+              part="updates"
+              label="Updates"
+              daysLabel="Update days"
+              modes={[
+                ['license', 'while the license works'],
+                ['days', 'for a number of days'],
+              ]}
+              {...{ register, watch, errors }}
+            />
+            <PolicyPart
+              part="support"
+              label="Support"
+              daysLabel="Support days"
+              modes={[
+                ['unspecified', 'not stated'],
+                ['days', 'for a number of days'],
+              ]}
+              {...{ register, watch, errors }}
+            />
             <label className="check">
               <input type="checkbox" {...register('historical_downloads')} /> Older releases stay downloadable
             </label>

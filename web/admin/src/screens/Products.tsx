@@ -1,13 +1,11 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useId } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { get, getPage, query } from '../api';
+import { get, getPage } from '../api';
 import { day, limit } from '../format';
 import type { Product } from '../types';
 import { Badge, Page } from '../ui/feedback';
-import { ChoiceSelect, FilterSelect, PagedList } from '../ui/list';
+import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
-import { positive, useUrlState } from '../ui/url';
 
 /** Products for a choice list (a filter, a new license): the newest 100, which the API's page allows. */
 export function useProductChoices() {
@@ -16,6 +14,19 @@ export function useProductChoices() {
     queryFn: () => get<Product[]>('/products?per_page=100'),
     staleTime: 60_000,
   });
+}
+
+/** The filter of a list by product (licenses, subscriptions); '' is any product. */
+export function ProductFilter({ value, onChange }: { value: string; onChange: (value: string) => void }) {
+  const products = useProductChoices();
+  return (
+    <FilterSelect
+      label="Product"
+      value={value}
+      choices={(products.data ?? []).map((p) => [String(p.id), p.name] as const)}
+      onChange={onChange}
+    />
+  );
 }
 
 const TYPES = ['simple', 'variable', 'subscription', 'variable-subscription'];
@@ -59,22 +70,12 @@ const columns = [
  * (GET /v1/products with `sort` and `order`, X-WP-Total; docs/catalogue.md, 'Products').
  */
 export function Products() {
-  const [params, set] = useUrlState();
-  const search = params.get('search') ?? '';
-  const status = params.get('status') ?? '';
-  const type = params.get('type') ?? '';
   // '' is the server's default order: newest first.
-  const sort = params.get('sort') ?? '';
-  const order = params.get('order') ?? '';
-  const page = positive(params.get('page'), 1);
-  const perPage = Math.min(100, positive(params.get('per_page'), 25));
-  const searchId = useId();
-
-  const list = useQuery({
-    queryKey: ['products', { search, status, type, sort, order, page, perPage }],
-    queryFn: () =>
-      getPage<Product>(`/products${query({ search, status, type, sort, order, page, per_page: perPage })}`),
-    placeholderData: keepPreviousData,
+  const l = useServerList({
+    key: ['products'],
+    path: '/products',
+    names: ['search', 'status', 'type', 'sort', 'order'],
+    fetchPage: getPage<Product>,
   });
 
   return (
@@ -86,72 +87,42 @@ export function Products() {
         </Link>
       }
     >
-      <search aria-label="Search products">
-        <form
-          className="filters"
-          onSubmit={(e) => {
-            e.preventDefault();
-            set({
-              search: String(new FormData(e.currentTarget).get('search') ?? '').trim(),
-              page: undefined,
-            });
-          }}
-        >
-          <div className="search-group">
-            <div className="field">
-              <label htmlFor={searchId}>Search</label>
-              <input id={searchId} name="search" type="search" defaultValue={search} key={search} />
-            </div>
-            <button type="submit">Search</button>
-          </div>
-          <FilterSelect
-            label="Status"
-            value={status}
-            choices={[
-              ['publish', 'Published'],
-              ['draft', 'Draft'],
-            ]}
-            onChange={(v) => set({ status: v, page: undefined })}
-          />
-          <FilterSelect
-            label="Type"
-            value={type}
-            choices={TYPES.map((t) => [t, t] as const)}
-            onChange={(v) => set({ type: v, page: undefined })}
-          />
-          <ChoiceSelect
-            label="Sort by"
-            value={sort}
-            choices={[
-              ['', 'Newest first'],
-              ['created_at', 'Created'],
-              ['name', 'Name'],
-              ['price', 'Price'],
-              ['status', 'Status'],
-            ]}
-            onChange={(v) => set({ sort: v, page: undefined })}
-          />
-          <ChoiceSelect
-            label="Order"
-            value={order}
-            choices={[
-              ['', 'Default'],
-              ['asc', 'Ascending'],
-              ['desc', 'Descending'],
-            ]}
-            onChange={(v) => set({ order: v, page: undefined })}
-          />
-        </form>
-      </search>
+      <ListFilters
+        label="Search products"
+        params={l}
+        sorts={[
+          ['', 'Newest first'],
+          ['created_at', 'Created'],
+          ['name', 'Name'],
+          ['price', 'Price'],
+          ['status', 'Status'],
+        ]}
+      >
+        <FilterSelect
+          label="Status"
+          value={l.status}
+          choices={[
+            ['publish', 'Published'],
+            ['draft', 'Draft'],
+          ]}
+          onChange={l.filter('status')}
+        />
+        <FilterSelect
+          label="Type"
+          value={l.type}
+          choices={TYPES.map((t) => [t, t] as const)}
+          onChange={l.filter('type')}
+        />
+      </ListFilters>
       <PagedList
         what="Products"
-        list={list}
+        list={l.list}
         columns={columns}
         rowKey={(p) => String(p.id)}
-        empty={search || status || type ? 'No product matches these filters.' : 'No products yet.'}
-        page={page}
-        perPage={perPage}
-        set={set}
+        empty={l.search || l.status || l.type ? 'No product matches these filters.' : 'No products yet.'}
+        page={l.page}
+        perPage={l.perPage}
+        set={l.set}
       />
     </Page>
   );

@@ -1,11 +1,10 @@
-import { useRef, useState } from 'react';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { ApiError } from '../api';
 import type { ShippingZone } from '../types';
-import { useCollection } from '../ui/collection';
+import { EditButtons, useCollection, useEditing } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
-import { RowButton, WholeList } from '../ui/list';
+import { editDeleteColumn, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
 const METHODS: [string, string][] = [
@@ -51,9 +50,6 @@ const formOf = (z: ShippingZone): ZoneForm => ({
  */
 export function ShippingZones() {
   const zones = useCollection<ShippingZone>('/shipping-zones', 'shipping zone');
-  const [error, setError] = useState<unknown>(null);
-  const [editing, setEditing] = useState<ShippingZone | null>(null);
-  const formRef = useRef<HTMLFormElement>(null);
   const {
     register,
     control,
@@ -62,6 +58,12 @@ export function ShippingZones() {
     setError: setFieldError,
     formState: { errors, isSubmitting },
   } = useForm<ZoneForm>({ defaultValues: EMPTY });
+  const { error, setError, editing, formRef, edit, stopEditing } = useEditing({
+    reset,
+    empty: EMPTY,
+    formOf,
+    setNotice: zones.setNotice,
+  });
   const methods = useFieldArray({ control, name: 'methods' });
 
   const onSubmit = async (f: ZoneForm) => {
@@ -78,8 +80,7 @@ export function ShippingZones() {
           ...(m.min_amount.trim() ? { min_amount: m.min_amount.trim() } : {}),
         })),
       });
-      setEditing(null);
-      reset(EMPTY);
+      stopEditing();
     } catch (e) {
       if (e instanceof ApiError)
         for (const [name, why] of Object.entries(e.params)) {
@@ -90,19 +91,6 @@ export function ShippingZones() {
     }
   };
   const remove = (z: ShippingZone) => zones.remove(z, 'Its regions and methods go with it.');
-  const edit = (z: ShippingZone) => {
-    setError(null);
-    zones.setNotice('');
-    setEditing(z);
-    reset(formOf(z));
-    formRef.current?.scrollIntoView({ block: 'start' });
-    formRef.current?.querySelector('input')?.focus();
-  };
-  const stopEditing = () => {
-    setError(null);
-    setEditing(null);
-    reset(EMPTY);
-  };
 
   const col = columnsFor<ShippingZone>();
   const columns = [
@@ -123,16 +111,7 @@ export function ShippingZones() {
           )
           .join(', ') || 'none',
     }),
-    col.display({
-      id: 'actions',
-      header: 'Actions',
-      cell: (c) => (
-        <span className="row-actions">
-          <RowButton label="Edit" row={c.row.original.name} onClick={() => edit(c.row.original)} />
-          <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
-        </span>
-      ),
-    }),
+    editDeleteColumn(edit, remove),
   ];
 
   return (
@@ -196,7 +175,12 @@ export function ShippingZones() {
             </button>
           </fieldset>
         ))}
-        <div className="buttons">
+        <EditButtons
+          what="shipping zone"
+          editing={!!editing}
+          isSubmitting={isSubmitting}
+          onCancel={stopEditing}
+        >
           <button
             type="button"
             onClick={() =>
@@ -205,15 +189,7 @@ export function ShippingZones() {
           >
             Add a method
           </button>
-          {editing ? (
-            <button type="button" onClick={stopEditing}>
-              Cancel editing
-            </button>
-          ) : null}
-          <button type="submit" className="primary" disabled={isSubmitting}>
-            {editing ? 'Save shipping zone' : 'Create shipping zone'}
-          </button>
-        </div>
+        </EditButtons>
       </form>
       <Notice>{zones.notice}</Notice>
       <WholeList

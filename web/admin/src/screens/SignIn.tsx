@@ -3,6 +3,7 @@ import { useForm } from 'react-hook-form';
 import { ApiError, post, request } from '../api';
 import { useSession } from '../session';
 import type { Session } from '../types';
+import { Field } from '../ui/form';
 
 interface Form {
   email: string;
@@ -98,38 +99,26 @@ export function SignIn() {
             {problem.text}
           </div>
         ) : null}
-        <div className="field">
-          <label htmlFor="email">Email</label>
-          <input
-            id="email"
-            type="email"
-            autoComplete="username"
-            aria-invalid={errors.email ? true : undefined}
-            aria-describedby={errors.email ? 'email-error' : undefined}
-            {...register('email', { required: 'Enter your email address.' })}
-          />
-          {errors.email ? (
-            <p className="field-error" id="email-error">
-              {errors.email.message}
-            </p>
-          ) : null}
-        </div>
-        <div className="field">
-          <label htmlFor="password">Password</label>
-          <input
-            id="password"
-            type="password"
-            autoComplete="current-password"
-            aria-invalid={errors.password ? true : undefined}
-            aria-describedby={errors.password ? 'password-error' : undefined}
-            {...register('password', { required: 'Enter your password.' })}
-          />
-          {errors.password ? (
-            <p className="field-error" id="password-error">
-              {errors.password.message}
-            </p>
-          ) : null}
-        </div>
+        <Field label="Email" id="email" error={errors.email}>
+          {(p) => (
+            <input
+              {...p}
+              type="email"
+              autoComplete="username"
+              {...register('email', { required: 'Enter your email address.' })}
+            />
+          )}
+        </Field>
+        <Field label="Password" id="password" error={errors.password}>
+          {(p) => (
+            <input
+              {...p}
+              type="password"
+              autoComplete="current-password"
+              {...register('password', { required: 'Enter your password.' })}
+            />
+          )}
+        </Field>
         <button type="submit" className="primary wide" disabled={isSubmitting}>
           {isSubmitting ? 'Signing in…' : 'Sign in'}
         </button>

@@ -5,7 +5,7 @@ import { get, post, query } from '../api';
 import { when } from '../format';
 import type { Order, Product, Subscription, User } from '../types';
 import { useConfirm } from '../ui/confirm';
-import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
+import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { PagedList } from '../ui/list';
 import { fullName, orderColumns, usePaging } from './Customers';
@@ -58,21 +58,8 @@ export function SubscriptionPage({ id }: { id: number }) {
     placeholderData: keepPreviousData,
   });
 
-  if (!valid) {
-    return (
-      <Page title="Subscription not found" back={back}>
-        <p>There is no subscription at this address.</p>
-      </Page>
-    );
-  }
-  if (subscription.isPending) return <Loading what="the subscription" />;
-  if (!s) {
-    return (
-      <Page title="Subscription" back={back}>
-        <ErrorNote error={subscription.error} />
-      </Page>
-    );
-  }
+  const gate = beforeLoaded('subscription', valid, subscription, back);
+  if (gate || !s) return gate;
   const next = chosen || s.status;
   const ended = ENDED.has(s.status);
 

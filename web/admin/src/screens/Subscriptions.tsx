@@ -1,13 +1,11 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { getPage, query } from '../api';
+import { getPage } from '../api';
 import { day } from '../format';
 import type { SubscriptionListItem } from '../types';
 import { Badge, Page } from '../ui/feedback';
-import { ChoiceSelect, FilterSelect, PagedList } from '../ui/list';
+import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { type ColumnsOf, columnsFor } from '../ui/table';
-import { positive, useUrlState } from '../ui/url';
-import { useProductChoices } from './Products';
+import { ProductFilter } from './Products';
 
 /** The statuses of GET /v1/subscriptions?status= and POST /v1/subscriptions/{id}/status (docs/checkout.md). */
 export const SUBSCRIPTION_STATUSES = [
@@ -72,91 +70,58 @@ const columns = subscriptionColumns(true);
  * (GET /v1/subscriptions, X-WP-Total; docs/checkout.md, 'Routes').
  */
 export function Subscriptions() {
-  const [params, set] = useUrlState();
-  const status = params.get('status') ?? '';
-  const productId = params.get('product_id') ?? '';
-  const userId = params.get('user_id') ?? '';
   // '' is the server's default order: newest first.
-  const sort = params.get('sort') ?? '';
-  const order = params.get('order') ?? '';
-  const page = positive(params.get('page'), 1);
-  const perPage = Math.min(100, positive(params.get('per_page'), 25));
-  const products = useProductChoices();
-
-  const list = useQuery({
-    queryKey: ['subscriptions', { status, productId, userId, sort, order, page, perPage }],
-    queryFn: () =>
-      getPage<SubscriptionListItem>(
-        `/subscriptions${query({
-          status,
-          product_id: productId,
-          user_id: userId,
-          sort,
-          order,
-          page,
-          per_page: perPage,
-        })}`,
-      ),
-    placeholderData: keepPreviousData,
+  const l = useServerList({
+    key: ['subscriptions'],
+    path: '/subscriptions',
+    names: ['status', 'product_id', 'user_id', 'sort', 'order'],
+    fetchPage: getPage<SubscriptionListItem>,
   });
 
   return (
     <Page title="Subscriptions">
-      <search aria-label="Filter subscriptions">
-        <form className="filters" onSubmit={(e) => e.preventDefault()}>
-          <FilterSelect
-            label="Status"
-            value={status}
-            choices={SUBSCRIPTION_STATUSES.map((s) => [s, s] as const)}
-            onChange={(v) => set({ status: v, page: undefined })}
-          />
-          <FilterSelect
-            label="Product"
-            value={productId}
-            choices={(products.data ?? []).map((p) => [String(p.id), p.name] as const)}
-            onChange={(v) => set({ product_id: v, page: undefined })}
-          />
-          <ChoiceSelect
-            label="Sort by"
-            value={sort}
-            choices={[
-              ['', 'Newest first'],
-              ['created_at', 'Started'],
-              ['next_payment_at', 'Next payment'],
-            ]}
-            onChange={(v) => set({ sort: v, page: undefined })}
-          />
-          <ChoiceSelect
-            label="Order"
-            value={order}
-            choices={[
-              ['', 'Default'],
-              ['asc', 'Ascending'],
-              ['desc', 'Descending'],
-            ]}
-            onChange={(v) => set({ order: v, page: undefined })}
-          />
-        </form>
-      </search>
-      {userId ? (
+      <ListFilters
+        label="Filter subscriptions"
+        params={l}
+        sorts={[
+          ['', 'Newest first'],
+          ['created_at', 'Started'],
+          ['next_payment_at', 'Next payment'],
+        ]}
+      >
+        <FilterSelect
+          label="Status"
+          value={l.status}
+          choices={SUBSCRIPTION_STATUSES.map((s) => [s, s] as const)}
+          onChange={l.filter('status')}
+        />
+        <ProductFilter value={l.product_id} onChange={l.filter('product_id')} />
+      </ListFilters>
+      {l.user_id ? (
         <p>
-          Subscriptions of <Link href={`/customers/${userId}`}>customer #{userId}</Link> only.{' '}
-          <button type="button" className="link" onClick={() => set({ user_id: undefined, page: undefined })}>
+          Subscriptions of <Link href={`/customers/${l.user_id}`}>customer #{l.user_id}</Link> only.{' '}
+          <button
+            type="button"
+            className="link"
+            onClick={() => l.set({ user_id: undefined, page: undefined })}
+          >
             Show every customer’s
           </button>
         </p>
       ) : null}
       <PagedList
         what="Subscriptions"
-        list={list}
+        list={l.list}
         columns={columns}
         rowKey={(s) => String(s.id)}
         empty={
-          status || productId || userId ? 'No subscription matches these filters.' : 'No subscriptions yet.'
+          l.status || l.product_id || l.user_id
+            ? 'No subscription matches these filters.'
+            : 'No subscriptions yet.'
         }
-        page={page}
-        perPage={perPage}
-        set={set}
+        page={l.page}
+        perPage={l.perPage}
+        set={l.set}
       />
     </Page>
   );

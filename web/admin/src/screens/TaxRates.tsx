@@ -1,11 +1,10 @@
-import { useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { ApiError } from '../api';
 import type { TaxRate } from '../types';
-import { useCollection } from '../ui/collection';
+import { EditButtons, useCollection, useEditing } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
-import { RowButton, WholeList } from '../ui/list';
+import { editDeleteColumn, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
 interface TaxForm {
@@ -47,9 +46,6 @@ const formOf = (t: TaxRate): TaxForm => ({
  */
 export function TaxRates() {
   const rates = useCollection<TaxRate>('/tax-rates', 'tax rate');
-  const [error, setError] = useState<unknown>(null);
-  const [editing, setEditing] = useState<TaxRate | null>(null);
-  const formRef = useRef<HTMLFormElement>(null);
   const {
     register,
     handleSubmit,
@@ -57,6 +53,12 @@ export function TaxRates() {
     setError: setFieldError,
     formState: { errors, isSubmitting },
   } = useForm<TaxForm>({ defaultValues: EMPTY });
+  const { error, setError, editing, formRef, edit, stopEditing } = useEditing({
+    reset,
+    empty: EMPTY,
+    formOf,
+    setNotice: rates.setNotice,
+  });
 
   const onSubmit = async (f: TaxForm) => {
     setError(null);
@@ -72,7 +74,6 @@ export function TaxRates() {
       if (editing) {
         // Every field, so a cleared state or postcode is saved as cleared ("" = any).
         await rates.update(editing.id, { ...fields, state: f.state.trim(), postcode: f.postcode.trim() });
-        setEditing(null);
       } else {
         await rates.create({
           ...fields,
@@ -80,7 +81,7 @@ export function TaxRates() {
           ...(f.postcode.trim() ? { postcode: f.postcode.trim() } : {}),
         });
       }
-      reset(EMPTY);
+      stopEditing();
     } catch (e) {
       if (e instanceof ApiError) {
         if (e.code === 'invalid_country') setFieldError('country', { message: e.message });
@@ -92,19 +93,6 @@ export function TaxRates() {
     }
   };
   const remove = (t: TaxRate) => rates.remove(t, 'Orders placed from now on no longer pay it.');
-  const edit = (t: TaxRate) => {
-    setError(null);
-    rates.setNotice('');
-    setEditing(t);
-    reset(formOf(t));
-    formRef.current?.scrollIntoView({ block: 'start' });
-    formRef.current?.querySelector('input')?.focus();
-  };
-  const stopEditing = () => {
-    setError(null);
-    setEditing(null);
-    reset(EMPTY);
-  };
 
   const col = columnsFor<TaxRate>();
   const columns = [
@@ -122,16 +110,7 @@ export function TaxRates() {
           .filter(Boolean)
           .join(', ') || '—',
     }),
-    col.display({
-      id: 'actions',
-      header: 'Actions',
-      cell: (c) => (
-        <span className="row-actions">
-          <RowButton label="Edit" row={c.row.original.name} onClick={() => edit(c.row.original)} />
-          <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
-        </span>
-      ),
-    }),
+    editDeleteColumn(edit, remove),
   ];
 
   return (
@@ -192,16 +171,7 @@ export function TaxRates() {
         <label className="check">
           <input type="checkbox" {...register('compound')} /> Compound (taxes the other taxes too)
         </label>
-        <div className="buttons">
-          {editing ? (
-            <button type="button" onClick={stopEditing}>
-              Cancel editing
-            </button>
-          ) : null}
-          <button type="submit" className="primary" disabled={isSubmitting}>
-            {editing ? 'Save tax rate' : 'Create tax rate'}
-          </button>
-        </div>
+        <EditButtons what="tax rate" editing={!!editing} isSubmitting={isSubmitting} onCancel={stopEditing} />
       </form>
       <Notice>{rates.notice}</Notice>
       <WholeList

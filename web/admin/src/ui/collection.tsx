@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { type ReactNode, useState } from 'react';
+import { type ReactNode, useRef, useState } from 'react';
 import { del, get, patch, post } from '../api';
 import { useConfirm } from './confirm';
 
@@ -41,4 +41,69 @@ export function useCollection<T extends { id: number; name: string }>(path: stri
       },
     });
   return { list, create, update, remove, notice, setNotice, dialog: confirm.dialog };
+}
+
+/**
+ * The form beside a collection's list, which creates one or, after a row's **Edit**, saves that
+ * row: what it edits, its refusal, and the form element, which Edit scrolls to and focuses.
+ * `reset` is the form's (react-hook-form), `empty` its values for a new one, `formOf` a row's.
+ */
+export function useEditing<T, F>({
+  reset,
+  empty,
+  formOf,
+  setNotice,
+}: {
+  reset: (values: F) => void;
+  empty: F;
+  formOf: (row: T) => F;
+  setNotice: (notice: string) => void;
+}) {
+  const [error, setError] = useState<unknown>(null);
+  const [editing, setEditing] = useState<T | null>(null);
+  const formRef = useRef<HTMLFormElement>(null);
+  const edit = (row: T) => {
+    setError(null);
+    setNotice('');
+    setEditing(row);
+    reset(formOf(row));
+    formRef.current?.scrollIntoView({ block: 'start' });
+    formRef.current?.querySelector('input')?.focus();
+  };
+  /** After a save, and on “Cancel editing”: the form is a new one again. */
+  const stopEditing = () => {
+    setError(null);
+    setEditing(null);
+    reset(empty);
+  };
+  return { error, setError, editing, formRef, edit, stopEditing };
+}
+
+/** The form's buttons: `children` first, “Cancel editing” while editing, then Create or Save. */
+export function EditButtons({
+  what,
+  editing,
+  isSubmitting,
+  onCancel,
+  children,
+}: {
+  what: string;
+  editing: boolean;
+  isSubmitting: boolean;
+  onCancel: () => void;
+  children?: ReactNode;
+}) {
+  return (
+    <div className="buttons">
+      {children}
+      {editing ? (
+        <button type="button" onClick={onCancel}>
+          Cancel editing
+        </button>
+      ) : null}
+      <button type="submit" className="primary" disabled={isSubmitting}>
+        {editing ? `Save ${what}` : `Create ${what}`}
+      </button>
+    </div>
+  );
 }

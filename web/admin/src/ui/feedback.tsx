@@ -90,3 +90,32 @@ export function Page({
 export function Badge({ value }: { value: string }) {
   return <span className={`badge badge-${value.replace(/[^a-z]/g, '')}`}>{value}</span>;
 }
+
+/**
+ * An object's page until its object is there: “not found” when the address names none (`valid`
+ * false), the loading line, or the API's refusal. Null once the object is loaded.
+ */
+export function beforeLoaded(
+  what: string,
+  valid: boolean,
+  object: { isPending: boolean; error: unknown; data?: unknown },
+  back: ReactNode,
+): ReactNode {
+  const title = `${what.charAt(0).toUpperCase()}${what.slice(1)}`;
+  if (!valid) {
+    return (
+      <Page title={`${title} not found`} back={back}>
+        <p>{`There is no ${what} at this address.`}</p>
+      </Page>
+    );
+  }
+  if (object.isPending) return <Loading what={`the ${what}`} />;
+  if (object.data === undefined) {
+    return (
+      <Page title={title} back={back}>
+        <ErrorNote error={object.error} />
+      </Page>
+    );
+  }
+  return null;
+}

@@ -9,20 +9,24 @@ export interface ControlProps {
 
 /**
  * A labelled form control with its hint and its error, tied together for screen readers: the
- * control gets the id, `aria-invalid` and `aria-describedby` from `children`'s argument.
+ * control gets the id, `aria-invalid` and `aria-describedby` from `children`'s argument. `id` is
+ * for a control that must keep a known id (the sign-in form's `email` and `password`).
  */
 export function Field({
   label,
   hint,
   error,
+  id: fixedId,
   children,
 }: {
   label: string;
   hint?: ReactNode;
   error?: FieldError | { message?: string };
+  id?: string;
   children: (props: ControlProps) => ReactNode;
 }) {
-  const id = useId();
+  const generatedId = useId();
+  const id = fixedId ?? generatedId;
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
   const described = [hint ? hintId : '', error ? errorId : ''].filter(Boolean).join(' ');

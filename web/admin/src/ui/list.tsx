@@ -1,25 +1,33 @@
-import { useId } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { type ReactNode, useId } from 'react';
+import { query } from '../api';
 import { ErrorNote, Loading } from './feedback';
-import { type ColumnsOf, DataTable, Pager } from './table';
+import { type ColumnsOf, columnsFor, DataTable, Pager } from './table';
+import { positive, useUrlState } from './url';
 
-/** A filter of a list as a labelled choice; '' is “Any”. The choice goes to the address. */
-export function FilterSelect({
+/**
+ * A labelled choice of a list; the choice goes to the address. With `any` (a filter), '' comes
+ * first as “Any”; without it (a list's sort and order), `choices` are all there is.
+ */
+function Choice({
   label,
   value,
   choices,
   onChange,
+  any,
 }: {
   label: string;
   value: string;
   choices: readonly (readonly [string, string])[];
   onChange: (value: string) => void;
+  any: boolean;
 }) {
   const id = useId();
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
-        <option value="">Any</option>
+        {any ? <option value="">Any</option> : null}
         {choices.map(([v, words]) => (
           <option key={v} value={v}>
             {words}
@@ -30,30 +38,130 @@ export function FilterSelect({
   );
 }
 
-/** A labelled choice without “Any” (a list's sort and order); the choice goes to the address. */
-export function ChoiceSelect({
+type ChoiceProps = Omit<Parameters<typeof Choice>[0], 'any'>;
+
+/** A filter of a list as a labelled choice; '' is “Any”. */
+export const FilterSelect = (props: ChoiceProps) => <Choice {...props} any />;
+
+/** A labelled choice without “Any” (a list's sort and order). */
+export const ChoiceSelect = (props: ChoiceProps) => <Choice {...props} any={false} />;
+
+type UrlSet = (changes: Record<string, string | number | undefined>) => void;
+
+/**
+ * A server-paginated list and its state in the address: the filters named (each '' when absent,
+ * which the API reads as “any” or, for `sort` and `order`, as its default), the page and the page
+ * size, which the API takes up to 100. The address's names are the API's, so the list is asked for
+ * at `path` with them and `fixed`; `fetchPage` reads the answer (`getPage` where the API sends
+ * X-WP-Total). `filter(name)` sets one filter and goes back to the first page.
+ */
+export function useServerList<K extends string, T>({
+  key,
+  path,
+  names,
+  fetchPage,
+  fixed = {},
+  defaultPerPage = 25,
+}: {
+  key: readonly unknown[];
+  path: string;
+  names: readonly K[];
+  fetchPage: (url: string) => Promise<{ rows: T[]; total: number | null }>;
+  fixed?: Record<string, string>;
+  defaultPerPage?: number;
+}) {
+  const [params, set] = useUrlState();
+  const values = Object.fromEntries(names.map((n) => [n, params.get(n) ?? ''])) as Record<K, string>;
+  const page = positive(params.get('page'), 1);
+  const perPage = Math.min(100, positive(params.get('per_page'), defaultPerPage));
+  const list = useQuery({
+    queryKey: [...key, { ...values, page, perPage }],
+    queryFn: () => fetchPage(`${path}${query({ ...fixed, ...values, page, per_page: perPage })}`),
+    placeholderData: keepPreviousData,
+  });
+  return {
+    ...values,
+    page,
+    perPage,
+    set,
+    filter: (name: K) => (value: string) => set({ [name]: value, page: undefined }),
+    list,
+  };
+}
+
+const ORDERS = [
+  ['', 'Default'],
+  ['asc', 'Ascending'],
+  ['desc', 'Descending'],
+] as const;
+
+/**
+ * A list's header, from its `useListParams`: its search box (when the list has `search`: the
+ * search runs on submit, from the first page), its filters (`children`) and, when `sorts` are
+ * given, “Sort by” and “Order”.
+ */
+export function ListFilters({
   label,
-  value,
-  choices,
-  onChange,
+  params: { search, sort = '', order = '', set },
+  placeholder,
+  sorts,
+  children,
 }: {
   label: string;
-  value: string;
-  choices: readonly (readonly [string, string])[];
-  onChange: (value: string) => void;
+  params: { search?: string; sort?: string; order?: string; set: UrlSet };
+  placeholder?: string;
+  sorts?: readonly (readonly [string, string])[];
+  children?: ReactNode;
 }) {
-  const id = useId();
+  const searchId = useId();
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
-        {choices.map(([v, words]) => (
-          <option key={v} value={v}>
-            {words}
-          </option>
-        ))}
-      </select>
-    </div>
+    <search aria-label={label}>
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (search === undefined) return;
+          set({
+            search: String(new FormData(e.currentTarget).get('search') ?? '').trim(),
+            page: undefined,
+          });
+        }}
+      >
+        {search === undefined ? null : (
+          <div className="search-group">
+            <div className="field">
+              <label htmlFor={searchId}>Search</label>
+              <input
+                id={searchId}
+                name="search"
+                type="search"
+                defaultValue={search}
+                key={search}
+                placeholder={placeholder}
+              />
+            </div>
+            <button type="submit">Search</button>
+          </div>
+        )}
+        {children}
+        {sorts ? (
+          <>
+            <ChoiceSelect
+              label="Sort by"
+              value={sort}
+              choices={sorts}
+              onChange={(v) => set({ sort: v, page: undefined })}
+            />
+            <ChoiceSelect
+              label="Order"
+              value={order}
+              choices={ORDERS}
+              onChange={(v) => set({ order: v, page: undefined })}
+            />
+          </>
+        ) : null}
+      </form>
+    </search>
   );
 }
 
@@ -84,7 +192,7 @@ export function PagedList<T extends object>({
   empty: string;
   page: number;
   perPage: number;
-  set: (changes: Record<string, string | number | undefined>) => void;
+  set: UrlSet;
 }) {
   return (
     <>
@@ -155,4 +263,21 @@ export function RowButton({
       <span className="sr-only"> {row}</span>
     </button>
   );
+}
+
+/** The last column of a collection's table: each row's Edit and Delete, named for the row. */
+export function editDeleteColumn<T extends { name: string }>(
+  edit: (row: T) => void,
+  remove: (row: T) => void,
+) {
+  return columnsFor<T>().display({
+    id: 'actions',
+    header: 'Actions',
+    cell: (c) => (
+      <span className="row-actions">
+        <RowButton label="Edit" row={c.row.original.name} onClick={() => edit(c.row.original)} />
+        <RowButton label="Delete" row={c.row.original.name} danger onClick={() => remove(c.row.original)} />
+      </span>
+    ),
+  });
 }
