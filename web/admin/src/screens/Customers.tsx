@@ -117,12 +117,10 @@ export function CustomerPage({ id }: { id: number }) {
   const subscriptionPaging = usePaging();
   const orders = useQuery({
     queryKey: ['orders', { customer: id, page: orderPaging.page, perPage: orderPaging.perPage }],
-    queryFn: async () => ({
-      rows: await get<Order[]>(
+    queryFn: () =>
+      getPage<Order>(
         `/orders${query({ customer_id: id, page: orderPaging.page, per_page: orderPaging.perPage })}`,
       ),
-      total: null,
-    }),
     enabled: valid,
     placeholderData: keepPreviousData,
   });

@@ -1,5 +1,5 @@
 import { Link } from 'wouter';
-import { get } from '../api';
+import { getPage } from '../api';
 import { when } from '../format';
 import type { Order } from '../types';
 import { Badge, Page } from '../ui/feedback';
@@ -43,21 +43,25 @@ const columns = [
   col.accessor('created_at', { header: 'Placed', cell: (c) => when(c.getValue()) }),
 ];
 
-/**
- * Orders: filter by status, server pages (GET /v1/orders). The API has no search on orders and
- * sends no X-WP-Total for them (docs/admin.md, 'Not yet in the API').
- */
+/** Orders: filter by status, sorted and paginated by the server (GET /v1/orders, docs/checkout.md). */
 export function Orders() {
   const l = useServerList({
     key: ['orders'],
     path: '/orders',
-    names: ['status'],
-    fetchPage: async (url) => ({ rows: await get<Order[]>(url), total: null }),
+    names: ['status', 'sort', 'order'],
+    fetchPage: getPage<Order>,
   });
 
   return (
     <Page title="Orders">
-      <ListFilters label="Filter orders" params={l}>
+      <ListFilters
+        label="Filter orders"
+        params={l}
+        sorts={[
+          ['', 'Newest first'],
+          ['total', 'Total'],
+        ]}
+      >
         <FilterSelect
           label="Status"
           value={l.status}

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { get, post, query } from '../api';
+import { get, getPage, post, query } from '../api';
 import { when } from '../format';
 import type { Order, Product, Subscription, User } from '../types';
 import { useConfirm } from '../ui/confirm';
@@ -48,12 +48,8 @@ export function SubscriptionPage({ id }: { id: number }) {
   const paging = usePaging();
   const renewals = useQuery({
     queryKey: ['orders', { subscription: id, page: paging.page, perPage: paging.perPage }],
-    queryFn: async () => ({
-      rows: await get<Order[]>(
-        `/orders${query({ subscription_id: id, page: paging.page, per_page: paging.perPage })}`,
-      ),
-      total: null,
-    }),
+    queryFn: () =>
+      getPage<Order>(`/orders${query({ subscription_id: id, page: paging.page, per_page: paging.perPage })}`),
     enabled: valid,
     placeholderData: keepPreviousData,
   });
