@@ -41,6 +41,9 @@ describe('settings', () => {
       renewal_window_days: 30,
       checkout_rate_limit: 5,
       prices_include_tax: false,
+      store_name: 'Tollgate store',
+      store_accent_color: '#1d4ed8',
+      store_terms_url: '',
     });
   });
 

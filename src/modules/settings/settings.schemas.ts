@@ -42,6 +42,12 @@ const properties = {
   renewal_window_days: Type.Integer({ minimum: 0, maximum: 3650 }),
   checkout_rate_limit: Type.Integer({ minimum: 1, maximum: 1000 }),
   prices_include_tax: Type.Boolean(),
+  store_name: PlainText({ minLength: 1, maxLength: 100 }),
+  store_accent_color: Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: 'CSS colour #rrggbb' }),
+  store_terms_url: Type.Union([
+    Type.Literal(''),
+    Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 }),
+  ]),
 };
 
 export const Settings = Type.Object(properties, { additionalProperties: false });
@@ -72,4 +78,7 @@ export const DEFAULT_SETTINGS: Settings = {
   renewal_window_days: 30,
   checkout_rate_limit: 5,
   prices_include_tax: false,
+  store_name: 'Tollgate store',
+  store_accent_color: '#1d4ed8',
+  store_terms_url: '',
 };

@@ -234,6 +234,9 @@ export interface Settings {
   renewal_window_days: number;
   checkout_rate_limit: number;
   prices_include_tax: boolean;
+  store_name: string;
+  store_accent_color: string;
+  store_terms_url: string;
 }
 
 export interface Coupon {

@@ -12,6 +12,14 @@ type Kind = 'boolean' | 'number' | 'text' | 'secret' | 'url' | { choices: [strin
 /** Every setting of GET /v1/settings, grouped, with its type and its words (docs/administration.md). */
 const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
   {
+    title: 'Store',
+    fields: [
+      ['store_name', 'Store name', 'text', 'Shown on the storefront and in emails.'],
+      ['store_accent_color', 'Accent colour', 'text', 'A colour as #rrggbb, e.g. #1d4ed8.'],
+      ['store_terms_url', 'Terms page URL', 'url', 'Linked from the checkout; empty = no link.'],
+    ],
+  },
+  {
     title: 'Licensing',
     fields: [
       ['licensing_enabled', 'Licensing is on', 'boolean'],
