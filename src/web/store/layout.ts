@@ -1,0 +1,90 @@
+import type { FastifyReply } from 'fastify';
+import type { Settings } from '../../modules/settings/settings.schemas.js';
+import { type Html, html } from '../html.js';
+import { STYLESHEET_PATH } from '../layout.js';
+import { STORE_STYLESHEET_PATH, themeHref } from './theme.js';
+
+/** The store's identity as the settings give it (docs/storefront.md, 'Branding'). */
+export interface StoreIdentity {
+  name: string;
+  /** The logo's image hash, or "" for none. */
+  logo: string;
+  /** #rrggbb */
+  accent: string;
+  /** The terms page, or "" for none. */
+  terms: string;
+}
+
+export const identityOf = (s: Settings): StoreIdentity => ({
+  name: s.store_name,
+  logo: s.store_logo,
+  accent: s.store_accent_color,
+  terms: s.store_terms_url,
+});
+
+export const logoPath = (logo: string) => `/media/${logo}-400.webp`;
+
+/** The header every store page shares: logo and name (home), the catalogue and the account. */
+export function storeHeader(store: StoreIdentity): Html {
+  return html`<header class="store-top">
+  <a class="store-brand" href="/">${store.logo ? html`<img src="${logoPath(store.logo)}" alt="" width="160" height="40">` : ''}<span>${store.name}</span></a>
+  <nav class="store-nav" aria-label="Store">
+    <a href="/">Products</a>
+    <a href="/account/licenses">My account</a>
+  </nav>
+</header>`;
+}
+
+export interface StorePageOptions {
+  /** The page's absolute address (rel=canonical). */
+  canonical?: string;
+  /**
+   * Seconds a shared cache may keep the page: only for pages that are the same for every visitor
+   * (the catalogue and product pages carry no cookie-dependent content). Default: not cached.
+   */
+  maxAge?: number;
+  description?: string;
+}
+
+export function storeDocument(store: StoreIdentity, title: string, body: Html, opts: StorePageOptions = {}) {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title} · ${store.name}</title>
+${opts.description ? html`<meta name="description" content="${opts.description}">` : ''}
+${opts.canonical ? html`<link rel="canonical" href="${opts.canonical}">` : ''}
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="stylesheet" href="${STORE_STYLESHEET_PATH}">
+<link rel="stylesheet" href="${themeHref(store.accent)}">
+</head>
+<body>
+${storeHeader(store)}
+<main class="store">
+${body}
+</main>
+<footer class="store-foot">
+  <span>© ${store.name}</span>
+  ${store.terms ? html`<a href="${store.terms}">Terms and conditions</a>` : ''}
+</footer>
+</body>
+</html>
+`.text;
+}
+
+export function sendStorePage(
+  reply: FastifyReply,
+  status: number,
+  store: StoreIdentity,
+  title: string,
+  body: Html,
+  opts: StorePageOptions = {},
+) {
+  if (opts.maxAge) reply.header('cache-control', `public, max-age=${opts.maxAge}`);
+  return reply
+    .status(status)
+    .type('text/html; charset=utf-8')
+    .send(storeDocument(store, title, body, opts));
+}
