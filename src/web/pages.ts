@@ -15,6 +15,7 @@ import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';
 import { signInPages } from './sign-in.js';
 import { cataloguePages } from './store/catalogue.js';
+import { identityOf } from './store/layout.js';
 import { mediaRoutes } from './store/media.js';
 import { STYLESHEET } from './style.js';
 
@@ -65,6 +66,11 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   // Pages are not part of the REST API's OpenAPI document.
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
+  });
+
+  // Every page wears the store's identity (settings are cached for a second: no query per page).
+  app.addHook('preHandler', async (request) => {
+    request.storeIdentity = identityOf(await opts.settings.get());
   });
 
   app.addHook('onSend', async (_request, reply, payload) => {

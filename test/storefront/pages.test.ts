@@ -370,3 +370,18 @@ describe('product images', () => {
     );
   });
 });
+
+describe('the account pages wear the store header', () => {
+  it('sign-in shows the store name and logo, links to the catalogue and to forgot-password', async () => {
+    await setSettings(t, { store_name: 'Header Test Store' });
+    const res = await page('/account/sign-in');
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('<header class="store-top">');
+    expect(res.body).toContain('Header Test Store');
+    expect(res.body).toContain('<title>Sign in · Header Test Store</title>');
+    expect(res.body).toContain('href="/account/forgot-password"');
+    expect(res.body).toMatch(/href="\/store\/theme-[0-9a-f]{6}\.css"/);
+    expect(res.headers['cache-control']).toBe('no-store');
+    await setSettings(t, { store_name: 'Tollgate store' });
+  });
+});

@@ -172,7 +172,7 @@ ${
                 .join(', ')}</span>`
             : ''
         }</span>
-        <span class="price">${money(v.price_minor, base)}${period(product)}${
+        <span class="vprice">${money(v.price_minor, base)}${period(product)}${
           others.length > 0
             ? html`<span class="attrs">${others.map((c) => `${c.code} ${money(fromBase(v.price_minor, c), c)}`).join(' · ')}</span>`
             : ''

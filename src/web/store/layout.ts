@@ -2,18 +2,11 @@ import type { FastifyReply } from 'fastify';
 import type { Settings } from '../../modules/settings/settings.schemas.js';
 import { type Html, html } from '../html.js';
 import { STYLESHEET_PATH } from '../layout.js';
-import { STORE_STYLESHEET_PATH, themeHref } from './theme.js';
+import { type StoreIdentity, storeHeader } from './header.js';
 
-/** The store's identity as the settings give it (docs/storefront.md, 'Branding'). */
-export interface StoreIdentity {
-  name: string;
-  /** The logo's image hash, or "" for none. */
-  logo: string;
-  /** #rrggbb */
-  accent: string;
-  /** The terms page, or "" for none. */
-  terms: string;
-}
+export type { StoreIdentity } from './header.js';
+
+import { STORE_STYLESHEET_PATH, themeHref } from './theme.js';
 
 export const identityOf = (s: Settings): StoreIdentity => ({
   name: s.store_name,
@@ -21,19 +14,6 @@ export const identityOf = (s: Settings): StoreIdentity => ({
   accent: s.store_accent_color,
   terms: s.store_terms_url,
 });
-
-export const logoPath = (logo: string) => `/media/${logo}-400.webp`;
-
-/** The header every store page shares: logo and name (home), the catalogue and the account. */
-export function storeHeader(store: StoreIdentity): Html {
-  return html`<header class="store-top">
-  <a class="store-brand" href="/">${store.logo ? html`<img src="${logoPath(store.logo)}" alt="" width="160" height="40">` : ''}<span>${store.name}</span></a>
-  <nav class="store-nav" aria-label="Store">
-    <a href="/">Products</a>
-    <a href="/account/licenses">My account</a>
-  </nav>
-</header>`;
-}
 
 export interface StorePageOptions {
   /** The page's absolute address (rel=canonical). */

@@ -78,12 +78,13 @@ main.store { max-width: 72rem; }
 .description p { overflow-wrap: anywhere; }
 .choices { border: 1px solid var(--line); border-radius: 10px; padding: .75rem 1rem 1rem; margin: 1rem 0;
   background: var(--card); }
-.choices legend { font-weight: 700; padding: 0 .35rem; }
-.choice { display: flex; gap: .6rem; align-items: baseline; padding: .45rem 0; border-top: 1px solid var(--line);
-  font-weight: 400; margin: 0; }
-.choice:first-of-type { border-top: 0; }
+.choices h2 { font-size: 1rem; margin: 0 0 .25rem; }
+.choice { display: flex; gap: .6rem; align-items: baseline; padding: .6rem 0; border-top: 1px solid var(--line);
+  margin: 0; }
+.choices h2 + .choice { border-top: 0; }
 .choice .name { flex: 1; overflow-wrap: anywhere; }
-.choice .attrs { color: var(--muted); font-size: .9rem; display: block; }
+.choice .attrs { color: var(--muted); font-size: .9rem; display: block; font-weight: 400; }
+.choice .vprice { font-weight: 700; text-align: right; }
 .currencies { margin: .5rem 0 1rem; padding-left: 1.2rem; color: var(--muted); }
 .release { margin-top: 1.5rem; }
 .release ul { padding-left: 1.2rem; }
