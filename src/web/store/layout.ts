@@ -62,7 +62,10 @@ export function sendStorePage(
   body: Html,
   opts: StorePageOptions = {},
 ) {
-  if (opts.maxAge) reply.header('cache-control', `public, max-age=${opts.maxAge}`);
+  // A page that sets a cookie is never shared, whatever it asked for.
+  if (opts.maxAge && !reply.hasHeader('set-cookie')) {
+    reply.header('cache-control', `public, max-age=${opts.maxAge}`);
+  }
   return reply
     .status(status)
     .type('text/html; charset=utf-8')
