@@ -46,7 +46,7 @@ export const STORE_STYLESHEET_PATH = '/store/assets/store.css';
 
 /** The storefront's layout on top of the customer pages' stylesheet (src/web/style.ts). */
 export const STORE_STYLESHEET = `
-a { color: var(--link, var(--accent)); }
+a, button.link { color: var(--link, var(--accent)); }
 .store-top { display: flex; align-items: center; justify-content: space-between; gap: 1rem; flex-wrap: wrap;
   padding: .75rem 1.5rem; background: var(--card); border-bottom: 3px solid var(--accent); }
 .store-brand { display: flex; align-items: center; gap: .6rem; font-weight: 700; font-size: 1.1rem;
