@@ -26,6 +26,7 @@ import { releasesRoutes } from './modules/releases/releases.routes.js';
 import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
 import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
+import { storefrontRoutes } from './modules/storefront/storefront.routes.js';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { listeningPort } from './modules/webhooks/target.js';
@@ -94,6 +95,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     audit,
     reports,
     counters,
+    media,
   } = services;
   app.decorate('services', services);
 
@@ -165,6 +167,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
         cart,
         accounts,
         secureCookies: config.publicUrl.startsWith('https:'),
+        origin: () => services.urls.origin,
       });
       await api.register(webhooksRoutes, { webhooks });
       await api.register(releasesRoutes, { module: releasesModule });
@@ -173,6 +176,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports });
+      await api.register(storefrontRoutes, { media, catalogue, settings });
       await api.register(checkoutRoutes, {
         checkout,
         submit,
@@ -192,6 +196,10 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     activations,
     oauth,
     settings,
+    catalogue,
+    releases: services.releases,
+    media,
+    origin: () => services.urls.origin,
     secureCookies: config.publicUrl.startsWith('https:'),
   });
   // The store owner's console, a single-page app on the /v1 API (docs/admin.md).

@@ -29,6 +29,7 @@ import {
 } from './modules/releases/releases.module.js';
 import { createReports, type DailyCounters, type ReportsService } from './modules/reports/reports.module.js';
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
+import { createStorefront, type MediaService } from './modules/storefront/storefront.module.js';
 import {
   createSubscriptions,
   type RenewalScheduler,
@@ -84,6 +85,8 @@ export interface Services {
   reports: ReportsService;
   /** Update checks and downloads counted in memory; flushed every few seconds and on close. */
   counters: DailyCounters;
+  /** Product images and the logo, resized and stored (docs/storefront.md, 'Images'). */
+  media: MediaService;
 }
 
 /** What the routes need besides the services: the modules' own route-facing parts. */
@@ -204,6 +207,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   });
 
   const { reports, counters } = createReports({ database, clock, log: log('reports') });
+  const { media } = createStorefront({ database, clock });
 
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
   const now = () => iso(clock.now());
@@ -245,6 +249,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       audit,
       reports,
       counters,
+      media,
     },
     releasesModule,
     submit,

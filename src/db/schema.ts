@@ -9,6 +9,7 @@ import type { OAuthTables } from '../modules/licensing/oauth.tables.js';
 import type { OrdersTables } from '../modules/orders/orders.tables.js';
 import type { ReleasesTables } from '../modules/releases/releases.tables.js';
 import type { ReportsTables } from '../modules/reports/reports.tables.js';
+import type { StorefrontTables } from '../modules/storefront/storefront.tables.js';
 import type { SubscriptionsTables } from '../modules/subscriptions/subscriptions.tables.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
@@ -33,6 +34,7 @@ export interface DB
     SubscriptionsTables,
     OrdersTables,
     AuditTables,
-    ReportsTables {}
+    ReportsTables,
+    StorefrontTables {}
 
 export type Id = Generated<number>;

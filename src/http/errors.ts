@@ -37,6 +37,10 @@ const catalogue = {
   invalid_filename_template: [400, 'The filename template must contain {version} and end in .zip.'],
   invalid_slug: [400, 'The slug must be 1 to 100 characters of a-z, 0-9 and hyphens.'],
   slug_taken: [409, 'Another published product already uses this slug.'],
+  // storefront images (docs/storefront.md, 'Images')
+  image_required: [400, 'Send the image as the multipart/form-data field "file".'],
+  image_not_supported: [415, 'The file is not a JPEG, PNG, WebP or GIF image.'],
+  image_too_large: [413, 'The image is larger than 10 MB or 40 megapixels.'],
   invalid_amount: [400, 'The amount has more decimal places than its currency allows or is out of range.'],
   variations_required: [400, 'A variable product needs at least one variation.'],
   variations_not_allowed: [400, 'Only variable products have variations.'],

@@ -1,5 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { type Html, html } from './html.js';
+import { type StoreIdentity, storeHeader } from './store/header.js';
+import { STORE_STYLESHEET_PATH, themeHref } from './store/theme.js';
 
 export const STYLESHEET_PATH = '/account/assets/style.css';
 
@@ -24,7 +26,23 @@ export function contentSecurityPolicy(formTargets: string[] = []): string {
   ].join('; ');
 }
 
-export function layout(title: string, body: Html, viewer: Viewer | null = null): string {
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The store's identity for the page's header, set for the customer pages (src/web/pages.ts). */
+    storeIdentity?: StoreIdentity;
+  }
+}
+
+/**
+ * A customer page. With the store's identity (every page served by src/web/pages.ts has it) the
+ * header is the store's own, as on the catalogue: logo, name, Products and My licenses.
+ */
+export function layout(
+  title: string,
+  body: Html,
+  viewer: Viewer | null = null,
+  store: StoreIdentity | null = null,
+): string {
   const who = viewer
     ? html`<div class="who"><span>Signed in as ${viewer.email}</span>
         <form method="post" action="/account/sign-out">
@@ -38,11 +56,21 @@ export function layout(title: string, body: Html, viewer: Viewer | null = null):
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${title} · Tollgate</title>
+<title>${title} · ${store ? store.name : 'Tollgate'}</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
+${
+  store
+    ? html`<link rel="stylesheet" href="${STORE_STYLESHEET_PATH}">
+<link rel="stylesheet" href="${themeHref(store.accent)}">`
+    : ''
+}
 </head>
 <body>
-<header class="top"><a class="brand" href="/account/licenses">Tollgate · Your account</a>${who}</header>
+${
+  store
+    ? storeHeader(store, who)
+    : html`<header class="top"><a class="brand" href="/account/licenses">Tollgate · Your account</a>${who}</header>`
+}
 <main>
 ${body}
 </main>
@@ -61,7 +89,7 @@ export function sendPage(
   return reply
     .status(status)
     .type('text/html; charset=utf-8')
-    .send(layout(title, body, viewer ?? null));
+    .send(layout(title, body, viewer ?? null, reply.request.storeIdentity ?? null));
 }
 
 /** POST-redirect-GET: 303 so the browser follows with GET. */

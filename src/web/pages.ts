@@ -1,16 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import type { CatalogueService } from '../modules/catalogue/catalogue.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OAuthService } from '../modules/licensing/oauth.service.js';
+import type { ReleasesService } from '../modules/releases/releases.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
+import type { MediaService } from '../modules/storefront/media.service.js';
 import { approvePages } from './approve.js';
 import { installFormParser, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';
 import { signInPages } from './sign-in.js';
+import { cataloguePages } from './store/catalogue.js';
+import { identityOf } from './store/layout.js';
+import { mediaRoutes } from './store/media.js';
 import { STYLESHEET } from './style.js';
 
 export interface PagesOptions {
@@ -19,6 +25,11 @@ export interface PagesOptions {
   activations: ActivationService;
   oauth: OAuthService;
   settings: SettingsService;
+  catalogue: CatalogueService;
+  releases: ReleasesService;
+  media: MediaService;
+  /** The store's PUBLIC_URL origin (final once the server listens). */
+  origin: () => string;
   secureCookies: boolean;
 }
 
@@ -57,6 +68,11 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
     route.schema = { ...route.schema, hide: true };
   });
 
+  // Every page wears the store's identity (settings are cached for a second: no query per page).
+  app.addHook('preHandler', async (request) => {
+    request.storeIdentity = identityOf(await opts.settings.get());
+  });
+
   app.addHook('onSend', async (_request, reply, payload) => {
     if (!reply.hasHeader('content-security-policy')) {
       reply.header('content-security-policy', contentSecurityPolicy());
@@ -93,4 +109,7 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   await app.register(signInPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
   await app.register(approvePages, { accounts: opts.accounts, oauth: opts.oauth });
   await app.register(licensesPages, opts);
+  // The storefront (docs/storefront.md): catalogue, product pages, images and the store's styles.
+  await app.register(mediaRoutes, { media: opts.media });
+  await app.register(cataloguePages, opts);
 }

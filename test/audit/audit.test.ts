@@ -106,6 +106,8 @@ describe('products', () => {
     const [created] = await events(`?entity_type=product&entity_id=${product.id}`);
     expect(created).toMatchObject({ action: 'create', actor: { email: ADMIN.email } });
     expect(created!.changes.name).toEqual({ before: null, after: 'Audited' });
+    // The slug a new product is given from its name is part of what it was created with.
+    expect(created!.changes.slug).toEqual({ before: null, after: 'audited' });
     await adminOk(t, 'PATCH', `/products/${product.id}`, { name: 'Audited 2', price: '10.00' });
     const [updated] = await events(`?entity_type=product&entity_id=${product.id}`);
     expect(updated!.action).toBe('update');
@@ -113,7 +115,7 @@ describe('products', () => {
     await adminOk(t, 'POST', `/software/products/${product.id}/config`, { slug: `audited-${product.id}` });
     const [software] = await events(`?entity_type=product&entity_id=${product.id}`);
     expect(software!.action).toBe('update_software');
-    expect(software!.changes.slug).toEqual({ before: null, after: `audited-${product.id}` });
+    expect(software!.changes.slug).toEqual({ before: 'audited', after: `audited-${product.id}` });
   });
 
   it('a refused product PATCH records nothing', async () => {

@@ -101,6 +101,13 @@ async function deletionPreview(productId: number, body: Record<string, unknown>)
   return { acknowledgement, fingerprint };
 }
 
+/** A small PNG for the storefront's image routes (docs/storefront.md). */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEklEQVQImWPgqjjBVXGCAUIBACEuBSmZwwQyAAAAAElFTkSuQmCC',
+  'base64',
+);
+const pngFile = () => ({ filename: 'picture.png', content: PNG, type: 'image/png' });
+
 const FIXTURES: Record<string, Fixture> = {
   'POST /v1/users': async () =>
     req('POST', '/users', { email: uniqueEmail('covered'), password: 'a-long-password-1', role: 'customer' }),
@@ -223,6 +230,26 @@ const FIXTURES: Record<string, Fixture> = {
         ['version', '1.0.0'],
         ['file', { filename: 'upload.zip', content: makeZip() }],
       ]);
+  },
+  'POST /v1/products/{id}/image': async () => {
+    const product = await newProduct();
+    return () => postForm(t, `/v1/products/${product.id}/image`, [['file', pngFile()]]);
+  },
+  'DELETE /v1/products/{id}/image': async () => {
+    const product = await newProduct();
+    expect((await postForm(t, `/v1/products/${product.id}/image`, [['file', pngFile()]])).statusCode).toBe(
+      200,
+    );
+    return req('DELETE', `/products/${product.id}/image`);
+  },
+  'POST /v1/settings/logo': async () => {
+    // Another picture than the last one: the setting must change to be recorded.
+    await adminOk(t, 'DELETE', '/settings/logo');
+    return () => postForm(t, '/v1/settings/logo', [['file', pngFile()]]);
+  },
+  'DELETE /v1/settings/logo': async () => {
+    expect((await postForm(t, '/v1/settings/logo', [['file', pngFile()]])).statusCode).toBe(200);
+    return req('DELETE', '/settings/logo');
   },
   'POST /v1/products/{id}/downloads': async () => {
     const product = await softwareProduct(t);

@@ -71,7 +71,7 @@ describe('acceptance: an administrator sets up a product for sale and distributi
       activation_mode: 'oauth',
       subscription: null,
       entitlement_policy: POLICY,
-      slug: null,
+      slug: 'site-kit-pro',
       filename_template: '{slug}-{version}.zip',
       storage_driver: '',
       software_enabled: 'no',

@@ -25,11 +25,12 @@ const read = async (productId: number) =>
   ).json();
 
 describe('software configuration', () => {
-  it('starts from defaults: no slug, default template, automatic storage, distribution off', async () => {
-    const p = await createProduct(t, { licensing_enabled: 'no' });
+  it('starts from defaults: a slug from the name, default template, automatic storage, distribution off', async () => {
+    const p = await createProduct(t, { name: 'Défaults Pro!', licensing_enabled: 'no' });
     expect(await read(p.id)).toEqual({
       product_id: p.id,
-      slug: null,
+      // The storefront's address of the product (docs/storefront.md).
+      slug: 'defaults-pro',
       filename_template: '{slug}-{version}.zip',
       storage_driver: '',
       licensing_enabled: 'no',
@@ -56,7 +57,7 @@ describe('software configuration', () => {
     const first = await createProduct(t, {}, { software: { slug: 'shared-slug' } });
     const second = await createProduct(t);
     expectError(await config(second.id, { slug: 'shared-slug', software_enabled: 'yes' }), 409, 'slug_taken');
-    expect(await read(second.id)).toMatchObject({ slug: null, software_enabled: 'no' });
+    expect(await read(second.id)).toMatchObject({ slug: second.slug, software_enabled: 'no' });
     // Re-sending one's own slug is fine.
     expect((await config(first.id, { slug: 'shared-slug' })).statusCode).toBe(200);
   });

@@ -131,5 +131,7 @@ export function toPricingLine(line: CartLine, product: Product | null | undefine
     unit_price_base: variation ? variation.price_minor : product.price_minor,
     needs_shipping: !product.virtual,
     subscription: isSubscriptionType(product.type),
+    slug: product.slug,
+    image: product.image,
   };
 }

@@ -43,9 +43,15 @@ function chosenAttributes(body: AddBody): Record<string, string> {
  */
 export async function cartRoutes(
   app: App,
-  opts: { cart: CartService; accounts: AccountsService; secureCookies: boolean },
+  opts: {
+    cart: CartService;
+    accounts: AccountsService;
+    secureCookies: boolean;
+    /** The store's PUBLIC_URL origin, for items' permalink and image (final once the server listens). */
+    origin: () => string;
+  },
 ) {
-  const { cart, accounts } = opts;
+  const { cart, accounts, origin } = opts;
   const cookie = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: opts.secureCookies };
 
   async function currencyOf(request: FastifyRequest, reply: FastifyReply): Promise<string> {
@@ -89,7 +95,7 @@ export async function cartRoutes(
     async (request, reply) => {
       const { token, totals } = await cart.read(callerOf(request), await currencyOf(request, reply));
       keepSession(reply, token);
-      return toCartObject(totals);
+      return toCartObject(totals, origin());
     },
   );
 
@@ -114,7 +120,7 @@ export async function cartRoutes(
         attributes: chosenAttributes(request.body),
       };
       const { key, totals } = await cart.add(session, currency, req);
-      return { message: 'Product added to cart.', cart_item_key: key, cart: toCartObject(totals) };
+      return { message: 'Product added to cart.', cart_item_key: key, cart: toCartObject(totals, origin()) };
     },
   );
 
@@ -133,7 +139,7 @@ export async function cartRoutes(
     async (request, reply) => {
       const [session, currency] = await begin(request, reply);
       const totals = await cart.update(session, currency, request.body.cart_item_key, request.body.quantity);
-      return { message: 'Cart updated.', cart: toCartObject(totals) };
+      return { message: 'Cart updated.', cart: toCartObject(totals, origin()) };
     },
   );
 
@@ -152,7 +158,7 @@ export async function cartRoutes(
     async (request, reply) => {
       const [session, currency] = await begin(request, reply);
       const totals = await cart.remove(session, currency, request.body.cart_item_key);
-      return { message: 'Item removed from cart.', cart: toCartObject(totals) };
+      return { message: 'Item removed from cart.', cart: toCartObject(totals, origin()) };
     },
   );
 
@@ -170,7 +176,7 @@ export async function cartRoutes(
     },
     async (request, reply) => {
       const [session, currency] = await begin(request, reply);
-      return { message: 'Cart cleared.', cart: toCartObject(await cart.clear(session, currency)) };
+      return { message: 'Cart cleared.', cart: toCartObject(await cart.clear(session, currency), origin()) };
     },
   );
 
@@ -189,7 +195,7 @@ export async function cartRoutes(
     async (request, reply) => {
       const [session, currency] = await begin(request, reply);
       const totals = await cart.applyCoupon(session, currency, request.body.coupon_code);
-      return { message: 'Coupon applied.', cart: toCartObject(totals) };
+      return { message: 'Coupon applied.', cart: toCartObject(totals, origin()) };
     },
   );
 
@@ -208,7 +214,7 @@ export async function cartRoutes(
     async (request, reply) => {
       const [session, currency] = await begin(request, reply);
       const totals = await cart.removeCoupon(session, currency, request.body.coupon_code);
-      return { message: 'Coupon removed.', cart: toCartObject(totals) };
+      return { message: 'Coupon removed.', cart: toCartObject(totals, origin()) };
     },
   );
 }

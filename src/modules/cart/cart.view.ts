@@ -2,12 +2,19 @@ import { fromMinor } from '../catalogue/money.js';
 import type { CartTotals } from '../pricing/totals.js';
 import type { Cart } from './cart.schemas.js';
 
+/** The product page's path (docs/storefront.md); "" for a product without a slug. */
+export const productPath = (slug: string | null | undefined): string => (slug ? `/products/${slug}` : '');
+
+/** The image's path at a width (400 or 1200); the store's placeholder for a product without one. */
+export const imagePath = (image: string | null | undefined, width: 400 | 1200 = 400): string =>
+  image ? `/media/${image}-${width}.webp` : '/media/placeholder.svg';
+
 /**
  * The cart object (docs/cart.md, 'The cart object') from the engine's totals: amounts as decimal
- * strings in the active currency, item subtotal and total as numbers. The catalogue has no product
- * images or pages yet, so `image` and `permalink` are empty strings.
+ * strings in the active currency, item subtotal and total as numbers; `permalink` and `image` are
+ * absolute URLs on `origin` (the store's PUBLIC_URL) of the product's page and its 400 px image.
  */
-export function toCartObject(t: CartTotals): Cart {
+export function toCartObject(t: CartTotals, origin: string): Cart {
   const d = t.currency.decimals;
   const money = (minor: number) => fromMinor(minor, d);
   return {
@@ -24,8 +31,8 @@ export function toCartObject(t: CartTotals): Cart {
       price: money(l.unit_price),
       subtotal: Number(money(l.subtotal)),
       total: Number(money(l.total)),
-      image: '',
-      permalink: '',
+      image: `${origin}${imagePath(l.image)}`,
+      permalink: l.slug ? `${origin}${productPath(l.slug)}` : '',
       attributes: l.attributes,
     })),
     subtotal: money(t.subtotal),

@@ -57,6 +57,8 @@ export function productColumns(input: ProductPatchBody, decimals: number): Produ
   if (input.entitlement_policy !== undefined) {
     c.entitlement_policy = policyText(input.entitlement_policy, 'entitlement_policy');
   }
+  if (input.short_description !== undefined) c.short_description = input.short_description;
+  if (input.description !== undefined) c.description = input.description;
   return c;
 }
 

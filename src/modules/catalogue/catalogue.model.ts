@@ -56,6 +56,12 @@ export interface Product {
    * reads as "no".
    */
   software_enabled: 'yes' | 'no';
+  /** Plain text, one line, shown in the catalogue (docs/storefront.md). */
+  short_description: string;
+  /** Plain text; blank lines separate paragraphs on the product's page. */
+  description: string;
+  /** The image's content hash: /media/<image>-400.webp and -1200.webp; null without one. */
+  image: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -155,6 +161,9 @@ export function toProduct(row: ProductRow, variations: VariationRow[], decimals:
     entitlement_policy: parsePolicy(row.entitlement_policy),
     variations: variations.map((v) => toVariation(v, decimals)),
     ...software,
+    short_description: row.short_description ?? '',
+    description: row.description ?? '',
+    image: row.image,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

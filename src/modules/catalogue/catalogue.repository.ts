@@ -49,6 +49,16 @@ export class CatalogueRepository {
       .execute();
   }
 
+  /** Every product's slug that is `base` or `base-…` (base is a-z, 0-9 and hyphens: no LIKE wildcard). */
+  async slugsStartingWith(base: string, tx?: Tx): Promise<string[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('products')
+      .select('slug')
+      .where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)]))
+      .execute();
+    return rows.flatMap((r) => (r.slug ? [r.slug] : []));
+  }
+
   async existingProductIds(ids: number[], tx?: Tx): Promise<number[]> {
     if (ids.length === 0) return [];
     const rows = await on(this.db, tx).selectFrom('products').select('id').where('id', 'in', ids).execute();

@@ -68,6 +68,13 @@ const productFields = {
   activation_mode: Type.Optional(Nullable(ActivationMode)),
   subscription: Type.Optional(Nullable(Subscription)),
   entitlement_policy: Type.Optional(Nullable(EntitlementPolicy)),
+  // The storefront's texts (docs/storefront.md). The slug, the page's address, is given one from
+  // the name at creation and changed through the software configuration route.
+  short_description: Type.Optional(PlainText({ maxLength: 300 })),
+  // Line breaks allowed (paragraphs), no other control character.
+  description: Type.Optional(
+    Type.String({ maxLength: 20_000, pattern: '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$' }),
+  ),
 };
 
 // No `default` keywords: the validator would insert them into PATCH bodies too; the service applies defaults.
@@ -130,6 +137,11 @@ export const ProductResponse = Type.Object({
   entitlement_policy: Nullable(PolicyOut),
   variations: Type.Array(VariationResponse),
   ...softwareFields,
+  short_description: Type.String(),
+  description: Type.String(),
+  image: Nullable(
+    Type.String({ description: 'Content hash; the files are /media/<image>-400.webp and -1200.webp' }),
+  ),
   created_at: Type.String(),
   updated_at: Type.String(),
 });

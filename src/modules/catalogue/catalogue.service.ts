@@ -34,6 +34,7 @@ import type { CouponsService } from './coupons.service.js';
 import type { GatewaysService } from './gateways.service.js';
 import { currencyDecimals } from './money.js';
 import type { ShippingService } from './shipping.service.js';
+import { slugBase } from './slug.js';
 import type { TaxService } from './tax.service.js';
 
 export interface CatalogueParts {
@@ -85,6 +86,43 @@ export class CatalogueService {
     return this.hydrate(await this.repo.findPublishedBySlug(slug, tx), tx);
   }
 
+  /**
+   * The storefront's product at /products/<slug>: the published product with that slug, the
+   * oldest when several share it (a state the software config reports as software_slug_ambiguous).
+   */
+  async findStorefrontProduct(slug: string): Promise<Product | null> {
+    const rows = await this.repo.findPublishedBySlug(slug);
+    return rows.length === 0 ? null : (await this.hydrate([rows[0]!]))[0]!;
+  }
+
+  /** A page of the published products, newest first, with their variations in one query. */
+  listPublished(page: number, perPage: number): Promise<{ items: Product[]; total: number }> {
+    return this.listProducts({ page, per_page: perPage, status: 'publish', sort: 'id', order: 'desc' });
+  }
+
+  /** Sets or clears the product's image (a content hash of stored media, docs/storefront.md). */
+  async setImage(id: number, image: string | null, actor?: Actor): Promise<Product> {
+    const now = iso(this.clock.now());
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.findProduct(id, tx);
+      if (!row) throw new ApiError('product_not_found');
+      await this.repo.updateProduct(id, { image, updated_at: now }, tx);
+      if (actor && row.image !== image) {
+        await this.audit.record(
+          actor,
+          {
+            entity_type: 'product',
+            entity_id: id,
+            action: 'update',
+            changes: { image: { before: row.image, after: image } },
+          },
+          tx,
+        );
+      }
+    });
+    return this.requireProduct(id);
+  }
+
   // ---- administration ----
 
   async requireProduct(id: number): Promise<Product> {
@@ -123,6 +161,8 @@ export class CatalogueService {
     const rows = variations.map((v, i) => variationColumns(v, decimals, `variations.${i}`));
     const now = iso(this.clock.now());
     const id = await withTransaction(this.database, async (tx) => {
+      // The storefront's address of the product, /products/<slug> (docs/storefront.md).
+      columns.slug = await this.freeSlug(slugBase(columns.name ?? ''), tx);
       // The defaults above guarantee every NOT NULL column is present.
       const product = await this.repo.insertProduct(
         { ...(columns as ProductInsert), created_at: now, updated_at: now },
@@ -244,6 +284,15 @@ export class CatalogueService {
     await this.repo.lockSlug(slug, tx);
     const others = (await this.repo.findPublishedBySlug(slug, tx)).filter((p) => p.id !== productId);
     if (others.length > 0) throw new ApiError('slug_taken', { data: { slug } });
+  }
+
+  /** `base`, else `base-2`, `base-3`…: the first slug no product uses (a new product's page address). */
+  private async freeSlug(base: string, tx: Tx): Promise<string> {
+    await this.repo.lockSlug(base, tx);
+    const taken = new Set(await this.repo.slugsStartingWith(base, tx));
+    let slug = base;
+    for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
+    return slug;
   }
 
   private async baseDecimals(tx?: Tx): Promise<number> {

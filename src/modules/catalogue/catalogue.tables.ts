@@ -21,6 +21,10 @@ export interface CatalogueTables {
     filename_template: string | null;
     storage_driver: string | null;
     software_enabled: string | null;
+    short_description: string | null;
+    description: string | null;
+    /** The image's content hash (media rows <hash>-<width>.webp), or null. */
+    image: string | null;
     created_at: string;
     updated_at: string;
   };

@@ -31,6 +31,9 @@ export interface PricingLine {
   unit_price_base: number;
   needs_shipping: boolean;
   subscription: boolean;
+  /** The product's storefront slug and image hash, passed through to the cart's item (docs/cart.md). */
+  slug?: string | null;
+  image?: string | null;
 }
 
 /** An extra charge (e.g. a payment surcharge), in active-currency minor units without tax. */
@@ -63,7 +66,10 @@ export interface TaxAmount {
 }
 
 export interface LineTotals
-  extends Pick<PricingLine, 'key' | 'product_id' | 'variation_id' | 'quantity' | 'name' | 'attributes'> {
+  extends Pick<
+    PricingLine,
+    'key' | 'product_id' | 'variation_id' | 'quantity' | 'name' | 'attributes' | 'slug' | 'image'
+  > {
   /** Unit price in the active currency, entry basis. */
   unit_price: number;
   /** Without tax, before discounts. */
@@ -196,6 +202,8 @@ export function calculateTotals(input: TotalsInput): CartTotals {
       quantity: l.quantity,
       name: l.name,
       attributes: l.attributes,
+      slug: l.slug,
+      image: l.image,
       unit_price: units[j]!,
       subtotal,
       subtotal_tax: subtotalTax,

@@ -43,6 +43,10 @@ const properties = {
   checkout_rate_limit: Type.Integer({ minimum: 1, maximum: 1000 }),
   prices_include_tax: Type.Boolean(),
   store_name: PlainText({ minLength: 1, maxLength: 100 }),
+  store_logo: Type.String({
+    pattern: '^([0-9a-f]{32})?$',
+    description: 'The logo image uploaded with POST /v1/settings/logo (docs/storefront.md); empty = none',
+  }),
   store_accent_color: Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: 'CSS colour #rrggbb' }),
   store_terms_url: Type.Union([
     Type.Literal(''),
@@ -79,6 +83,7 @@ export const DEFAULT_SETTINGS: Settings = {
   checkout_rate_limit: 5,
   prices_include_tax: false,
   store_name: 'Tollgate store',
+  store_logo: '',
   store_accent_color: '#1d4ed8',
   store_terms_url: '',
 };

@@ -104,6 +104,10 @@ export interface Product {
   storage_driver: string;
   licensing_enabled: string | null;
   software_enabled: string;
+  short_description: string;
+  description: string;
+  /** The image's hash: /media/<image>-400.webp and -1200.webp (docs/storefront.md). */
+  image: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -237,6 +241,7 @@ export interface Settings {
   store_name: string;
   store_accent_color: string;
   store_terms_url: string;
+  store_logo: string;
 }
 
 export interface Coupon {

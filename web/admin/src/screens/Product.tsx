@@ -8,7 +8,7 @@ import {
   useForm,
 } from 'react-hook-form';
 import { Link, useLocation, useSearch } from 'wouter';
-import { get, patch, post } from '../api';
+import { del, get, patch, post, upload } from '../api';
 import type { Product, SoftwareConfig, Variation } from '../types';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
@@ -23,6 +23,8 @@ interface VariationRow {
 
 interface ProductForm {
   name: string;
+  short_description: string;
+  description: string;
   status: string;
   type: string;
   price: string;
@@ -100,6 +102,8 @@ function formOf(p: Product | null): ProductForm {
   const policy = p?.entitlement_policy;
   return {
     name: p?.name ?? '',
+    short_description: p?.short_description ?? '',
+    description: p?.description ?? '',
     status: p?.status ?? 'publish',
     type: p?.type ?? 'simple',
     price: p?.price ?? '',
@@ -132,6 +136,8 @@ const part = (mode: string, days: string) => (mode === 'days' ? { mode, days: Nu
 function bodyOf(f: ProductForm, before: Product | null): Record<string, unknown> {
   const body: Record<string, unknown> = {
     name: f.name.trim(),
+    short_description: f.short_description.trim(),
+    description: f.description,
     status: f.status,
     type: f.type,
     virtual: f.virtual,
@@ -211,6 +217,7 @@ export function ProductPage({ id }: { id: number | null }) {
       }
     >
       <ProductForm product={p} key={p?.id ?? 'new'} />
+      {p ? <ImageForm product={p} /> : null}
       {p ? <SoftwareForm product={p} /> : null}
       {p ? <History type="product" id={p.id} /> : null}
     </Page>
@@ -264,6 +271,28 @@ function ProductForm({ product }: { product: Product | null }) {
       <ErrorNote error={error} />
       <Field label="Name" error={errors.name}>
         {(p) => <input {...p} {...register('name', { required: 'Enter the product’s name.' })} />}
+      </Field>
+      <Field
+        label="Short description"
+        hint="One line under the name in the store’s catalogue (at most 300 characters)."
+        error={errors.short_description}
+      >
+        {(p) => (
+          <input
+            {...p}
+            maxLength={300}
+            {...register('short_description', {
+              pattern: { value: /^[^\n\r]*$/, message: 'One line only.' },
+            })}
+          />
+        )}
+      </Field>
+      <Field
+        label="Description"
+        hint="The product page’s text; a blank line starts a new paragraph."
+        error={errors.description}
+      >
+        {(p) => <textarea {...p} rows={5} maxLength={20000} {...register('description')} />}
       </Field>
       <div className="two">
         <Field label="Type">
@@ -480,6 +509,91 @@ interface SoftwareFormValues {
 }
 
 /** POST /v1/software/products/{id}/config: what the update client sees, and where files are kept. */
+/**
+ * The product's picture on the store (POST and DELETE /v1/products/{id}/image): the server resizes
+ * it to 400 and 1200 px and strips its metadata (docs/storefront.md, 'Images').
+ */
+function ImageForm({ product }: { product: Product }) {
+  const client = useQueryClient();
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [file, setFile] = useState<File | null>(null);
+  const saved = (p: Product, words: string) => {
+    client.setQueryData(['product', product.id], p);
+    setNotice(words);
+  };
+  const send = async () => {
+    if (!file) return;
+    setError(null);
+    setNotice('');
+    setBusy(true);
+    try {
+      saved(
+        await upload<Product>(`/products/${product.id}/image`, [], file, () => {}).done,
+        'The image is saved.',
+      );
+      setFile(null);
+      await client.invalidateQueries({ queryKey: ['audit-events'] });
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const remove = async () => {
+    setError(null);
+    setNotice('');
+    try {
+      saved(await del<Product>(`/products/${product.id}/image`), 'The image is removed.');
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <section className="card form" aria-labelledby="image-form">
+      <h2 id="image-form">Image</h2>
+      <Notice>{notice}</Notice>
+      <ErrorNote error={error} title="Not saved" />
+      {product.image ? (
+        <img
+          className="product-image"
+          src={`/media/${product.image}-400.webp`}
+          alt={`${product.name} as the store shows it`}
+          width={200}
+        />
+      ) : (
+        <p className="hint">No image: the store shows a placeholder.</p>
+      )}
+      <Field label="Image file" hint="JPEG, PNG, WebP or GIF, at most 10 MB.">
+        {(p) => (
+          <input
+            {...p}
+            type="file"
+            accept="image/jpeg,image/png,image/webp,image/gif"
+            onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+          />
+        )}
+      </Field>
+      <div className="buttons">
+        <button type="button" className="primary" disabled={!file || busy} onClick={send}>
+          Upload image
+        </button>
+        {product.image ? (
+          <button type="button" className="danger" onClick={remove}>
+            Remove image
+          </button>
+        ) : null}
+        {product.slug && product.status === 'publish' ? (
+          <a href={`/products/${product.slug}`} target="_blank" rel="noreferrer">
+            View on the store
+          </a>
+        ) : null}
+      </div>
+    </section>
+  );
+}
+
 function SoftwareForm({ product }: { product: Product }) {
   const client = useQueryClient();
   const [error, setError] = useState<unknown>(null);

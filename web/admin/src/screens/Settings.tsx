@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { type FieldPath, useFieldArray, useForm } from 'react-hook-form';
-import { ApiError, get, patch } from '../api';
+import { ApiError, del, get, patch, upload } from '../api';
 import type { Settings } from '../types';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
@@ -16,7 +16,7 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
     fields: [
       ['store_name', 'Store name', 'text', 'Shown on the storefront and in emails.'],
       ['store_accent_color', 'Accent colour', 'text', 'A colour as #rrggbb, e.g. #1d4ed8.'],
-      ['store_terms_url', 'Terms page URL', 'url', 'Linked from the checkout; empty = no link.'],
+      ['store_terms_url', 'Terms page URL', 'url', 'Linked from the store’s pages; empty = no link.'],
     ],
   },
   {
@@ -95,8 +95,86 @@ export function SettingsPage() {
     <Page title="Settings">
       <ErrorNote error={settings.error} />
       {settings.isPending ? <Loading what="the settings" /> : null}
+      {settings.data ? <LogoForm logo={settings.data.store_logo} /> : null}
       {settings.data ? <SettingsForm settings={settings.data} /> : null}
     </Page>
+  );
+}
+
+/** The store's logo (POST and DELETE /v1/settings/logo): an image upload, resized by the server. */
+function LogoForm({ logo }: { logo: string }) {
+  const client = useQueryClient();
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [file, setFile] = useState<File | null>(null);
+  const saved = (value: string, words: string) => {
+    client.setQueryData<Settings>(['settings'], (s) => (s ? { ...s, store_logo: value } : s));
+    setNotice(words);
+  };
+  const send = async () => {
+    if (!file) return;
+    setError(null);
+    setNotice('');
+    setBusy(true);
+    try {
+      const r = await upload<{ store_logo: string }>('/settings/logo', [], file, () => {}).done;
+      saved(r.store_logo, 'The logo is saved.');
+      setFile(null);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const remove = async () => {
+    setError(null);
+    setNotice('');
+    try {
+      saved((await del<{ store_logo: string }>('/settings/logo')).store_logo, 'The logo is removed.');
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <section className="card form" aria-labelledby="logo-form">
+      <h2 id="logo-form">Logo</h2>
+      <Notice>{notice}</Notice>
+      <ErrorNote error={error} title="Not saved" />
+      {logo ? (
+        <img
+          className="store-logo"
+          src={`/media/${logo}-400.webp`}
+          alt="The store’s current logo"
+          width={200}
+        />
+      ) : (
+        <p className="hint">No logo: the store’s pages show its name alone.</p>
+      )}
+      <Field
+        label="Logo file"
+        hint="JPEG, PNG, WebP or GIF, at most 10 MB; shown 40 px high in the store’s header."
+      >
+        {(p) => (
+          <input
+            {...p}
+            type="file"
+            accept="image/jpeg,image/png,image/webp,image/gif"
+            onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+          />
+        )}
+      </Field>
+      <div className="buttons">
+        <button type="button" className="primary" disabled={!file || busy} onClick={send}>
+          Upload logo
+        </button>
+        {logo ? (
+          <button type="button" className="danger" onClick={remove}>
+            Remove logo
+          </button>
+        ) : null}
+      </div>
+    </section>
   );
 }
 

@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import { type Clock, iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
+import { ApiError } from '../../http/errors.js';
+import type { MediaRepository } from './media.repository.js';
+
+/** The largest upload accepted (the multipart limit) and the largest picture decoded. */
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+const MAX_PIXELS = 40_000_000;
+/** The widths every image is served at: a thumbnail (catalogue, cart) and the product page's. */
+export const IMAGE_WIDTHS = [400, 1200] as const;
+/** Formats an administrator may upload; SVG is refused (a script-capable document, not a picture). */
+const ACCEPTED = new Set(['jpeg', 'png', 'webp', 'gif']);
+
+/** A stored file name: the image's hash and a width (src/web/store/media.ts serves only these). */
+export const MEDIA_NAME = /^([0-9a-f]{32})-(400|1200)\.webp$/;
+
+/**
+ * Product images and the logo: checked, resized to IMAGE_WIDTHS as WebP with every metadata
+ * block dropped (sharp keeps none unless asked, so no EXIF location leaves the store), and stored
+ * under the hash of the upload. Both files commit in one transaction, so a crash leaves either
+ * both or neither; the same upload twice gives the same names.
+ */
+export class MediaService {
+  constructor(
+    private readonly database: Pick<Database, 'db'>,
+    private readonly repo: MediaRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Stores the image and answers its hash (the `image` of a product, the `store_logo` setting). */
+  async store(upload: Buffer): Promise<string> {
+    // The header alone first (no decoding), so a picture of too many pixels is refused by its size.
+    let format: string | undefined;
+    try {
+      const meta = await sharp(upload, { limitInputPixels: false }).metadata();
+      format = meta.format;
+      if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_PIXELS) throw new ApiError('image_too_large');
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      throw new ApiError('image_not_supported');
+    }
+    const input = sharp(upload, { limitInputPixels: MAX_PIXELS, failOn: 'error' });
+    if (!format || !ACCEPTED.has(format)) throw new ApiError('image_not_supported');
+    const hash = createHash('sha256').update(upload).digest('hex').slice(0, 32);
+    let files: { name: string; content_type: string; bytes: Buffer }[];
+    try {
+      files = await Promise.all(
+        IMAGE_WIDTHS.map(async (width) => ({
+          name: `${hash}-${width}.webp`,
+          content_type: 'image/webp',
+          // rotate() applies the EXIF orientation before the metadata is dropped; first frame only.
+          bytes: await input
+            .clone()
+            .rotate()
+            .resize({ width, withoutEnlargement: true })
+            .webp({ quality: 82 })
+            .toBuffer(),
+        })),
+      );
+    } catch {
+      // A header that reads as an image over a body that does not decode.
+      throw new ApiError('image_not_supported');
+    }
+    const now = iso(this.clock.now());
+    await withTransaction(this.database, (tx) => this.repo.insert(files, now, tx));
+    return hash;
+  }
+
+  /** A stored file, or null. */
+  async file(name: string): Promise<{ content_type: string; bytes: Buffer } | null> {
+    if (!MEDIA_NAME.test(name)) return null;
+    const row = await this.repo.find(name);
+    return row ? { content_type: row.content_type, bytes: Buffer.from(row.bytes) } : null;
+  }
+}

@@ -1,0 +1,30 @@
+import { type Html, html } from '../html.js';
+
+/** The store's identity as the settings give it (docs/storefront.md, 'Branding'). */
+export interface StoreIdentity {
+  name: string;
+  /** The logo's image hash, or "" for none. */
+  logo: string;
+  /** #rrggbb */
+  accent: string;
+  /** The terms page, or "" for none. */
+  terms: string;
+}
+
+/** The logo's file: the 400 px rendering of its image. */
+export const logoPath = (logo: string) => `/media/${logo}-400.webp`;
+
+/**
+ * The header every store and account page shares: logo and name (home), the catalogue, the
+ * customer's licenses, and on account pages who is signed in (`who`).
+ */
+export function storeHeader(store: StoreIdentity, who: Html | '' = ''): Html {
+  return html`<header class="store-top">
+  <a class="store-brand" href="/">${store.logo ? html`<img src="${logoPath(store.logo)}" alt="" width="160" height="40">` : ''}<span>${store.name}</span></a>
+  <nav class="store-nav" aria-label="Store">
+    <a href="/">Products</a>
+    <a href="/account/licenses">My licenses</a>
+  </nav>
+  ${who}
+</header>`;
+}

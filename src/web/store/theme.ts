@@ -1,0 +1,106 @@
+/**
+ * The store's look: one static stylesheet for the storefront's layout, and a tiny one per accent
+ * colour whose URL names the colour (/store/theme-1d4ed8.css), so it is cached for a year and a
+ * new colour is a new URL. Both are files of our origin: the pages' CSP allows no inline style.
+ */
+
+const channel = (hex: string, i: number) => Number.parseInt(hex.slice(i, i + 2), 16) / 255;
+const linear = (c: number) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+
+/** WCAG relative luminance of #rrggbb given without the '#'. */
+function luminance(hex: string): number {
+  return (
+    0.2126 * linear(channel(hex, 0)) + 0.7152 * linear(channel(hex, 2)) + 0.0722 * linear(channel(hex, 4))
+  );
+}
+
+const contrast = (a: number, b: number) => (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+
+/** The colour darkened towards black by `f` (0..1). */
+function darken(hex: string, f: number): string {
+  return [0, 2, 4]
+    .map((i) =>
+      Math.round(Number.parseInt(hex.slice(i, i + 2), 16) * (1 - f))
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('');
+}
+
+/**
+ * The accent's CSS variables: the colour itself for buttons with white or near-black text on it,
+ * whichever reads better, and for links on white the accent darkened until it reaches the 4.5:1
+ * contrast that axe asks of text, so any colour the owner picks stays readable.
+ */
+export function themeCss(hex: string): string {
+  const l = luminance(hex);
+  const ink = contrast(l, 1) >= contrast(l, luminance('111827')) ? '#fff' : '#111827';
+  let link = hex;
+  for (let f = 0.1; contrast(luminance(link), 1) < 4.5 && f <= 1; f += 0.1) link = darken(hex, f);
+  return `:root { --accent: #${hex}; --accent-ink: ${ink}; --link: #${link}; }\n`;
+}
+
+export const THEME_PATH = /^theme-([0-9a-f]{6})\.css$/;
+export const themeHref = (accent: string) => `/store/theme-${accent.slice(1).toLowerCase()}.css`;
+export const STORE_STYLESHEET_PATH = '/store/assets/store.css';
+
+/** The storefront's layout on top of the customer pages' stylesheet (src/web/style.ts). */
+export const STORE_STYLESHEET = `
+a, button.link { color: var(--link, var(--accent)); }
+.store-top { display: flex; align-items: center; justify-content: space-between; gap: 1rem; flex-wrap: wrap;
+  padding: .75rem 1.5rem; background: var(--card); border-bottom: 3px solid var(--accent); }
+.store-brand { display: flex; align-items: center; gap: .6rem; font-weight: 700; font-size: 1.1rem;
+  color: var(--ink); text-decoration: none; min-width: 0; overflow-wrap: anywhere; }
+.store-brand img { height: 40px; width: auto; max-width: 160px; object-fit: contain; }
+.store-nav { display: flex; gap: 1.25rem; align-items: center; }
+.store-nav a { color: var(--ink); font-weight: 600; }
+main.store { max-width: 72rem; }
+.catalogue { list-style: none; margin: 1rem 0; padding: 0; display: grid; gap: 1.25rem;
+  grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); }
+.catalogue li { background: var(--card); border: 1px solid var(--line); border-radius: 10px; overflow: hidden;
+  display: flex; flex-direction: column; position: relative; }
+.catalogue .thumb { aspect-ratio: 4 / 3; background: #eef1f5; display: block; width: 100%; height: auto;
+  object-fit: contain; }
+.catalogue .body { padding: 1rem 1.1rem 1.2rem; display: flex; flex-direction: column; gap: .35rem; flex: 1; }
+.catalogue h2 { font-size: 1.1rem; margin: 0; overflow-wrap: anywhere; }
+.catalogue h2 a { color: var(--ink); text-decoration: none; }
+.catalogue h2 a::after { content: ""; position: absolute; inset: 0; }
+.catalogue h2 a:focus-visible { outline: none; }
+.catalogue li:focus-within { outline: 3px solid var(--accent); outline-offset: 2px; }
+.catalogue .short { color: var(--muted); margin: 0; overflow-wrap: anywhere; }
+.price { font-weight: 700; font-size: 1.05rem; margin-top: auto; }
+.product { display: grid; gap: 2rem; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); align-items: start; }
+.product .picture { width: 100%; height: auto; aspect-ratio: 4 / 3; object-fit: contain; background: var(--card);
+  border: 1px solid var(--line); border-radius: 10px; }
+.product h1 { font-size: 1.9rem; overflow-wrap: anywhere; }
+.product .lead { color: var(--muted); overflow-wrap: anywhere; }
+.product .price { font-size: 1.4rem; margin: .5rem 0 1rem; }
+.description p { overflow-wrap: anywhere; }
+.choices { border: 1px solid var(--line); border-radius: 10px; padding: .75rem 1rem 1rem; margin: 1rem 0;
+  background: var(--card); }
+.choices h2 { font-size: 1rem; margin: 0 0 .25rem; }
+.choice { display: flex; gap: .6rem; align-items: baseline; padding: .6rem 0; border-top: 1px solid var(--line);
+  margin: 0; }
+.choices h2 + .choice { border-top: 0; }
+.choice .name { flex: 1; overflow-wrap: anywhere; }
+.choice .attrs { color: var(--muted); font-size: .9rem; display: block; font-weight: 400; }
+.choice .vprice { font-weight: 700; text-align: right; }
+.currencies { margin: .5rem 0 1rem; padding-left: 1.2rem; color: var(--muted); }
+.release { margin-top: 1.5rem; }
+.release ul { padding-left: 1.2rem; }
+.pager { display: flex; justify-content: space-between; gap: 1rem; margin: 1.5rem 0; }
+.store-foot { max-width: 72rem; margin: 2rem auto; padding: 1rem; color: var(--muted); font-size: .9rem;
+  border-top: 1px solid var(--line); display: flex; gap: 1.5rem; flex-wrap: wrap; }
+@media (max-width: 720px) {
+  .product { grid-template-columns: minmax(0, 1fr); gap: 1rem; }
+  .store-top { padding: .6rem 1rem; }
+}
+`;
+
+/** Shown where a product has no image (an SVG of our own: no script, no external reference). */
+export const PLACEHOLDER_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300" viewBox="0 0 400 300">
+<rect width="400" height="300" fill="#eef1f5"/>
+<path d="M150 200l40-50 30 35 20-22 40 37z" fill="#c9d0da"/>
+<circle cx="250" cy="110" r="16" fill="#c9d0da"/>
+</svg>
+`;
