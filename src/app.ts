@@ -21,6 +21,7 @@ import { distributionRoutes } from './modules/distribution/distribution.routes.j
 import { activationRoutes } from './modules/licensing/activation.routes.js';
 import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
+import { mailRoutes } from './modules/mail/mail.routes.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
 import { releasesRoutes } from './modules/releases/releases.routes.js';
 import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
@@ -94,6 +95,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     audit,
     reports,
     counters,
+    mail,
+    mailWorker,
   } = services;
   app.decorate('services', services);
 
@@ -121,6 +124,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('onClose', async () => dispatcher.stop());
   app.addHook('onListen', async () => renewals.start());
   app.addHook('onClose', async () => renewals.stop());
+  app.addHook('onListen', async () => mailWorker.start());
+  app.addHook('onClose', async () => mailWorker.stop());
   // Update checks and downloads are flushed every few seconds while listening, and once more on close.
   app.addHook('onListen', async () => counters.start());
   app.addHook('onClose', async () => counters.stop());
@@ -173,6 +178,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports });
+      await api.register(mailRoutes, { mail });
       await api.register(checkoutRoutes, {
         checkout,
         submit,

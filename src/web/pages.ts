@@ -10,6 +10,7 @@ import { installFormParser, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';
+import { passwordPages } from './password.js';
 import { signInPages } from './sign-in.js';
 import { STYLESHEET } from './style.js';
 
@@ -93,4 +94,5 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   await app.register(signInPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
   await app.register(approvePages, { accounts: opts.accounts, oauth: opts.oauth });
   await app.register(licensesPages, opts);
+  await app.register(passwordPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
 }

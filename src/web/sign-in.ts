@@ -59,6 +59,7 @@ export async function signInPages(app: FastifyInstance, opts: SignInOptions) {
     <input id="password" name="password" type="password" autocomplete="current-password" required>
     <button type="submit" class="primary full">Sign in</button>
   </form>
+  <p class="muted"><a href="/account/forgot-password">Forgot your password?</a></p>
 </section>`;
     return sendPage(reply, status, 'Sign in', body);
   }
