@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
 import { licensesOfOrder, payOrder } from '../checkout/helpers.js';
-import {
-  admin,
-  adminOk,
-  advanceClock,
-  createTestApp,
-  login,
-  setSettings,
-  type TestApp,
-} from '../helpers/app.js';
+import { adminOk, advanceClock, createTestApp, login, setSettings, type TestApp } from '../helpers/app.js';
 import {
   BILLING,
   createCustomer,
