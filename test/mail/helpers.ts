@@ -22,6 +22,10 @@ export interface Smtp {
   refuseWith: number | null;
   /** How many DATA commands were answered (refused ones too). */
   attempts: number;
+  /** While true, a message's DATA is never answered (a send in flight, for crash tests); it is not recorded. */
+  hold: boolean;
+  /** How many messages arrived while `hold` was on. */
+  held: number;
   url(user?: string, pass?: string): string;
   close(): Promise<void>;
 }
@@ -73,6 +77,8 @@ export async function startSmtp(auth?: { user: string; pass: string }): Promise<
     received: [],
     refuseWith: null,
     attempts: 0,
+    hold: false,
+    held: 0,
     url: (user, pass) =>
       user
         ? `smtp://${encodeURIComponent(user)}:${encodeURIComponent(pass ?? '')}@127.0.0.1:${state.port}`
@@ -93,6 +99,10 @@ export async function startSmtp(auth?: { user: string; pass: string }): Promise<
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
+        if (state.hold) {
+          state.held++;
+          return;
+        }
         state.attempts++;
         if (state.refuseWith !== null) {
           const err = new Error(`refused by the test server`) as Error & { responseCode: number };
