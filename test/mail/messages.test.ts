@@ -174,7 +174,8 @@ describe('messages', () => {
   });
 
   it('a bank transfer order marked paid by the administrator sends "payment received" with the key', async () => {
-    const product = await createProduct(t);
+    // A hostile product name reaches the HTML part escaped.
+    const product = await createProduct(t, { name: 'Evil <img src=x onerror=alert(1)> & "co"' });
     const email = uniqueEmail('bacs');
     const out = await createOrder(t, {
       items: [{ product_id: product.id, qty: 1 }],
@@ -184,6 +185,9 @@ describe('messages', () => {
     await adminOk(t, 'POST', `/orders/${out.order_id}/status`, { status: 'processing' });
     const m = await waitForMail(smtp, email, /payment received/i);
     expectWellFormed(m);
+    expect(m.html).not.toContain('<img src=x');
+    expect(m.html).toContain('Evil &lt;img src=x onerror=alert(1)&gt; &amp; &quot;co&quot;');
+    expect(m.text).toContain('Evil <img src=x onerror=alert(1)> & "co"');
     const [license] = await licensesOfOrder(t, out.order_id);
     expect(m.text).toContain((license as { license_key: string }).license_key);
     expect((await messagesTo(email)).map((x) => x.kind)).toContain('payment_received');

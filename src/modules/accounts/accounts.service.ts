@@ -353,7 +353,11 @@ export class AccountsService {
     if (!TOKEN_PATTERN.test(token)) throw new ApiError('invalid_password_token');
     if (password.length < 8 || password.length > 1024) throw new ApiError('invalid_password');
     const hash = sha256(token);
-    // The slow hash first, outside the transaction (SQLite has one writer).
+    // Only a live token earns the slow hash (anyone may call this route), computed outside the
+    // transaction (SQLite has one writer); the transaction then uses the token once.
+    if (!(await this.repo.findLivePasswordToken(hash, iso(this.clock.now())))) {
+      throw new ApiError('invalid_password_token');
+    }
     const password_hash = await hashPassword(password);
     return withTransaction(this.database, async (tx) => {
       const now = iso(this.clock.now());
