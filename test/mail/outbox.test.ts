@@ -241,6 +241,40 @@ describe('password routes', () => {
       400,
       'rest_missing_param',
     );
+    const malformedForgot = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/password/forgot',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"email":',
+    });
+    expectError(malformedForgot, 400, 'rest_invalid_json');
+    expectError(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/password/forgot',
+        payload: { email: 'a\u0000@b.c' },
+      }),
+      400,
+      'rest_invalid_param',
+    );
+    expectError(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/password/forgot',
+        payload: { email: `${'x'.repeat(300)}@example.com` },
+      }),
+      400,
+      'rest_invalid_param',
+    );
+    const messagesBefore = (await list()).total;
+    const hostile = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/password/forgot',
+      payload: { email: "' or 1=1 --" },
+      remoteAddress: '10.7.7.7',
+    });
+    expect(hostile.statusCode).toBe(202);
+    expect((await list()).total).toBe(messagesBefore);
     const after = await t.app.services.database.db
       .selectFrom('users')
       .select(['id', 'password_hash'])
