@@ -68,10 +68,14 @@ function subjectOf(raw: string): string {
 }
 
 /**
- * A real SMTP server (the smtp-server package) on 127.0.0.1 and a random port: no TLS, AUTH
+ * A real SMTP server (the smtp-server package) on 127.0.0.1 and a random port: no TLS (or TLS
+ * from the start with `secure`, for smtps://), AUTH
  * PLAIN/LOGIN accepted for `user`/`pass` when given (allowInsecureAuth), every message recorded.
  */
-export async function startSmtp(auth?: { user: string; pass: string }): Promise<Smtp> {
+export async function startSmtp(
+  auth?: { user: string; pass: string },
+  opts: { secure?: boolean; key?: Buffer; cert?: Buffer } = {},
+): Promise<Smtp> {
   const state: Smtp = {
     port: 0,
     received: [],
@@ -79,13 +83,18 @@ export async function startSmtp(auth?: { user: string; pass: string }): Promise<
     attempts: 0,
     hold: false,
     held: 0,
-    url: (user, pass) =>
-      user
-        ? `smtp://${encodeURIComponent(user)}:${encodeURIComponent(pass ?? '')}@127.0.0.1:${state.port}`
-        : `smtp://127.0.0.1:${state.port}`,
+    url: (user, pass) => {
+      const scheme = opts.secure ? 'smtps' : 'smtp';
+      return user
+        ? `${scheme}://${encodeURIComponent(user)}:${encodeURIComponent(pass ?? '')}@127.0.0.1:${state.port}`
+        : `${scheme}://127.0.0.1:${state.port}`;
+    },
     close: async () => {},
   };
   const server = new SMTPServer({
+    // `secure`: TLS from the first byte, with the certificate given (self-signed by the test).
+    secure: opts.secure ?? false,
+    ...(opts.key && opts.cert ? { key: opts.key, cert: opts.cert } : {}),
     disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
     authOptional: !auth,
     allowInsecureAuth: true,
@@ -123,6 +132,8 @@ export async function startSmtp(auth?: { user: string; pass: string }): Promise<
       });
     },
   });
+  // A client that drops the connection (a refused certificate, a killed process) is not the test's failure.
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   state.port = (server.server.address() as AddressInfo).port;
   state.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
