@@ -21,6 +21,7 @@ import { distributionRoutes } from './modules/distribution/distribution.routes.j
 import { activationRoutes } from './modules/licensing/activation.routes.js';
 import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
+import { mailRoutes } from './modules/mail/mail.routes.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
 import { releasesRoutes } from './modules/releases/releases.routes.js';
 import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
@@ -96,6 +97,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     reports,
     counters,
     media,
+    mail,
+    mailWorker,
   } = services;
   app.decorate('services', services);
 
@@ -123,6 +126,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('onClose', async () => dispatcher.stop());
   app.addHook('onListen', async () => renewals.start());
   app.addHook('onClose', async () => renewals.stop());
+  app.addHook('onListen', async () => mailWorker.start());
+  app.addHook('onClose', async () => mailWorker.stop());
   // Update checks and downloads are flushed every few seconds while listening, and once more on close.
   app.addHook('onListen', async () => counters.start());
   app.addHook('onClose', async () => counters.stop());
@@ -177,6 +182,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports });
       await api.register(storefrontRoutes, { media, catalogue, settings });
+      await api.register(mailRoutes, { mail });
       await api.register(checkoutRoutes, {
         checkout,
         submit,

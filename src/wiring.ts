@@ -21,6 +21,13 @@ import type { LicenseRepository } from './modules/licensing/license.repository.j
 import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
+import {
+  createMail,
+  type LicenseExpiryScan,
+  type MailOutbox,
+  type MailService,
+  type MailWorker,
+} from './modules/mail/mail.module.js';
 import { createOrders, type OrdersService } from './modules/orders/orders.module.js';
 import {
   createReleases,
@@ -87,6 +94,14 @@ export interface Services {
   counters: DailyCounters;
   /** Product images and the logo, resized and stored (docs/storefront.md, 'Images'). */
   media: MediaService;
+  /** The mail outbox's list and resend (docs/email.md). */
+  mail: MailService;
+  /** How a change adds its email in its own transaction (the hooks below). */
+  mailOutbox: MailOutbox;
+  /** Sends the mail outbox; started when the server listens (tests call start()), stopped on close. */
+  mailWorker: MailWorker;
+  /** License expiring/expired notices, run by the mail worker (tests call run()). */
+  expiryScan: LicenseExpiryScan;
 }
 
 /** What the routes need besides the services: the modules' own route-facing parts. */
@@ -208,6 +223,20 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
 
   const { reports, counters } = createReports({ database, clock, log: log('reports') });
   const { media } = createStorefront({ database, clock });
+  const { mail, mailOutbox, mailWorker, expiryScan } = createMail({
+    database,
+    settings,
+    clock,
+    testClock,
+    log: log('mail'),
+    audit,
+    origin: () => urls.origin,
+    // A password message's link is minted when it is sent: no usable token is ever stored.
+    passwordLinks: async (userId, purpose) => {
+      const token = await accounts.issuePasswordToken(userId, purpose);
+      return token ? `${urls.origin}/account/reset-password?token=${token}` : null;
+    },
+  });
 
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
   const now = () => iso(clock.now());
@@ -222,6 +251,20 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   releases.onWithdraw(({ tx, release, reason }) => invalidations.release(release.id, reason, tx));
   // A deletion preview counts the download tokens still outstanding for each artifact.
   releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));
+  // An order is paid: its receipt (a renewal's or an offline payment's message) joins the mail outbox.
+  orders.onPaid((order, _paidAt, tx) => mailOutbox.orderPaid(order, tx));
+  // A renewal order is created: "renewal due" with its pay link.
+  orders.onCreated((order, tx) => mailOutbox.renewalCreated(order, tx));
+  // An order fails: for a renewal, "renewal payment failed".
+  orders.onFailed((order, tx) => mailOutbox.orderFailed(order, tx));
+  // A subscription's status changes: its customer is told.
+  subscriptions.onStatusChanged((id, status, reason, tx) =>
+    mailOutbox.subscriptionChanged(id, status, reason, tx),
+  );
+  // Forgot password: the reset email (its link minted when sent).
+  accounts.onPasswordResetRequested((user, tx) => mailOutbox.passwordReset(user, tx));
+  // Checkout created an account: the "set your password" email.
+  accounts.onCreatedAtCheckout((user, tx) => mailOutbox.accountCreated(user, tx));
 
   return {
     services: {
@@ -250,6 +293,10 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       reports,
       counters,
       media,
+      mail,
+      mailOutbox,
+      mailWorker,
+      expiryScan,
     },
     releasesModule,
     submit,

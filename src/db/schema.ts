@@ -6,6 +6,7 @@ import type { CatalogueTables } from '../modules/catalogue/catalogue.tables.js';
 import type { DistributionTables } from '../modules/distribution/distribution.tables.js';
 import type { LicensingTables } from '../modules/licensing/licensing.tables.js';
 import type { OAuthTables } from '../modules/licensing/oauth.tables.js';
+import type { MailTables } from '../modules/mail/mail.tables.js';
 import type { OrdersTables } from '../modules/orders/orders.tables.js';
 import type { ReleasesTables } from '../modules/releases/releases.tables.js';
 import type { ReportsTables } from '../modules/reports/reports.tables.js';
@@ -35,6 +36,7 @@ export interface DB
     OrdersTables,
     AuditTables,
     ReportsTables,
-    StorefrontTables {}
+    StorefrontTables,
+    MailTables {}
 
 export type Id = Generated<number>;

@@ -29,6 +29,10 @@ const catalogue = {
   too_many_login_attempts: [429, 'Too many failed sign-in attempts; try again later.'],
   email_exists: [409, 'A user with this email already exists.'],
   user_not_found: [404, 'User not found.'],
+  // passwords by email (docs/email.md, 'Passwords')
+  invalid_password_token: [400, 'The password link is invalid, already used or expired.'],
+  invalid_password: [400, 'The password must be 8 to 1024 characters.'],
+  too_many_password_requests: [429, 'Too many password requests; try again later.'],
   // catalogue
   product_not_found: [404, 'Product not found.'],
   variation_not_found: [404, 'Variation not found.'],
@@ -185,6 +189,8 @@ const catalogue = {
   deletion_job_not_found: [404, 'Deletion job not found.'],
   // outbound webhooks
   webhook_event_not_found: [404, 'Webhook event not found.'],
+  // mail outbox (docs/email.md)
+  mail_message_not_found: [404, 'Mail message not found.'],
   // cart (docs/cart.md, 'Errors')
   invalid_product: [404, 'The product does not exist or cannot be bought.'],
   invalid_variation: [404, 'The variation does not exist.'],

@@ -13,6 +13,7 @@ import { installFormParser, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';
+import { passwordPages } from './password.js';
 import { signInPages } from './sign-in.js';
 import { cataloguePages } from './store/catalogue.js';
 import { identityOf } from './store/layout.js';
@@ -109,6 +110,7 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   await app.register(signInPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
   await app.register(approvePages, { accounts: opts.accounts, oauth: opts.oauth });
   await app.register(licensesPages, opts);
+  await app.register(passwordPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
   // The storefront (docs/storefront.md): catalogue, product pages, images and the store's styles.
   await app.register(mediaRoutes, { media: opts.media });
   await app.register(cataloguePages, opts);

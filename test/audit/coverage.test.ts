@@ -223,6 +223,21 @@ const FIXTURES: Record<string, Fixture> = {
       .executeTakeFirstOrThrow();
     return req('POST', `/webhooks/events/${row.event_id}/redeliver`, {});
   },
+  'POST /v1/mail/messages/{id}/resend': async () => {
+    // A forgot-password request puts a message in the mail outbox (it waits: smtp_url is empty).
+    const customer = await createCustomer(t);
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/password/forgot',
+      payload: { email: customer.email },
+    });
+    const row = await t.app.services.database.db
+      .selectFrom('mail_messages')
+      .select('id')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    return req('POST', `/mail/messages/${row.id}/resend`, {});
+  },
   'POST /v1/software/products/{product_id}/versions': async () => {
     const product = await softwareProduct(t);
     return () =>

@@ -44,6 +44,18 @@ describe('settings', () => {
       store_name: 'Tollgate store',
       store_accent_color: '#1d4ed8',
       store_terms_url: '',
+      smtp_url: '',
+      mail_from: '',
+      mail_order_receipt: true,
+      mail_payment_received: true,
+      mail_renewal_due: true,
+      mail_renewal_paid: true,
+      mail_renewal_failed: true,
+      mail_subscription_status: true,
+      mail_license_expiring: true,
+      mail_license_expired: true,
+      mail_account_created: true,
+      license_expiring_days: 7,
     });
   });
 

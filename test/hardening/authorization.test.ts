@@ -9,6 +9,8 @@ import { ADMIN, createTestApp, login, type TestApp } from '../helpers/app.js';
 const PUBLIC = new Set([
   'GET /v1/health',
   'POST /v1/auth/login',
+  'POST /v1/auth/password/forgot',
+  'POST /v1/auth/password/reset',
   'GET /v1/auth/me',
   'POST /v1/licenses/activate',
   'POST /v1/licenses/validate',

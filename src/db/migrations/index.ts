@@ -16,6 +16,7 @@ import * as m2026112421 from './2026112421_license_search.js';
 import * as m2026112440 from './2026112440_reports.js';
 import * as m2026112441 from './2026112441_customer_lists.js';
 import * as m2026112442 from './2026112442_orders_total.js';
+import * as m2026112450 from './2026112450_mail.js';
 import * as m2026112451 from './2026112451_storefront.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
@@ -39,5 +40,6 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112440_reports': m2026112440,
   '2026112441_customer_lists': m2026112441,
   '2026112442_orders_total': m2026112442,
+  '2026112450_mail': m2026112450,
   '2026112451_storefront': m2026112451,
 };

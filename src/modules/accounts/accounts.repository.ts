@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { on, type Tx } from '../../db/transaction.js';
-import type { AccountsTables, Role } from './accounts.tables.js';
+import type { AccountsTables, PasswordTokenPurpose, Role } from './accounts.tables.js';
 
 export type UserRow = Selectable<AccountsTables['users']>;
 
@@ -212,5 +212,71 @@ export class AccountsRepository {
       .set({ last_used_at: now })
       .where('id', '=', id)
       .execute();
+  }
+
+  // ---- Password tokens (docs/email.md, 'Passwords'): only their SHA-256 is stored ----
+
+  async insertPasswordToken(
+    t: {
+      token_hash: string;
+      user_id: number;
+      purpose: PasswordTokenPurpose;
+      expires_at: string;
+      now: string;
+    },
+    tx?: Tx,
+  ): Promise<void> {
+    await on(this.db, tx)
+      .insertInto('password_tokens')
+      .values({
+        token_hash: t.token_hash,
+        user_id: t.user_id,
+        purpose: t.purpose,
+        expires_at: t.expires_at,
+        used_at: null,
+        created_at: t.now,
+      })
+      .execute();
+  }
+
+  /** An unused, unexpired token by its hash (the page's heading; nothing is changed). */
+  findLivePasswordToken(tokenHash: string, now: string, tx?: Tx) {
+    return on(this.db, tx)
+      .selectFrom('password_tokens')
+      .select(['token_hash', 'user_id', 'purpose'])
+      .where('token_hash', '=', tokenHash)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+  }
+
+  /**
+   * Uses the token: one UPDATE that only an unused, unexpired token passes, so of two requests
+   * with the same token (in any processes) one wins. Answers its user, or undefined.
+   */
+  consumePasswordToken(tokenHash: string, now: string, tx?: Tx) {
+    return on(this.db, tx)
+      .updateTable('password_tokens')
+      .set({ used_at: now })
+      .where('token_hash', '=', tokenHash)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .returning(['token_hash', 'user_id', 'purpose'])
+      .executeTakeFirst();
+  }
+
+  /** A password was set: every other link of this user stops working. */
+  async retirePasswordTokens(userId: number, now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .updateTable('password_tokens')
+      .set({ used_at: now })
+      .where('user_id', '=', userId)
+      .where('used_at', 'is', null)
+      .execute();
+  }
+
+  /** A password was reset by link: every session of the user ends. */
+  async deleteUserSessions(userId: number, tx?: Tx): Promise<void> {
+    await on(this.db, tx).deleteFrom('sessions').where('user_id', '=', userId).execute();
   }
 }

@@ -57,6 +57,41 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
     },
   );
 
+  app.post(
+    '/auth/password/forgot',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary:
+          'Email a password reset link (docs/email.md, "Passwords"); 202 whether or not the address has an account',
+        body: S.ForgotPasswordBody,
+        response: { 202: Type.Object({ accepted: Type.Boolean() }), ...errors(400, 429) },
+      },
+    },
+    async (request, reply) => {
+      await accounts.requestPasswordReset(request.body.email, request.ip);
+      return reply.code(202).send({ accepted: true });
+    },
+  );
+
+  app.post(
+    '/auth/password/reset',
+    {
+      config: { validationCodes: { invalid: { password: 'invalid_password' } } },
+      schema: {
+        tags: ['accounts'],
+        summary:
+          'Set a new password with the token of an emailed link; the link is used up and every session ends',
+        body: S.ResetPasswordBody,
+        response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(400) },
+      },
+    },
+    async (request) => {
+      await accounts.resetPassword(request.body.token, request.body.password);
+      return { success: true };
+    },
+  );
+
   app.get(
     '/auth/me',
     {

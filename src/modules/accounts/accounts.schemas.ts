@@ -73,3 +73,16 @@ export const UserListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const ForgotPasswordBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 254 }) },
+  { additionalProperties: false },
+);
+
+export const ResetPasswordBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 200, description: 'The token of the emailed link' }),
+    password: Type.String({ minLength: 8, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);

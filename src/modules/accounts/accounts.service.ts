@@ -3,11 +3,11 @@ import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
-import { randomHex, sha256, uuid } from '../../random.js';
+import { randomHex, safeEqual, sha256, uuid } from '../../random.js';
 import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { AccountsRepository, UserRow, UserSort } from './accounts.repository.js';
-import type { Role } from './accounts.tables.js';
+import type { PasswordTokenPurpose, Role } from './accounts.tables.js';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
 
 export interface AuthUser {
@@ -31,6 +31,20 @@ export const publicUser = (u: AuthUser) => ({
   last_name: u.last_name,
 });
 
+/** How long a password link works: a forgot-password link an hour, a new account's set-password link 7 days. */
+export const PASSWORD_TOKEN_SECONDS: Record<PasswordTokenPurpose, number> = {
+  reset: 3600,
+  welcome: 7 * 86400,
+};
+/** Forgot-password requests: per address (beyond it nothing more is sent, silently) and per IP (429). */
+const RESET_WINDOW = 3600;
+const MAX_RESETS_PER_ACCOUNT = 3;
+const MAX_RESETS_PER_IP = 10;
+const TOKEN_PATTERN = /^[0-9a-f]{64}$/;
+
+/** What runs in the transaction of an account event (src/wiring.ts: the mail outbox). */
+export type AccountHook = (user: AuthUser, tx: Tx) => Promise<void>;
+
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
 export class AccountsService {
@@ -38,6 +52,9 @@ export class AccountsService {
   private readonly sessionCleanup = new Occasionally(3_600_000, (now) =>
     this.repo.deleteExpiredSessions(iso(now)),
   );
+
+  private resetHooks: AccountHook[] = [];
+  private checkoutAccountHooks: AccountHook[] = [];
 
   constructor(
     private readonly repo: AccountsRepository,
@@ -54,6 +71,8 @@ export class AccountsService {
       role?: Role;
       first_name?: string;
       last_name?: string;
+      /** `checkout`: made for a guest's order; the account-created hooks run (its "set your password" email). */
+      via?: 'checkout';
     },
     actor?: Actor,
   ): Promise<AuthUser> {
@@ -71,6 +90,9 @@ export class AccountsService {
         tx,
       );
       if (!row) throw new ApiError('email_exists');
+      if (input.via === 'checkout') {
+        for (const hook of this.checkoutAccountHooks) await hook(toAuthUser(row), tx);
+      }
       // An administrator's new user is recorded without its password (docs/admin.md, 'Audit trail');
       // checkout's accounts and the command line's have no actor and are not recorded.
       if (actor) {
@@ -262,6 +284,92 @@ export class AccountsService {
   async getUser(id: number, tx?: Tx): Promise<AuthUser | null> {
     const row = await this.repo.findUserById(id, tx);
     return row ? toAuthUser(row) : null;
+  }
+
+  /** Runs in the transaction of a forgot-password request for an existing account. */
+  onPasswordResetRequested(hook: AccountHook): void {
+    this.resetHooks.push(hook);
+  }
+
+  /** Runs in the transaction that creates an account for a guest's order (createUser with `via: 'checkout'`). */
+  onCreatedAtCheckout(hook: AccountHook): void {
+    this.checkoutAccountHooks.push(hook);
+  }
+
+  /**
+   * Forgot password (docs/email.md, 'Passwords'): the same answer whether or not the address has
+   * an account. Past MAX_RESETS_PER_IP an hour from one IP it is refused (429); past
+   * MAX_RESETS_PER_ACCOUNT for one address nothing more is sent, silently (no mailbox flooding).
+   */
+  async requestPasswordReset(email: string, ip: string): Promise<void> {
+    const normalised = normaliseEmail(email);
+    const byIp = await this.rates.hit(`pwreset:ip:${sha256(ip)}`, RESET_WINDOW);
+    if (byIp.count > MAX_RESETS_PER_IP) {
+      throw new ApiError('too_many_password_requests', { data: { retry_after: byIp.retryAfter } });
+    }
+    const byAccount = await this.rates.hit(`pwreset:acct:${sha256(normalised)}`, RESET_WINDOW);
+    if (byAccount.count > MAX_RESETS_PER_ACCOUNT) return;
+    const row = await this.repo.findUserByEmail(normalised);
+    if (!row) return;
+    const user = toAuthUser(row);
+    await withTransaction(this.database, async (tx) => {
+      for (const hook of this.resetHooks) await hook(user, tx);
+    });
+  }
+
+  /**
+   * A new single-use password token for the user (the mail worker asks when it sends the message
+   * that carries it): only its SHA-256 is stored. Null when the user no longer exists.
+   */
+  async issuePasswordToken(userId: number, purpose: PasswordTokenPurpose): Promise<string | null> {
+    const user = await this.repo.findUserById(userId);
+    if (!user) return null;
+    const token = randomHex(32);
+    const now = this.clock.now();
+    await this.repo.insertPasswordToken({
+      token_hash: sha256(token),
+      user_id: userId,
+      purpose,
+      expires_at: iso(new Date(now.getTime() + PASSWORD_TOKEN_SECONDS[purpose] * 1000)),
+      now: iso(now),
+    });
+    return token;
+  }
+
+  /** What a live token is for (the page's heading), or null for an unknown, used or expired one. */
+  async passwordTokenPurpose(token: string): Promise<PasswordTokenPurpose | null> {
+    if (!TOKEN_PATTERN.test(token)) return null;
+    const hash = sha256(token);
+    const row = await this.repo.findLivePasswordToken(hash, iso(this.clock.now()));
+    return row && safeEqual(row.token_hash, hash) ? row.purpose : null;
+  }
+
+  /**
+   * Sets the password with an emailed token: the token is used (once, whichever process), every
+   * other link of the user is retired and every session ends, in one transaction. An unknown,
+   * used or expired token is `invalid_password_token`.
+   */
+  async resetPassword(token: string, password: string): Promise<AuthUser> {
+    if (!TOKEN_PATTERN.test(token)) throw new ApiError('invalid_password_token');
+    if (password.length < 8 || password.length > 1024) throw new ApiError('invalid_password');
+    const hash = sha256(token);
+    // Only a live token earns the slow hash (anyone may call this route), computed outside the
+    // transaction (SQLite has one writer); the transaction then uses the token once.
+    if (!(await this.repo.findLivePasswordToken(hash, iso(this.clock.now())))) {
+      throw new ApiError('invalid_password_token');
+    }
+    const password_hash = await hashPassword(password);
+    return withTransaction(this.database, async (tx) => {
+      const now = iso(this.clock.now());
+      const used = await this.repo.consumePasswordToken(hash, now, tx);
+      if (!used || !safeEqual(used.token_hash, hash)) throw new ApiError('invalid_password_token');
+      const row = await this.repo.findUserById(used.user_id, tx);
+      if (!row) throw new ApiError('invalid_password_token');
+      await this.repo.updateUser(row.id, { password_hash, now }, tx);
+      await this.repo.retirePasswordTokens(row.id, now, tx);
+      await this.repo.deleteUserSessions(row.id, tx);
+      return toAuthUser(row);
+    });
   }
 }
 

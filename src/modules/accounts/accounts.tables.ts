@@ -23,4 +23,17 @@ export interface AccountsTables {
     created_at: string;
     last_used_at: string | null;
   };
+  /** Forgot-password and set-your-password links (docs/email.md): only the SHA-256 of a token is kept. */
+  password_tokens: {
+    id: Id;
+    token_hash: string;
+    user_id: number;
+    purpose: PasswordTokenPurpose;
+    expires_at: string;
+    used_at: string | null;
+    created_at: string;
+  };
 }
+
+/** `reset`: forgot password (1 hour); `welcome`: set the password of an account made at checkout (7 days). */
+export type PasswordTokenPurpose = 'reset' | 'welcome';

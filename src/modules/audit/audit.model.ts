@@ -34,7 +34,8 @@ export type EntityType =
   | 'subscription'
   | 'payment_gateway'
   | 'webhook_event'
-  | 'legacy_download';
+  | 'legacy_download'
+  | 'mail_message';
 
 /** What a service hands to the trail, inside the change's own transaction. */
 export interface AuditEntry {

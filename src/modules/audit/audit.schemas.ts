@@ -17,6 +17,7 @@ export const ENTITY_TYPES = [
   'payment_gateway',
   'webhook_event',
   'legacy_download',
+  'mail_message',
 ] as const;
 
 export const AuditQuery = Type.Object(

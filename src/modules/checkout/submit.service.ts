@@ -395,6 +395,7 @@ export class SubmitService {
         password: randomHex(24),
         first_name: s.body.billing?.first_name?.slice(0, 100) ?? '',
         last_name: s.body.billing?.last_name?.slice(0, 100) ?? '',
+        via: 'checkout',
       });
       s.customerId = user.id;
       s.login = await this.accounts.startSession(user.id);

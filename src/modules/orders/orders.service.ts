@@ -53,6 +53,9 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
 /** What the subscriptions module does inside an order's transaction when the order is paid. */
 export type OrderPaidHook = (order: OrderRow, paidAt: Date, tx: Tx) => Promise<void>;
 
+/** What runs inside the transaction that creates an order, or moves it to `failed` (src/wiring.ts: its email). */
+export type OrderHook = (order: OrderRow, tx: Tx) => Promise<void>;
+
 /** Products of an order's items, read before its transaction (SQLite has one connection). */
 export type ProductMap = Map<number, Product | null>;
 
@@ -67,6 +70,8 @@ export const parseHolds = (order: Pick<OrderRow, 'stock_held'>): StockHold[] =>
  */
 export class OrdersService {
   private paidHooks: OrderPaidHook[] = [];
+  private createdHooks: OrderHook[] = [];
+  private failedHooks: OrderHook[] = [];
 
   constructor(
     private readonly database: Pick<Database, 'db'>,
@@ -81,6 +86,16 @@ export class OrdersService {
   /** Runs inside the transaction of every order that enters a paid status (subscriptions, renewals). */
   onPaid(hook: OrderPaidHook): void {
     this.paidHooks.push(hook);
+  }
+
+  /** Runs inside the transaction of every order created with its items (renewals; checkout adds its items later). */
+  onCreated(hook: OrderHook): void {
+    this.createdHooks.push(hook);
+  }
+
+  /** Runs inside the transaction of every order that moves to `failed` through a status change. */
+  onFailed(hook: OrderHook): void {
+    this.failedHooks.push(hook);
   }
 
   find(id: number, tx?: Tx): Promise<OrderRow | undefined> {
@@ -110,7 +125,9 @@ export class OrdersService {
   async create(order: NewOrder, items: Omit<NewOrderItem, 'order_id'>[], tx: Tx): Promise<OrderRow> {
     const id = await this.repo.insert(order, tx);
     for (const item of items) await this.repo.insertItem({ ...item, order_id: id }, tx);
-    return (await this.repo.find(id, tx))!;
+    const row = (await this.repo.find(id, tx))!;
+    for (const hook of this.createdHooks) await hook(row, tx);
+    return row;
   }
 
   addItem(item: NewOrderItem, tx?: Tx): Promise<number> {
@@ -287,6 +304,8 @@ export class OrdersService {
     const updated = await this.recordStatus(order, to, now, tx);
     if (PAID.has(to)) await this.issueLicenses(updated, ctx, tx);
     if (firstPayment) for (const hook of this.paidHooks) await hook(updated, now, tx);
+    if (to === 'failed' && order.status !== 'failed')
+      for (const hook of this.failedHooks) await hook(updated, tx);
     return updated;
   }
 

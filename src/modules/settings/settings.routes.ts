@@ -16,7 +16,7 @@ export async function settingsRoutes(app: App, opts: { settings: SettingsService
         response: { 200: Settings, ...errors(401, 403) },
       },
     },
-    () => opts.settings.get(),
+    () => opts.settings.view(),
   );
 
   app.patch(
@@ -31,6 +31,9 @@ export async function settingsRoutes(app: App, opts: { settings: SettingsService
         response: { 200: Settings, ...errors(400, 401, 403) },
       },
     },
-    (request) => opts.settings.update(request.body, actorOf(request)),
+    async (request) => {
+      await opts.settings.update(request.body, actorOf(request));
+      return opts.settings.view();
+    },
   );
 }

@@ -52,7 +52,30 @@ const properties = {
     Type.Literal(''),
     Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 }),
   ]),
+  // Email (docs/email.md). The API shows smtp_url with its password masked (SMTP_PASSWORD_MASK).
+  smtp_url: Type.Union([
+    Type.Literal(''),
+    Type.String({ format: 'uri', pattern: '^smtps?://', maxLength: 2000 }),
+  ]),
+  mail_from: PlainText({
+    maxLength: 300,
+    description:
+      'From address, e.g. "Store <shop@example.com>"; empty: the store name at no-reply@ the PUBLIC_URL host',
+  }),
+  mail_order_receipt: Type.Boolean(),
+  mail_payment_received: Type.Boolean(),
+  mail_renewal_due: Type.Boolean(),
+  mail_renewal_paid: Type.Boolean(),
+  mail_renewal_failed: Type.Boolean(),
+  mail_subscription_status: Type.Boolean(),
+  mail_license_expiring: Type.Boolean(),
+  mail_license_expired: Type.Boolean(),
+  mail_account_created: Type.Boolean(),
+  license_expiring_days: Type.Integer({ minimum: 1, maximum: 365 }),
 };
+
+/** What GET /settings shows in place of the SMTP password; sent back in a PATCH it keeps the stored one. */
+export const SMTP_PASSWORD_MASK = '********';
 
 export const Settings = Type.Object(properties, { additionalProperties: false });
 export type Settings = Static<typeof Settings>;
@@ -86,4 +109,16 @@ export const DEFAULT_SETTINGS: Settings = {
   store_logo: '',
   store_accent_color: '#1d4ed8',
   store_terms_url: '',
+  smtp_url: '',
+  mail_from: '',
+  mail_order_receipt: true,
+  mail_payment_received: true,
+  mail_renewal_due: true,
+  mail_renewal_paid: true,
+  mail_renewal_failed: true,
+  mail_subscription_status: true,
+  mail_license_expiring: true,
+  mail_license_expired: true,
+  mail_account_created: true,
+  license_expiring_days: 7,
 };

@@ -4,7 +4,12 @@ import type { Actor } from '../audit/audit.model.js';
 import { diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsRepository } from './settings.repository.js';
-import { DEFAULT_SETTINGS, type Settings, type SettingsPatch } from './settings.schemas.js';
+import {
+  DEFAULT_SETTINGS,
+  type Settings,
+  type SettingsPatch,
+  SMTP_PASSWORD_MASK,
+} from './settings.schemas.js';
 
 const CAPTCHA_VERIFY_URLS: Record<string, string> = {
   turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
@@ -13,6 +18,35 @@ const CAPTCHA_VERIFY_URLS: Record<string, string> = {
 
 /** Settings whose values never reach the audit trail. */
 const SECRET_SETTINGS = ['webhook_secret', 'captcha_secret'] as const;
+
+/**
+ * smtp_url with its password replaced by SMTP_PASSWORD_MASK: what the API answers and the audit
+ * trail records (docs/email.md, 'Connecting a mail server'). A URL that does not parse is masked whole.
+ */
+export function maskSmtpUrl(value: string): string {
+  if (!value) return value;
+  try {
+    const url = new URL(value);
+    if (!url.password) return value;
+    url.password = SMTP_PASSWORD_MASK;
+    return url.toString();
+  } catch {
+    return SMTP_PASSWORD_MASK;
+  }
+}
+
+/** A patched smtp_url whose password is the mask keeps the stored password (the console sends back what it was shown). */
+function restoreSmtpPassword(patched: string, stored: string): string {
+  try {
+    const url = new URL(patched);
+    if (decodeURIComponent(url.password) !== SMTP_PASSWORD_MASK) return patched;
+    const previous = stored ? new URL(stored) : null;
+    url.password = previous?.password ?? '';
+    return url.toString();
+  } catch {
+    return patched;
+  }
+}
 
 const clamp = (v: number, min: number, max: number) => Math.min(max, Math.max(min, v));
 
@@ -76,6 +110,12 @@ export class SettingsService {
     return s.captcha_verify_url || CAPTCHA_VERIFY_URLS[s.captcha_provider] || '';
   }
 
+  /** The settings as the API shows them: the SMTP password masked. */
+  async view(): Promise<Settings> {
+    const value = await this.get();
+    return { ...value, smtp_url: maskSmtpUrl(value.smtp_url) };
+  }
+
   /** `actor` is the administrator who asked (the route passes it); a change by the server itself has none and is not recorded. */
   async update(patch: SettingsPatch, actor?: Actor): Promise<Settings> {
     const normalised = normalise(patch);
@@ -84,11 +124,20 @@ export class SettingsService {
     if (entries.length > 0) {
       await withTransaction(this.database, async (tx) => {
         const before = await this.readIn(tx);
-        for (const [key, v] of entries) await this.repo.put(key, JSON.stringify(v), tx);
+        if (typeof normalised.smtp_url === 'string') {
+          normalised.smtp_url = restoreSmtpPassword(normalised.smtp_url, before.smtp_url);
+        }
+        for (const [key, v] of Object.entries(normalised)) await this.repo.put(key, JSON.stringify(v), tx);
         const changes = diff(before as Record<string, unknown>, normalised as Record<string, unknown>);
         // A secret is recorded as changed, never with its value (docs/admin.md, 'Audit trail').
         for (const key of SECRET_SETTINGS) {
           if (changes[key]) changes[key] = { before: '[redacted]', after: '[redacted]' };
+        }
+        if (changes.smtp_url) {
+          changes.smtp_url = {
+            before: maskSmtpUrl(before.smtp_url),
+            after: maskSmtpUrl(normalised.smtp_url ?? ''),
+          };
         }
         if (actor && Object.keys(changes).length > 0) {
           await this.audit.record(

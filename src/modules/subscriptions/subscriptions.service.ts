@@ -58,7 +58,17 @@ export interface CheckoutSubscription {
  * payment activates the checkout's subscriptions, a renewal payment extends the linked licenses and
  * moves the next payment on.
  */
+/** What runs inside the transaction of a subscription's status change. */
+export type SubscriptionStatusHook = (
+  subscriptionId: number,
+  status: string,
+  reason: string,
+  tx: Tx,
+) => Promise<void>;
+
 export class SubscriptionsService {
+  private statusHooks: SubscriptionStatusHook[] = [];
+
   constructor(
     private readonly database: Pick<Database, 'db'>,
     private readonly repo: SubscriptionsRepository,
@@ -70,6 +80,11 @@ export class SubscriptionsService {
     private readonly clock: Clock,
     private readonly audit: AuditService,
   ) {}
+
+  /** Runs in the transaction of every status change (src/wiring.ts: the customer's email). */
+  onStatusChanged(hook: SubscriptionStatusHook): void {
+    this.statusHooks.push(hook);
+  }
 
   private async find(id: number): Promise<SubscriptionRow> {
     const row = await this.repo.find(id);
@@ -246,6 +261,7 @@ export class SubscriptionsService {
         { subscription_id: row.id, status, reason },
         tx,
       );
+      for (const hook of this.statusHooks) await hook(row.id, status, reason, tx);
     }
   }
 

@@ -7,6 +7,7 @@ import { CustomerPage, Customers } from './screens/Customers';
 import { Gateways } from './screens/Gateways';
 import { LicensePage } from './screens/License';
 import { Licenses } from './screens/Licenses';
+import { Mail } from './screens/Mail';
 import { NewLicense } from './screens/NewLicense';
 import { OrderPage } from './screens/Order';
 import { Orders } from './screens/Orders';
@@ -39,6 +40,7 @@ const NAV = [
   { href: '/shipping-zones', label: 'Shipping' },
   { href: '/payment-gateways', label: 'Gateways' },
   { href: '/webhooks', label: 'Webhooks' },
+  { href: '/mail', label: 'Mail' },
   { href: '/storage', label: 'Storage' },
   { href: '/settings', label: 'Settings' },
   { href: '/audit', label: 'Audit' },
@@ -153,6 +155,7 @@ function Shell({ email }: { email: string }) {
           <Route path="/shipping-zones" component={ShippingZones} />
           <Route path="/payment-gateways" component={Gateways} />
           <Route path="/webhooks" component={Webhooks} />
+          <Route path="/mail" component={Mail} />
           <Route path="/storage" component={Storage} />
           <Route path="/settings" component={SettingsPage} />
           <Route path="/audit" component={Audit} />

@@ -198,6 +198,19 @@ export interface Order {
   updated_at: string;
 }
 
+export interface MailMessage {
+  id: number;
+  kind: string;
+  recipient: string;
+  subject: string;
+  status: 'pending' | 'sent' | 'failed';
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  sent_at: string | null;
+  created_at: string;
+}
+
 export interface WebhookAttempt {
   event_id: string;
   event: string;
@@ -242,6 +255,19 @@ export interface Settings {
   store_accent_color: string;
   store_terms_url: string;
   store_logo: string;
+  /** The SMTP password is shown as ******** (docs/email.md). */
+  smtp_url: string;
+  mail_from: string;
+  mail_order_receipt: boolean;
+  mail_payment_received: boolean;
+  mail_renewal_due: boolean;
+  mail_renewal_paid: boolean;
+  mail_renewal_failed: boolean;
+  mail_subscription_status: boolean;
+  mail_license_expiring: boolean;
+  mail_license_expired: boolean;
+  mail_account_created: boolean;
+  license_expiring_days: number;
 }
 
 export interface Coupon {

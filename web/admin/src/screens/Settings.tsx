@@ -77,6 +77,33 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
     ],
   },
   {
+    title: 'Email',
+    fields: [
+      [
+        'smtp_url',
+        'SMTP URL',
+        'text',
+        'smtp://user:password@host:587 (STARTTLS) or smtps://…:465 (TLS). Empty: emails wait in Mail. The password is shown as ********; leave it so to keep it.',
+      ],
+      [
+        'mail_from',
+        'From address',
+        'text',
+        'e.g. Store <shop@example.com>; empty = the store name at no-reply@ this site.',
+      ],
+      ['mail_order_receipt', 'Send the order receipt', 'boolean'],
+      ['mail_payment_received', 'Send “payment received” (bank transfer, cheque)', 'boolean'],
+      ['mail_renewal_due', 'Send “renewal due”', 'boolean'],
+      ['mail_renewal_paid', 'Send “renewal paid”', 'boolean'],
+      ['mail_renewal_failed', 'Send “renewal payment failed”', 'boolean'],
+      ['mail_subscription_status', 'Send subscription status changes', 'boolean'],
+      ['mail_license_expiring', 'Send “license expiring”', 'boolean'],
+      ['license_expiring_days', 'Days before expiry to warn', 'number', 'From 1 to 365.'],
+      ['mail_license_expired', 'Send “license expired”', 'boolean'],
+      ['mail_account_created', 'Send “set your password” to accounts made at checkout', 'boolean'],
+    ],
+  },
+  {
     title: 'Currencies',
     fields: [
       ['base_currency', 'Base currency', 'text', 'Three capital letters, e.g. USD.'],

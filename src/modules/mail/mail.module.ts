@@ -1,0 +1,60 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock, TestClock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import type { AuditService } from '../audit/audit.service.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import { LicenseExpiryScan } from './expiry.scan.js';
+import { MailOutbox } from './mail.outbox.js';
+import { MailRepository } from './mail.repository.js';
+import { MailService } from './mail.service.js';
+import { MailWorker, type PasswordLinks } from './mail.worker.js';
+import { MailTransport } from './transport.js';
+
+export type { LicenseExpiryScan } from './expiry.scan.js';
+export type { MailOutbox } from './mail.outbox.js';
+export type { MailService } from './mail.service.js';
+export type { MailWorker, PasswordLinks } from './mail.worker.js';
+
+export interface MailModule {
+  /** Administration: the outbox's list and resend. */
+  mail: MailService;
+  /** How a change adds its message inside its own transaction (the hooks in src/wiring.ts). */
+  mailOutbox: MailOutbox;
+  /** Sends the outbox; app.ts starts it when the server listens and stops it on close. */
+  mailWorker: MailWorker;
+  /** License expiring/expired notices; the worker runs it, tests call run(). */
+  expiryScan: LicenseExpiryScan;
+}
+
+/** Builds the mail module (docs/email.md). `passwordLinks` mints a password message's link when it is sent. */
+export function createMail(deps: {
+  database: Database;
+  settings: SettingsService;
+  clock: Clock;
+  testClock: TestClock | null;
+  log: FastifyBaseLogger;
+  audit: AuditService;
+  origin: () => string;
+  passwordLinks: PasswordLinks;
+}): MailModule {
+  const repo = new MailRepository(deps.database);
+  const mailOutbox = new MailOutbox(repo, deps.settings, deps.clock, deps.origin);
+  const expiryScan = new LicenseExpiryScan(deps.database, repo, mailOutbox, deps.settings, deps.clock);
+  const mailWorker = new MailWorker({
+    repo,
+    settings: deps.settings,
+    transport: new MailTransport(),
+    scan: expiryScan,
+    passwordLinks: deps.passwordLinks,
+    clock: deps.clock,
+    testClock: deps.testClock,
+    log: deps.log,
+    origin: deps.origin,
+  });
+  return {
+    mail: new MailService(repo, deps.clock, deps.database, deps.audit),
+    mailOutbox,
+    mailWorker,
+    expiryScan,
+  };
+}

@@ -1,0 +1,271 @@
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import type { Database, Dialect } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import { forUpdate, on, type Tx } from '../../db/transaction.js';
+import type { MailStatus, MailTables } from './mail.tables.js';
+
+export type MailRow = Selectable<MailTables['mail_messages']>;
+export type MailInsert = Insertable<MailTables['mail_messages']>;
+
+/** The app_state row that remembers when the first expiry scan ran (expiry.scan.ts). */
+const EXPIRY_SCAN_KEY = 'mail_license_expiry_scan_started_at';
+
+/** A license whose expiry a notice is about, with what the message says. */
+export interface ExpiringLicense {
+  id: number;
+  license_key: string;
+  usage_expires_at: string;
+  product_name: string | null;
+  email: string | null;
+  first_name: string | null;
+}
+
+/**
+ * Queries of the mail outbox, and the reads a message's facts come from (orders, licenses,
+ * subscriptions and users, read in the transaction of the change that causes the message, as
+ * orders.repository.ts reads the licenses of an order). Timestamps are ISO text.
+ */
+export class MailRepository {
+  private readonly db: Kysely<DB>;
+  private readonly dialect: Dialect;
+
+  constructor(database: Pick<Database, 'db' | 'dialect'>) {
+    this.db = database.db;
+    this.dialect = database.dialect;
+  }
+
+  /** Adds a message in the caller's transaction; one with a dedupe key that exists already is not added. */
+  async insert(values: MailInsert, tx?: Tx): Promise<number | null> {
+    const row = await on(this.db, tx)
+      .insertInto('mail_messages')
+      .values(values)
+      .onConflict((oc) => oc.column('dedupe_key').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row ? Number(row.id) : null;
+  }
+
+  /**
+   * Takes up to `limit` due messages for this process by setting their lease: PostgreSQL skips rows
+   * another process is claiming (FOR UPDATE SKIP LOCKED) and the UPDATE re-checks the conditions,
+   * so a message is claimed by one process per lease (the webhook outbox's claim).
+   */
+  claimDue(now: string, leaseUntil: string, limit: number, tx?: Tx): Promise<MailRow[]> {
+    return on(this.db, tx)
+      .updateTable('mail_messages')
+      .set({ locked_until: leaseUntil, updated_at: now })
+      .where('id', 'in', (eb) => {
+        const due = eb
+          .selectFrom('mail_messages')
+          .select('id')
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<=', now)
+          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+          .orderBy('next_attempt_at')
+          .orderBy('id')
+          .limit(limit);
+        return this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+      })
+      .where('status', '=', 'pending')
+      .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+      .returningAll()
+      .execute();
+  }
+
+  /** The message's state after an attempt, fenced by the lease: a lost lease changes nothing. */
+  async finish(
+    id: number,
+    leaseUntil: string,
+    next: {
+      status: MailStatus;
+      attempts: number;
+      next_attempt_at: string | null;
+      last_error: string | null;
+      sent_at: string | null;
+      updated_at: string;
+    },
+    tx?: Tx,
+  ): Promise<boolean> {
+    const res = await on(this.db, tx)
+      .updateTable('mail_messages')
+      .set({ ...next, locked_until: null })
+      .where('id', '=', id)
+      .where('locked_until', '=', leaseUntil)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /** Gives a claimed message back untouched (the process is stopping; the attempt did not count). */
+  async release(id: number, leaseUntil: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .updateTable('mail_messages')
+      .set({ locked_until: null })
+      .where('id', '=', id)
+      .where('locked_until', '=', leaseUntil)
+      .execute();
+  }
+
+  /** One page of messages, newest first, and the total of the filter (indexes: id; status, id). */
+  async list(
+    filter: { status?: MailStatus },
+    limit: number,
+    offset: number,
+    tx?: Tx,
+  ): Promise<{ rows: MailRow[]; total: number }> {
+    let rows = on(this.db, tx).selectFrom('mail_messages').selectAll();
+    let count = on(this.db, tx)
+      .selectFrom('mail_messages')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'));
+    if (filter.status) {
+      rows = rows.where('status', '=', filter.status);
+      count = count.where('status', '=', filter.status);
+    }
+    const [page, total] = await Promise.all([
+      rows.orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+      count.executeTakeFirstOrThrow(),
+    ]);
+    return { rows: page, total: Number(total.n) };
+  }
+
+  find(id: number, tx?: Tx): Promise<MailRow | undefined> {
+    return on(this.db, tx).selectFrom('mail_messages').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** A message as it is, locked for the rest of the transaction (a resend records its before). */
+  lock(id: number, tx: Tx): Promise<MailRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('mail_messages')
+      .selectAll()
+      .where('id', '=', id)
+      .$call(forUpdate(this.dialect))
+      .executeTakeFirst();
+  }
+
+  /** Makes a message due now with a fresh series of attempts. */
+  reschedule(id: number, now: string, tx: Tx): Promise<MailRow | undefined> {
+    return on(this.db, tx)
+      .updateTable('mail_messages')
+      .set({
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        locked_until: null,
+        last_error: null,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  // ---- The facts messages are made of ----
+
+  user(id: number, tx?: Tx) {
+    return on(this.db, tx)
+      .selectFrom('users')
+      .select(['id', 'email', 'first_name', 'last_name'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  orderItems(orderId: number, tx?: Tx) {
+    return on(this.db, tx)
+      .selectFrom('order_items')
+      .select(['name', 'quantity', 'total'])
+      .where('order_id', '=', orderId)
+      .orderBy('id')
+      .execute();
+  }
+
+  /** The license keys an order issued, with their products' names. */
+  orderLicenses(orderId: number, tx?: Tx) {
+    return on(this.db, tx)
+      .selectFrom('licenses')
+      .leftJoin('products', 'products.id', 'licenses.product_id')
+      .select(['licenses.license_key', 'products.name as product_name'])
+      .where('licenses.order_id', '=', orderId)
+      .orderBy('licenses.id')
+      .execute();
+  }
+
+  /** A subscription's product name and its customer (a status change's message). */
+  subscription(id: number, tx?: Tx) {
+    return on(this.db, tx)
+      .selectFrom('subscriptions')
+      .leftJoin('products', 'products.id', 'subscriptions.product_id')
+      .leftJoin('users', 'users.id', 'subscriptions.user_id')
+      .select([
+        'subscriptions.id',
+        'subscriptions.next_payment_at',
+        'products.name as product_name',
+        'users.email',
+        'users.first_name',
+      ])
+      .where('subscriptions.id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /**
+   * Active licenses whose usage expiry is in (from, to] and that have no message of this kind for
+   * that expiry yet (its dedupe key `<kind>:<license id>:<expiry>`), in expiry order (index
+   * licenses_usage_expiry; the dedupe key's unique index): one page of the expiry scan.
+   */
+  unnotifiedExpiries(
+    kind: string,
+    from: string,
+    to: string,
+    limit: number,
+    tx?: Tx,
+  ): Promise<ExpiringLicense[]> {
+    return on(this.db, tx)
+      .selectFrom('licenses')
+      .leftJoin('products', 'products.id', 'licenses.product_id')
+      .leftJoin('users', 'users.id', 'licenses.user_id')
+      .select([
+        'licenses.id',
+        'licenses.license_key',
+        'licenses.usage_expires_at',
+        'products.name as product_name',
+        'users.email',
+        'users.first_name',
+      ])
+      .where('licenses.status', '=', 'active')
+      .where('licenses.usage_expires_at', '>', from)
+      .where('licenses.usage_expires_at', '<=', to)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('mail_messages')
+              .select('mail_messages.id')
+              .whereRef(
+                'mail_messages.dedupe_key',
+                '=',
+                sql<string>`${sql.lit(`${kind}:`)} || cast(licenses.id as varchar(20)) || ${sql.lit(':')} || licenses.usage_expires_at`,
+              ),
+          ),
+        ),
+      )
+      .orderBy('licenses.usage_expires_at')
+      .orderBy('licenses.id')
+      .limit(limit)
+      .execute() as Promise<ExpiringLicense[]>;
+  }
+
+  /** When this store first scanned license expiries: licenses expired before it are never announced. */
+  async scanStart(tx?: Tx): Promise<string | null> {
+    const row = await on(this.db, tx)
+      .selectFrom('app_state')
+      .select('value')
+      .where('key', '=', EXPIRY_SCAN_KEY)
+      .executeTakeFirst();
+    return row?.value ?? null;
+  }
+
+  async setScanStart(value: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .insertInto('app_state')
+      .values({ key: EXPIRY_SCAN_KEY, value })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+  }
+}

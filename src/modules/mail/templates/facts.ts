@@ -1,0 +1,82 @@
+/** The facts each message is made of, stored as the outbox row's `data` (numbers, names and keys; never a password token). */
+
+export interface OrderFacts {
+  order_id: number;
+  order_key: string;
+  first_name: string;
+  payment_method_title: string;
+  /** Formatted with its currency, e.g. "49.00 USD". */
+  total: string;
+  items: { name: string; quantity: number; total: string }[];
+  licenses: { key: string; product: string }[];
+}
+
+export interface RenewalFacts {
+  order_id: number;
+  order_key: string;
+  first_name: string;
+  subscription_id: number | null;
+  product: string;
+  total: string;
+  due_at: string | null;
+}
+
+export interface SubscriptionFacts {
+  subscription_id: number;
+  first_name: string;
+  product: string;
+  status: string;
+  reason: string;
+}
+
+export interface LicenseExpiryFacts {
+  license_id: number;
+  first_name: string;
+  product: string;
+  /** The last characters of the key, enough to tell licenses apart (the account shows it whole). */
+  key_end: string;
+  expires_at: string;
+  days: number;
+}
+
+export interface AccountFacts {
+  user_id: number;
+  first_name: string;
+}
+
+export interface MessageData {
+  order_receipt: OrderFacts;
+  payment_received: OrderFacts;
+  renewal_due: RenewalFacts;
+  renewal_paid: RenewalFacts;
+  renewal_failed: RenewalFacts;
+  subscription_status: SubscriptionFacts;
+  license_expiring: LicenseExpiryFacts;
+  license_expired: LicenseExpiryFacts;
+  password_reset: AccountFacts;
+  account_created: AccountFacts;
+}
+
+export type MessageKind = keyof MessageData;
+
+export const MESSAGE_KINDS = [
+  'order_receipt',
+  'payment_received',
+  'renewal_due',
+  'renewal_paid',
+  'renewal_failed',
+  'subscription_status',
+  'license_expiring',
+  'license_expired',
+  'password_reset',
+  'account_created',
+] as const satisfies readonly MessageKind[];
+
+export const receiptUrl = (origin: string, f: { order_id: number; order_key: string }) =>
+  `${origin}/checkout/order-received/${f.order_id}?key=${encodeURIComponent(f.order_key)}`;
+
+export const payUrl = (origin: string, f: { order_id: number; order_key: string }) =>
+  `${origin}/checkout/pay/${f.order_id}?key=${encodeURIComponent(f.order_key)}`;
+
+/** A date for people: `2026-11-24` of an ISO or RFC 3339 timestamp (UTC). */
+export const day = (at: string | null) => (at ? at.slice(0, 10) : '');
