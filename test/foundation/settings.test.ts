@@ -44,6 +44,7 @@ describe('settings', () => {
       store_name: 'Tollgate store',
       store_accent_color: '#1d4ed8',
       store_terms_url: '',
+      store_logo: '',
       smtp_url: '',
       mail_from: '',
       mail_order_receipt: true,
