@@ -83,8 +83,11 @@ describe('the console at /admin', () => {
     expect((await absent.app.inject({ method: 'GET', url: '/v1/health' })).statusCode).toBe(200);
   });
 
-  it('keeps GET / as it was, and leaves the console out of the API reference', async () => {
-    expectError(await t.app.inject({ method: 'GET', url: '/' }), 404, 'rest_no_route');
+  it('leaves GET / to the storefront, and the console out of the API reference', async () => {
+    const home = await t.app.inject({ method: 'GET', url: '/' });
+    expect(home.statusCode).toBe(200);
+    expect(home.headers['content-type']).toMatch(/^text\/html/);
+    expect(home.body).not.toContain('/admin/assets/');
     const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as {
       paths: Record<string, unknown>;
     };
