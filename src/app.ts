@@ -199,6 +199,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     catalogue,
     releases: services.releases,
     media,
+    payments,
     origin: () => services.urls.origin,
     secureCookies: config.publicUrl.startsWith('https:'),
   });
