@@ -58,6 +58,7 @@ var WORDS = {
   gateway_unavailable: 'This payment method is not available. Choose another one.',
   payment_declined: 'Your card was declined. Nothing was charged. Try another card.',
   required: 'This field is required.',
+  required_fields: 'Please fill in the fields marked below.',
   invalid_email: 'Enter an email address such as name@example.com.',
   invalid_quantity: 'Enter a quantity from 1 to 9999.',
   network_error: 'The store could not be reached. Check your connection and try again.',
@@ -122,7 +123,7 @@ function showError(code, data, extra) {
   if (!box) return;
   clear(box);
   box.setAttribute('data-code', code);
-  box.appendChild(el('p', { text: wordsFor(code, data) }));
+  box.appendChild(el('p', { text: wordsFor(code === 'required' ? 'required_fields' : code, data) }));
   if (extra) box.appendChild(extra);
   box.hidden = false;
   box.focus();
@@ -427,6 +428,15 @@ function checkoutPage(form) {
   });
   form.addEventListener('change', function (event) {
     if (event.target && event.target.name === 'payment_method') syncCardField(form);
+  });
+  // A field's error goes as soon as it is corrected; the alert once no field is in error.
+  form.addEventListener('input', function (event) {
+    var target = event.target;
+    if (!target || !target.id || target.getAttribute('aria-invalid') !== 'true') return;
+    if (target.value.trim() === '') return;
+    setFieldError(target.id, '');
+    var box = byId('store-alert');
+    if (box && box.getAttribute('data-code') === 'required' && !form.querySelector('[aria-invalid=true]')) clearError();
   });
   function items() {
     return cart.items.map(function (i) { return { product_id: i.product_id, variation_id: i.variation_id, qty: i.quantity }; });

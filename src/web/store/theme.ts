@@ -126,8 +126,8 @@ button.secondary { padding: .45rem .8rem; }
 .cart-foot { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1.5rem; margin-top: 1rem; }
 .coupons { list-style: none; padding: 0; margin: .5rem 0; }
 .coupons li { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; }
-dl.totals { display: grid; grid-template-columns: 1fr auto; gap: .3rem 1rem; margin: .5rem 0; }
-dl.totals dd { margin: 0; text-align: right; }
+dl.totals { display: grid; grid-template-columns: 1fr auto; gap: .3rem 0; margin: .5rem 0; }
+dl.totals dd { margin: 0; text-align: right; padding-left: 1rem; }
 dl.totals .grand { font-weight: 700; font-size: 1.1rem; border-top: 1px solid var(--line); padding-top: .4rem; }
 .checkout { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1.25rem; align-items: start; }
 .checkout fieldset { margin: 0 0 1.25rem; min-width: 0; }
