@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redactUrl } from '../../src/http/redact.js';
 import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
 import { createOrder, createProduct } from '../helpers/factories.js';
 
@@ -97,6 +98,13 @@ describe('receipt page (/checkout/order-received/<id>?key=)', () => {
       expect(res.body, url).not.toContain('<script>alert');
     }
   });
+});
+
+it('the order key of these addresses never reaches a log line', () => {
+  expect(redactUrl('/checkout/order-received/5?key=order_abc')).toBe(
+    '/checkout/order-received/5?key=[REDACTED]',
+  );
+  expect(redactUrl('/checkout/pay/5?x=1&key=order_abc')).toBe('/checkout/pay/5?x=1&key=[REDACTED]');
 });
 
 describe('pay page (/checkout/pay/<id>?key=)', () => {
