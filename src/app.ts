@@ -200,6 +200,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     releases: services.releases,
     media,
     payments,
+    orders,
     origin: () => services.urls.origin,
     secureCookies: config.publicUrl.startsWith('https:'),
   });

@@ -6,6 +6,7 @@ import type { PaymentService } from '../modules/checkout/payment.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OAuthService } from '../modules/licensing/oauth.service.js';
+import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { ReleasesService } from '../modules/releases/releases.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
 import type { MediaService } from '../modules/storefront/media.service.js';
@@ -14,6 +15,7 @@ import { installFormParser, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';
+import { ordersPages } from './orders.js';
 import { signInPages } from './sign-in.js';
 import { cataloguePages } from './store/catalogue.js';
 import { checkoutPages } from './store/checkout.js';
@@ -32,6 +34,8 @@ export interface PagesOptions {
   media: MediaService;
   /** Receipts and pay-order, for the receipt and pay pages. */
   payments: PaymentService;
+  /** My orders. */
+  orders: OrdersService;
   /** The store's PUBLIC_URL origin (final once the server listens). */
   origin: () => string;
   secureCookies: boolean;
@@ -118,4 +122,5 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   await app.register(cataloguePages, opts);
   // Buying: cart, checkout, receipt and pay pages, and the store's script (docs/storefront.md).
   await app.register(checkoutPages, opts);
+  await app.register(ordersPages, opts);
 }

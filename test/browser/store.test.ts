@@ -224,6 +224,12 @@ describe.skipIf(skipPageBrowserTests)('the storefront in a real browser', () => 
     await page.locator('#password').press('Enter');
     await page.getByRole('heading', { level: 1, name: 'My licenses' }).waitFor();
     expect(await page.locator('main').textContent()).toContain(keys[0]!);
+    // My orders: the order, and its page with the key.
+    await page.goto(`${server.url}/account/orders`);
+    await page.getByRole('link', { name: `#${id}` }).click();
+    await page.getByRole('heading', { level: 1, name: `Order #${id}` }).waitFor();
+    expect(await page.locator('.license-key').textContent()).toBe(keys[0]);
+    await checkBothWidths('account-order');
     await context.clearCookies();
   }, 120_000);
 

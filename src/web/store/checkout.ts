@@ -70,14 +70,14 @@ function currencySwitcher(s: Settings): Html | string {
 }
 
 /** The receipt API's data, and the decimals of its currency (from the settings; 2 for one no longer offered). */
-type Receipt = Exclude<Awaited<ReturnType<PaymentService['receipt']>>, { error: string }> & {
+export type Receipt = Exclude<Awaited<ReturnType<PaymentService['receipt']>>, { error: string }> & {
   decimals: number;
 };
 
 /** The money of a receipt: numbers in the order's currency, shown with its symbol. */
-const amount = (r: Receipt, n: number) => `${r.currency_symbol}${n.toFixed(r.decimals)}`;
+export const amount = (r: Receipt, n: number) => `${r.currency_symbol}${n.toFixed(r.decimals)}`;
 
-function orderTable(r: Receipt): Html {
+export function orderTable(r: Receipt): Html {
   return html`<div class="table-scroll" role="region" aria-label="Order lines" tabindex="0">
 <table class="lines">
   <thead><tr><th scope="col">Product</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Total</th></tr></thead>
@@ -96,8 +96,8 @@ function orderTable(r: Receipt): Html {
 </dl>`;
 }
 
-const PAID = new Set(['processing', 'completed']);
-const STATUS_WORDS: Record<string, string> = {
+export const PAID = new Set(['processing', 'completed']);
+export const STATUS_WORDS: Record<string, string> = {
   pending: 'Waiting for payment',
   processing: 'Paid',
   completed: 'Completed',
