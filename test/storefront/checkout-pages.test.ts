@@ -159,6 +159,8 @@ describe('cart and checkout pages', () => {
     expect(script.statusCode).toBe(200);
     expect(script.headers['content-type']).toMatch(/^text\/javascript/);
     expect(script.body).toContain("'/cart/add'");
+    // It parses (it is a string in src/web/store/script.ts, so no compiler has read it).
+    expect(() => new Function(script.body)).not.toThrow();
   });
 
   it('checkout shows the enabled gateways, the terms link and, with a provider, its CAPTCHA widget and CSP', async () => {

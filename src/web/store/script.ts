@@ -505,6 +505,12 @@ function checkoutPage(form) {
         // A failed order after creation keeps its id and key: it can still be paid.
         var again = res.body.order_id && res.body.order_key ? el('p', {}, [el('a', { href: payUrl(res.body.order_id, res.body.order_key), text: 'Try to pay this order again' })]) : null;
         showError(res.code, res.body.data, again);
+        // A field the API names (data.params: {"billing.email": …}) gets the code beside it.
+        var params = (res.body.data && res.body.data.params) || {};
+        Object.keys(params).forEach(function (name) {
+          var parts = name.split('.');
+          if (parts.length === 2 && (parts[0] === 'billing' || parts[0] === 'shipping')) setFieldError(parts[0] + '_' + parts[1], res.code);
+        });
         return;
       }
       if (res.body.nonce) nonce = res.body.nonce;
