@@ -233,6 +233,47 @@ describe.skipIf(skipPageBrowserTests)('the storefront in a real browser', () => 
     await context.clearCookies();
   }, 120_000);
 
+  it('a shipped product: the address brings the zone’s rates, and bank transfer puts the order on hold', async () => {
+    expect(
+      (
+        await api('POST', '/shipping-zones', {
+          name: 'Germany',
+          regions: [{ country: 'DE' }],
+          methods: [{ method_id: 'flat_rate', title: 'Flat', cost: '5.00' }],
+        })
+      ).status,
+    ).toBe(201);
+    const boxed = await api<{ slug: string }>('POST', '/products', {
+      name: 'Boxed Edition',
+      price: '40.00',
+      virtual: false,
+    });
+    expect(boxed.status).toBe(201);
+    await context.clearCookies();
+    await page.goto(`${server.url}/products/${boxed.body.slug}`);
+    await page.getByRole('button', { name: 'Add to cart' }).click();
+    await page.waitForURL(`${server.url}/cart`);
+    await page.getByRole('link', { name: 'Proceed to checkout' }).click();
+    await page.locator('#shipping_first_name').waitFor();
+    await fillBilling('boxes@example.com');
+    await page.selectOption('#billing_country', 'DE');
+    await page.fill('#billing_address_1', '1 Unter den Linden');
+    await page.fill('#billing_city', 'Berlin');
+    await page.fill('#billing_postcode', '10117');
+    await page.fill('#shipping_first_name', 'Grace');
+    await page.fill('#shipping_last_name', 'Hopper');
+    await page.fill('#shipping_address_1', '1 Unter den Linden');
+    await page.fill('#shipping_city', 'Berlin');
+    await page.fill('#shipping_postcode', '10117');
+    await page.selectOption('#shipping_country', 'DE');
+    await page.getByLabel('Flat – $5.00').waitFor();
+    await page.getByLabel('Direct bank transfer').check();
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await page.waitForURL(/\/checkout\/order-received\/\d+\?key=/);
+    expect(await page.locator('[data-status]').getAttribute('data-status')).toBe('on-hold');
+    expect(await page.locator('.receipt').textContent()).toContain('$45.00');
+  }, 120_000);
+
   it('in a second currency with a coupon; a declined card shows its code and the order is paid from its pay page', async () => {
     expect(
       (await api('POST', '/coupons', { code: 'SPRING10', discount_type: 'percent', amount: '10' })).status,

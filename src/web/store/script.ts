@@ -453,7 +453,7 @@ function checkoutPage(form) {
         var id = 'rate-' + i;
         list.appendChild(el('div', { className: 'radio' }, [
           el('input', { type: 'radio', name: 'shipping_method', id: id, value: r.id, checked: i === 0 }),
-          el('label', { for: id, text: r.label + ' – ' + money(cart, r.cost) })
+          el('label', { for: id, text: r.label + ' – ' + money(cart, Number(r.cost).toFixed(cart.decimals)) })
         ]));
       });
     });
