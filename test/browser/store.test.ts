@@ -249,7 +249,19 @@ describe.skipIf(skipPageBrowserTests)('the storefront in a real browser', () => 
       virtual: false,
     });
     expect(boxed.status).toBe(201);
+    // A refused add stays on the product page with its code in the alert.
+    const gone = await api<{ slug: string }>('POST', '/products', {
+      name: 'Sold Out Kit',
+      price: '9.00',
+      stock_quantity: 0,
+    });
+    expect(gone.status).toBe(201);
     await context.clearCookies();
+    await page.goto(`${server.url}/products/${gone.body.slug}`);
+    await page.getByRole('button', { name: 'Add to cart' }).click();
+    await alert().waitFor();
+    expect(await alert().getAttribute('data-code')).toBe('add_to_cart_failed');
+    expect(page.url()).toBe(`${server.url}/products/${gone.body.slug}`);
     await page.goto(`${server.url}/products/${boxed.body.slug}`);
     await page.getByRole('button', { name: 'Add to cart' }).click();
     await page.waitForURL(`${server.url}/cart`);
