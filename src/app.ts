@@ -205,6 +205,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     catalogue,
     releases: services.releases,
     media,
+    payments,
+    orders,
     origin: () => services.urls.origin,
     secureCookies: config.publicUrl.startsWith('https:'),
   });

@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { CatalogueService } from '../modules/catalogue/catalogue.service.js';
+import type { PaymentService } from '../modules/checkout/payment.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OAuthService } from '../modules/licensing/oauth.service.js';
+import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { ReleasesService } from '../modules/releases/releases.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
 import type { MediaService } from '../modules/storefront/media.service.js';
@@ -13,9 +15,11 @@ import { installFormParser, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';
+import { ordersPages } from './orders.js';
 import { passwordPages } from './password.js';
 import { signInPages } from './sign-in.js';
 import { cataloguePages } from './store/catalogue.js';
+import { checkoutPages } from './store/checkout.js';
 import { identityOf } from './store/layout.js';
 import { mediaRoutes } from './store/media.js';
 import { STYLESHEET } from './style.js';
@@ -29,6 +33,10 @@ export interface PagesOptions {
   catalogue: CatalogueService;
   releases: ReleasesService;
   media: MediaService;
+  /** Receipts and pay-order, for the receipt and pay pages. */
+  payments: PaymentService;
+  /** My orders. */
+  orders: OrdersService;
   /** The store's PUBLIC_URL origin (final once the server listens). */
   origin: () => string;
   secureCookies: boolean;
@@ -114,4 +122,7 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   // The storefront (docs/storefront.md): catalogue, product pages, images and the store's styles.
   await app.register(mediaRoutes, { media: opts.media });
   await app.register(cataloguePages, opts);
+  // Buying: cart, checkout, receipt and pay pages, and the store's script (docs/storefront.md).
+  await app.register(checkoutPages, opts);
+  await app.register(ordersPages, opts);
 }

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { skipPageBrowserTests } from './chromium.js';
 import {
   api,
+  context,
   expectAccessible,
   expectNoSidewaysScroll,
   NARROW,
@@ -140,5 +141,200 @@ describe.skipIf(skipPageBrowserTests)('the storefront in a real browser', () => 
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
     expect(await page.locator('.store-brand').textContent()).toContain('Northwind Plugins');
     await checkBothWidths('sign-in');
+  }, 120_000);
+
+  /** The licenses the API lists for an order (the administrator's list, filtered here). */
+  async function licensesOf(orderId: number) {
+    const res = await api<{ licenses: { license_key: string; order_id: number }[] }>(
+      'GET',
+      '/licenses?per_page=100',
+    );
+    return res.body.licenses.filter((l) => l.order_id === orderId).map((l) => l.license_key);
+  }
+  const alert = () => page.locator('#store-alert[data-code]');
+  /** The order id and key of the receipt page the browser is on. */
+  function receiptAddress() {
+    const url = new URL(page.url());
+    const id = Number(url.pathname.split('/').pop());
+    return { id, key: url.searchParams.get('key')! };
+  }
+  async function fillBilling(email: string) {
+    await page.locator('#billing_first_name').waitFor();
+    await page.fill('#billing_first_name', 'Grace');
+    await page.fill('#billing_last_name', 'Hopper');
+    await page.selectOption('#billing_country', 'GB');
+    await page.fill('#billing_email', email);
+  }
+
+  it('a visitor buys a variation as a guest, reads the key on the receipt, then finds it under My licenses', async () => {
+    // The buyer's account exists beforehand (created by the administrator): the guest checkout
+    // with its email links the order to it, and the buyer then signs in with its password.
+    const buyer = { email: 'grace@example.com', password: 'grace-password-1' };
+    expect((await api('POST', '/users', { ...buyer, role: 'customer' })).status).toBe(201);
+    expect((await api('PATCH', '/settings', { checkout_rate_limit: 1000 })).status).toBe(200);
+
+    await page.goto(`${server.url}/`);
+    await page.getByRole('link', { name: 'Forms Pro' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Forms Pro' }).waitFor();
+    await page.selectOption('#variation', { label: 'Five sites – $99.00' });
+    await page.getByRole('button', { name: 'Add to cart' }).click();
+    await page.waitForURL(`${server.url}/cart`);
+    await page.locator('#cart-total').waitFor();
+    expect(await page.locator('#cart-view').textContent()).toContain('Forms Pro - Five sites');
+    expect(await page.locator('#cart-total').textContent()).toContain('$99.00');
+    // Quantity: 2, then back to 1 (keyboard: the Update button is reached and pressed by keys).
+    await page.locator('input.qty').fill('2');
+    await page.locator('input.qty').press('Tab');
+    await page.keyboard.press('Enter');
+    await page.locator('#cart-total', { hasText: '$198.00' }).waitFor();
+    await page.locator('input.qty').fill('1');
+    await page.getByRole('button', { name: 'Update' }).click();
+    await page.locator('#cart-total', { hasText: '$99.00' }).waitFor();
+    await checkBothWidths('cart');
+
+    await page.getByRole('link', { name: 'Proceed to checkout' }).click();
+    await page.waitForURL(`${server.url}/checkout`);
+    await page.locator('#billing_first_name').waitFor();
+    // A missing required field is refused in the browser, with its code, next to the field.
+    await page.getByRole('button', { name: 'Place order' }).click();
+    expect(await alert().getAttribute('data-code')).toBe('required');
+    expect(await page.locator('#billing_first_name-error').getAttribute('data-code')).toBe('required');
+    expect(await page.locator('#billing_first_name').getAttribute('aria-invalid')).toBe('true');
+    await fillBilling(buyer.email);
+    // Corrected fields lose their errors, and the alert goes with the last one.
+    expect(await page.locator('[aria-invalid=true]').count()).toBe(0);
+    expect(await page.locator('#store-alert').isHidden()).toBe(true);
+    await page.getByLabel('Card (test gateway)').check();
+    await page.fill('#card_number', '4242 4242 4242 4242');
+    await checkBothWidths('checkout');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await page.waitForURL(/\/checkout\/order-received\/\d+\?key=/);
+    await page.locator('.license-key').waitFor();
+    const { id } = receiptAddress();
+    const keys = await licensesOf(id);
+    expect(keys).toHaveLength(1);
+    expect(await page.locator('.license-key').textContent()).toBe(keys[0]);
+    expect(await page.locator('.receipt').textContent()).toContain('$99.00');
+    await checkBothWidths('receipt');
+
+    await page.getByRole('link', { name: 'My licenses' }).last().click();
+    await page.locator('#email').waitFor();
+    await page.fill('#email', buyer.email);
+    await page.fill('#password', buyer.password);
+    await page.locator('#password').press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'My licenses' }).waitFor();
+    expect(await page.locator('main').textContent()).toContain(keys[0]!);
+    // My orders: the order, and its page with the key.
+    await page.goto(`${server.url}/account/orders`);
+    await page.getByRole('link', { name: `#${id}` }).click();
+    await page.getByRole('heading', { level: 1, name: `Order #${id}` }).waitFor();
+    expect(await page.locator('.license-key').textContent()).toBe(keys[0]);
+    await checkBothWidths('account-order');
+    await context.clearCookies();
+  }, 120_000);
+
+  it('a shipped product: the address brings the zone’s rates, and bank transfer puts the order on hold', async () => {
+    expect(
+      (
+        await api('POST', '/shipping-zones', {
+          name: 'Germany',
+          regions: [{ country: 'DE' }],
+          methods: [{ method_id: 'flat_rate', title: 'Flat', cost: '5.00' }],
+        })
+      ).status,
+    ).toBe(201);
+    const boxed = await api<{ slug: string }>('POST', '/products', {
+      name: 'Boxed Edition',
+      price: '40.00',
+      virtual: false,
+    });
+    expect(boxed.status).toBe(201);
+    // A refused add stays on the product page with its code in the alert.
+    const gone = await api<{ slug: string }>('POST', '/products', {
+      name: 'Sold Out Kit',
+      price: '9.00',
+      stock_quantity: 0,
+    });
+    expect(gone.status).toBe(201);
+    await context.clearCookies();
+    await page.goto(`${server.url}/products/${gone.body.slug}`);
+    await page.getByRole('button', { name: 'Add to cart' }).click();
+    await alert().waitFor();
+    expect(await alert().getAttribute('data-code')).toBe('add_to_cart_failed');
+    expect(page.url()).toBe(`${server.url}/products/${gone.body.slug}`);
+    await page.goto(`${server.url}/products/${boxed.body.slug}`);
+    await page.getByRole('button', { name: 'Add to cart' }).click();
+    await page.waitForURL(`${server.url}/cart`);
+    await page.getByRole('link', { name: 'Proceed to checkout' }).click();
+    await page.locator('#shipping_first_name').waitFor();
+    await fillBilling('boxes@example.com');
+    await page.selectOption('#billing_country', 'DE');
+    await page.fill('#billing_address_1', '1 Unter den Linden');
+    await page.fill('#billing_city', 'Berlin');
+    await page.fill('#billing_postcode', '10117');
+    await page.fill('#shipping_first_name', 'Grace');
+    await page.fill('#shipping_last_name', 'Hopper');
+    await page.fill('#shipping_address_1', '1 Unter den Linden');
+    await page.fill('#shipping_city', 'Berlin');
+    await page.fill('#shipping_postcode', '10117');
+    await page.selectOption('#shipping_country', 'DE');
+    await page.getByLabel('Flat – $5.00').waitFor();
+    await page.getByLabel('Direct bank transfer').check();
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await page.waitForURL(/\/checkout\/order-received\/\d+\?key=/);
+    expect(await page.locator('[data-status]').getAttribute('data-status')).toBe('on-hold');
+    expect(await page.locator('.receipt').textContent()).toContain('$45.00');
+  }, 120_000);
+
+  it('in a second currency with a coupon; a declined card shows its code and the order is paid from its pay page', async () => {
+    expect(
+      (await api('POST', '/coupons', { code: 'SPRING10', discount_type: 'percent', amount: '10' })).status,
+    ).toBe(201);
+    await context.clearCookies();
+    await page.goto(`${server.url}/`);
+    await page.getByRole('link', { name: 'Forms Pro' }).click();
+    await page.selectOption('#variation', { label: 'Single site – $49.00' });
+    await page.getByRole('button', { name: 'Add to cart' }).click();
+    await page.waitForURL(`${server.url}/cart`);
+    await page.locator('#cart-total').waitFor();
+    await page.selectOption('#currency', 'EUR');
+    await page.locator('#cart-total', { hasText: '€' }).waitFor();
+    // A refused coupon: its code in the alert; then the real one.
+    await page.fill('#coupon_code', 'NOPE');
+    await page.getByRole('button', { name: 'Apply coupon' }).click();
+    await alert().waitFor();
+    expect(await alert().getAttribute('data-code')).toBe('coupon_failed');
+    await page.fill('#coupon_code', 'spring10');
+    await page.getByRole('button', { name: 'Apply coupon' }).click();
+    await page.getByRole('button', { name: 'Remove coupon spring10' }).waitFor();
+    // 49.00 × 0.92 = 45.08, less 10 % = 40.57
+    expect(await page.locator('#cart-total').textContent()).toContain('€40.57');
+    await page.setViewportSize(NARROW);
+    await shot('cart-coupon-eur-390');
+    await page.setViewportSize(WIDE);
+
+    await page.getByRole('link', { name: 'Proceed to checkout' }).click();
+    await fillBilling('lin@example.com');
+    expect(await page.locator('#checkout-total').textContent()).toContain('€40.57');
+    await page.getByLabel('Card (test gateway)').check();
+    await page.fill('#card_number', '4000000000000002');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await alert().waitFor();
+    expect(await alert().getAttribute('data-code')).toBe('payment_declined');
+    await page.setViewportSize(NARROW);
+    await shot('checkout-declined-390');
+    await page.setViewportSize(WIDE);
+    await page.getByRole('link', { name: /Pay for this order/ }).click();
+    await page.waitForURL(/\/checkout\/pay\/\d+\?key=/);
+    await page.locator('#card_number').waitFor();
+    await expectAccessible('pay page');
+    await page.fill('#card_number', '4242424242424242');
+    await page.getByRole('button', { name: /^Pay / }).click();
+    await page.waitForURL(/\/checkout\/order-received\/\d+\?key=/);
+    await page.locator('.license-key').waitFor();
+    const { id } = receiptAddress();
+    expect(await page.locator('.license-key').textContent()).toBe((await licensesOf(id))[0]);
+    expect(await page.locator('.receipt').textContent()).toContain('€40.57');
+    expect(await page.locator('.receipt').textContent()).toContain('spring10');
   }, 120_000);
 });

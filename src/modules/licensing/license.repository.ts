@@ -48,6 +48,8 @@ export interface LicenseFilter {
   status?: string;
   product_id?: number;
   user_id?: number;
+  /** The licenses an order issued (the storefront's receipt; index licenses_order). */
+  order_id?: number;
   /** Canonical RFC 3339 UTC (the stored form of usage_expires_at, which sorts as text). */
   expires_before?: string;
   expires_after?: string;
@@ -237,6 +239,7 @@ export class LicenseRepository {
       }
       if (filter.product_id !== undefined) conditions.push(eb('l.product_id', '=', filter.product_id));
       if (filter.user_id !== undefined) conditions.push(eb('l.user_id', '=', filter.user_id));
+      if (filter.order_id !== undefined) conditions.push(eb('l.order_id', '=', filter.order_id));
       if (filter.search) conditions.push(eb('l.id', 'in', this.searched(filter.search)));
       return eb.and(conditions);
     };

@@ -69,6 +69,8 @@ export interface LicenseListQuery {
   status?: 'active' | 'revoked' | 'expired';
   product_id?: number;
   user_id?: number;
+  /** Not offered by GET /licenses: the storefront's receipt lists an order's licenses with it. */
+  order_id?: number;
   expires_before?: string;
   expires_after?: string;
   sort?: LicenseSort;

@@ -255,6 +255,19 @@ export class OrdersService {
     return { items, total };
   }
 
+  /**
+   * A customer's orders, newest first, one page: the order rows alone (no lines, so one query for
+   * the page and one for the count, both on orders_customer), for the store's My orders page.
+   */
+  async listForCustomer(customerId: number, page: number, perPage: number) {
+    const filter = { customer_id: customerId };
+    const [rows, total] = await Promise.all([
+      this.repo.list(filter, perPage, (page - 1) * perPage),
+      this.repo.count(filter),
+    ]);
+    return { rows, total };
+  }
+
   async productsOf(items: Pick<OrderItemRow, 'product_id'>[]): Promise<ProductMap> {
     const ids = [...new Set(items.map((i) => i.product_id))];
     const products = await Promise.all(ids.map((id) => this.catalogue.getProduct(id)));

@@ -75,6 +75,29 @@ function changelog(c: Changelog | null): Html | string {
   ${c.points.length > 0 ? html`<ul>${c.points.map((pt) => html`<li><strong>${pt.type}</strong>: ${pt.text}</li>`)}</ul>` : ''}`;
 }
 
+/**
+ * "Add to cart": the store's script posts it to POST /v1/cart/add and opens /cart. The page is the
+ * same for every visitor (it is cached), so the form holds no cart state. Without JavaScript the
+ * button stays disabled and a note says why (docs/storefront.md, 'Buying').
+ */
+function addToCart(p: Product, base: CurrencyContext): Html {
+  return html`<form class="add-to-cart" data-store-page="product" data-product="${p.id}" novalidate>
+  ${
+    p.variations.length > 0
+      ? html`<div class="field"><label for="variation">Option</label>
+    <select id="variation" name="variation_id">${p.variations.map(
+      (v) => html`<option value="${v.id}">${v.name} – ${money(v.price_minor, base)}</option>`,
+    )}</select></div>`
+      : ''
+  }
+  <div class="field"><label for="quantity">Quantity</label>
+    <input id="quantity" name="quantity" type="number" min="1" max="9999" value="1" inputmode="numeric" required></div>
+  <button type="submit" disabled>Add to cart</button>
+  <noscript><p class="notice">Adding to the cart needs JavaScript.</p></noscript>
+</form>
+<div id="store-alert" class="store-alert" role="alert" tabindex="-1" hidden></div>`;
+}
+
 function notFound(store: StoreIdentity): [number, StoreIdentity, string, Html] {
   return [
     404,
@@ -182,6 +205,7 @@ ${
     </section>`
         : ''
     }
+    ${addToCart(product, base)}
   </div>
 </article>
 ${product.description ? html`<section class="card description"><h2>Description</h2>${paragraphs(product.description)}</section>` : ''}
@@ -197,6 +221,7 @@ ${
       canonical: `${origin()}${productPath(product.slug)}`,
       description: product.short_description || undefined,
       maxAge: PAGE_MAX_AGE,
+      script: true,
     });
   });
 }

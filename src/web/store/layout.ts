@@ -6,6 +6,7 @@ import { type StoreIdentity, storeHeader } from './header.js';
 
 export type { StoreIdentity } from './header.js';
 
+import { STORE_SCRIPT_PATH } from './script.js';
 import { STORE_STYLESHEET_PATH, themeHref } from './theme.js';
 
 export const identityOf = (s: Settings): StoreIdentity => ({
@@ -24,6 +25,8 @@ export interface StorePageOptions {
    */
   maxAge?: number;
   description?: string;
+  /** Load the store's script (/store/assets/store.js): the cart, checkout and pay pages. */
+  script?: boolean;
 }
 
 export function storeDocument(store: StoreIdentity, title: string, body: Html, opts: StorePageOptions = {}) {
@@ -39,6 +42,7 @@ ${opts.canonical ? html`<link rel="canonical" href="${opts.canonical}">` : ''}
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 <link rel="stylesheet" href="${STORE_STYLESHEET_PATH}">
 <link rel="stylesheet" href="${themeHref(store.accent)}">
+${opts.script ? html`<script src="${STORE_SCRIPT_PATH}" defer></script>` : ''}
 </head>
 <body>
 ${storeHeader(store)}

@@ -91,8 +91,68 @@ main.store { max-width: 72rem; }
 .pager { display: flex; justify-content: space-between; gap: 1rem; margin: 1.5rem 0; }
 .store-foot { max-width: 72rem; margin: 2rem auto; padding: 1rem; color: var(--muted); font-size: .9rem;
   border-top: 1px solid var(--line); display: flex; gap: 1.5rem; flex-wrap: wrap; }
+/* Buying: add to cart, the cart, checkout, receipt and pay pages (src/web/store/checkout.ts). */
+button[type=submit]:not(.secondary), a.button { background: var(--accent); border-color: var(--accent);
+  color: var(--accent-ink); font-weight: 600; }
+a.button { display: inline-block; padding: .6rem 1.2rem; border-radius: 6px; text-decoration: none; margin-top: .75rem; }
+button:disabled { opacity: .6; cursor: not-allowed; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+  white-space: nowrap; }
+.store-alert { background: #fdecea; color: var(--danger); border: 1px solid #f1c0bb; border-radius: 8px;
+  padding: .6rem .9rem; margin: .75rem 0; }
+.store-alert a { color: var(--danger); }
+.field { margin: 0; min-width: 0; }
+.field label { margin-top: .6rem; }
+.field input, .field select, .add-to-cart select, .cart-page select, input.qty, #coupon_code {
+  font: inherit; padding: .5rem .6rem; border: 1px solid #8a94a6; border-radius: 6px; background: #fff;
+  color: var(--ink); max-width: 100%; }
+.field input, .field select { width: 100%; }
+.field-error { color: var(--danger); font-size: .9rem; margin: .25rem 0 0; }
+[aria-invalid=true] { border-color: var(--danger) !important; }
+select:focus, a:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+.add-to-cart { display: flex; flex-wrap: wrap; gap: .75rem; align-items: flex-end; margin: 1rem 0; }
+.add-to-cart .field { flex: 1 1 12rem; }
+.add-to-cart input { width: 6rem; }
+.add-to-cart button { padding: .6rem 1.4rem; }
+.currency-switch { display: flex; gap: .6rem; align-items: center; justify-content: flex-end; margin-bottom: .75rem; }
+.currency-switch label { margin: 0; }
+.table-scroll { overflow-x: auto; }
+table.lines { min-width: 100%; }
+table.lines .num, .summary-lines .num { text-align: right; white-space: nowrap; }
+table.lines td:first-child { overflow-wrap: anywhere; }
+.qty-row { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; }
+input.qty { width: 5rem; }
+button.secondary { padding: .45rem .8rem; }
+.cart-foot { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1.5rem; margin-top: 1rem; }
+.coupons { list-style: none; padding: 0; margin: .5rem 0; }
+.coupons li { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; }
+dl.totals { display: grid; grid-template-columns: 1fr auto; gap: .3rem 0; margin: .5rem 0; }
+dl.totals dd { margin: 0; text-align: right; padding-left: 1rem; }
+dl.totals .grand { font-weight: 700; font-size: 1.1rem; border-top: 1px solid var(--line); padding-top: .4rem; }
+.checkout { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1.25rem; align-items: start; }
+.checkout fieldset { margin: 0 0 1.25rem; min-width: 0; }
+.checkout legend { font-weight: 700; font-size: 1.1rem; padding: 0 .3rem; }
+.fields { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 0 1rem; }
+.fields .wide { grid-column: 1 / -1; }
+.req { color: var(--danger); }
+.radio { display: flex; gap: .5rem; align-items: center; margin: .4rem 0; }
+.radio label { margin: 0; font-weight: 400; }
+.radio input { width: 1.1rem; height: 1.1rem; }
+.hint { margin: .25rem 0 0; }
+.summary h2 { font-size: 1.1rem; }
+.summary-lines { list-style: none; padding: 0; margin: .5rem 0; }
+.summary-lines li { display: flex; justify-content: space-between; gap: 1rem; padding: .3rem 0;
+  border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+.summary button[type=submit] { width: 100%; margin-top: 1rem; padding: .7rem; }
+.terms { font-size: .9rem; }
+.keys { list-style: none; padding: 0; margin: .75rem 0; display: grid; gap: .75rem; }
+.keys li { border: 1px solid var(--line); border-radius: 8px; padding: .6rem .8rem; display: grid; gap: .2rem; }
+.keys .product { font-weight: 600; overflow-wrap: anywhere; }
+.license-key { font-size: 1rem; overflow-wrap: anywhere; user-select: all; }
 @media (max-width: 720px) {
   .product { grid-template-columns: minmax(0, 1fr); gap: 1rem; }
+  .checkout, .cart-foot, .fields { grid-template-columns: minmax(0, 1fr); }
+  .card { padding: 1rem; }
   .store-top { padding: .6rem 1rem; }
 }
 `;

@@ -1,0 +1,123 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { fromMinor } from '../modules/catalogue/money.js';
+import type { PaymentService } from '../modules/checkout/payment.service.js';
+import type { LicenseService } from '../modules/licensing/license.service.js';
+import type { OrdersService } from '../modules/orders/orders.service.js';
+import { availableCurrencies } from '../modules/pricing/currency.js';
+import type { SettingsService } from '../modules/settings/settings.service.js';
+import { signInUrl, viewerOf } from './forms.js';
+import { html } from './html.js';
+import { seeOther, sendPage, type Viewer } from './layout.js';
+import { orderTable, PAID, STATUS_WORDS } from './store/checkout.js';
+
+export interface OrdersPagesOptions {
+  orders: OrdersService;
+  payments: PaymentService;
+  licenses: LicenseService;
+  settings: SettingsService;
+}
+
+/** Orders per page of My orders. */
+export const ORDERS_PER_PAGE = 20;
+const PAGE_PARAM = /^[1-9][0-9]{0,5}$/;
+const ORDER_ID = /^[1-9][0-9]{0,9}$/;
+
+function notFound(reply: FastifyReply, viewer: Viewer, status: 400 | 404, title: string) {
+  return sendPage(
+    reply,
+    status,
+    title,
+    html`<section class="card"><h1>${title}</h1><p><a href="/account/orders">See your orders</a></p></section>`,
+    viewer,
+  );
+}
+
+/**
+ * "My orders" (/account/orders, paged by the server: one query for the page and one for the count,
+ * on the orders_customer index) and one order (/account/orders/<id>, the receipt's data, for its
+ * owner only) (docs/storefront.md, 'My orders').
+ */
+export async function ordersPages(app: FastifyInstance, opts: OrdersPagesOptions) {
+  const { orders, payments, licenses, settings } = opts;
+
+  app.get('/account/orders', async (request, reply) => {
+    const viewer = viewerOf(request);
+    if (!viewer) return seeOther(reply, signInUrl('/account/orders'));
+    const raw = (request.query as Record<string, unknown>).page;
+    if (raw !== undefined && (typeof raw !== 'string' || !PAGE_PARAM.test(raw))) {
+      return notFound(reply, viewer, 400, 'There is no such page of orders');
+    }
+    const page = raw === undefined ? 1 : Number(raw);
+    const { rows, total } = await orders.listForCustomer(viewer.user.id, page, ORDERS_PER_PAGE);
+    const pages = Math.max(1, Math.ceil(total / ORDERS_PER_PAGE));
+    if (page > pages) return notFound(reply, viewer, 404, 'There is no such page of orders');
+    const body = html`<h1>My orders</h1>
+${
+  rows.length === 0
+    ? html`<section class="card"><p>You have no orders yet. <a href="/">See the products</a></p></section>`
+    : html`<section class="card"><div class="table-wrap" role="region" aria-label="Orders" tabindex="0"><table>
+  <thead><tr><th scope="col">Order</th><th scope="col">Date (UTC)</th><th scope="col">Status</th><th scope="col">Total</th></tr></thead>
+  <tbody>${rows.map(
+    (o) => html`<tr>
+    <td><a href="/account/orders/${o.id}">#${o.id}</a></td>
+    <td class="when">${o.created_at.slice(0, 10)}</td>
+    <td>${STATUS_WORDS[o.status] ?? o.status}</td>
+    <td>${o.currency_symbol}${fromMinor(Number(o.total), o.decimals)} ${o.currency}</td>
+  </tr>`,
+  )}</tbody>
+</table></div>
+${
+  pages > 1
+    ? html`<nav class="actions" aria-label="Pages">
+  ${page > 1 ? html`<a rel="prev" href="/account/orders${page === 2 ? '' : `?page=${page - 1}`}">Previous page</a>` : ''}
+  <span class="muted">Page ${page} of ${pages}</span>
+  ${page < pages ? html`<a rel="next" href="/account/orders?page=${page + 1}">Next page</a>` : ''}
+</nav>`
+    : ''
+}</section>`
+}`;
+    return sendPage(reply, 200, 'My orders', body, viewer);
+  });
+
+  app.get('/account/orders/:id', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const rawId = (request.params as { id: string }).id;
+    if (!viewer) return seeOther(reply, signInUrl('/account/orders'));
+    if (!ORDER_ID.test(rawId) || Number(rawId) > 2147483647) {
+      return notFound(reply, viewer, 404, 'Order not found');
+    }
+    const r = await payments.receipt(Number(rawId), undefined, viewer.user);
+    // Another customer's order and an unknown one look the same. An administrator reads orders in
+    // the console; here, only the customer's own.
+    if ('error' in r || !(await ownOrder(r.id, viewer.user.id))) {
+      return notFound(reply, viewer, 404, 'Order not found');
+    }
+    const s = await settings.get();
+    const decimals = availableCurrencies(s).find((c) => c.code === r.currency)?.decimals ?? 2;
+    const receipt = { ...r, decimals };
+    const issued = PAID.has(r.status)
+      ? (await licenses.list({ order_id: r.id, sort: 'id', order: 'asc' }, 1, 100)).licenses
+      : [];
+    const body = html`<p><a href="/account/orders">← My orders</a></p>
+<h1>Order #${r.number}</h1>
+<section class="card receipt">
+  <p><span class="muted">Status:</span> <strong data-status="${r.status}">${STATUS_WORDS[r.status] ?? r.status}</strong>
+  · <span class="muted">Payment:</span> ${r.payment_method || 'none yet'}</p>
+  ${orderTable(receipt)}
+</section>
+${
+  issued.length > 0
+    ? html`<section class="card"><h2>License keys</h2>
+  <ul class="keys">${issued.map((l) => html`<li><span class="product">${l.product_name}${l.variation_name ? ` – ${l.variation_name}` : ''}</span> <code class="license-key">${l.license_key}</code></li>`)}</ul>
+  <p>Their sites are under <a href="/account/licenses">My licenses</a>.</p></section>`
+    : ''
+}`;
+    return sendPage(reply, 200, `Order #${r.number}`, body, viewer);
+  });
+
+  /** The receipt admits administrators too; My orders shows a customer their own orders only. */
+  async function ownOrder(id: number, userId: number): Promise<boolean> {
+    const order = await orders.find(id);
+    return order !== undefined && order.customer_id === userId;
+  }
+}
