@@ -9,9 +9,10 @@ const noChromium = !existsSync(CHROMIUM) && !process.env.CI;
 /**
  * Browser tests run where chromium is installed, and must run under CI, which installs it.
  * `SKIP_BROWSER_TESTS=1` skips them all: CI's runs on the other Node.js lines set it, as a browser
- * test checks pages, not the runtime (.ci/run). The console's test (test/browser/admin.test.ts)
- * also checks what the database answers (lists sorted, searched and filtered by it), so CI's
- * PostgreSQL run keeps it and skips only the others, with `SKIP_BROWSER_TESTS=all-but-console`.
+ * test checks pages, not the runtime (.ci/run). The console's tests (test/browser/admin*.test.ts)
+ * also check what the database answers (lists sorted, searched and filtered by it), and the
+ * storefront's (test/browser/store.test.ts) a whole purchase, so CI's PostgreSQL run keeps them
+ * and skips only the page tests, with `SKIP_BROWSER_TESTS=all-but-console`.
  */
 export const skipBrowserTests = process.env.SKIP_BROWSER_TESTS === '1' || noChromium;
 

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { describe, expect, it } from 'vitest';
-import { skipPageBrowserTests } from './chromium.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Smtp, startSmtp, waitForMail } from '../mail/helpers.js';
+import { skipBrowserTests } from './chromium.js';
 import {
   api,
   context,
@@ -63,8 +64,10 @@ async function checkBothWidths(name: string) {
   await page.setViewportSize(WIDE);
 }
 
-describe.skipIf(skipPageBrowserTests)('the storefront in a real browser', () => {
+describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
   setUpConsole();
+  let smtp: Smtp | undefined;
+  afterAll(async () => smtp?.close());
 
   it('a visitor browses the branded catalogue and opens a product page by keyboard', async () => {
     const settings = await api('PATCH', '/settings', {
@@ -166,12 +169,20 @@ describe.skipIf(skipPageBrowserTests)('the storefront in a real browser', () => 
     await page.fill('#billing_email', email);
   }
 
-  it('a visitor buys a variation as a guest, reads the key on the receipt, then finds it under My licenses', async () => {
-    // The buyer's account exists beforehand (created by the administrator): the guest checkout
-    // with its email links the order to it, and the buyer then signs in with its password.
+  it('a guest buys a variation, reads the key on the receipt and in the emailed receipt, sets a password from the email and finds the license under My licenses', async () => {
+    // A new buyer: checkout creates their account (auto_registration) and the store emails the
+    // receipt and a "set your password" link, received here by a real SMTP server.
     const buyer = { email: 'grace@example.com', password: 'grace-password-1' };
-    expect((await api('POST', '/users', { ...buyer, role: 'customer' })).status).toBe(201);
-    expect((await api('PATCH', '/settings', { checkout_rate_limit: 1000 })).status).toBe(200);
+    smtp = await startSmtp();
+    expect(
+      (
+        await api('PATCH', '/settings', {
+          checkout_rate_limit: 1000,
+          smtp_url: smtp.url(),
+          mail_from: 'shop@example.com',
+        })
+      ).status,
+    ).toBe(200);
 
     await page.goto(`${server.url}/`);
     await page.getByRole('link', { name: 'Forms Pro' }).click();
@@ -217,7 +228,22 @@ describe.skipIf(skipPageBrowserTests)('the storefront in a real browser', () => 
     expect(await page.locator('.receipt').textContent()).toContain('$99.00');
     await checkBothWidths('receipt');
 
-    await page.getByRole('link', { name: 'My licenses' }).last().click();
+    // The emailed receipt carries the same key; the welcome email, a link to set a password.
+    const receipt = await waitForMail(smtp, buyer.email, /order #\d+/i, 30_000);
+    expect(receipt.text).toContain(keys[0]!);
+    expect(receipt.html).toContain(keys[0]!);
+    const welcome = await waitForMail(smtp, buyer.email, /account/i, 30_000);
+    const link = new URL(
+      /https?:\/\/\S+\/account\/reset-password\?token=[0-9a-f]{64}/.exec(welcome.text)![0],
+    );
+    await context.clearCookies();
+    await page.goto(`${server.url}${link.pathname}${link.search}`);
+    await page.getByRole('heading', { level: 1, name: 'Set your password' }).waitFor();
+    await page.fill('#password', buyer.password);
+    await page.fill('#confirm', buyer.password);
+    await page.getByRole('button', { name: /password/i }).click();
+    await page.getByRole('heading', { name: 'Your password is set' }).waitFor();
+    await page.getByRole('link', { name: 'Sign in' }).click();
     await page.locator('#email').waitFor();
     await page.fill('#email', buyer.email);
     await page.fill('#password', buyer.password);
