@@ -84,8 +84,9 @@ export async function expectNoSidewaysScroll(what: string) {
   expect(overflow, `${what} is wider than the screen`).toBeLessThanOrEqual(0);
 }
 
-export const shot = (name: string, fullPage = true) =>
-  page.screenshot({ path: join(shotsDir, `admin-${name}.png`), fullPage });
+/** A picture of the page: docs/screenshots/<area>-<name>.png with SAVE_SCREENSHOTS=1 (area: admin or store). */
+export const shot = (name: string, fullPage = true, area: 'admin' | 'store' = 'admin') =>
+  page.screenshot({ path: join(shotsDir, `${area}-${name}.png`), fullPage });
 
 /** The console's own alert of a refused request carries the API's code (the words are the server's). */
 export const alertCode = async () =>

@@ -30,11 +30,11 @@ describe.skipIf(skipPageBrowserTests)('forgot password and reset by emailed link
 
   const checkScreen = async (name: string) => {
     await expectAccessible(`${name} at 1280 px`);
-    await shot(`${name}-1280`);
+    await shot(`${name}-1280`, true, 'store');
     await page.setViewportSize(NARROW);
     await expectNoSidewaysScroll(`${name} at 390 px`);
     await expectAccessible(`${name} at 390 px`);
-    await shot(`${name}-390`);
+    await shot(`${name}-390`, true, 'store');
     await page.setViewportSize(WIDE);
   };
 

@@ -1,13 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Smtp, startSmtp, waitForMail } from '../mail/helpers.js';
 import { skipBrowserTests } from './chromium.js';
 import {
   api,
+  shot as consoleShot,
   context,
   expectAccessible,
   expectNoSidewaysScroll,
@@ -25,10 +22,7 @@ import {
  * with a logo, an accent colour and a terms link; axe-core at 1280 and 390 px, nothing wider than
  * the screen, reachable by keyboard. SAVE_SCREENSHOTS=1 writes docs/screenshots/store-*.png.
  */
-const DOCS_SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const shotsDir =
-  process.env.SAVE_SCREENSHOTS === '1' ? DOCS_SHOTS : mkdtempSync(join(tmpdir(), 'tollgate-store-shots-'));
-const shot = (name: string) => page.screenshot({ path: join(shotsDir, `store-${name}.png`), fullPage: true });
+const shot = (name: string) => consoleShot(name, true, 'store');
 
 /** A picture to upload: a coloured gradient-ish card (a real PNG, as a store owner's screenshot). */
 async function picture(width: number, height: number, rgb: [number, number, number], label: string) {
