@@ -52,4 +52,10 @@ td form { margin: 0; }
 td.when { white-space: nowrap; }
 .table-wrap { overflow-x: auto; }
 button.small { padding: .3rem .7rem; font-size: .9rem; }
+.account-nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem .5rem; margin: 0 0 1.25rem; padding: 0; }
+.account-nav a { display: inline-block; padding: .35rem .75rem; border-radius: 999px; color: var(--ink);
+  text-decoration: none; border: 1px solid var(--line); background: var(--card); }
+.account-nav a[aria-current=page] { border-color: currentColor; font-weight: 600; }
+.subscription form.actions { align-items: center; }
+.subscription form.actions p { flex: 1 1 16rem; margin: 0; }
 `;
