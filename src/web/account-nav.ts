@@ -5,6 +5,7 @@ const PAGES = [
   ['licenses', '/account/licenses', 'My licenses'],
   ['orders', '/account/orders', 'My orders'],
   ['subscriptions', '/account/subscriptions', 'Subscriptions'],
+  ['profile', '/account/profile', 'Profile'],
 ] as const;
 
 export type AccountPage = (typeof PAGES)[number][0];

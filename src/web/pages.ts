@@ -18,6 +18,7 @@ import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';
 import { ordersPages } from './orders.js';
 import { passwordPages } from './password.js';
+import { profilePages } from './profile.js';
 import { signInPages } from './sign-in.js';
 import { cataloguePages } from './store/catalogue.js';
 import { checkoutPages } from './store/checkout.js';
@@ -130,4 +131,5 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   await app.register(checkoutPages, opts);
   await app.register(ordersPages, opts);
   await app.register(subscriptionsPages, opts);
+  await app.register(profilePages, opts);
 }

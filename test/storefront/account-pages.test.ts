@@ -4,7 +4,7 @@ import { createCustomer, createProduct, uniqueEmail } from '../helpers/factories
 
 /**
  * The rest of the customer's account (docs/storefront.md, 'Your account'): Subscriptions
- * (and Profile), server-rendered, for the signed-in customer only, never cached.
+ * and Profile, server-rendered, for the signed-in customer only, never cached.
  */
 let t: TestApp;
 beforeAll(async () => {
@@ -51,7 +51,7 @@ const future = () => new Date(Date.now() + 20 * 86_400_000).toISOString();
 
 describe('account pages: signed out, headers', () => {
   it('sends a signed-out visitor to sign in, and a form without a session too', async () => {
-    for (const url of ['/account/subscriptions']) {
+    for (const url of ['/account/subscriptions', '/account/profile']) {
       const res = await get(undefined, url);
       expect(res.statusCode, url).toBe(303);
       expect(res.headers.location, url).toBe(`/account/sign-in?next=${encodeURIComponent(url)}`);
@@ -68,12 +68,17 @@ describe('account pages: signed out, headers', () => {
 
   it('answers the signed-in customer with no-store and the account menu', async () => {
     const me = await createCustomer(t);
-    for (const url of ['/account/subscriptions', '/account/licenses', '/account/orders']) {
+    for (const url of [
+      '/account/subscriptions',
+      '/account/profile',
+      '/account/licenses',
+      '/account/orders',
+    ]) {
       const res = await get(me.headers.cookie, url);
       expect(res.statusCode, url).toBe(200);
       expect(res.headers['cache-control'], url).toBe('no-store');
       expect(res.body, url).toContain('aria-label="Your account"');
-      for (const href of ['/account/orders', '/account/subscriptions']) {
+      for (const href of ['/account/orders', '/account/subscriptions', '/account/profile']) {
         expect(res.body, url).toContain(`href="${href}"`);
       }
       expect(res.body, url).toContain(`href="${url}" aria-current="page"`);
@@ -143,5 +148,70 @@ describe('/account/subscriptions', () => {
     const res = await postForm(me, `/account/subscriptions/${sub.id}/cancel`, { _nonce: 'wrong' });
     expect(res.statusCode).toBe(403);
     expect((await adminOk<Sub>(t, 'GET', `/subscriptions/${sub.id}`)).status).toBe('active');
+  });
+});
+
+describe('/account/profile', () => {
+  const signIn = (email: string, password: string) =>
+    t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } });
+
+  it('saves the name; the email is shown read-only', async () => {
+    const me = await createCustomer(t);
+    const res = await postForm(me, '/account/profile', { first_name: ' Ada ', last_name: 'Lovelace' });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/account/profile?notice=name');
+    const page = await get(me.headers.cookie, '/account/profile');
+    expect(page.body).toContain('name="first_name" maxlength="100" autocomplete="given-name" value="Ada"');
+    expect(page.body).toContain('value="Lovelace"');
+    expect(page.body).toMatch(new RegExp(`id="email" value="${me.email}" readonly`));
+    const long = await postForm(me, '/account/profile', { first_name: 'x'.repeat(101), last_name: '' });
+    expect(long.statusCode).toBe(400);
+    expect(long.body).toContain('data-code="invalid_name"');
+  });
+
+  it('refuses a wrong current password (400 incorrect_current_password) and a short new one (invalid_password)', async () => {
+    const me = await createCustomer(t);
+    const wrong = await postForm(me, '/account/profile/password', {
+      current_password: 'not-my-password',
+      new_password: 'a-new-password-1',
+    });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.headers['cache-control']).toBe('no-store');
+    expect(wrong.body).toMatch(/role="alert" id="password-error" data-code="incorrect_current_password"/);
+    const short = await postForm(me, '/account/profile/password', {
+      current_password: me.password,
+      new_password: 'short',
+    });
+    expect(short.statusCode).toBe(400);
+    expect(short.body).toContain('data-code="invalid_password"');
+    // Neither changed the password.
+    expect((await signIn(me.email, me.password)).statusCode).toBe(200);
+  });
+
+  it('changes the password: this session stays, the others end, the old password no longer signs in', async () => {
+    const me = await createCustomer(t);
+    const elsewhere = await signIn(me.email, me.password);
+    const otherCookie = `tollgate_session=${elsewhere.cookies.find((c) => c.name === 'tollgate_session')!.value}`;
+    const res = await postForm(me, '/account/profile/password', {
+      current_password: me.password,
+      new_password: 'a-new-password-1',
+    });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/account/profile?notice=password');
+    expect((await get(me.headers.cookie, '/account/profile')).statusCode).toBe(200);
+    expect((await get(otherCookie, '/account/profile')).statusCode).toBe(303);
+    expect((await signIn(me.email, me.password)).statusCode).toBe(401);
+    expect((await signIn(me.email, 'a-new-password-1')).statusCode).toBe(200);
+  });
+
+  it('refuses a form without the session nonce (403)', async () => {
+    const me = await createCustomer(t);
+    const res = await postForm(me, '/account/profile/password', {
+      _nonce: 'wrong',
+      current_password: me.password,
+      new_password: 'a-new-password-1',
+    });
+    expect(res.statusCode).toBe(403);
+    expect((await signIn(me.email, me.password)).statusCode).toBe(200);
   });
 });
