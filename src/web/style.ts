@@ -10,6 +10,7 @@ body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "
 .brand { font-weight: 700; color: var(--ink); text-decoration: none; letter-spacing: .02em; }
 .who { display: flex; align-items: center; gap: .75rem; color: var(--muted); font-size: .9rem; }
 .who form { margin: 0; }
+.who button.link { white-space: nowrap; }
 main { max-width: 54rem; margin: 2rem auto; padding: 0 1rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 1.5rem 1.75rem;
   margin-bottom: 1.25rem; }

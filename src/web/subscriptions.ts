@@ -94,7 +94,7 @@ function subscriptionCard(r: Row, viewer: Viewer) {
         ? 'Your licenses keep working until the paid period ends.'
         : 'The subscription ends now.'
     }</p>
-    <button type="submit" class="danger">Cancel subscription #${sub.id}</button>
+    <button type="submit" class="danger secondary">Cancel subscription #${sub.id}</button>
   </form>`
       : ''
   }
