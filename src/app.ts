@@ -207,6 +207,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     media,
     payments,
     orders,
+    subscriptions,
     origin: () => services.urls.origin,
     secureCookies: config.publicUrl.startsWith('https:'),
   });

@@ -32,6 +32,9 @@ const catalogue = {
   // passwords by email (docs/email.md, 'Passwords')
   invalid_password_token: [400, 'The password link is invalid, already used or expired.'],
   invalid_password: [400, 'The password must be 8 to 1024 characters.'],
+  // the customer's profile (docs/storefront.md, 'Profile')
+  incorrect_current_password: [400, 'The current password is incorrect.'],
+  invalid_name: [400, 'A name is at most 100 characters, without control characters.'],
   too_many_password_requests: [429, 'Too many password requests; try again later.'],
   // catalogue
   product_not_found: [404, 'Product not found.'],

@@ -47,7 +47,7 @@ export function layout(
     ? html`<div class="who"><span>Signed in as ${viewer.email}</span>
         <form method="post" action="/account/sign-out">
           <input type="hidden" name="_nonce" value="${viewer.nonce}">
-          <button type="submit" class="link">Sign out</button>
+          <button type="submit" class="link secondary">Sign out</button>
         </form></div>`
     : '';
   return html`<!doctype html>

@@ -4,6 +4,7 @@ import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { CustomerLicenseView, LicenseService } from '../modules/licensing/license.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
+import { accountNav } from './account-nav.js';
 import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
@@ -97,7 +98,8 @@ export async function licensesPages(app: FastifyInstance, opts: LicensesPageOpti
       reply,
       200,
       'My licenses',
-      html`<h1>My licenses</h1>
+      html`${accountNav('licenses')}
+<h1>My licenses</h1>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 ${canDeactivate ? '' : html`<p class="muted">Deactivating sites from this page is turned off by the store.</p>`}

@@ -5,6 +5,7 @@ import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OrdersService } from '../modules/orders/orders.service.js';
 import { availableCurrencies } from '../modules/pricing/currency.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
+import { accountNav } from './account-nav.js';
 import { signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
@@ -51,7 +52,8 @@ export async function ordersPages(app: FastifyInstance, opts: OrdersPagesOptions
     const { rows, total } = await orders.listForCustomer(viewer.user.id, page, ORDERS_PER_PAGE);
     const pages = Math.max(1, Math.ceil(total / ORDERS_PER_PAGE));
     if (page > pages) return notFound(reply, viewer, 404, 'There is no such page of orders');
-    const body = html`<h1>My orders</h1>
+    const body = html`${accountNav('orders')}
+<h1>My orders</h1>
 ${
   rows.length === 0
     ? html`<section class="card"><p>You have no orders yet. <a href="/">See the products</a></p></section>`

@@ -10,6 +10,7 @@ import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { ReleasesService } from '../modules/releases/releases.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
 import type { MediaService } from '../modules/storefront/media.service.js';
+import type { SubscriptionsService } from '../modules/subscriptions/subscriptions.service.js';
 import { approvePages } from './approve.js';
 import { installFormParser, viewerOf } from './forms.js';
 import { html } from './html.js';
@@ -17,12 +18,14 @@ import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';
 import { ordersPages } from './orders.js';
 import { passwordPages } from './password.js';
+import { profilePages } from './profile.js';
 import { signInPages } from './sign-in.js';
 import { cataloguePages } from './store/catalogue.js';
 import { checkoutPages } from './store/checkout.js';
 import { identityOf } from './store/layout.js';
 import { mediaRoutes } from './store/media.js';
 import { STYLESHEET } from './style.js';
+import { subscriptionsPages } from './subscriptions.js';
 
 export interface PagesOptions {
   accounts: AccountsService;
@@ -37,6 +40,8 @@ export interface PagesOptions {
   payments: PaymentService;
   /** My orders. */
   orders: OrdersService;
+  /** Subscriptions (the customer's cancellation). */
+  subscriptions: SubscriptionsService;
   /** The store's PUBLIC_URL origin (final once the server listens). */
   origin: () => string;
   secureCookies: boolean;
@@ -125,4 +130,6 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   // Buying: cart, checkout, receipt and pay pages, and the store's script (docs/storefront.md).
   await app.register(checkoutPages, opts);
   await app.register(ordersPages, opts);
+  await app.register(subscriptionsPages, opts);
+  await app.register(profilePages, opts);
 }

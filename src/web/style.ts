@@ -10,6 +10,7 @@ body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "
 .brand { font-weight: 700; color: var(--ink); text-decoration: none; letter-spacing: .02em; }
 .who { display: flex; align-items: center; gap: .75rem; color: var(--muted); font-size: .9rem; }
 .who form { margin: 0; }
+.who button.link { white-space: nowrap; }
 main { max-width: 54rem; margin: 2rem auto; padding: 0 1rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 1.5rem 1.75rem;
   margin-bottom: 1.25rem; }
@@ -20,7 +21,7 @@ p { margin: .5rem 0; }
 .muted { color: var(--muted); font-size: .9rem; }
 .lead { font-size: 1.1rem; }
 label { display: block; font-weight: 600; margin: .9rem 0 .3rem; }
-input[type=email], input[type=password] { width: 100%; padding: .6rem .7rem; font: inherit;
+input[type=email], input[type=password], input[type=text] { width: 100%; padding: .6rem .7rem; font: inherit;
   border: 1px solid var(--line); border-radius: 6px; }
 input:focus, button:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
 button { font: inherit; cursor: pointer; border-radius: 6px; padding: .55rem 1.1rem; border: 1px solid var(--line);
@@ -52,4 +53,11 @@ td form { margin: 0; }
 td.when { white-space: nowrap; }
 .table-wrap { overflow-x: auto; }
 button.small { padding: .3rem .7rem; font-size: .9rem; }
+.account-nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem .5rem; margin: 0 0 1.25rem; padding: 0; }
+.account-nav a { display: inline-block; padding: .35rem .75rem; border-radius: 999px; color: var(--ink);
+  text-decoration: none; border: 1px solid var(--line); background: var(--card); }
+.account-nav a[aria-current=page] { border-color: currentColor; font-weight: 600; }
+input[readonly] { background: var(--bg); color: var(--muted); }
+.subscription form.actions { align-items: center; }
+.subscription form.actions p { flex: 1 1 16rem; margin: 0; }
 `;

@@ -97,7 +97,7 @@ export class AccountsRepository {
 
   async updateUser(
     id: number,
-    patch: { password_hash?: string; role?: Role; now: string },
+    patch: { password_hash?: string; role?: Role; first_name?: string; last_name?: string; now: string },
     tx?: Tx,
   ): Promise<void> {
     const { now, ...rest } = patch;
@@ -278,5 +278,14 @@ export class AccountsRepository {
   /** A password was reset by link: every session of the user ends. */
   async deleteUserSessions(userId: number, tx?: Tx): Promise<void> {
     await on(this.db, tx).deleteFrom('sessions').where('user_id', '=', userId).execute();
+  }
+
+  /** Every session of the user but one (the one that changed the password). */
+  async deleteOtherSessions(userId: number, keepIdHash: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .deleteFrom('sessions')
+      .where('user_id', '=', userId)
+      .where('id_hash', '!=', keepIdHash)
+      .execute();
   }
 }

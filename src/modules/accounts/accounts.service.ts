@@ -191,6 +191,53 @@ export class AccountsService {
     return { sessionId, nonce };
   }
 
+  /**
+   * The customer's own name (docs/storefront.md, 'Profile'): each part at most 100 characters,
+   * trimmed, without control characters (`invalid_name`).
+   */
+  async updateName(userId: number, firstName: string, lastName: string): Promise<AuthUser> {
+    const first = firstName.trim();
+    const last = lastName.trim();
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+    const bad = (s: string) => s.length > 100 || /[\u0000-\u001f\u007f]/.test(s);
+    if (bad(first) || bad(last)) throw new ApiError('invalid_name');
+    await this.repo.updateUser(userId, { first_name: first, last_name: last, now: iso(this.clock.now()) });
+    return this.requireUser(userId);
+  }
+
+  /**
+   * The signed-in user's new password, given the current one (docs/storefront.md, 'Profile'). A
+   * wrong current password is `incorrect_current_password` and counts as a failed sign-in of the
+   * account (the same limit, `too_many_login_attempts`); a new one outside 8–1024 characters is
+   * `invalid_password`. Every other session of the user ends, and every emailed password link is
+   * retired, in the change's transaction; the session that asked (`keepSessionId`) stays.
+   */
+  async changePassword(userId: number, current: string, next: string, keepSessionId: string): Promise<void> {
+    if (next.length < 8 || next.length > 1024) throw new ApiError('invalid_password');
+    const row = await this.repo.findUserById(userId);
+    if (!row) throw new ApiError('user_not_found');
+    const accountBucket = `login:acct:${sha256(normaliseEmail(row.email))}`;
+    const account = await this.rates.take(accountBucket, LOGIN_WINDOW, MAX_FAILS_PER_ACCOUNT);
+    if (!account.taken) throw tooManyAttempts(account.retryAfter);
+    let ok: boolean;
+    try {
+      ok = current.length <= 1024 && (await verifyPassword(current, row.password_hash ?? DUMMY_HASH));
+    } catch (e) {
+      await this.rates.release(accountBucket, account.start);
+      throw e;
+    }
+    // A failure keeps its place: it is what the limit counts.
+    if (!ok) throw new ApiError('incorrect_current_password');
+    await this.rates.release(accountBucket, account.start);
+    const password_hash = await hashPassword(next);
+    await withTransaction(this.database, async (tx) => {
+      const now = iso(this.clock.now());
+      await this.repo.updateUser(userId, { password_hash, now }, tx);
+      await this.repo.retirePasswordTokens(userId, now, tx);
+      await this.repo.deleteOtherSessions(userId, sha256(keepSessionId), tx);
+    });
+  }
+
   async sessionUser(sessionId: string): Promise<{ user: AuthUser; nonce: string } | null> {
     const row = await this.repo.findSession(sha256(sessionId), iso(this.clock.now()));
     if (!row) return null;

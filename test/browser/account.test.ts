@@ -1,0 +1,118 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { skipBrowserTests } from './chromium.js';
+import {
+  api,
+  context,
+  expectAccessible,
+  expectNoSidewaysScroll,
+  NARROW,
+  page,
+  server,
+  setUpConsole,
+  WIDE,
+} from './console.js';
+
+/**
+ * The customer's account pages (docs/storefront.md, 'Your account') in a real browser, on the
+ * console's harness: Subscriptions (with a renewal order to pay, and Cancel) and Profile (a wrong
+ * current password, then a change), axe-core at 1280 and 390 px, nothing wider than 390 px.
+ * SAVE_SCREENSHOTS=1 writes docs/screenshots/store-account-*.png.
+ */
+const DOCS_SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+const shotsDir =
+  process.env.SAVE_SCREENSHOTS === '1' ? DOCS_SHOTS : mkdtempSync(join(tmpdir(), 'tollgate-account-shots-'));
+const shot = (name: string) => page.screenshot({ path: join(shotsDir, `store-${name}.png`), fullPage: true });
+
+async function checkBothWidths(name: string) {
+  await page.setViewportSize(WIDE);
+  await expectAccessible(`${name} at 1280 px`);
+  await shot(`${name}-1280`);
+  await page.setViewportSize(NARROW);
+  await expectAccessible(`${name} at 390 px`);
+  await expectNoSidewaysScroll(`${name} at 390 px`);
+  await shot(`${name}-390`);
+  await page.setViewportSize(WIDE);
+}
+
+const CUSTOMER = { email: 'ada.account@example.com', password: 'ada-password-1' };
+
+describe.skipIf(skipBrowserTests)('the customer’s account pages in a real browser', () => {
+  setUpConsole();
+
+  it('Subscriptions: the renewal order to pay, and Cancel', async () => {
+    await api('PATCH', '/settings', { store_name: 'Northwind Plugins', store_accent_color: '#0f766e' });
+    const customer = await api<{ id: number }>('POST', '/users', {
+      ...CUSTOMER,
+      role: 'customer',
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+    });
+    expect(customer.status).toBe(201);
+    const subscribe = async (name: string) => {
+      const product = await api<{ id: number }>('POST', '/products', {
+        name,
+        type: 'subscription',
+        price: '12.00',
+        subscription: { period: 'month', interval: 1 },
+      });
+      expect(product.status).toBe(201);
+      const sub = await api<{ id: number }>('POST', '/subscriptions', {
+        user_id: customer.body.id,
+        product_id: product.body.id,
+      });
+      expect(sub.status).toBe(201);
+      return sub.body.id;
+    };
+    const cloud = await subscribe('Cloud Sync');
+    await subscribe('Backup Buddy with a rather long name that must wrap');
+    const order = await api<{ id: number }>('POST', `/subscriptions/${cloud}/renewal-orders`);
+    expect(order.status).toBe(201);
+
+    await context.clearCookies();
+    await page.goto(`${server.url}/account/subscriptions`);
+    await page.locator('#email').waitFor();
+    await page.fill('#email', CUSTOMER.email);
+    await page.fill('#password', CUSTOMER.password);
+    await page.locator('#password').press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+    const nav = page.getByRole('navigation', { name: 'Your account' });
+    expect(await nav.getByRole('link', { name: 'Subscriptions' }).getAttribute('aria-current')).toBe('page');
+    expect(
+      await page.getByRole('link', { name: `Pay renewal order #${order.body.id}` }).getAttribute('href'),
+    ).toMatch(new RegExp(`^/checkout/pay/${order.body.id}\\?key=`));
+    await checkBothWidths('account-subscriptions');
+
+    await page.getByRole('button', { name: `Cancel subscription #${cloud}` }).click();
+    await page.getByRole('status').waitFor();
+    expect(await page.getByRole('status').textContent()).toContain('will not renew');
+    expect(await page.getByRole('button', { name: `Cancel subscription #${cloud}` }).count()).toBe(0);
+  });
+
+  it('Profile: a wrong current password is refused with its code, then the password changes', async () => {
+    await page
+      .getByRole('navigation', { name: 'Your account' })
+      .getByRole('link', { name: 'Profile' })
+      .click();
+    await page.getByRole('heading', { level: 1, name: 'Profile' }).waitFor();
+    expect(await page.inputValue('#first_name')).toBe('Ada');
+    await checkBothWidths('account-profile');
+
+    await page.fill('#current_password', 'not-my-password');
+    await page.fill('#new_password', 'a-new-password-1');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    const alert = page.locator('[role=alert][data-code]');
+    await alert.waitFor();
+    expect(await alert.getAttribute('data-code')).toBe('incorrect_current_password');
+    await checkBothWidths('account-profile-refused');
+
+    await page.fill('#current_password', CUSTOMER.password);
+    await page.fill('#new_password', 'a-new-password-1');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('status').waitFor();
+    expect(await page.getByRole('status').textContent()).toContain('password was changed');
+  });
+});
