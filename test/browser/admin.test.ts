@@ -107,10 +107,11 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
     await page.getByLabel('Slug').fill('forms-pro');
     await page.getByLabel('Distribute this product’s releases').check();
     await page.getByRole('button', { name: 'Save software configuration' }).click();
+    // The slug is already 'forms-pro' (made from the name at creation): wait for the switch.
     await waitFor(
       async () =>
-        (await api<{ slug: string }>('GET', `/software/products/${productId}/config`)).body.slug ===
-        'forms-pro',
+        (await api<{ software_enabled: string }>('GET', `/software/products/${productId}/config`)).body
+          .software_enabled === 'yes',
       'the software configuration is saved',
     );
     const config = (await api('GET', `/software/products/${productId}/config`)).body;
