@@ -208,16 +208,17 @@ function renderCart(cart) {
     var remove = el('button', { type: 'button', className: 'link', text: 'Remove', 'aria-label': 'Remove ' + item.name });
     remove.addEventListener('click', function () { cartCall('/cart/remove', { cart_item_key: item.key }, remove); });
     var name = item.permalink ? el('a', { href: item.permalink.replace(/^https?:[/][/][^/]+/, ''), text: item.name }) : el('span', { text: item.name });
+    // data-label names each cell where a narrow screen stacks the line (the header row is hidden there).
     return el('tr', {}, [
-      el('td', {}, [name]),
-      el('td', { className: 'num' }, [money(cart, item.price)]),
-      el('td', {}, [el('label', { for: qtyId, className: 'visually-hidden', text: 'Quantity of ' + item.name }), el('span', { className: 'qty-row' }, [qty, update])]),
-      el('td', { className: 'num' }, [money(cart, Number(item.subtotal).toFixed(cart.decimals))]),
-      el('td', {}, [remove])
+      el('td', { className: 'line-name' }, [name]),
+      el('td', { className: 'num', 'data-label': 'Price' }, [money(cart, item.price)]),
+      el('td', { 'data-label': 'Quantity' }, [el('label', { for: qtyId, className: 'visually-hidden', text: 'Quantity of ' + item.name }), el('span', { className: 'qty-row' }, [qty, update])]),
+      el('td', { className: 'num', 'data-label': 'Subtotal' }, [money(cart, Number(item.subtotal).toFixed(cart.decimals))]),
+      el('td', { className: 'line-remove' }, [remove])
     ]);
   });
   view.appendChild(el('div', { className: 'table-scroll', role: 'region', 'aria-label': 'Cart lines', tabindex: '0' }, [
-    el('table', { className: 'lines' }, [
+    el('table', { className: 'lines cart-lines' }, [
       el('thead', {}, [el('tr', {}, [
         el('th', { scope: 'col', text: 'Product' }), el('th', { scope: 'col', className: 'num', text: 'Price' }),
         el('th', { scope: 'col', text: 'Quantity' }), el('th', { scope: 'col', className: 'num', text: 'Subtotal' }),

@@ -155,6 +155,18 @@ dl.totals .grand { font-weight: 700; font-size: 1.1rem; border-top: 1px solid va
   .card { padding: 1rem; }
   .store-top { padding: .6rem 1rem; }
 }
+/* A narrow screen stacks each cart line: its name, then one labelled row per figure. */
+@media (max-width: 560px) {
+  table.cart-lines thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.cart-lines, table.cart-lines tbody, table.cart-lines tr, table.cart-lines td { display: block; }
+  table.cart-lines tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  table.cart-lines td { border: 0; padding: .3rem 0; display: flex; justify-content: space-between;
+    align-items: center; gap: 1rem; text-align: right; }
+  table.cart-lines td::before { content: attr(data-label); font-weight: 600; text-align: left; }
+  table.cart-lines td.line-name { font-weight: 600; font-size: 1.05rem; justify-content: flex-start; text-align: left; }
+  table.cart-lines td.line-name::before, table.cart-lines td.line-remove::before { content: none; }
+  table.cart-lines td.line-remove { justify-content: flex-end; }
+}
 `;
 
 /** Shown where a product has no image (an SVG of our own: no script, no external reference). */
