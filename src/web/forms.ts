@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import { nulRefused } from '../http/input.js';
 import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
-import { safeEqual } from '../random.js';
+import { randomHex, safeEqual } from '../random.js';
 import type { Viewer } from './layout.js';
 
 export type FormBody = Record<string, string>;
@@ -48,6 +48,37 @@ export async function formUser(request: FastifyRequest, accounts: AccountsServic
     throw new ApiError('rest_cookie_invalid_nonce');
   }
   return (await accounts.sessionUser(request.sessionId))?.user ?? null;
+}
+
+/**
+ * Before sign-in there is no session nonce, so the forms of the signed-out pages (sign in, forgot
+ * and reset password) use a double-submit token instead: a random value in a SameSite=Strict
+ * cookie that the form repeats as `_csrf` (login CSRF).
+ */
+const FORM_COOKIE = 'tollgate_form';
+
+export function signedOutForm(secureCookies: boolean) {
+  return {
+    /** The token for the form's hidden `_csrf` field; sets the cookie when the browser has none. */
+    token(request: FastifyRequest, reply: FastifyReply): string {
+      const existing = request.cookies[FORM_COOKIE];
+      if (existing && /^[0-9a-f]{32}$/.test(existing)) return existing;
+      const token = randomHex(16);
+      reply.setCookie(FORM_COOKIE, token, {
+        path: '/account',
+        httpOnly: true,
+        sameSite: 'strict',
+        secure: secureCookies,
+      });
+      return token;
+    },
+    /** The posted `_csrf` repeats the cookie. */
+    ok(request: FastifyRequest): boolean {
+      const expected = request.cookies[FORM_COOKIE];
+      const sent = formOf(request)._csrf;
+      return Boolean(expected && sent && safeEqual(sent, expected));
+    },
+  };
 }
 
 /** Where sign-in may send the customer afterwards: only a path of these pages, never another site. */

@@ -1,16 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
-import { randomHex, safeEqual } from '../random.js';
-import { formOf } from './forms.js';
+import { formOf, signedOutForm } from './forms.js';
 import { html } from './html.js';
 import { sendPage } from './layout.js';
-
-/**
- * Before sign-in there is no session nonce, so these forms use the sign-in page's double-submit
- * token: a random value in a SameSite=Strict cookie that the form repeats (src/web/sign-in.ts).
- */
-const FORM_COOKIE = 'tollgate_form';
 
 export interface PasswordPagesOptions {
   accounts: AccountsService;
@@ -26,25 +19,7 @@ export interface PasswordPagesOptions {
  */
 export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOptions) {
   const { accounts, secureCookies } = opts;
-
-  function formToken(request: FastifyRequest, reply: FastifyReply): string {
-    const existing = request.cookies[FORM_COOKIE];
-    if (existing && /^[0-9a-f]{32}$/.test(existing)) return existing;
-    const token = randomHex(16);
-    reply.setCookie(FORM_COOKIE, token, {
-      path: '/account',
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: secureCookies,
-    });
-    return token;
-  }
-
-  const csrfOk = (request: FastifyRequest) => {
-    const expected = request.cookies[FORM_COOKIE];
-    const sent = formOf(request)._csrf;
-    return Boolean(expected && sent && safeEqual(sent, expected));
-  };
+  const csrf = signedOutForm(secureCookies);
 
   const errorNote = (code: string, text: string) =>
     html`<p class="error" role="alert" data-code="${code}">${text}</p>`;
@@ -60,7 +35,7 @@ export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOpt
   <p class="muted">Enter the email address of your account. We will email you a link to choose a new password; it works for one hour.</p>
   ${fields.error ?? ''}
   <form method="post" action="/account/forgot-password">
-    <input type="hidden" name="_csrf" value="${formToken(request, reply)}">
+    <input type="hidden" name="_csrf" value="${csrf.token(request, reply)}">
     <label for="email">Email address</label>
     <input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="${fields.email ?? ''}">
     <button type="submit" class="primary full">Email me a link</button>
@@ -75,7 +50,7 @@ export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOpt
   app.post('/account/forgot-password', async (request, reply) => {
     const form = formOf(request);
     const email = (form.email ?? '').trim().slice(0, 254);
-    if (!csrfOk(request)) {
+    if (!csrf.ok(request)) {
       return forgotForm(request, reply, 403, {
         email,
         error: errorNote(
@@ -135,7 +110,7 @@ export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOpt
   <p class="muted">${intro}</p>
   ${error ?? ''}
   <form method="post" action="/account/reset-password">
-    <input type="hidden" name="_csrf" value="${formToken(request, reply)}">
+    <input type="hidden" name="_csrf" value="${csrf.token(request, reply)}">
     <input type="hidden" name="token" value="${token}">
     <label for="password">New password</label>
     <input id="password" name="password" type="password" autocomplete="new-password" required minlength="8" maxlength="1024" aria-describedby="password-hint">
@@ -160,7 +135,7 @@ export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOpt
     const token = (form.token ?? '').slice(0, 200);
     const purpose = await accounts.passwordTokenPurpose(token);
     if (!purpose) return invalidLink(reply);
-    if (!csrfOk(request)) {
+    if (!csrf.ok(request)) {
       return resetForm(
         request,
         reply,

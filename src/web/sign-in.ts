@@ -2,16 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { type AccountsService, SESSION_DAYS } from '../modules/accounts/accounts.service.js';
-import { randomHex, safeEqual } from '../random.js';
-import { formOf, formUser, safeNext, viewerOf } from './forms.js';
+import { formOf, formUser, safeNext, signedOutForm, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage } from './layout.js';
-
-/**
- * Before sign-in there is no session nonce, so the sign-in form is protected by a double-submit
- * token: a random value in a SameSite=Strict cookie that the form must repeat (login CSRF).
- */
-const FORM_COOKIE = 'tollgate_form';
 
 export interface SignInOptions {
   accounts: AccountsService;
@@ -20,19 +13,7 @@ export interface SignInOptions {
 
 export async function signInPages(app: FastifyInstance, opts: SignInOptions) {
   const { accounts, secureCookies } = opts;
-
-  function formToken(request: FastifyRequest, reply: FastifyReply): string {
-    const existing = request.cookies[FORM_COOKIE];
-    if (existing && /^[0-9a-f]{32}$/.test(existing)) return existing;
-    const token = randomHex(16);
-    reply.setCookie(FORM_COOKIE, token, {
-      path: '/account',
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: secureCookies,
-    });
-    return token;
-  }
+  const csrf = signedOutForm(secureCookies);
 
   function render(
     request: FastifyRequest,
@@ -51,7 +32,7 @@ export async function signInPages(app: FastifyInstance, opts: SignInOptions) {
   }</p>
   ${fields.error ? html`<p class="error" role="alert">${fields.error}</p>` : ''}
   <form method="post" action="/account/sign-in">
-    <input type="hidden" name="_csrf" value="${formToken(request, reply)}">
+    <input type="hidden" name="_csrf" value="${csrf.token(request, reply)}">
     <input type="hidden" name="next" value="${next}">
     <label for="email">Email address</label>
     <input id="email" name="email" type="email" autocomplete="username" required value="${fields.email ?? ''}">
@@ -74,8 +55,7 @@ export async function signInPages(app: FastifyInstance, opts: SignInOptions) {
     const form = formOf(request);
     const next = safeNext(form.next);
     const email = (form.email ?? '').slice(0, 254);
-    const expected = request.cookies[FORM_COOKIE];
-    if (!expected || !form._csrf || !safeEqual(form._csrf, expected)) {
+    if (!csrf.ok(request)) {
       return render(request, reply, 403, next, {
         email,
         error: 'This sign-in form has expired. Please enter your details again.',
