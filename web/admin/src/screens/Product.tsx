@@ -8,10 +8,11 @@ import {
   useForm,
 } from 'react-hook-form';
 import { Link, useLocation, useSearch } from 'wouter';
-import { del, get, patch, post, upload } from '../api';
+import { get, patch, post } from '../api';
 import type { Product, SoftwareConfig, Variation } from '../types';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
+import { ImageUpload } from '../ui/image-upload';
 import { History } from './Audit';
 
 interface VariationRow {
@@ -515,82 +516,27 @@ interface SoftwareFormValues {
  */
 function ImageForm({ product }: { product: Product }) {
   const client = useQueryClient();
-  const [error, setError] = useState<unknown>(null);
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [file, setFile] = useState<File | null>(null);
-  const saved = (p: Product, words: string) => {
-    client.setQueryData(['product', product.id], p);
-    setNotice(words);
-  };
-  const send = async () => {
-    if (!file) return;
-    setError(null);
-    setNotice('');
-    setBusy(true);
-    try {
-      saved(
-        await upload<Product>(`/products/${product.id}/image`, [], file, () => {}).done,
-        'The image is saved.',
-      );
-      setFile(null);
-      await client.invalidateQueries({ queryKey: ['audit-events'] });
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const remove = async () => {
-    setError(null);
-    setNotice('');
-    try {
-      saved(await del<Product>(`/products/${product.id}/image`), 'The image is removed.');
-    } catch (e) {
-      setError(e);
-    }
-  };
   return (
-    <section className="card form" aria-labelledby="image-form">
-      <h2 id="image-form">Image</h2>
-      <Notice>{notice}</Notice>
-      <ErrorNote error={error} title="Not saved" />
-      {product.image ? (
-        <img
-          className="product-image"
-          src={`/media/${product.image}-400.webp`}
-          alt={`${product.name} as the store shows it`}
-          width={200}
-        />
-      ) : (
-        <p className="hint">No image: the store shows a placeholder.</p>
-      )}
-      <Field label="Image file" hint="JPEG, PNG, WebP or GIF, at most 10 MB.">
-        {(p) => (
-          <input
-            {...p}
-            type="file"
-            accept="image/jpeg,image/png,image/webp,image/gif"
-            onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
-          />
-        )}
-      </Field>
-      <div className="buttons">
-        <button type="button" className="primary" disabled={!file || busy} onClick={send}>
-          Upload image
-        </button>
-        {product.image ? (
-          <button type="button" className="danger" onClick={remove}>
-            Remove image
-          </button>
-        ) : null}
-        {product.slug && product.status === 'publish' ? (
-          <a href={`/products/${product.slug}`} target="_blank" rel="noreferrer">
-            View on the store
-          </a>
-        ) : null}
-      </div>
-    </section>
+    <ImageUpload<Product>
+      id="image-form"
+      noun="image"
+      path={`/products/${product.id}/image`}
+      current={product.image ?? ''}
+      alt={`${product.name} as the store shows it`}
+      imageClass="product-image"
+      empty="No image: the store shows a placeholder."
+      hint="JPEG, PNG, WebP or GIF, at most 10 MB."
+      onSaved={(p) => {
+        client.setQueryData(['product', product.id], p);
+        void client.invalidateQueries({ queryKey: ['audit-events'] });
+      }}
+    >
+      {product.slug && product.status === 'publish' ? (
+        <a href={`/products/${product.slug}`} target="_blank" rel="noreferrer">
+          View on the store
+        </a>
+      ) : null}
+    </ImageUpload>
   );
 }
 

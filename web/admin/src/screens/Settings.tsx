@@ -1,10 +1,11 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { type FieldPath, useFieldArray, useForm } from 'react-hook-form';
-import { ApiError, del, get, patch, upload } from '../api';
+import { ApiError, get, patch } from '../api';
 import type { Settings } from '../types';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
+import { ImageUpload } from '../ui/image-upload';
 
 type Key = keyof Settings;
 type Kind = 'boolean' | 'number' | 'text' | 'secret' | 'url' | { choices: [string, string][] };
@@ -131,77 +132,20 @@ export function SettingsPage() {
 /** The store's logo (POST and DELETE /v1/settings/logo): an image upload, resized by the server. */
 function LogoForm({ logo }: { logo: string }) {
   const client = useQueryClient();
-  const [error, setError] = useState<unknown>(null);
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [file, setFile] = useState<File | null>(null);
-  const saved = (value: string, words: string) => {
-    client.setQueryData<Settings>(['settings'], (s) => (s ? { ...s, store_logo: value } : s));
-    setNotice(words);
-  };
-  const send = async () => {
-    if (!file) return;
-    setError(null);
-    setNotice('');
-    setBusy(true);
-    try {
-      const r = await upload<{ store_logo: string }>('/settings/logo', [], file, () => {}).done;
-      saved(r.store_logo, 'The logo is saved.');
-      setFile(null);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const remove = async () => {
-    setError(null);
-    setNotice('');
-    try {
-      saved((await del<{ store_logo: string }>('/settings/logo')).store_logo, 'The logo is removed.');
-    } catch (e) {
-      setError(e);
-    }
-  };
   return (
-    <section className="card form" aria-labelledby="logo-form">
-      <h2 id="logo-form">Logo</h2>
-      <Notice>{notice}</Notice>
-      <ErrorNote error={error} title="Not saved" />
-      {logo ? (
-        <img
-          className="store-logo"
-          src={`/media/${logo}-400.webp`}
-          alt="The store’s current logo"
-          width={200}
-        />
-      ) : (
-        <p className="hint">No logo: the store’s pages show its name alone.</p>
-      )}
-      <Field
-        label="Logo file"
-        hint="JPEG, PNG, WebP or GIF, at most 10 MB; shown 40 px high in the store’s header."
-      >
-        {(p) => (
-          <input
-            {...p}
-            type="file"
-            accept="image/jpeg,image/png,image/webp,image/gif"
-            onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
-          />
-        )}
-      </Field>
-      <div className="buttons">
-        <button type="button" className="primary" disabled={!file || busy} onClick={send}>
-          Upload logo
-        </button>
-        {logo ? (
-          <button type="button" className="danger" onClick={remove}>
-            Remove logo
-          </button>
-        ) : null}
-      </div>
-    </section>
+    <ImageUpload<{ store_logo: string }>
+      id="logo-form"
+      noun="logo"
+      path="/settings/logo"
+      current={logo}
+      alt="The store’s current logo"
+      imageClass="store-logo"
+      empty="No logo: the store’s pages show its name alone."
+      hint="JPEG, PNG, WebP or GIF, at most 10 MB; shown 40 px high in the store’s header."
+      onSaved={(r) =>
+        client.setQueryData<Settings>(['settings'], (s) => (s ? { ...s, store_logo: r.store_logo } : s))
+      }
+    />
   );
 }
 

@@ -1,0 +1,89 @@
+import { type ReactNode, useState } from 'react';
+import { del, upload } from '../api';
+import { ErrorNote, Notice } from './feedback';
+import { Field } from './form';
+
+const ACCEPT = 'image/jpeg,image/png,image/webp,image/gif';
+
+/**
+ * One picture the store shows (a product's image, the store's logo): the current one, a file
+ * field, Upload and Remove. POST `path` (multipart) uploads, DELETE `path` removes; the server
+ * resizes, strips metadata and answers the changed record (docs/storefront.md, 'Images'), which
+ * `onSaved` puts in the screen's cache.
+ */
+export function ImageUpload<T>(props: {
+  /** Heading id, unique on the screen. */
+  id: string;
+  /** "image" or "logo": the heading, the field label and the buttons say it. */
+  noun: string;
+  path: string;
+  /** The stored picture's name under /media/ ('' for none). */
+  current: string;
+  alt: string;
+  imageClass: string;
+  empty: string;
+  hint: string;
+  onSaved: (answer: T) => void;
+  /** After the buttons (a product's "View on the store"). */
+  children?: ReactNode;
+}) {
+  const { id, noun, path, current, onSaved } = props;
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [file, setFile] = useState<File | null>(null);
+  const run = async (call: () => Promise<T>, words: string) => {
+    setError(null);
+    setNotice('');
+    setBusy(true);
+    try {
+      onSaved(await call());
+      setNotice(words);
+      return true;
+    } catch (e) {
+      setError(e);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const send = async () => {
+    if (!file) return;
+    if (await run(() => upload<T>(path, [], file, () => {}).done, `The ${noun} is saved.`)) setFile(null);
+  };
+  const remove = () => run(() => del<T>(path), `The ${noun} is removed.`);
+  const title = noun.charAt(0).toUpperCase() + noun.slice(1);
+  return (
+    <section className="card form" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      <Notice>{notice}</Notice>
+      <ErrorNote error={error} title="Not saved" />
+      {current ? (
+        <img className={props.imageClass} src={`/media/${current}-400.webp`} alt={props.alt} width={200} />
+      ) : (
+        <p className="hint">{props.empty}</p>
+      )}
+      <Field label={`${title} file`} hint={props.hint}>
+        {(p) => (
+          <input
+            {...p}
+            type="file"
+            accept={ACCEPT}
+            onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+          />
+        )}
+      </Field>
+      <div className="buttons">
+        <button type="button" className="primary" disabled={!file || busy} onClick={send}>
+          Upload {noun}
+        </button>
+        {current ? (
+          <button type="button" className="danger" disabled={busy} onClick={remove}>
+            Remove {noun}
+          </button>
+        ) : null}
+        {props.children}
+      </div>
+    </section>
+  );
+}
