@@ -222,7 +222,15 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   });
 
   const { reports, counters } = createReports({ database, clock, log: log('reports') });
-  const { media } = createStorefront({ database, clock });
+  const { media } = createStorefront({
+    database,
+    clock,
+    // The images still shown: every product's and the logo; the other files are deleted.
+    inUse: async () => {
+      const [images, current] = await Promise.all([catalogue.imagesInUse(), settings.get()]);
+      return new Set(current.store_logo ? [...images, current.store_logo] : images);
+    },
+  });
   const { mail, mailOutbox, mailWorker, expiryScan } = createMail({
     database,
     settings,

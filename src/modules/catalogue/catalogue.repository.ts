@@ -35,6 +35,17 @@ export class CatalogueRepository {
     await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:slug:${slug}`}))`.execute(tx);
   }
 
+  /** Every distinct product image (a content hash), whatever the product's status. */
+  async imagesInUse(tx?: Tx): Promise<string[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('products')
+      .select('image')
+      .distinct()
+      .where('image', 'is not', null)
+      .execute();
+    return rows.map((r) => r.image!);
+  }
+
   findProduct(id: number, tx?: Tx): Promise<ProductRow | undefined> {
     return on(this.db, tx).selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -100,6 +100,11 @@ export class CatalogueService {
     return this.listProducts({ page, per_page: perPage, status: 'publish', sort: 'id', order: 'desc' });
   }
 
+  /** The image hashes products use (the storefront keeps their files, deletes the others). */
+  imagesInUse(): Promise<string[]> {
+    return this.repo.imagesInUse();
+  }
+
   /** Sets or clears the product's image (a content hash of stored media, docs/storefront.md). */
   async setImage(id: number, image: string | null, actor?: Actor): Promise<Product> {
     const now = iso(this.clock.now());

@@ -25,4 +25,20 @@ export class MediaRepository {
       .where('name', '=', name)
       .executeTakeFirst();
   }
+
+  /** The names of the files stored before `before` (names only: the bytes stay on disk). */
+  async namesBefore(before: string, tx?: Tx): Promise<string[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('media')
+      .select('name')
+      .where('created_at', '<', before)
+      .execute();
+    return rows.map((r) => r.name);
+  }
+
+  async remove(names: string[], tx?: Tx): Promise<number> {
+    if (names.length === 0) return 0;
+    const result = await on(this.db, tx).deleteFrom('media').where('name', 'in', names).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
 }

@@ -16,6 +16,15 @@ const ACCEPTED = new Set(['jpeg', 'png', 'webp', 'gif']);
 
 /** A stored file name: the image's hash and a width (src/web/store/media.ts serves only these). */
 export const MEDIA_NAME = /^([0-9a-f]{32})-(400|1200)\.webp$/;
+/**
+ * An image no product and not the logo uses is deleted once it is this old: an upload is stored
+ * before the product or the setting points at it, so a younger file may be about to be used.
+ */
+export const UNUSED_MEDIA_GRACE_MS = 3_600_000;
+const DELETE_BATCH = 200;
+
+/** The image hashes in use: every product's `image` and the `store_logo` setting (src/wiring.ts). */
+export type MediaInUse = () => Promise<Set<string>>;
 
 /**
  * Product images and the logo: checked, resized to IMAGE_WIDTHS as WebP with every metadata
@@ -28,6 +37,7 @@ export class MediaService {
     private readonly database: Pick<Database, 'db'>,
     private readonly repo: MediaRepository,
     private readonly clock: Clock,
+    private readonly inUse: MediaInUse,
   ) {}
 
   /** Stores the image and answers its hash (the `image` of a product, the `store_logo` setting). */
@@ -74,5 +84,21 @@ export class MediaService {
     if (!MEDIA_NAME.test(name)) return null;
     const row = await this.repo.find(name);
     return row ? { content_type: row.content_type, bytes: Buffer.from(row.bytes) } : null;
+  }
+
+  /**
+   * Deletes the files of images nothing uses any more (a replaced or removed product image or
+   * logo, a deleted product's image), once past the grace period. Run after every change of a
+   * product's image or of the logo; answers how many files were deleted.
+   */
+  async pruneUnused(): Promise<number> {
+    const before = iso(new Date(this.clock.now().getTime() - UNUSED_MEDIA_GRACE_MS));
+    const [names, used] = await Promise.all([this.repo.namesBefore(before), this.inUse()]);
+    const unused = names.filter((name) => !used.has(name.slice(0, 32)));
+    let deleted = 0;
+    for (let i = 0; i < unused.length; i += DELETE_BATCH) {
+      deleted += await this.repo.remove(unused.slice(i, i + DELETE_BATCH));
+    }
+    return deleted;
   }
 }

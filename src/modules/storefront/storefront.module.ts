@@ -1,11 +1,15 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { MediaRepository } from './media.repository.js';
-import { MediaService } from './media.service.js';
+import { type MediaInUse, MediaService } from './media.service.js';
 
 export type { MediaService } from './media.service.js';
 
 /** Builds the storefront's own part: the images of products and the logo (docs/storefront.md). */
-export function createStorefront(deps: { database: Database; clock: Clock }): { media: MediaService } {
-  return { media: new MediaService(deps.database, new MediaRepository(deps.database.db), deps.clock) };
+export function createStorefront(deps: { database: Database; clock: Clock; inUse: MediaInUse }): {
+  media: MediaService;
+} {
+  return {
+    media: new MediaService(deps.database, new MediaRepository(deps.database.db), deps.clock, deps.inUse),
+  };
 }

@@ -62,6 +62,10 @@ export async function storefrontRoutes(
   const { media, catalogue, settings } = opts;
   await app.register(multipart, { throwFileSizeLimit: true });
 
+  /** The change is saved: deleting the files it left unused must not turn it into a failure. */
+  const pruneAfterChange = (request: FastifyRequest) =>
+    media.pruneUnused().catch((err) => request.log.warn({ err }, 'unused image files were not deleted'));
+
   app.post(
     '/products/:id/image',
     {
@@ -78,7 +82,9 @@ export async function storefrontRoutes(
     async (request) => {
       await catalogue.requireProduct(request.params.id);
       const hash = await media.store(await receiveImage(request));
-      return catalogue.setImage(request.params.id, hash, actorOf(request));
+      const product = await catalogue.setImage(request.params.id, hash, actorOf(request));
+      await pruneAfterChange(request);
+      return product;
     },
   );
 
@@ -93,7 +99,11 @@ export async function storefrontRoutes(
         response: { 200: ProductResponse, ...errors(400, 401, 403, 404) },
       },
     },
-    (request) => catalogue.setImage(request.params.id, null, actorOf(request)),
+    async (request) => {
+      const product = await catalogue.setImage(request.params.id, null, actorOf(request));
+      await pruneAfterChange(request);
+      return product;
+    },
   );
 
   app.post(
@@ -111,6 +121,7 @@ export async function storefrontRoutes(
     async (request) => {
       const hash = await media.store(await receiveImage(request));
       const updated = await settings.update({ store_logo: hash }, actorOf(request));
+      await pruneAfterChange(request);
       return { store_logo: updated.store_logo };
     },
   );
@@ -127,6 +138,7 @@ export async function storefrontRoutes(
     },
     async (request) => {
       const updated = await settings.update({ store_logo: '' }, actorOf(request));
+      await pruneAfterChange(request);
       return { store_logo: updated.store_logo };
     },
   );
