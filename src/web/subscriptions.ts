@@ -119,25 +119,26 @@ export async function subscriptionsPages(app: FastifyInstance, opts: Subscriptio
   ) {
     const list = await subscriptions.listForUser(viewer.user.id);
     const products = await orders.productsOf(list);
-    const rows: Row[] = await Promise.all(
-      list.map(async (sub) => {
-        const product = products.get(sub.product_id);
-        const variation = product?.variations.find((v) => v.id === sub.variation_id);
-        const name = product
-          ? variation
-            ? `${product.name} — ${variation.name}`
-            : product.name
-          : `Product ${sub.product_id}`;
-        // The renewal order of the due payment (createRenewalOrder's `subscription id:due date`).
-        const order =
-          sub.next_payment_at && !['cancelled', 'expired'].includes(sub.status)
-            ? await orders.findRenewal(`${sub.id}:${sub.next_payment_at}`)
-            : undefined;
-        const renewal =
-          order && order.customer_id === viewer.user.id && PAYABLE.has(order.status) ? order : null;
-        return { sub, name, renewal };
-      }),
-    );
+    // The renewal order of each due payment (createRenewalOrder's `subscription id:due date`), in one query.
+    const dueKey = (sub: (typeof list)[number]) =>
+      sub.next_payment_at && !['cancelled', 'expired'].includes(sub.status)
+        ? `${sub.id}:${sub.next_payment_at}`
+        : null;
+    const renewals = await orders.findRenewals(list.map(dueKey).filter((k): k is string => k !== null));
+    const rows: Row[] = list.map((sub) => {
+      const product = products.get(sub.product_id);
+      const variation = product?.variations.find((v) => v.id === sub.variation_id);
+      const name = product
+        ? variation
+          ? `${product.name} — ${variation.name}`
+          : product.name
+        : `Product ${sub.product_id}`;
+      const key = dueKey(sub);
+      const order = key ? renewals.get(key) : undefined;
+      const renewal =
+        order && order.customer_id === viewer.user.id && PAYABLE.has(order.status) ? order : null;
+      return { sub, name, renewal };
+    });
     return sendPage(
       reply,
       status,

@@ -55,6 +55,12 @@ export class OrdersRepository {
       .executeTakeFirst();
   }
 
+  /** The renewal orders of these `subscription id:due date` keys, in one query (an indexed IN). */
+  findByRenewalsOf(keys: string[], tx?: Tx): Promise<OrderRow[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return on(this.db, tx).selectFrom('orders').selectAll().where('renewal_of', 'in', keys).execute();
+  }
+
   private filtered(filter: OrderFilter, tx?: Tx) {
     return on(this.db, tx)
       .selectFrom('orders')

@@ -121,6 +121,12 @@ export class OrdersService {
     return this.repo.findByRenewalOf(renewalOf);
   }
 
+  /** The renewal orders of several due payments at once, by their `subscription id:due date` key. */
+  async findRenewals(keys: string[]): Promise<Map<string, OrderRow>> {
+    const rows = await this.repo.findByRenewalsOf(keys);
+    return new Map(rows.map((row) => [row.renewal_of!, row]));
+  }
+
   /** Creates an order with its items (checkout adds its items in a later step); answers its row. */
   async create(order: NewOrder, items: Omit<NewOrderItem, 'order_id'>[], tx: Tx): Promise<OrderRow> {
     const id = await this.repo.insert(order, tx);
