@@ -9,7 +9,7 @@ import { accountNav } from './account-nav.js';
 import { signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
-import { orderTable, PAID, STATUS_WORDS } from './store/checkout.js';
+import { howToPay, orderTable, PAID, STATUS_WORDS } from './store/checkout.js';
 
 export interface OrdersPagesOptions {
   orders: OrdersService;
@@ -97,6 +97,7 @@ ${
     const s = await settings.get();
     const decimals = availableCurrencies(s).find((c) => c.code === r.currency)?.decimals ?? 2;
     const receipt = { ...r, decimals };
+    const instructions = await payments.paymentInstructions(r.id);
     const issued = PAID.has(r.status)
       ? (await licenses.list({ order_id: r.id, sort: 'id', order: 'asc' }, 1, 100)).licenses
       : [];
@@ -107,6 +108,7 @@ ${
   · <span class="muted">Payment:</span> ${r.payment_method || 'none yet'}</p>
   ${orderTable(receipt)}
 </section>
+${howToPay(instructions, r.number)}
 ${
   issued.length > 0
     ? html`<section class="card"><h2>License keys</h2>

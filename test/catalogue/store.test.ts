@@ -183,9 +183,9 @@ describe('shipping zones', () => {
 describe('payment gateways', () => {
   it('lists the three built-in gateways', async () => {
     expect(await list('/payment-gateways')).toEqual([
-      { id: 'bacs', title: 'Direct bank transfer', enabled: true, currencies: [] },
-      { id: 'cheque', title: 'Check payments', enabled: true, currencies: [] },
-      { id: 'test_card', title: 'Card (test gateway)', enabled: true, currencies: [] },
+      { id: 'bacs', title: 'Direct bank transfer', enabled: true, currencies: [], instructions: '' },
+      { id: 'cheque', title: 'Check payments', enabled: true, currencies: [], instructions: '' },
+      { id: 'test_card', title: 'Card (test gateway)', enabled: true, currencies: [], instructions: '' },
     ]);
   });
 
@@ -199,12 +199,23 @@ describe('payment gateways', () => {
       title: 'Check payments',
       enabled: false,
       currencies: ['EUR', 'USD'],
+      instructions: '',
     });
     const only = await admin(t, 'PATCH', '/payment-gateways/cheque', { enabled: true });
     expect(only.json()).toMatchObject({ enabled: true, currencies: ['EUR', 'USD'] });
     expect((await admin(t, 'PATCH', '/payment-gateways/cheque', {})).json()).toEqual(only.json());
     expect(await t.app.services.catalogue.gateways.find('cheque')).toEqual(only.json());
     expect(await t.app.services.catalogue.gateways.find('nope')).toBeNull();
+  });
+
+  it('keeps payment instructions as text, trimmed, with their line breaks', async () => {
+    const text = '  Pay to: Northwind Ltd\nIBAN: DE89 3704 0044 0532 0130 00\n<b>BIC</b>: COBADEFFXXX \n';
+    const res = await admin(t, 'PATCH', '/payment-gateways/bacs', { instructions: text });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().instructions).toBe(text.trim());
+    expect((await list('/payment-gateways'))[0]).toMatchObject({ id: 'bacs', instructions: text.trim() });
+    const cleared = await admin(t, 'PATCH', '/payment-gateways/bacs', { instructions: '' });
+    expect(cleared.json().instructions).toBe('');
   });
 
   it('bad input is a specific 4xx and changes nothing', async () => {
@@ -227,6 +238,9 @@ describe('payment gateways', () => {
       [{ currencies: ['EUR', 'EUR'] }, 'rest_invalid_param'],
       [{ currencies: [SQL] }, 'rest_invalid_param'],
       [{ currencies: ['ZZZ'] }, 'invalid_currency'],
+      [{ instructions: 42 }, 'rest_invalid_param'],
+      [{ instructions: ['IBAN'] }, 'rest_invalid_param'],
+      [{ instructions: 'x'.repeat(2001) }, 'rest_invalid_param'],
       [{ title: 'Renamed' }, 'invalid_parameters'],
       [{ id: 'cheque' }, 'invalid_parameters'],
     ];

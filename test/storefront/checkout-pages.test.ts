@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/http/redact.js';
-import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { adminOk, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
 import { createOrder, createProduct } from '../helpers/factories.js';
 
 /**
@@ -24,9 +24,10 @@ const pay = (id: number, key: string, card = '4242424242424242') =>
     payload: { key, payment_method: 'test_card', payment_data: { card_number: card } },
   });
 
-async function order(name: string, email = 'receipt-buyer@example.com') {
+async function order(name: string, email = 'receipt-buyer@example.com', paymentMethod = 'test_card') {
   const product = await createProduct(t, { name, price: '30.00' });
   const placed = await createOrder(t, {
+    payment_method: paymentMethod,
     items: [{ product_id: product.id, qty: 2 }],
     billing: {
       first_name: 'Ada',
@@ -66,6 +67,33 @@ describe('receipt page (/checkout/order-received/<id>?key=)', () => {
     expect(res.body).toContain('data-status="pending"');
     expect(res.body).toContain(`href="/checkout/pay/${placed.order_id}?key=${placed.order_key}"`);
     expect(res.body).not.toContain('license-key');
+  });
+
+  it('a bank transfer order on hold shows the gateway’s instructions (escaped, with the order as reference) until it is paid', async () => {
+    await adminOk(t, 'PATCH', '/payment-gateways/bacs', {
+      instructions: 'Pay to Northwind Ltd\nIBAN DE89 3704 0044 0532 0130 00 <script>',
+    });
+    const { placed } = await order('Transfer Kit', 'transfer-buyer@example.com', 'bacs');
+    const receipt = () => page(`/checkout/order-received/${placed.order_id}?key=${placed.order_key}`);
+    // Pending (no payment chosen yet): nothing to transfer to.
+    expect((await receipt()).body).not.toContain('how-to-pay');
+    const held = await t.app.inject({
+      method: 'POST',
+      url: `/v1/checkout/pay-order/${placed.order_id}`,
+      payload: { key: placed.order_key, payment_method: 'bacs' },
+    });
+    expect(held.statusCode).toBe(200);
+    const onHold = await receipt();
+    expect(onHold.body).toContain('data-status="on-hold"');
+    expect(onHold.body).toContain(
+      '<p class="instructions">Pay to Northwind Ltd\nIBAN DE89 3704 0044 0532 0130 00 &lt;script&gt;</p>',
+    );
+    expect(onHold.body).toContain(`order #${placed.order_id}</strong> as the payment reference`);
+    await adminOk(t, 'POST', `/orders/${placed.order_id}/status`, { status: 'processing' });
+    const paid = await receipt();
+    expect(paid.body).toContain('data-status="processing"');
+    expect(paid.body).not.toContain('how-to-pay');
+    await adminOk(t, 'PATCH', '/payment-gateways/bacs', { instructions: '' });
   });
 
   it('a wrong, missing or hostile key, and an unknown order, are 404 with no order data; no-store', async () => {

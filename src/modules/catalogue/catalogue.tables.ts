@@ -72,5 +72,13 @@ export interface CatalogueTables {
     priority: number;
   };
   shipping_zones: { id: Id; name: string; regions: string; methods: string };
-  payment_gateways: { id: string; title: string; enabled: number; currencies: string; position: number };
+  payment_gateways: {
+    id: string;
+    title: string;
+    enabled: number;
+    currencies: string;
+    position: number;
+    /** Shown to the customer while an order paid with this gateway waits for payment ('' = none). */
+    instructions: string;
+  };
 }

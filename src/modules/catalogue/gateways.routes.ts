@@ -32,7 +32,8 @@ export async function gatewaysRoutes(app: App, opts: { gateways: GatewaysService
       preValidation: requireAdmin,
       schema: {
         tags,
-        summary: 'Switch a gateway on or off and limit its currencies (empty list = all)',
+        summary:
+          'Switch a gateway on or off, limit its currencies (empty list = all), set its payment instructions',
         params: GatewayParams,
         body: GatewayPatchBody,
         response: { 200: GatewayResponse, ...errors(400, 401, 403, 404) },

@@ -9,6 +9,8 @@ export const GatewayPatchBody = Type.Object(
     currencies: Type.Optional(
       Type.Array(Type.String({ pattern: '^[A-Z]{3}$' }), { maxItems: 300, uniqueItems: true }),
     ),
+    /** What the customer must do to pay (bank account, payee), shown while the order is on hold. */
+    instructions: Type.Optional(Type.String({ maxLength: 2000 })),
   },
   { additionalProperties: false },
 );
@@ -19,4 +21,5 @@ export const GatewayResponse = Type.Object({
   title: Type.String(),
   enabled: Type.Boolean(),
   currencies: Type.Array(Type.String()),
+  instructions: Type.String(),
 });

@@ -13,6 +13,8 @@ export interface Gateway {
   enabled: boolean;
   /** Currencies the gateway accepts; empty = all. */
   currencies: string[];
+  /** How to pay an order that waits for this gateway's payment (bank transfer, cheque); '' = none. */
+  instructions: string;
 }
 
 export class GatewaysService {
@@ -35,7 +37,7 @@ export class GatewaysService {
   /**
    * `actor`: the administrator who asked. The gateways are one object in the trail (entity_id 0,
    * as the settings), each changed field named after its gateway: `bacs.enabled`,
-   * `bacs.currencies` (docs/admin.md, 'Audit trail').
+   * `bacs.currencies`, `bacs.instructions` (docs/admin.md, 'Audit trail').
    */
   async update(id: string, patch: GatewayPatchBody, actor?: Actor): Promise<Gateway> {
     if (!(await this.repo.find(id))) throw new ApiError('gateway_not_found');
@@ -45,13 +47,16 @@ export class GatewaysService {
     const values = {
       ...(patch.enabled === undefined ? {} : { enabled: patch.enabled ? 1 : 0 }),
       ...(patch.currencies === undefined ? {} : { currencies: JSON.stringify(patch.currencies) }),
+      ...(patch.instructions === undefined ? {} : { instructions: patch.instructions.trim() }),
     };
     if (Object.keys(values).length === 0) return (await this.find(id))!;
     await withTransaction(this.database, async (tx) => {
       const before = toGateway((await this.repo.find(id, tx))!);
       await this.repo.update(id, values, tx);
       const after = toGateway((await this.repo.find(id, tx))!);
-      const fields = Object.keys(patch).filter((f) => f === 'enabled' || f === 'currencies');
+      const fields = Object.keys(patch).filter(
+        (f) => f === 'enabled' || f === 'currencies' || f === 'instructions',
+      );
       const changed = diff(
         before as unknown as Record<string, unknown>,
         after as unknown as Record<string, unknown>,
@@ -75,5 +80,6 @@ function toGateway(row: GatewayRow): Gateway {
     title: row.title,
     enabled: row.enabled === 1,
     currencies: JSON.parse(row.currencies) as string[],
+    instructions: row.instructions,
   };
 }

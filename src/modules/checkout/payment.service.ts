@@ -32,6 +32,16 @@ export class PaymentService {
     private readonly submit: SubmitService,
   ) {}
 
+  /**
+   * What the customer must do to pay an order on hold (a bank transfer or a cheque): its gateway's
+   * instructions, '' for any other order. Callers have already checked the order's key or owner.
+   */
+  async paymentInstructions(orderId: number): Promise<string> {
+    const order = await this.orders.find(orderId);
+    if (order?.status !== 'on-hold' || !order.payment_method) return '';
+    return (await this.checkout.catalogue.gateways.find(order.payment_method))?.instructions ?? '';
+  }
+
   /** The order key (constant-time), the owner, or an administrator. */
   private allowed(order: OrderRow, key: string | undefined, user: AuthUser | null): boolean {
     if (key !== undefined && key !== '' && safeEqual(key, order.order_key)) return true;

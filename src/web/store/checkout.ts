@@ -97,6 +97,19 @@ export function orderTable(r: Receipt): Html {
 }
 
 export const PAID = new Set(['processing', 'completed']);
+
+/**
+ * How to pay an order on hold, in the store owner's words (the gateway's instructions: bank
+ * account, payee), with the order number as the reference; nothing when there are none.
+ */
+export function howToPay(instructions: string, number: string): Html | string {
+  if (!instructions) return '';
+  return html`<section class="card how-to-pay" aria-labelledby="how-to-pay-title">
+  <h2 id="how-to-pay-title">How to pay</h2>
+  <p class="instructions">${instructions}</p>
+  <p>Use <strong>order #${number}</strong> as the payment reference. Your license keys are issued when the store has received the payment.</p>
+</section>`;
+}
 export const STATUS_WORDS: Record<string, string> = {
   pending: 'Waiting for payment',
   processing: 'Paid',
@@ -223,6 +236,7 @@ ${needsScript('Checkout')}
       ? (await licenses.list({ order_id: r.id, sort: 'id', order: 'asc' }, 1, 100)).licenses
       : [];
     const payLink = `/checkout/pay/${r.id}?key=${encodeURIComponent(String(key))}`;
+    const instructions = await payments.paymentInstructions(r.id);
     const body = html`<h1>${paid ? 'Thank you. Your order is paid.' : 'Thank you. Your order is received.'}</h1>
 <section class="card receipt" aria-labelledby="order-title">
   <h2 id="order-title">Order #${r.number}</h2>
@@ -236,6 +250,7 @@ ${needsScript('Checkout')}
   }
   ${orderTable(r)}
 </section>
+${howToPay(instructions, r.number)}
 ${
   issued.length > 0
     ? html`<section class="card licenses-issued" aria-labelledby="keys-title">

@@ -149,6 +149,8 @@ dl.totals .grand { font-weight: 700; font-size: 1.1rem; border-top: 1px solid va
 .keys li { border: 1px solid var(--line); border-radius: 8px; padding: .6rem .8rem; display: grid; gap: .2rem; }
 .keys .product { font-weight: 600; overflow-wrap: anywhere; }
 .license-key { font-size: 1rem; overflow-wrap: anywhere; user-select: all; }
+/* A gateway's payment instructions keep the owner's line breaks (an IBAN on its own line). */
+.instructions { white-space: pre-line; overflow-wrap: anywhere; }
 @media (max-width: 720px) {
   .product { grid-template-columns: minmax(0, 1fr); gap: 1rem; }
   .checkout, .cart-foot, .fields { grid-template-columns: minmax(0, 1fr); }

@@ -319,6 +319,7 @@ export interface Gateway {
   title: string;
   enabled: boolean;
   currencies: string[];
+  instructions: string;
 }
 
 /** One administrator change (GET /v1/audit-events, docs/api.md). */

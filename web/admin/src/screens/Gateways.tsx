@@ -6,7 +6,8 @@ import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 
 /**
  * Payment gateways (GET and PATCH /v1/payment-gateways/{id}): the built-in gateways, switched on
- * or off, each limited to some currencies (none = every currency), which is all the API lets change.
+ * or off, each limited to some currencies (none = every currency), with the instructions a customer
+ * paying by bank transfer or cheque reads while the order waits for payment.
  */
 export function Gateways() {
   const list = useQuery({ queryKey: ['gateways'], queryFn: () => get<Gateway[]>('/payment-gateways') });
@@ -23,8 +24,9 @@ export function Gateways() {
 
 function GatewayCard({ gateway }: { gateway: Gateway }) {
   const client = useQueryClient();
-  const ids = { title: useId(), currencies: useId(), error: useId() };
+  const ids = { title: useId(), currencies: useId(), error: useId(), instructions: useId(), hint: useId() };
   const [currencies, setCurrencies] = useState(gateway.currencies.join(', '));
+  const [instructions, setInstructions] = useState(gateway.instructions);
   const [notice, setNotice] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -37,6 +39,7 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
       const saved = await patch<Gateway>(`/payment-gateways/${gateway.id}`, changes);
       client.setQueryData<Gateway[]>(['gateways'], (all) => all?.map((g) => (g.id === saved.id ? saved : g)));
       setCurrencies(saved.currencies.join(', '));
+      setInstructions(saved.instructions);
       setNotice(message);
     } catch (e) {
       setError(e);
@@ -102,6 +105,35 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
         </div>
         <button type="submit" disabled={busy}>
           Save currencies
+        </button>
+      </form>
+      <form
+        className="form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save({ instructions }, `The payment instructions of ${gateway.title} are saved.`);
+        }}
+      >
+        <div className="field">
+          <label htmlFor={ids.instructions}>Payment instructions of {gateway.title}</label>
+          <textarea
+            id={ids.instructions}
+            value={instructions}
+            onChange={(e) => setInstructions(e.target.value)}
+            rows={4}
+            maxLength={2000}
+            aria-describedby={ids.hint}
+            aria-invalid={(error instanceof ApiError && 'instructions' in error.params) || undefined}
+          />
+          <p className="hint" id={ids.hint}>
+            Shown to the customer on the receipt, under My orders and in the order email while the order waits
+            for payment: for a bank transfer the account name, IBAN and BIC; for a cheque the payee and the
+            address.
+          </p>
+        </div>
+        <button type="submit" disabled={busy}>
+          Save instructions
         </button>
       </form>
     </section>
