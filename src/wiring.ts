@@ -265,6 +265,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   orders.onCreated((order, tx) => mailOutbox.renewalCreated(order, tx));
   // An order fails: for a renewal, "renewal payment failed".
   orders.onFailed((order, tx) => mailOutbox.orderFailed(order, tx));
+  // An order on hold for a bank transfer or cheque: how to pay it, in the gateway's own words.
+  orders.onHeld(async (order, tx) =>
+    mailOutbox.orderOnHold(
+      order,
+      (await catalogue.gateways.find(order.payment_method, tx))?.instructions ?? '',
+      tx,
+    ),
+  );
   // A subscription's status changes: its customer is told.
   subscriptions.onStatusChanged((id, status, reason, tx) =>
     mailOutbox.subscriptionChanged(id, status, reason, tx),

@@ -331,6 +331,22 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
     const all = await gateways();
     expect(all.find((g) => g.id === 'cheque')?.enabled).toBe(false);
     expect(all.find((g) => g.id === 'bacs')?.currencies).toEqual(['USD', 'EUR']);
+
+    // The instructions a customer paying by transfer reads on the receipt while the order is on hold.
+    await page
+      .getByLabel('Payment instructions of Direct bank transfer')
+      .fill('Pay to Northwind Ltd\nIBAN DE89 3704');
+    await page
+      .getByRole('region', { name: 'Direct bank transfer' })
+      .getByRole('button', { name: 'Save instructions' })
+      .click();
+    await waitFor(
+      async () =>
+        (await api<{ id: string; instructions: string }[]>('GET', '/payment-gateways')).body.find(
+          (g) => g.id === 'bacs',
+        )?.instructions === 'Pay to Northwind Ltd\nIBAN DE89 3704',
+      'the instructions are saved',
+    );
   }, 60_000);
 
   /** An order placed at checkout by a customer, paid by bank transfer (it waits on-hold). */

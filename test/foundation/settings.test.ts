@@ -48,6 +48,7 @@ describe('settings', () => {
       smtp_url: '',
       mail_from: '',
       mail_order_receipt: true,
+      mail_order_on_hold: true,
       mail_payment_received: true,
       mail_renewal_due: true,
       mail_renewal_paid: true,

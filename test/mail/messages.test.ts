@@ -194,6 +194,57 @@ describe('messages', () => {
     expect((await messagesTo(email)).map((x) => x.kind)).not.toContain('order_receipt');
   });
 
+  /** The customer pays a placed order by transfer or cheque: it waits on hold. */
+  async function holdOrder(out: { order_id: number; order_key: string }, method: string) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/checkout/pay-order/${out.order_id}`,
+      payload: { key: out.order_key, payment_method: method },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+  }
+
+  it('a bank transfer order on hold sends "waiting for payment" with the gateway’s instructions, escaped, and no key', async () => {
+    await adminOk(t, 'PATCH', '/payment-gateways/bacs', {
+      instructions: 'Pay to Northwind Ltd\nIBAN DE89 3704 0044 0532 0130 00 <b>now</b>',
+    });
+    const product = await createProduct(t, { name: 'Transfer Tool' });
+    const email = uniqueEmail('onhold');
+    const out = await createOrder(t, {
+      items: [{ product_id: product.id, qty: 1 }],
+      billing: { ...BILLING, email },
+      payment_method: 'bacs',
+    });
+    const kinds = async (to: string) => (await messagesTo(to)).map((x) => x.kind);
+    // Submitted, the order is pending: nothing to pay yet. Paying by transfer puts it on hold.
+    expect(await kinds(email)).not.toContain('order_on_hold');
+    await holdOrder(out, 'bacs');
+    const m = await waitForMail(smtp, email, /waiting for payment/i);
+    expectWellFormed(m);
+    expect(m.text.replace(/\r\n/g, '\n')).toContain(
+      'Pay to Northwind Ltd\nIBAN DE89 3704 0044 0532 0130 00 <b>now</b>',
+    );
+    expect(m.html).toContain('IBAN DE89 3704 0044 0532 0130 00 &lt;b&gt;now&lt;/b&gt;');
+    expect(m.text).toContain(`order #${out.order_id} as the payment reference`);
+    expect(linkTo(m, `/checkout/order-received/${out.order_id}`)).toContain(`key=${out.order_key}`);
+    // Not paid yet: no license exists, so no key can be in it.
+    expect(await licensesOfOrder(t, out.order_id)).toEqual([]);
+    expect((await kinds(email)).filter((k) => k.startsWith('order_'))).toEqual(['order_on_hold']);
+
+    // Switched off: the next order on hold adds no message.
+    await setSettings(t, { mail_order_on_hold: false });
+    const quiet = uniqueEmail('onhold-off');
+    const second = await createOrder(t, {
+      items: [{ product_id: product.id, qty: 1 }],
+      billing: { ...BILLING, email: quiet },
+      payment_method: 'cheque',
+    });
+    await holdOrder(second, 'cheque');
+    expect(await kinds(quiet)).not.toContain('order_on_hold');
+    await setSettings(t, { mail_order_on_hold: true });
+    await adminOk(t, 'PATCH', '/payment-gateways/bacs', { instructions: '' });
+  });
+
   it('subscriptions: status changed, renewal due, renewal failed, renewal paid', async () => {
     const product = await createProduct(t, {
       type: 'subscription',

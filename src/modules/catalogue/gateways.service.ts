@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database.js';
-import { withTransaction } from '../../db/transaction.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
@@ -29,8 +29,8 @@ export class GatewaysService {
   }
 
   /** For checkout: the gateway, or null when the id names none. */
-  async find(id: string): Promise<Gateway | null> {
-    const row = await this.repo.find(id);
+  async find(id: string, tx?: Tx): Promise<Gateway | null> {
+    const row = await this.repo.find(id, tx);
     return row ? toGateway(row) : null;
   }
 

@@ -11,6 +11,7 @@ import { render } from './templates/index.js';
 /** The setting that switches each message on and off (docs/email.md, 'Messages'); a password reset is always sent. */
 export const MESSAGE_SETTINGS: { [K in MessageKind]: keyof Settings | null } = {
   order_receipt: 'mail_order_receipt',
+  order_on_hold: 'mail_order_on_hold',
   payment_received: 'mail_payment_received',
   renewal_due: 'mail_renewal_due',
   renewal_paid: 'mail_renewal_paid',
@@ -99,6 +100,12 @@ export class MailOutbox {
     const facts = await this.orderFacts(order, tx);
     const kind = OFFLINE_GATEWAYS.has(order.payment_method) ? 'payment_received' : 'order_receipt';
     await this.enqueue(kind, facts.to, facts.data, tx);
+  }
+
+  /** An order waits on hold for a bank transfer or cheque: how to pay it (the gateway's instructions). */
+  async orderOnHold(order: OrderRow, instructions: string, tx: Tx): Promise<void> {
+    const facts = await this.orderFacts(order, tx);
+    await this.enqueue('order_on_hold', facts.to, { ...facts.data, instructions }, tx);
   }
 
   /** A renewal order created (by the scheduler or an administrator): its payment is due. */

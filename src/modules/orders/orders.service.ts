@@ -72,6 +72,7 @@ export class OrdersService {
   private paidHooks: OrderPaidHook[] = [];
   private createdHooks: OrderHook[] = [];
   private failedHooks: OrderHook[] = [];
+  private heldHooks: OrderHook[] = [];
 
   constructor(
     private readonly database: Pick<Database, 'db'>,
@@ -96,6 +97,11 @@ export class OrdersService {
   /** Runs inside the transaction of every order that moves to `failed` through a status change. */
   onFailed(hook: OrderHook): void {
     this.failedHooks.push(hook);
+  }
+
+  /** Runs inside the transaction of every order that moves to `on-hold` (waiting for an offline payment). */
+  onHeld(hook: OrderHook): void {
+    this.heldHooks.push(hook);
   }
 
   find(id: number, tx?: Tx): Promise<OrderRow | undefined> {
@@ -325,6 +331,8 @@ export class OrdersService {
     if (firstPayment) for (const hook of this.paidHooks) await hook(updated, now, tx);
     if (to === 'failed' && order.status !== 'failed')
       for (const hook of this.failedHooks) await hook(updated, tx);
+    if (to === 'on-hold' && order.status !== 'on-hold')
+      for (const hook of this.heldHooks) await hook(updated, tx);
     return updated;
   }
 

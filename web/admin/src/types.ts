@@ -259,6 +259,7 @@ export interface Settings {
   smtp_url: string;
   mail_from: string;
   mail_order_receipt: boolean;
+  mail_order_on_hold: boolean;
   mail_payment_received: boolean;
   mail_renewal_due: boolean;
   mail_renewal_paid: boolean;

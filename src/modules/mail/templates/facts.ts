@@ -11,6 +11,12 @@ export interface OrderFacts {
   licenses: { key: string; product: string }[];
 }
 
+/** An order waiting on hold for a bank transfer or cheque: the order and how to pay it. */
+export interface OnHoldFacts extends OrderFacts {
+  /** The gateway's payment instructions as the owner wrote them ('' = none set). */
+  instructions: string;
+}
+
 export interface RenewalFacts {
   order_id: number;
   order_key: string;
@@ -46,6 +52,7 @@ export interface AccountFacts {
 
 export interface MessageData {
   order_receipt: OrderFacts;
+  order_on_hold: OnHoldFacts;
   payment_received: OrderFacts;
   renewal_due: RenewalFacts;
   renewal_paid: RenewalFacts;
@@ -61,6 +68,7 @@ export type MessageKind = keyof MessageData;
 
 export const MESSAGE_KINDS = [
   'order_receipt',
+  'order_on_hold',
   'payment_received',
   'renewal_due',
   'renewal_paid',

@@ -3,6 +3,7 @@ import type { MessageData, MessageKind } from './facts.js';
 import type { MailContext, Rendered, Template } from './layout.js';
 import { licenseExpired } from './license-expired.js';
 import { licenseExpiring } from './license-expiring.js';
+import { orderOnHold } from './order-on-hold.js';
 import { orderReceipt } from './order-receipt.js';
 import { passwordReset } from './password-reset.js';
 import { paymentReceived } from './payment-received.js';
@@ -13,6 +14,7 @@ import { subscriptionStatus } from './subscription-status.js';
 
 const TEMPLATES: { [K in MessageKind]: Template<MessageData[K]> } = {
   order_receipt: orderReceipt,
+  order_on_hold: orderOnHold,
   payment_received: paymentReceived,
   renewal_due: renewalDue,
   renewal_paid: renewalPaid,

@@ -9,6 +9,9 @@ import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
  * or off, each limited to some currencies (none = every currency), with the instructions a customer
  * paying by bank transfer or cheque reads while the order waits for payment.
  */
+/** The gateways whose orders wait on hold for an offline payment: only they need instructions. */
+const OFFLINE = new Set(['bacs', 'cheque']);
+
 export function Gateways() {
   const list = useQuery({ queryKey: ['gateways'], queryFn: () => get<Gateway[]>('/payment-gateways') });
   return (
@@ -107,35 +110,37 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
           Save currencies
         </button>
       </form>
-      <form
-        className="form"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save({ instructions }, `The payment instructions of ${gateway.title} are saved.`);
-        }}
-      >
-        <div className="field">
-          <label htmlFor={ids.instructions}>Payment instructions of {gateway.title}</label>
-          <textarea
-            id={ids.instructions}
-            value={instructions}
-            onChange={(e) => setInstructions(e.target.value)}
-            rows={4}
-            maxLength={2000}
-            aria-describedby={ids.hint}
-            aria-invalid={(error instanceof ApiError && 'instructions' in error.params) || undefined}
-          />
-          <p className="hint" id={ids.hint}>
-            Shown to the customer on the receipt, under My orders and in the order email while the order waits
-            for payment: for a bank transfer the account name, IBAN and BIC; for a cheque the payee and the
-            address.
-          </p>
-        </div>
-        <button type="submit" disabled={busy}>
-          Save instructions
-        </button>
-      </form>
+      {OFFLINE.has(gateway.id) ? (
+        <form
+          className="form gateway-instructions"
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            void save({ instructions }, `The payment instructions of ${gateway.title} are saved.`);
+          }}
+        >
+          <div className="field">
+            <label htmlFor={ids.instructions}>Payment instructions of {gateway.title}</label>
+            <textarea
+              id={ids.instructions}
+              value={instructions}
+              onChange={(e) => setInstructions(e.target.value)}
+              rows={4}
+              maxLength={2000}
+              aria-describedby={ids.hint}
+              aria-invalid={(error instanceof ApiError && 'instructions' in error.params) || undefined}
+            />
+            <p className="hint" id={ids.hint}>
+              Shown to the customer on the receipt, under My orders and in the order email while the order
+              waits for payment: for a bank transfer the account name, IBAN and BIC; for a cheque the payee
+              and the address.
+            </p>
+          </div>
+          <button type="submit" disabled={busy}>
+            Save instructions
+          </button>
+        </form>
+      ) : null}
     </section>
   );
 }

@@ -93,6 +93,11 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
         'e.g. Store <shop@example.com>; empty = the store name at no-reply@ this site.',
       ],
       ['mail_order_receipt', 'Send the order receipt', 'boolean'],
+      [
+        'mail_order_on_hold',
+        'Send “waiting for payment” with the instructions (bank transfer, cheque)',
+        'boolean',
+      ],
       ['mail_payment_received', 'Send “payment received” (bank transfer, cheque)', 'boolean'],
       ['mail_renewal_due', 'Send “renewal due”', 'boolean'],
       ['mail_renewal_paid', 'Send “renewal paid”', 'boolean'],
