@@ -9,11 +9,13 @@ import type {
 import { accountNav } from './account-nav.js';
 import { formUser, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
-import { seeOther, sendPage, type Viewer } from './layout.js';
+import { contentSecurityPolicy, seeOther, sendPage, type Viewer } from './layout.js';
 
 export interface DownloadsPagesOptions {
   accounts: AccountsService;
   downloads: AccountDownloadsService;
+  /** The store's PUBLIC_URL origin, where download URLs point. */
+  origin: () => string;
 }
 
 /** Why a row cannot download, or why a Download was refused, in words; the code goes in `data-code`. */
@@ -73,7 +75,7 @@ function downloadRow(d: AccountDownload, viewer: Viewer) {
     <td data-label="License key"><span class="key">${maskKey(d.license_key)}</span></td>
     <td data-label="Version">${r ? r.version : '—'}</td>
     <td data-label="Released" class="when">${r?.release_date ? r.release_date.slice(0, 10) : '—'}</td>
-    <td data-label="Size">${r ? size(r.file_size) : '—'}</td>
+    <td data-label="Size" class="when">${r ? size(r.file_size) : '—'}</td>
     <td data-label="Download">${action}</td>
   </tr>`;
 }
@@ -102,6 +104,9 @@ export async function downloadsPages(app: FastifyInstance, opts: DownloadsPagesO
       if (!(e instanceof ApiError) || e.code !== 'module_disabled') throw e;
       off = e.code;
     }
+    // Download's 303 leads to the download URL on PUBLIC_URL, which may be another origin than the
+    // one the page was opened on: Chromium applies form-action to the redirect too.
+    reply.header('content-security-policy', contentSecurityPolicy([new URL(opts.origin()).origin]));
     return sendPage(
       reply,
       status,
