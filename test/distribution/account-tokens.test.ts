@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { iso } from '../../src/clock.js';
 import type { NewToken } from '../../src/modules/distribution/tokens.repository.js';
@@ -146,6 +147,41 @@ describe('account tokens: mint and redeem', () => {
     const url = await mint(f);
     await advanceClock(t, 5 * 60);
     await expectCode(await redeem(url), 403, 'token_expired');
+  });
+});
+
+describe('account tokens: revocation finds them through their own index', () => {
+  it('the update of a revoked license’s account tokens reads download_tokens_account_license', async () => {
+    const query = db()
+      .updateTable('download_tokens')
+      .set({ invalidated_at: 'x', invalidated_reason: 'revoked' })
+      .where('license_id', '=', 1)
+      .where('user_id', 'is not', null)
+      .where('used_at', 'is', null)
+      .where('invalidated_at', 'is', null)
+      .compile();
+    const sqlite = t.db.database.sqlite;
+    let plan: string;
+    if (sqlite) {
+      const rows = sqlite.prepare(`explain query plan ${query.sql}`).all(...query.parameters) as {
+        detail: string;
+      }[];
+      plan = rows.map((r) => r.detail).join('\n');
+    } else {
+      // A test table is small enough for a sequential scan to win: ask whether the index can serve.
+      plan = await db()
+        .transaction()
+        .execute(async (tx) => {
+          await sql`set local enable_seqscan = off`.execute(tx);
+          const r = await sql<{
+            'QUERY PLAN': string;
+          }>`explain ${sql.raw(query.sql.replace(/\$(\d+)/g, (_, n) => `'${String(query.parameters[Number(n) - 1])}'`))}`.execute(
+            tx,
+          );
+          return r.rows.map((row) => row['QUERY PLAN']).join('\n');
+        });
+    }
+    expect(plan).toContain('download_tokens_account_license');
   });
 });
 
