@@ -208,6 +208,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     payments,
     orders,
     subscriptions,
+    downloads: services.distribution.account,
     origin: () => services.urls.origin,
     secureCookies: config.publicUrl.startsWith('https:'),
   });

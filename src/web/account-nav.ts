@@ -3,6 +3,7 @@ import { html } from './html.js';
 /** The account pages, in the order of the account menu (docs/storefront.md, 'Your account'). */
 const PAGES = [
   ['licenses', '/account/licenses', 'My licenses'],
+  ['downloads', '/account/downloads', 'Downloads'],
   ['orders', '/account/orders', 'My orders'],
   ['subscriptions', '/account/subscriptions', 'Subscriptions'],
   ['profile', '/account/profile', 'Profile'],

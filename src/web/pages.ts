@@ -3,6 +3,7 @@ import { ApiError } from '../http/errors.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { CatalogueService } from '../modules/catalogue/catalogue.service.js';
 import type { PaymentService } from '../modules/checkout/payment.service.js';
+import type { AccountDownloadsService } from '../modules/distribution/account-downloads.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OAuthService } from '../modules/licensing/oauth.service.js';
@@ -12,6 +13,7 @@ import type { SettingsService } from '../modules/settings/settings.service.js';
 import type { MediaService } from '../modules/storefront/media.service.js';
 import type { SubscriptionsService } from '../modules/subscriptions/subscriptions.service.js';
 import { approvePages } from './approve.js';
+import { downloadsPages } from './downloads.js';
 import { installFormParser, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
@@ -42,6 +44,8 @@ export interface PagesOptions {
   orders: OrdersService;
   /** Subscriptions (the customer's cancellation). */
   subscriptions: SubscriptionsService;
+  /** Downloads (the customer's account tokens, docs/storefront.md 'Downloads'). */
+  downloads: AccountDownloadsService;
   /** The store's PUBLIC_URL origin (final once the server listens). */
   origin: () => string;
   secureCookies: boolean;
@@ -123,6 +127,7 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   await app.register(signInPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
   await app.register(approvePages, { accounts: opts.accounts, oauth: opts.oauth });
   await app.register(licensesPages, opts);
+  await app.register(downloadsPages, opts);
   await app.register(passwordPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
   // The storefront (docs/storefront.md): catalogue, product pages, images and the store's styles.
   await app.register(mediaRoutes, { media: opts.media });

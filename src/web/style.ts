@@ -60,4 +60,16 @@ button.small { padding: .3rem .7rem; font-size: .9rem; }
 input[readonly] { background: var(--bg); color: var(--muted); }
 .subscription form.actions { align-items: center; }
 .subscription form.actions p { flex: 1 1 16rem; margin: 0; }
+.why { color: var(--muted); font-size: .9rem; }
+/* A table whose rows become cards on a narrow screen, each cell under its column's name (data-label):
+   nothing scrolls sideways at 390 px. The header row stays for screen readers. */
+@media (max-width: 40rem) {
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.stack, table.stack tbody, table.stack tr { display: block; }
+  table.stack tr { border-top: 1px solid var(--line); padding: .6rem 0; }
+  table.stack td { display: grid; grid-template-columns: 7.5rem minmax(0, 1fr); gap: .75rem; border: 0;
+    padding: .2rem 0; overflow-wrap: anywhere; }
+  table.stack td::before { content: attr(data-label); color: var(--muted); font-weight: 600; }
+  table.stack td.when { white-space: normal; }
+}
 `;

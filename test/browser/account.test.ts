@@ -1,8 +1,10 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/random.js';
+import { makeZip } from '../helpers/factories.js';
 import { skipBrowserTests } from './chromium.js';
 import {
   api,
@@ -12,14 +14,15 @@ import {
   NARROW,
   page,
   server,
+  session,
   setUpConsole,
   WIDE,
 } from './console.js';
 
 /**
  * The customer's account pages (docs/storefront.md, 'Your account') in a real browser, on the
- * console's harness: Subscriptions (with a renewal order to pay, and Cancel) and Profile (a wrong
- * current password, then a change), axe-core at 1280 and 390 px, nothing wider than 390 px.
+ * console's harness: Subscriptions (with a renewal order to pay, and Cancel), Profile (a wrong
+ * current password, then a change) and Downloads (a file received by the browser), axe-core at 1280 and 390 px, nothing wider than 390 px.
  * SAVE_SCREENSHOTS=1 writes docs/screenshots/store-account-*.png.
  */
 const DOCS_SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
@@ -39,6 +42,27 @@ async function checkBothWidths(name: string) {
 }
 
 const CUSTOMER = { email: 'ada.account@example.com', password: 'ada-password-1' };
+let customerId = 0;
+
+/** A protected product distributing one uploaded release (multipart, as a script or CI would). */
+async function softwareWithRelease(name: string, slug: string, version: string, zip: Buffer) {
+  const product = await api<{ id: number }>('POST', '/products', { name, price: '29.00' });
+  expect(product.status).toBe(201);
+  const id = product.body.id;
+  expect(
+    (await api('POST', `/software/products/${id}/config`, { slug, software_enabled: 'yes' })).status,
+  ).toBe(200);
+  const form = new FormData();
+  form.append('version', version);
+  form.append('file', new Blob([zip], { type: 'application/zip' }), `${slug}.zip`);
+  const res = await fetch(`${server.url}/v1/software/products/${id}/versions`, {
+    method: 'POST',
+    headers: { cookie: session.cookie, 'x-rest-nonce': session.nonce },
+    body: form,
+  });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return id;
+}
 
 describe.skipIf(skipBrowserTests)('the customer’s account pages in a real browser', () => {
   setUpConsole();
@@ -52,6 +76,7 @@ describe.skipIf(skipBrowserTests)('the customer’s account pages in a real brow
       last_name: 'Lovelace',
     });
     expect(customer.status).toBe(201);
+    customerId = customer.body.id;
     const subscribe = async (name: string) => {
       const product = await api<{ id: number }>('POST', '/products', {
         name,
@@ -114,5 +139,44 @@ describe.skipIf(skipBrowserTests)('the customer’s account pages in a real brow
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByRole('status').waitFor();
     expect(await page.getByRole('status').textContent()).toContain('password was changed');
+  });
+
+  it('Downloads: a row per license, the reason in words, and Download hands the browser the file', async () => {
+    const zip = makeZip(40_000);
+    const forms = await softwareWithRelease('Forms Pro', 'forms-pro', '2.1.0', zip);
+    const seo = await softwareWithRelease(
+      'SEO Toolkit with a rather long name that must wrap',
+      'seo-kit',
+      '1.4.0',
+      makeZip(9000),
+    );
+    expect((await api('POST', '/licenses', { product_id: forms, user_id: customerId })).status).toBe(201);
+    expect(
+      (
+        await api('POST', '/licenses', {
+          product_id: seo,
+          user_id: customerId,
+          usage_expires_at: '2026-01-01T00:00:00Z',
+        })
+      ).status,
+    ).toBe(201);
+
+    await page
+      .getByRole('navigation', { name: 'Your account' })
+      .getByRole('link', { name: 'Downloads' })
+      .click();
+    await page.getByRole('heading', { level: 1, name: 'Downloads' }).waitFor();
+    expect(await page.locator('[data-code="expired"]').count()).toBe(1);
+    await checkBothWidths('account-downloads');
+
+    const button = page.getByRole('button', { name: 'Download Forms Pro 2.1.0' });
+    // By keyboard: the button takes the focus and Enter submits its form.
+    await button.focus();
+    const [received] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+    expect(received.suggestedFilename()).toMatch(/\.zip$/);
+    const path = await received.path();
+    expect(sha256(readFileSync(path))).toBe(sha256(zip));
+    // The page stays as it was: the bearer URL is never shown.
+    expect(await page.content()).not.toContain('token=');
   });
 });

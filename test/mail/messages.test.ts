@@ -94,7 +94,7 @@ describe('messages', () => {
     expect(receipt.html).toContain(key);
     const receiptUrl = `${origin()}/checkout/order-received/${out.order_id}?key=${out.order_key}`;
     expect(receipt.text).toContain(receiptUrl);
-    expect(receipt.html).toContain(`${origin()}/account/licenses`);
+    expect(receipt.html).toContain(`${origin()}/account/downloads`);
 
     const welcome = await waitForMail(smtp, email, /account/i);
     expectWellFormed(welcome);

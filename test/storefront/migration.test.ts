@@ -5,8 +5,8 @@ import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 /**
  * Migration 2026112451_storefront on a store that already has products without slugs: it is
- * taken back (its table, index and columns dropped, its record removed) and run again over rows
- * as an older store has them, on the database under test.
+ * taken back (its table, index and columns dropped, its record removed), with the migrations after
+ * it, and run again over rows as an older store has them, on the database under test.
  */
 let d: TestDatabase;
 beforeAll(async () => {
@@ -23,6 +23,12 @@ describe('migration 2026112451_storefront', () => {
       await db.schema.alterTable('products').dropColumn(column).execute();
     }
     await sql`delete from kysely_migration where name = ${'2026112451_storefront'}`.execute(db);
+    // The migrations after it are taken back too (the migrator runs them in order only).
+    await db.schema.dropIndex('download_tokens_account_license').execute();
+    await db.schema.alterTable('download_tokens').dropColumn('user_id').execute();
+    await sql`delete from kysely_migration where name = ${'2026112470_account_download_tokens'}`.execute(db);
+    await db.schema.alterTable('payment_gateways').dropColumn('instructions').execute();
+    await sql`delete from kysely_migration where name = ${'2026112471_gateway_instructions'}`.execute(db);
 
     const now = new Date().toISOString();
     const row = (name: string, slug: string | null) => ({

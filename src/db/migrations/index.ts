@@ -18,6 +18,7 @@ import * as m2026112441 from './2026112441_customer_lists.js';
 import * as m2026112442 from './2026112442_orders_total.js';
 import * as m2026112450 from './2026112450_mail.js';
 import * as m2026112451 from './2026112451_storefront.js';
+import * as m2026112470 from './2026112470_account_download_tokens.js';
 import * as m2026112471 from './2026112471_gateway_instructions.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
@@ -43,5 +44,6 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112442_orders_total': m2026112442,
   '2026112450_mail': m2026112450,
   '2026112451_storefront': m2026112451,
+  '2026112470_account_download_tokens': m2026112470,
   '2026112471_gateway_instructions': m2026112471,
 };

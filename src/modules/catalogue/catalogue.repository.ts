@@ -162,6 +162,16 @@ export class CatalogueRepository {
       .execute();
   }
 
+  /** softwareStatusOf for several products in one query. */
+  softwareStatusesOf(ids: readonly number[], tx?: Tx) {
+    if (ids.length === 0) return Promise.resolve([]);
+    return on(this.db, tx)
+      .selectFrom('products')
+      .select(['id', 'status', 'licensing_enabled', 'software_enabled'])
+      .where('id', 'in', ids)
+      .execute();
+  }
+
   softwareStatusOf(id: number, tx?: Tx) {
     return on(this.db, tx)
       .selectFrom('products')

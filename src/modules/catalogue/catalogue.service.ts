@@ -329,4 +329,9 @@ export class CatalogueService {
   softwareStatus(productId: number, tx?: Tx) {
     return this.repo.softwareStatusOf(productId, tx);
   }
+
+  /** softwareStatus of several products in one query (the account's Downloads page). */
+  softwareStatuses(productIds: readonly number[], tx?: Tx) {
+    return this.repo.softwareStatusesOf(productIds, tx);
+  }
 }

@@ -5,6 +5,7 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import type { ReleasesService } from '../releases/releases.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import { AccountDownloadsService } from './account-downloads.service.js';
 import { DistributionService } from './distribution.service.js';
 import { DownloadService } from './download.service.js';
 import { ISSUANCE_BUCKETS, Preflight } from './preflight.js';
@@ -15,6 +16,8 @@ import { TokensRepository } from './tokens.repository.js';
 export interface DistributionModule {
   distribution: DistributionService;
   downloads: DownloadService;
+  /** A signed-in customer's downloads without a site: the list and the account token's mint. */
+  account: AccountDownloadsService;
   /** What other modules' transactions call when a token's binding ends (hooks in src/wiring.ts). */
   invalidations: TokenInvalidationService;
   tokens: TokensRepository;
@@ -63,5 +66,13 @@ export function createDistribution(deps: {
     clock,
   );
   const invalidations = new TokenInvalidationService(tokens, deps.licenses, clock);
-  return { distribution, downloads, invalidations, tokens, issuer };
+  const account = new AccountDownloadsService(
+    deps.catalogue,
+    deps.releases,
+    deps.licenses,
+    deps.settings,
+    issuer,
+    clock,
+  );
+  return { distribution, downloads, account, invalidations, tokens, issuer };
 }

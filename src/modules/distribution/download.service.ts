@@ -25,18 +25,32 @@ function bindingComplete(t: TokenRow): boolean {
   if (t.binding_version !== BINDING_VERSION) return false;
   if (!t.product_id || !t.release_id || !t.artifact_id || !SHA256_HEX.test(t.artifact_sha256)) return false;
   if (!PURPOSES.includes(t.purpose as TokenPurpose) || !t.created_at || !t.expires_at) return false;
-  if (t.policy === 'public') return t.license_id === null && t.activation_id === null;
-  if (t.policy !== 'protected') return false;
-  if (
-    t.license_id === null ||
-    t.activation_id === null ||
-    t.activation_revision === null ||
-    !t.identity_key ||
-    !t.installation_id ||
-    !t.domain_normalized
-  )
-    return false;
-  return identityKey(t.installation_id, t.domain_normalized) === t.identity_key;
+  if (t.policy === 'public') return t.license_id === null && t.activation_id === null && t.user_id === null;
+  if (t.policy === 'protected') {
+    if (
+      t.license_id === null ||
+      t.activation_id === null ||
+      t.activation_revision === null ||
+      !t.identity_key ||
+      !t.installation_id ||
+      !t.domain_normalized ||
+      t.user_id !== null
+    )
+      return false;
+    return identityKey(t.installation_id, t.domain_normalized) === t.identity_key;
+  }
+  // An account token: the license and its owner, for an install, and nothing of a site.
+  return (
+    t.policy === 'account' &&
+    t.purpose === 'install' &&
+    t.license_id !== null &&
+    t.user_id !== null &&
+    t.activation_id === null &&
+    t.activation_revision === null &&
+    t.identity_key === null &&
+    t.installation_id === null &&
+    t.domain_normalized === null
+  );
 }
 
 /**
@@ -99,17 +113,24 @@ export class DownloadService {
     if (product?.status !== 'publish' || product.software_enabled !== 'yes') {
       throw new ApiError('software_product_unavailable');
     }
-    const policy = isPublicProduct(product) ? 'public' : 'protected';
-    if (policy !== token.policy) throw new ApiError('license_policy_changed');
+    // A protected and an account token both need a protected product (one that became public
+    // answers license_policy_changed), a public token a public one.
+    if ((token.policy === 'public') !== isPublicProduct(product))
+      throw new ApiError('license_policy_changed');
 
     const now = this.clock.now();
-    if (token.policy === 'protected') {
+    // Protected and account tokens share the license checks, written once and inline (the download
+    // route is the hottest after validate: no extra call or promise for a protected token).
+    if (token.policy !== 'public') {
       const settings = await this.settings.get(tx);
       if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
       const found = await this.licenses.lockWithSubscription(token.license_id!, tx);
       if (!found) throw new ApiError('invalid_license');
       const { license, subscriptionStatus } = found;
       if (license.product_id !== token.product_id) throw new ApiError('license_product_mismatch');
+      // An account token's license must still be its customer's: one moved to another customer is
+      // licensing's `unauthorized` ("you do not own this license"). user_id is null on the others.
+      if (token.user_id !== null && license.user_id !== token.user_id) throw new ApiError('unauthorized');
       const ev = evaluateLicense(
         {
           status: license.status,
@@ -124,16 +145,19 @@ export class DownloadService {
       if (ev.effective_status !== 'valid') throw new ApiError(ev.effective_status);
       const denied = authorizeRelease(ev.entitlements, release, license.product_id, token.purpose);
       if (denied) throw new ApiError(denied);
-      const activation = await this.licenses.lockActivation(token.activation_id!, tx);
-      if (activation?.status !== 'active') throw new ApiError('activation_inactive');
-      if (
-        activation.license_id !== token.license_id ||
-        activation.activation_revision !== token.activation_revision ||
-        activation.identity_key !== token.identity_key ||
-        activation.installation_id !== token.installation_id ||
-        activation.domain_normalized !== token.domain_normalized
-      ) {
-        throw new ApiError('activation_binding_changed');
+      // An account token binds no site; a protected token's activation must be as it was.
+      if (token.policy === 'protected') {
+        const activation = await this.licenses.lockActivation(token.activation_id!, tx);
+        if (activation?.status !== 'active') throw new ApiError('activation_inactive');
+        if (
+          activation.license_id !== token.license_id ||
+          activation.activation_revision !== token.activation_revision ||
+          activation.identity_key !== token.identity_key ||
+          activation.installation_id !== token.installation_id ||
+          activation.domain_normalized !== token.domain_normalized
+        ) {
+          throw new ApiError('activation_binding_changed');
+        }
       }
     }
 

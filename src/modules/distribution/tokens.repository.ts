@@ -64,6 +64,21 @@ export class TokensRepository {
     return row.id;
   }
 
+  /**
+   * An account token (docs/distribution.md, 'What a token is bound to'): minted when a customer
+   * clicks Download, not by the update check, so it is a plain insert and leaves the update
+   * check's precompiled statement (and its columns) as they are.
+   */
+  async insertAccount(values: NewToken, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .insertInto('download_tokens')
+      .values(values)
+      .returning('id')
+      .executeTakeFirst();
+    if (!row) throw new Error('token insert returned no row');
+    return row.id;
+  }
+
   findByHash(hash: string, tx?: Tx): Promise<TokenRow | undefined> {
     return on(this.db, tx)
       .selectFrom('download_tokens')
@@ -135,9 +150,11 @@ export class TokensRepository {
   }
 
   /**
-   * A license's unclaimed tokens, found through its activations (licensing names them): a licensed
-   * token always names its activation, and the table keeps no index on license_id (one page less
-   * written per token). The ids go in slices, well under either database's limit of parameters.
+   * A license's unclaimed tokens. A protected token always names its activation, and the table keeps
+   * no index on license_id (one page less written per token), so they are found through the
+   * activations (licensing names them), the ids in slices, well under either database's limit of
+   * parameters. Account tokens name no activation: they are found by license_id on the partial
+   * index that holds account tokens only (migration 2026112470).
    */
   async invalidateForLicense(
     licenseId: number,
@@ -156,6 +173,15 @@ export class TokensRepository {
         .where('invalidated_at', 'is', null)
         .execute();
     }
+    await on(this.db, tx)
+      .updateTable('download_tokens')
+      .set({ invalidated_at: now, invalidated_reason: reason })
+      .where('license_id', '=', licenseId)
+      // The partial index's own condition, so that both databases choose it.
+      .where('user_id', 'is not', null)
+      .where('used_at', 'is', null)
+      .where('invalidated_at', 'is', null)
+      .execute();
   }
 
   async outstanding(artifactIds: number[], now: string, tx?: Tx): Promise<Map<number, number>> {

@@ -24,6 +24,22 @@ export interface MintedToken {
   token_binding_version: number;
 }
 
+/** What an account token is bound to besides the release: the license and its owner (no site). */
+export interface AccountGrant {
+  productId: number;
+  licenseId: number;
+  userId: number;
+}
+
+/** 32 random bytes as hex, the bearer string; only its SHA-256 is stored. */
+function newBearer(): string {
+  try {
+    return randomHex(32);
+  } catch (e) {
+    throw Object.assign(new ApiError('token_generation_failed'), { cause: e });
+  }
+}
+
 /**
  * Issues single-use download tokens bound to everything they were issued for (docs/distribution.md,
  * 'What a token is bound to').
@@ -37,12 +53,7 @@ export class TokenIssuer {
   ) {}
 
   async mint(grant: Grant, release: Release, purpose: TokenPurpose): Promise<MintedToken> {
-    let token: string;
-    try {
-      token = randomHex(32);
-    } catch (e) {
-      throw Object.assign(new ApiError('token_generation_failed'), { cause: e });
-    }
+    const token = newBearer();
     const settings = await this.settings.get();
     const now = this.clock.now();
     const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
@@ -77,11 +88,56 @@ export class TokenIssuer {
       throw Object.assign(new ApiError('token_write_failed'), { cause: e });
     }
     this.pruning.maybe(now);
+    return this.minted(token, expires);
+  }
+
+  private minted(token: string, expires: Date): MintedToken {
     return {
       download_url: `${this.downloadUrl()}?token=${token}`,
       token_expires_at: mysqlTime(expires),
       token_binding_version: BINDING_VERSION,
     };
+  }
+
+  /**
+   * An account token (policy `account`, purpose `install`): a signed-in customer's download of a
+   * release their license is entitled to, bound to the license and the customer instead of a site
+   * (docs/distribution.md, 'What a token is bound to'). The caller has checked everything; the same
+   * single use, expiry and redemption as every token.
+   */
+  async mintForAccount(grant: AccountGrant, release: Release): Promise<MintedToken> {
+    const token = newBearer();
+    const settings = await this.settings.get();
+    const now = this.clock.now();
+    const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
+    try {
+      await this.repo.insertAccount({
+        token_hash: sha256(token),
+        binding_version: BINDING_VERSION,
+        policy: 'account',
+        product_id: grant.productId,
+        release_id: release.version_id,
+        artifact_id: release.artifact_id,
+        artifact_sha256: release.file_sha256,
+        purpose: 'install',
+        license_id: grant.licenseId,
+        activation_id: null,
+        activation_revision: null,
+        identity_key: null,
+        installation_id: null,
+        domain_normalized: null,
+        user_id: grant.userId,
+        created_at: iso(now),
+        expires_at: iso(expires),
+        used_at: null,
+        invalidated_at: null,
+        invalidated_reason: null,
+      });
+    } catch (e) {
+      throw Object.assign(new ApiError('token_write_failed'), { cause: e });
+    }
+    this.pruning.maybe(now);
+    return this.minted(token, expires);
   }
 
   /** At most once an hour per process, after a mint: tokens are only ever added by minting. */

@@ -1,6 +1,6 @@
 import type { Tx } from '../../db/transaction.js';
 import type { LicenseRepository } from './license.repository.js';
-import type { ActivationRow, LicenseForIdentity, LicenseRow } from './licensing.model.js';
+import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } from './licensing.model.js';
 
 /**
  * What other modules read of licenses and activations: distribution's update routes, its download
@@ -38,6 +38,19 @@ export class LicenseLookupService {
   /** The ids of every activation of the license (the download tokens of a revoked license). */
   activationIdsOf(licenseId: number, tx: Tx): Promise<number[]> {
     return this.repo.activationIdsOf(licenseId, tx);
+  }
+
+  /**
+   * The customer's licenses with their terms (product, subscription), oldest first, in one query:
+   * the account's Downloads page (docs/storefront.md, 'Downloads').
+   */
+  ownedBy(userId: number): Promise<LicenseRecord[]> {
+    return this.repo.listByUser(userId);
+  }
+
+  /** One license with its terms (an account download's mint re-checks it). */
+  record(licenseId: number): Promise<LicenseRecord | undefined> {
+    return this.repo.findById(licenseId);
   }
 
   /** Whether the user holds any license for the product (the purchaser test of external links). */

@@ -263,7 +263,7 @@ ${
     <code class="license-key">${l.license_key}</code>
     <span class="muted">${l.activation_limit === 0 ? 'Unlimited sites' : `${l.activation_limit} ${l.activation_limit === 1 ? 'site' : 'sites'}`}</span></li>`,
   )}</ul>
-  <p>Your licenses, with the sites they are active on, are under <a href="/account/licenses">My licenses</a> (sign in with the email of this order).</p>
+  <p>Download your software under <a href="/account/downloads">Downloads</a>, and see the sites your licenses are active on under <a href="/account/licenses">My licenses</a> (sign in with the email of this order).</p>
 </section>`
     : paid
       ? ''
