@@ -29,7 +29,7 @@ export class MailService {
     const row = await withTransaction(this.database, async (tx) => {
       const before = await this.repo.lock(id, tx);
       if (!before) throw new ApiError('mail_message_not_found');
-      const after = (await this.repo.reschedule(id, iso(this.clock.now()), tx))!;
+      const after = (await this.repo.outbox.reschedule('id', id, iso(this.clock.now()), tx))!;
       const changes = diff(before, after, ['status', 'attempts', 'next_attempt_at']);
       await this.audit.record(
         actor,

@@ -43,7 +43,7 @@ export class WebhooksService {
     const row = await withTransaction(this.database, async (tx) => {
       const before = await this.repository.lockEvent(id, tx);
       if (!before) throw new ApiError('webhook_event_not_found');
-      const after = (await this.repository.rescheduleNow(id, iso(this.clock.now()), tx))!;
+      const after = (await this.repository.outbox.reschedule('event_id', id, iso(this.clock.now()), tx))!;
       if (actor) {
         const fields = ['status', 'attempts', 'next_attempt_at'];
         const changes = diff(before, after, fields);
