@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { Database, Dialect } from '../db/database.js';
 import type { DB, Id } from '../db/schema.js';
 import { on, type Tx } from '../db/transaction.js';
@@ -53,24 +53,30 @@ export class OutboxQueries<T extends OutboxTable> {
    * another process is claiming (FOR UPDATE SKIP LOCKED); on both databases the outer conditions
    * are re-checked by the UPDATE itself (on SQLite, the one writer, that alone makes it safe), so
    * a row is only ever claimed by one caller per lease.
+   * On PostgreSQL the due rows are picked once, as an array: written `id IN (subquery)`, the
+   * planner may run the subquery again for every row it updates (a nested-loop semi-join, its
+   * choice on a small table), and each run, no longer seeing the rows already leased, picks the
+   * next ones: the claim then took every due row, whatever the limit.
    */
   async claimDue(now: string, leaseUntil: string, limit: number, tx?: Tx): Promise<Selectable<DB[T]>[]> {
     const { db, table } = this.on(tx);
+    const due = db
+      .selectFrom(table)
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit);
     const rows = await db
       .updateTable(table)
       .set({ locked_until: leaseUntil, updated_at: now })
-      .where('id', 'in', (eb) => {
-        const due = eb
-          .selectFrom(table)
-          .select('id')
-          .where('status', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-          .orderBy('next_attempt_at')
-          .orderBy('id')
-          .limit(limit);
-        return this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-      })
+      .where((eb) =>
+        this.dialect === 'postgres'
+          ? sql<boolean>`id = any(array(${due.forUpdate().skipLocked()}))`
+          : eb('id', 'in', due),
+      )
       .where('status', '=', 'pending')
       .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
       .returningAll()

@@ -5,7 +5,7 @@ import { RETRY_DELAYS as MAIL_DELAYS } from '../../src/modules/mail/mail.worker.
 import { RETRY_DELAYS as WEBHOOK_DELAYS } from '../../src/modules/webhooks/dispatcher.js';
 import { OutboxQueries } from '../../src/outbox/outbox.repository.js';
 import { nextAttempt, type Outbox, OutboxWorker } from '../../src/outbox/worker.js';
-import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
 // The shared outbox worker (docs/development.md, 'Outboxes'): the loop with an outbox of its own
@@ -240,6 +240,21 @@ describe('the shared outbox statements', () => {
     return Number(row.id);
   };
 
+  it('claims due, unleased pending rows in due order, up to the limit, and sets their lease', async () => {
+    const later = await insert(3);
+    const first = await insert(1);
+    const second = await insert(2);
+    await insert(9); // not due
+    await insert(1, { locked_until: at(20) }); // leased by another process
+    await insert(1, { status: 'sent' });
+    const expired = await insert(4, { locked_until: at(4) }); // its lease ran out
+    const claimed = await queries.claimDue(at(5), at(6), 3);
+    expect(sorted(claimed.map((r) => Number(r.id)))).toEqual(sorted([first, second, later]));
+    expect(claimed.every((r) => r.locked_until === at(6))).toBe(true);
+    const rest = await queries.claimDue(at(5), at(6), 3);
+    expect(rest.map((r) => Number(r.id))).toEqual([expired]);
+  });
+
   it('finishes and releases a row only under its own lease', async () => {
     const id = await insert(1);
     await queries.claimDue(at(5), at(6), 1);
@@ -280,4 +295,21 @@ describe('the shared outbox statements', () => {
     });
     expect(await queries.reschedule('id', id + 1000, at(30))).toBeUndefined();
   });
+
+  it.runIf(dialectUnderTest === 'postgres')(
+    'on PostgreSQL a claim skips the rows another transaction is claiming, without waiting for it',
+    async () => {
+      const ids = [await insert(1), await insert(2), await insert(3)];
+      const tx = await d.database.db.startTransaction().execute();
+      try {
+        const held = await queries.claimDue(at(5), at(6), 2, tx);
+        // Another connection: the rows the open transaction holds are skipped, not waited for.
+        const other = await queries.claimDue(at(5), at(6), 3);
+        expect(sorted(held.map((r) => Number(r.id)))).toEqual(ids.slice(0, 2));
+        expect(other.map((r) => Number(r.id))).toEqual([ids[2]]);
+      } finally {
+        await tx.commit().execute();
+      }
+    },
+  );
 });
