@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { Database, Dialect } from '../db/database.js';
 import type { DB, Id } from '../db/schema.js';
-import { on, type Tx } from '../db/transaction.js';
+import { forUpdate, on, type Tx } from '../db/transaction.js';
 
 /**
  * The columns every outbox table has (docs/development.md, 'Outboxes'). A row waits as `pending`
@@ -29,8 +29,8 @@ type OneOutbox = { outbox: OutboxColumns };
 
 /**
  * The statements every outbox shares: the lease claim, the release, the finish guarded by the
- * lease, and a fresh series of attempts. Each outbox's repository holds one, for its table.
- * Timestamps are ISO text, so comparisons are textual.
+ * lease, and a resend's lock and fresh series of attempts. Each outbox's repository holds one, for
+ * its table. Timestamps are ISO text, so comparisons are textual.
  */
 export class OutboxQueries<T extends OutboxTable> {
   private readonly db: Kysely<DB>;
@@ -113,6 +113,25 @@ export class OutboxQueries<T extends OutboxTable> {
       .where('id', '=', id)
       .where('locked_until', '=', leaseUntil)
       .execute();
+  }
+
+  /**
+   * The row whose `column` is `value` as it is, locked for the rest of the transaction (`FOR
+   * UPDATE` on PostgreSQL): a resend records its state before.
+   */
+  async lock(
+    column: 'id' | (keyof DB[T] & string),
+    value: number | string,
+    tx: Tx,
+  ): Promise<Selectable<DB[T]> | undefined> {
+    const { db, table } = this.on(tx);
+    const row = await db
+      .selectFrom(table)
+      .selectAll()
+      .where(column as 'id', '=', value as number)
+      .$call(forUpdate(this.dialect))
+      .executeTakeFirst();
+    return row as unknown as Selectable<DB[T]> | undefined;
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TestClock } from '../../src/clock.js';
+import { withTransaction } from '../../src/db/transaction.js';
 import { RETRY_DELAYS as MAIL_DELAYS } from '../../src/modules/mail/mail.worker.js';
 import { RETRY_DELAYS as WEBHOOK_DELAYS } from '../../src/modules/webhooks/dispatcher.js';
 import { OutboxQueries } from '../../src/outbox/outbox.repository.js';
@@ -280,12 +281,15 @@ describe('the shared outbox statements', () => {
     expect(await queries.claimDue(at(5), at(8), 1)).toMatchObject([{ locked_until: at(8), attempts: 0 }]);
   });
 
-  it('reschedules a row for a fresh series of attempts', async () => {
+  it('locks a row as it is and reschedules it for a fresh series of attempts', async () => {
     const id = await insert(1);
     await d.database.db
       .updateTable('mail_messages')
       .set({ status: 'failed', attempts: 6, next_attempt_at: null, last_error: 'refused' })
       .execute();
+    const before = await withTransaction(d.database, (tx) => queries.lock('id', id, tx));
+    expect(before).toMatchObject({ id, status: 'failed', attempts: 6 });
+    expect(await withTransaction(d.database, (tx) => queries.lock('id', id + 1000, tx))).toBeUndefined();
     expect(await queries.reschedule('id', id, at(30))).toMatchObject({
       status: 'pending',
       attempts: 0,

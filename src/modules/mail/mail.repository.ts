@@ -1,7 +1,7 @@
 import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
-import type { Database, Dialect } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
-import { forUpdate, on, type Tx } from '../../db/transaction.js';
+import { on, type Tx } from '../../db/transaction.js';
 import { OutboxQueries } from '../../outbox/outbox.repository.js';
 import type { MailStatus, MailTables } from './mail.tables.js';
 
@@ -28,16 +28,11 @@ export interface ExpiringLicense {
  */
 export class MailRepository {
   private readonly db: Kysely<DB>;
-  private readonly dialect: Dialect;
-  /**
-   * The outbox's claim, release, finish and resend (src/outbox/outbox.repository.ts), used by the
-   * worker (mail.worker.ts) and the resend (mail.service.ts).
-   */
+  /** The worker's claim, release and finish, and the resend (src/outbox/outbox.repository.ts). */
   readonly outbox: OutboxQueries<'mail_messages'>;
 
   constructor(database: Pick<Database, 'db' | 'dialect'>) {
     this.db = database.db;
-    this.dialect = database.dialect;
     this.outbox = new OutboxQueries(database, 'mail_messages');
   }
 
@@ -76,16 +71,6 @@ export class MailRepository {
 
   find(id: number, tx?: Tx): Promise<MailRow | undefined> {
     return on(this.db, tx).selectFrom('mail_messages').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-
-  /** A message as it is, locked for the rest of the transaction (a resend records its before). */
-  lock(id: number, tx: Tx): Promise<MailRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('mail_messages')
-      .selectAll()
-      .where('id', '=', id)
-      .$call(forUpdate(this.dialect))
-      .executeTakeFirst();
   }
 
   // ---- The facts messages are made of ----

@@ -1,7 +1,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { Database, Dialect } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
-import { forUpdate, on, type Tx } from '../../db/transaction.js';
+import { on, type Tx } from '../../db/transaction.js';
 import { OutboxQueries } from '../../outbox/outbox.repository.js';
 import type { WebhooksTables } from './webhooks.tables.js';
 
@@ -36,16 +36,11 @@ const ROTATION_KEY = 'webhook_secret_rotation';
  */
 export class WebhooksRepository {
   private readonly db: Kysely<DB>;
-  private readonly dialect: Dialect;
-  /**
-   * The outbox's claim, release, finish and redelivery (src/outbox/outbox.repository.ts), used by
-   * the dispatcher (dispatcher.ts) and the redelivery (webhooks.service.ts).
-   */
+  /** The dispatcher's claim, release and finish, and the redelivery (src/outbox/outbox.repository.ts). */
   readonly outbox: OutboxQueries<'webhook_events'>;
 
   constructor(database: Pick<Database, 'db' | 'dialect'>) {
     this.db = database.db;
-    this.dialect = database.dialect;
     this.outbox = new OutboxQueries(database, 'webhook_events');
   }
 
@@ -105,16 +100,6 @@ export class WebhooksRepository {
       .orderBy('id', 'desc')
       .limit(ATTEMPT_LOG_SIZE)
       .execute();
-  }
-
-  /** An event as it is, locked for the rest of the transaction (a redelivery records its before). */
-  lockEvent(eventId: string, tx?: Tx): Promise<EventRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('webhook_events')
-      .selectAll()
-      .where('event_id', '=', eventId)
-      .$call(forUpdate(this.dialect))
-      .executeTakeFirst();
   }
 
   /** The secret rotation remembered by any process, or null before the first delivery. */
