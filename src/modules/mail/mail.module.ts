@@ -7,7 +7,7 @@ import { LicenseExpiryScan } from './expiry.scan.js';
 import { MailOutbox } from './mail.outbox.js';
 import { MailRepository } from './mail.repository.js';
 import { MailService } from './mail.service.js';
-import { MailWorker, type PasswordLinks } from './mail.worker.js';
+import { createMailWorker, type MailWorker, type PasswordLinks } from './mail.worker.js';
 import { MailTransport } from './transport.js';
 
 export type { LicenseExpiryScan } from './expiry.scan.js';
@@ -40,7 +40,7 @@ export function createMail(deps: {
   const repo = new MailRepository(deps.database);
   const mailOutbox = new MailOutbox(repo, deps.settings, deps.clock, deps.origin);
   const expiryScan = new LicenseExpiryScan(deps.database, repo, mailOutbox, deps.settings, deps.clock);
-  const mailWorker = new MailWorker({
+  const mailWorker = createMailWorker({
     repo,
     settings: deps.settings,
     transport: new MailTransport(),

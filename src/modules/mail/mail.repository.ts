@@ -1,7 +1,8 @@
 import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
-import type { Database, Dialect } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
-import { forUpdate, on, type Tx } from '../../db/transaction.js';
+import { on, type Tx } from '../../db/transaction.js';
+import { OutboxQueries } from '../../outbox/outbox.repository.js';
 import type { MailStatus, MailTables } from './mail.tables.js';
 
 export type MailRow = Selectable<MailTables['mail_messages']>;
@@ -27,11 +28,12 @@ export interface ExpiringLicense {
  */
 export class MailRepository {
   private readonly db: Kysely<DB>;
-  private readonly dialect: Dialect;
+  /** The worker's claim, release and finish, and the resend (src/outbox/outbox.repository.ts). */
+  readonly outbox: OutboxQueries<'mail_messages'>;
 
   constructor(database: Pick<Database, 'db' | 'dialect'>) {
     this.db = database.db;
-    this.dialect = database.dialect;
+    this.outbox = new OutboxQueries(database, 'mail_messages');
   }
 
   /** Adds a message in the caller's transaction; one with a dedupe key that exists already is not added. */
@@ -43,66 +45,6 @@ export class MailRepository {
       .returning('id')
       .executeTakeFirst();
     return row ? Number(row.id) : null;
-  }
-
-  /**
-   * Takes up to `limit` due messages for this process by setting their lease: PostgreSQL skips rows
-   * another process is claiming (FOR UPDATE SKIP LOCKED) and the UPDATE re-checks the conditions,
-   * so a message is claimed by one process per lease (the webhook outbox's claim).
-   */
-  claimDue(now: string, leaseUntil: string, limit: number, tx?: Tx): Promise<MailRow[]> {
-    return on(this.db, tx)
-      .updateTable('mail_messages')
-      .set({ locked_until: leaseUntil, updated_at: now })
-      .where('id', 'in', (eb) => {
-        const due = eb
-          .selectFrom('mail_messages')
-          .select('id')
-          .where('status', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-          .orderBy('next_attempt_at')
-          .orderBy('id')
-          .limit(limit);
-        return this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-      })
-      .where('status', '=', 'pending')
-      .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-      .returningAll()
-      .execute();
-  }
-
-  /** The message's state after an attempt, fenced by the lease: a lost lease changes nothing. */
-  async finish(
-    id: number,
-    leaseUntil: string,
-    next: {
-      status: MailStatus;
-      attempts: number;
-      next_attempt_at: string | null;
-      last_error: string | null;
-      sent_at: string | null;
-      updated_at: string;
-    },
-    tx?: Tx,
-  ): Promise<boolean> {
-    const res = await on(this.db, tx)
-      .updateTable('mail_messages')
-      .set({ ...next, locked_until: null })
-      .where('id', '=', id)
-      .where('locked_until', '=', leaseUntil)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1;
-  }
-
-  /** Gives a claimed message back untouched (the process is stopping; the attempt did not count). */
-  async release(id: number, leaseUntil: string, tx?: Tx): Promise<void> {
-    await on(this.db, tx)
-      .updateTable('mail_messages')
-      .set({ locked_until: null })
-      .where('id', '=', id)
-      .where('locked_until', '=', leaseUntil)
-      .execute();
   }
 
   /** One page of messages, newest first, and the total of the filter (indexes: id; status, id). */
@@ -129,33 +71,6 @@ export class MailRepository {
 
   find(id: number, tx?: Tx): Promise<MailRow | undefined> {
     return on(this.db, tx).selectFrom('mail_messages').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-
-  /** A message as it is, locked for the rest of the transaction (a resend records its before). */
-  lock(id: number, tx: Tx): Promise<MailRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('mail_messages')
-      .selectAll()
-      .where('id', '=', id)
-      .$call(forUpdate(this.dialect))
-      .executeTakeFirst();
-  }
-
-  /** Makes a message due now with a fresh series of attempts. */
-  reschedule(id: number, now: string, tx: Tx): Promise<MailRow | undefined> {
-    return on(this.db, tx)
-      .updateTable('mail_messages')
-      .set({
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        locked_until: null,
-        last_error: null,
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst();
   }
 
   // ---- The facts messages are made of ----

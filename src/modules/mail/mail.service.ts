@@ -27,9 +27,9 @@ export class MailService {
    */
   async resend(id: number, actor: Actor): Promise<MailMessage> {
     const row = await withTransaction(this.database, async (tx) => {
-      const before = await this.repo.lock(id, tx);
+      const before = await this.repo.outbox.lock('id', id, tx);
       if (!before) throw new ApiError('mail_message_not_found');
-      const after = (await this.repo.reschedule(id, iso(this.clock.now()), tx))!;
+      const after = (await this.repo.outbox.reschedule('id', id, iso(this.clock.now()), tx))!;
       const changes = diff(before, after, ['status', 'attempts', 'next_attempt_at']);
       await this.audit.record(
         actor,

@@ -3,7 +3,7 @@ import type { Clock, TestClock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import { WebhookDispatcher } from './dispatcher.js';
+import { createDispatcher, type WebhookDispatcher } from './dispatcher.js';
 import { Outbox } from './outbox.js';
 import { TargetResolver, type WebhookTargetFilter } from './target.js';
 import { WebhooksRepository } from './webhooks.repository.js';
@@ -39,7 +39,7 @@ export function createWebhooks(deps: {
 }): WebhooksModule {
   const repository = new WebhooksRepository(deps.database);
   const targets = new TargetResolver(repository, deps.settings, deps.clock, deps.filter);
-  const dispatcher = new WebhookDispatcher({
+  const dispatcher = createDispatcher({
     database: deps.database,
     repository,
     targets,

@@ -1,7 +1,8 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { Database, Dialect } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
-import { forUpdate, on, type Tx } from '../../db/transaction.js';
+import { on, type Tx } from '../../db/transaction.js';
+import { OutboxQueries } from '../../outbox/outbox.repository.js';
 import type { WebhooksTables } from './webhooks.tables.js';
 
 export type EventRow = Selectable<WebhooksTables['webhook_events']>;
@@ -35,43 +36,17 @@ const ROTATION_KEY = 'webhook_secret_rotation';
  */
 export class WebhooksRepository {
   private readonly db: Kysely<DB>;
-  private readonly dialect: Dialect;
+  /** The dispatcher's claim, release and finish, and the redelivery (src/outbox/outbox.repository.ts). */
+  readonly outbox: OutboxQueries<'webhook_events'>;
 
   constructor(database: Pick<Database, 'db' | 'dialect'>) {
     this.db = database.db;
-    this.dialect = database.dialect;
+    this.outbox = new OutboxQueries(database, 'webhook_events');
   }
 
   /** Adds an event to the outbox, in the caller's transaction (src/modules/webhooks/outbox.ts). */
   async insertEvent(values: EventInsert, tx?: Tx): Promise<void> {
     await on(this.db, tx).insertInto('webhook_events').values(values).execute();
-  }
-
-  /**
-   * Takes up to `limit` due events for this process by setting their lease. PostgreSQL skips rows
-   * another process is claiming (FOR UPDATE SKIP LOCKED); on both databases the outer conditions
-   * are re-checked by the UPDATE itself, so a row is only ever claimed by one caller per lease.
-   */
-  claimDue(now: string, leaseUntil: string, limit: number, tx?: Tx): Promise<EventRow[]> {
-    return on(this.db, tx)
-      .updateTable('webhook_events')
-      .set({ locked_until: leaseUntil, updated_at: now })
-      .where('id', 'in', (eb) => {
-        const due = eb
-          .selectFrom('webhook_events')
-          .select('id')
-          .where('status', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-          .orderBy('next_attempt_at')
-          .orderBy('id')
-          .limit(limit);
-        return this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-      })
-      .where('status', '=', 'pending')
-      .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-      .returningAll()
-      .execute();
   }
 
   /** Delivery is off: events due since `dueBefore` are set aside without an attempt (docs/webhooks.md). */
@@ -84,32 +59,6 @@ export class WebhooksRepository {
       .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
       .executeTakeFirst();
     return Number(res.numUpdatedRows);
-  }
-
-  /**
-   * Sets the event's state after an attempt, fenced by the lease: when the lease was lost (expired
-   * and taken by another process) nothing changes.
-   */
-  async finishEvent(
-    event: EventRow,
-    leaseUntil: string,
-    outcome: AttemptOutcome,
-    next: { status: 'pending' | 'delivered' | 'abandoned'; next_attempt_at: string | null },
-    tx?: Tx,
-  ): Promise<void> {
-    await on(this.db, tx)
-      .updateTable('webhook_events')
-      .set({
-        status: next.status,
-        attempts: outcome.attempt,
-        next_attempt_at: next.next_attempt_at,
-        locked_until: null,
-        last_error: outcome.error,
-        updated_at: outcome.attempted_at,
-      })
-      .where('id', '=', event.id)
-      .where('locked_until', '=', leaseUntil)
-      .execute();
   }
 
   /** Adds one attempt to the attempt log. */
@@ -125,16 +74,6 @@ export class WebhooksRepository {
         error: outcome.error,
         attempted_at: outcome.attempted_at,
       })
-      .execute();
-  }
-
-  /** Gives a claimed event back untouched (the process is stopping; the attempt did not count). */
-  async release(eventId: number, leaseUntil: string, tx?: Tx): Promise<void> {
-    await on(this.db, tx)
-      .updateTable('webhook_events')
-      .set({ locked_until: null })
-      .where('id', '=', eventId)
-      .where('locked_until', '=', leaseUntil)
       .execute();
   }
 
@@ -161,33 +100,6 @@ export class WebhooksRepository {
       .orderBy('id', 'desc')
       .limit(ATTEMPT_LOG_SIZE)
       .execute();
-  }
-
-  /** Makes an event due now with a fresh series of attempts; undefined when there is no such event. */
-  /** An event as it is, locked for the rest of the transaction (a redelivery records its before). */
-  lockEvent(eventId: string, tx?: Tx): Promise<EventRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('webhook_events')
-      .selectAll()
-      .where('event_id', '=', eventId)
-      .$call(forUpdate(this.dialect))
-      .executeTakeFirst();
-  }
-
-  rescheduleNow(eventId: string, now: string, tx?: Tx): Promise<EventRow | undefined> {
-    return on(this.db, tx)
-      .updateTable('webhook_events')
-      .set({
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        locked_until: null,
-        last_error: null,
-        updated_at: now,
-      })
-      .where('event_id', '=', eventId)
-      .returningAll()
-      .executeTakeFirst();
   }
 
   /** The secret rotation remembered by any process, or null before the first delivery. */

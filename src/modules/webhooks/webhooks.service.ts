@@ -41,9 +41,9 @@ export class WebhooksService {
   async redeliver(eventId: string, actor?: Actor): Promise<EventState> {
     const id = eventId.toLowerCase();
     const row = await withTransaction(this.database, async (tx) => {
-      const before = await this.repository.lockEvent(id, tx);
+      const before = await this.repository.outbox.lock('event_id', id, tx);
       if (!before) throw new ApiError('webhook_event_not_found');
-      const after = (await this.repository.rescheduleNow(id, iso(this.clock.now()), tx))!;
+      const after = (await this.repository.outbox.reschedule('event_id', id, iso(this.clock.now()), tx))!;
       if (actor) {
         const fields = ['status', 'attempts', 'next_attempt_at'];
         const changes = diff(before, after, fields);
