@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Smtp, startSmtp, waitForMail } from '../mail/helpers.js';
@@ -299,11 +301,20 @@ describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
     await page.fill('#shipping_postcode', '10117');
     await page.selectOption('#shipping_country', 'DE');
     await page.getByLabel('Flat – $5.00').waitFor();
+    const instructions = 'Pay to Northwind Ltd\nIBAN DE89 3704 0044 0532 0130 00\nBIC COBADEFFXXX';
+    expect((await api('PATCH', '/payment-gateways/bacs', { instructions })).status).toBe(200);
     await page.getByLabel('Direct bank transfer').check();
     await page.getByRole('button', { name: 'Place order' }).click();
     await page.waitForURL(/\/checkout\/order-received\/\d+\?key=/);
     expect(await page.locator('[data-status]').getAttribute('data-status')).toBe('on-hold');
     expect(await page.locator('.receipt').textContent()).toContain('$45.00');
+    // How to pay: the owner's instructions, line by line, with the order as the reference.
+    expect(await page.locator('.how-to-pay .instructions').textContent()).toBe(instructions);
+    await page.setViewportSize(NARROW);
+    await expectNoSidewaysScroll('the receipt of an order on hold at 390 px');
+    await expectAccessible('the receipt of an order on hold');
+    await shot('receipt-on-hold-390');
+    await page.setViewportSize(WIDE);
   }, 120_000);
 
   it('in a second currency with a coupon; a declined card shows its code and the order is paid from its pay page', async () => {
@@ -356,5 +367,67 @@ describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
     expect(await page.locator('.license-key').textContent()).toBe((await licensesOf(id))[0]);
     expect(await page.locator('.receipt').textContent()).toContain('€40.57');
     expect(await page.locator('.receipt').textContent()).toContain('spring10');
+  }, 120_000);
+
+  it('with a CAPTCHA provider: checkout runs its widget, a refused token is shown with its code, a passed one places the order', async () => {
+    // The provider's verify endpoint, played by a local server: only "passed-token" passes.
+    const verified: string[] = [];
+    const verifier = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        const token = (JSON.parse(body) as { response: string }).response;
+        verified.push(token);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ success: token === 'passed-token' }));
+      });
+    });
+    await new Promise<void>((resolve) => verifier.listen(0, '127.0.0.1', resolve));
+    const verifyUrl = `http://127.0.0.1:${(verifier.address() as AddressInfo).port}/siteverify`;
+    // The widget script comes from the provider's origin (allowed by checkout's CSP); the test
+    // serves a stand-in that does what the widget does: put its token in the form.
+    await page.route('https://challenges.cloudflare.com/turnstile/v0/api.js', (route) =>
+      route.fulfill({
+        contentType: 'text/javascript',
+        body: `document.querySelectorAll('.cf-turnstile').forEach(function (d) {
+          var i = document.createElement('input'); i.type = 'hidden'; i.name = 'cf-turnstile-response';
+          i.value = 'refused-token'; d.appendChild(i); d.setAttribute('data-ran', d.getAttribute('data-sitekey'));
+        });`,
+      }),
+    );
+    try {
+      const set = await api('PATCH', '/settings', {
+        captcha_provider: 'turnstile',
+        captcha_site_key: 'site-key-1',
+        captcha_secret: 'secret-1',
+        captcha_verify_url: verifyUrl,
+      });
+      expect(set.status).toBe(200);
+      await context.clearCookies();
+      await page.goto(`${server.url}/products/forms-pro`);
+      await page.getByRole('button', { name: 'Add to cart' }).click();
+      await page.waitForURL(`${server.url}/cart`);
+      await page.getByRole('link', { name: 'Proceed to checkout' }).click();
+      await fillBilling('robot.check@example.com');
+      await page.locator('.cf-turnstile[data-ran="site-key-1"]').waitFor({ state: 'attached' });
+      await page.getByLabel('Card (test gateway)').check();
+      await page.fill('#card_number', '4242424242424242');
+      await page.getByRole('button', { name: 'Place order' }).click();
+      await alert().waitFor();
+      expect(await alert().getAttribute('data-code')).toBe('captcha_missing');
+      expect(verified).toEqual(['refused-token']);
+      // The widget passes this time.
+      await page.evaluate(`document.querySelector('[name=cf-turnstile-response]').value = 'passed-token'`);
+      await page.getByRole('button', { name: 'Place order' }).click();
+      await page.waitForURL(/\/checkout\/order-received\/\d+\?key=/);
+      await page.locator('.license-key').waitFor();
+      expect(verified).toEqual(['refused-token', 'passed-token']);
+    } finally {
+      await page.unroute('https://challenges.cloudflare.com/turnstile/v0/api.js');
+      await api('PATCH', '/settings', { captcha_provider: 'none', captcha_verify_url: '' });
+      await new Promise((resolve) => verifier.close(resolve));
+    }
   }, 120_000);
 });
