@@ -190,6 +190,7 @@ describe('messages', () => {
     expect(m.text).toContain('Evil <img src=x onerror=alert(1)> & "co"');
     const [license] = await licensesOfOrder(t, out.order_id);
     expect(m.text).toContain((license as { license_key: string }).license_key);
+    expect(m.html).toContain(`${origin()}/account/downloads`);
     expect((await messagesTo(email)).map((x) => x.kind)).toContain('payment_received');
     expect((await messagesTo(email)).map((x) => x.kind)).not.toContain('order_receipt');
   });

@@ -6,7 +6,7 @@ import { orderSummaryHtml, orderSummaryText } from './order-summary.js';
 export const paymentReceived: Template<OrderFacts> = (f, ctx) => {
   const subject = `Payment received for your ${ctx.store_name} order #${f.order_id}`;
   const receipt = receiptUrl(ctx.origin, f);
-  const licenses = `${ctx.origin}/account/licenses`;
+  const downloads = `${ctx.origin}/account/downloads`;
   const method = f.payment_method_title ? ` by ${f.payment_method_title}` : '';
   const text = `${greeting(f.first_name)}
 
@@ -15,11 +15,11 @@ We have received your payment${method} for order #${f.order_id}.
 ${orderSummaryText(f)}
 
 Your receipt: ${receipt}
-Your licenses and their sites: ${licenses}
+Download your software: ${downloads}
 ${textFooter(ctx)}`;
   const body = html`${p(greeting(f.first_name))}${p(`We have received your payment${method} for order #${f.order_id}.`)}
 ${orderSummaryHtml(ctx, f)}
-${button(ctx, licenses, 'Your licenses')}
+${button(ctx, downloads, 'Download your software')}
 <p style="margin:0 0 12px"><a href="${receipt}">View your receipt</a></p>`;
   return { subject, text, html: page(ctx, 'Payment received', body) };
 };
