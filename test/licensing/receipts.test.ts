@@ -1,5 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rfc3339 } from '../../src/clock.js';
 import {
@@ -283,7 +287,38 @@ describe('POST /licenses/validate with receipt', () => {
   });
 });
 
-describe('PHP sodium verifies a receipt (docs/licensing.md)', () => {
+/** A fenced code block of docs/licensing.md, 'Offline receipts': the tests run what the docs show. */
+function docsBlock(language: 'js' | 'php'): string {
+  const text = readFileSync(new URL('../../docs/licensing.md', import.meta.url), 'utf8');
+  const section = text.slice(text.indexOf('### Offline receipts'));
+  const m = new RegExp(`\`\`\`${language}\n([\\s\\S]*?)\`\`\``).exec(section);
+  if (!m) throw new Error(`docs/licensing.md has no ${language} block under 'Offline receipts'`);
+  return m[1]!;
+}
+
+describe("the docs' verification code (docs/licensing.md, 'Offline receipts')", () => {
+  it('Node.js: checkReceipt accepts a receipt for its site, refuses a tampered one or another site', async () => {
+    const { key, site } = await activated();
+    const receipt = await receiptFor(key, site);
+    const keys = await publicKeys();
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-receipt-'));
+    try {
+      const file = join(dir, 'check.mjs');
+      writeFileSync(file, `${docsBlock('js')}\nexport { checkReceipt };\n`);
+      const { checkReceipt } = (await import(pathToFileURL(file).href)) as {
+        checkReceipt: (r: Receipt, k: PublicKey[], s: { installation_id: string; domain: string }) => unknown;
+      };
+      const normalised = { installation_id: site.installation_id, domain: 'www.example.org' };
+      expect(checkReceipt(receipt, keys, normalised)).toMatchObject({ status: 'valid' });
+      const forged = Buffer.from(JSON.stringify({ ...claims(receipt), license_id: 1 })).toString('base64url');
+      expect(checkReceipt({ ...receipt, payload: forged }, keys, normalised)).toBeNull();
+      expect(checkReceipt(receipt, keys, { ...normalised, domain: 'other.example' })).toBeNull();
+      expect(checkReceipt({ ...receipt, signing_key_id: 'k1-00000000' }, keys, normalised)).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   let php: string | null = null;
   try {
     php = execFileSync('sh', ['-c', 'command -v php'], { encoding: 'utf8' }).trim() || null;
@@ -300,35 +335,35 @@ describe('PHP sodium verifies a receipt (docs/licensing.md)', () => {
   const run = hasSodium || process.env.CI ? it : it.skip;
 
   run(
-    `sodium_crypto_sign_verify_detached accepts a receipt and refuses a tampered one${hasSodium ? '' : ` (skipped: ${reason})`}`,
+    `PHP: sodium_crypto_sign_verify_detached accepts a receipt, refuses a tampered one${hasSodium ? '' : ` (skipped: ${reason})`}`,
     async () => {
       expect(hasSodium, reason).toBe(true);
       const { key, site } = await activated();
       const receipt = await receiptFor(key, site);
       const keys = await publicKeys();
-      const publicKey = keys.find((k) => k.id === receipt.signing_key_id)!.public_key;
-      // The docs' PHP, fed through the environment so that no value is quoted into the code.
-      const code = `
-      $payload = getenv('RECEIPT_PAYLOAD');
-      $ok = sodium_crypto_sign_verify_detached(
-        base64_decode(getenv('RECEIPT_SIGNATURE'), true), $payload, base64_decode(getenv('PUBLIC_KEY'), true));
-      if (!$ok) { echo "invalid"; exit(0); }
-      $claims = json_decode(sodium_base642bin($payload, SODIUM_BASE64_VARIANT_URLSAFE_NO_PADDING), true);
-      echo $claims['status'] === 'valid' && strtotime($claims['valid_until']) > time() ? "valid" : "expired";
-    `;
-      const phpVerify = (payload: string, signature: string) =>
+      // The docs' function, with its inputs in the environment so that no value is quoted into code.
+      const code = `${docsBlock('php')}
+        $claims = tollgate_check_receipt(json_decode(getenv('RECEIPT'), true), json_decode(getenv('KEYS'), true),
+          getenv('INSTALLATION_ID'), getenv('DOMAIN'));
+        echo $claims === null ? 'refused' : $claims['status'] . ' ' . $claims['license_id'];`;
+      const phpCheck = (r: Receipt, domain = 'www.example.org') =>
         execFileSync(php!, ['-r', code], {
           encoding: 'utf8',
           env: {
             PATH: process.env.PATH,
-            RECEIPT_PAYLOAD: payload,
-            RECEIPT_SIGNATURE: signature,
-            PUBLIC_KEY: publicKey,
+            RECEIPT: JSON.stringify(r),
+            KEYS: JSON.stringify(keys),
+            INSTALLATION_ID: site.installation_id,
+            DOMAIN: domain,
           },
         });
-      expect(phpVerify(receipt.payload, receipt.signature)).toBe('valid');
+      expect(phpCheck(receipt)).toBe(`valid ${claims(receipt).license_id}`);
       const forged = Buffer.from(JSON.stringify({ ...claims(receipt), license_id: 1 })).toString('base64url');
-      expect(phpVerify(forged, receipt.signature)).toBe('invalid');
+      expect(phpCheck({ ...receipt, payload: forged })).toBe('refused');
+      const sig = Buffer.from(receipt.signature, 'base64');
+      sig[0] = sig[0]! ^ 0x80;
+      expect(phpCheck({ ...receipt, signature: sig.toString('base64') })).toBe('refused');
+      expect(phpCheck(receipt, 'other.example')).toBe('refused');
     },
   );
 });
