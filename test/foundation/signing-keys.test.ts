@@ -156,6 +156,18 @@ describe('signing key routes', () => {
     expect(events[0]).toMatchObject({ changes: { active_key_id: { before: old.id, after: keys[0]!.id } } });
   });
 
+  it('rotations at once all happen, one after the other: one active key at the end', async () => {
+    const before = (await rows()).length;
+    const answers = await Promise.all(
+      Array.from({ length: 3 }, () => admin(t, 'POST', '/signing-keys/rotate', {})),
+    );
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200]);
+    const stored = await rows();
+    expect(stored).toHaveLength(before + 3);
+    expect(stored.filter((r) => r.retired_at === null)).toHaveLength(1);
+    expect(stored.filter((r) => r.private_key !== null)).toHaveLength(1);
+  });
+
   it('the private half is stored sealed with the vault key, never in plaintext, and in no answer', async () => {
     const [row] = (await rows()).filter((r) => r.retired_at === null);
     const sealed = Buffer.from(row!.private_key!, 'base64');
@@ -309,5 +321,39 @@ describe('an active key that cannot be opened: 500 signing_key_unavailable, and 
     expectError(res, 500, 'signing_key_unavailable');
     expect(res.body).not.toContain(raw.toString('base64'));
     expect((await post(u, '/licenses/validate', body)).statusCode).toBe(200);
+  });
+});
+
+describe('no key material in the logs', () => {
+  let v: TestApp;
+  beforeAll(async () => {
+    v = await createTestApp({ captureLogs: true, env: { LOG_LEVEL: 'trace' } });
+  });
+  afterAll(async () => v.close());
+
+  it('a receipt, a rotation and another receipt at trace level: no private half, no license key in any line', async () => {
+    const f = await licenseFixture(v, { activation_limit: 3 });
+    const site = identity('logs.example');
+    expect((await post(v, '/licenses/activate', { license_key: f.key, ...site })).statusCode).toBe(200);
+    const body = { license_key: f.key, ...site, receipt: true };
+    expect((await post(v, '/licenses/validate', body)).statusCode).toBe(200);
+    const first = (await v.app.services.database.db.selectFrom('signing_keys').selectAll().execute())[0]!;
+    expect((await admin(v, 'POST', '/signing-keys/rotate', {})).statusCode).toBe(200);
+    expect((await post(v, '/licenses/validate', body)).statusCode).toBe(200);
+    const stored = await v.app.services.database.db.selectFrom('signing_keys').selectAll().execute();
+    const key = vaultKey(v);
+    const seeds = [first, ...stored]
+      .filter((r) => r.private_key !== null)
+      .map((r) => openBytes(Buffer.from(r.private_key!, 'base64'), () => key));
+    expect(seeds.length).toBeGreaterThanOrEqual(2);
+    const logs = v.logs();
+    expect(logs.length).toBeGreaterThan(0);
+    for (const seed of seeds) {
+      for (const encoding of ['base64', 'base64url', 'hex'] as const) {
+        expect(logs).not.toContain(seed.toString(encoding));
+      }
+    }
+    expect(logs).not.toContain(first.private_key!);
+    expect(logs).not.toContain(f.key);
   });
 });
