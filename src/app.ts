@@ -27,6 +27,7 @@ import { releasesRoutes } from './modules/releases/releases.routes.js';
 import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
 import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
+import { signingRoutes } from './modules/signing/signing.routes.js';
 import { storefrontRoutes } from './modules/storefront/storefront.routes.js';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -82,6 +83,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     accounts,
     settings,
     activations,
+    receipts,
+    signing,
     licenses,
     oauth,
     catalogue,
@@ -164,7 +167,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(systemRoutes, { testClock });
       await api.register(accountsRoutes, { accounts, secureCookies: config.publicUrl.startsWith('https:') });
       await api.register(settingsRoutes, { settings });
-      await api.register(activationRoutes, { activations });
+      await api.register(activationRoutes, { activations, receipts });
+      await api.register(signingRoutes, { signing });
       await api.register(licenseRoutes, { licenses, activations });
       await api.register(oauthRoutes, { oauth });
       await api.register(catalogueRoutes, { catalogue });

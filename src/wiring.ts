@@ -21,6 +21,7 @@ import type { LicenseRepository } from './modules/licensing/license.repository.j
 import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
+import type { ReceiptService } from './modules/licensing/receipt.service.js';
 import {
   createMail,
   type LicenseExpiryScan,
@@ -36,6 +37,7 @@ import {
 } from './modules/releases/releases.module.js';
 import { createReports, type DailyCounters, type ReportsService } from './modules/reports/reports.module.js';
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
+import { createSigning, type SigningService } from './modules/signing/signing.module.js';
 import { createStorefront, type MediaService } from './modules/storefront/storefront.module.js';
 import {
   createSubscriptions,
@@ -73,6 +75,10 @@ export interface Services {
   activations: ActivationService;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
+  /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
+  receipts: ReceiptService;
+  /** The store's signing keys: what receipts (and signed releases) are signed with (docs/administration.md). */
+  signing: SigningService;
   webhooks: WebhooksService;
   /** Releases and their artifacts: candidates, artifact checks and streams, withdraw hooks (docs/releases.md). */
   releases: ReleasesService;
@@ -164,6 +170,17 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     attemptTimeoutMs: opts.webhookAttemptTimeoutMs,
     audit,
   });
+  const releasesModule = createReleases({
+    database,
+    audit,
+    catalogue,
+    clock,
+    config,
+    publicOrigin: () => urls.origin,
+  });
+  const releases = releasesModule.releases;
+  // The signing keys' private halves are sealed with the vault key of the releases' storage.
+  const { signing } = createSigning({ database, clock, vault: releasesModule.storage, audit });
   const licensing = createLicensing({
     database,
     clock,
@@ -174,8 +191,9 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     approvalPage: () => `${urls.origin}/account/approve`,
     audit,
     licenseRepository: opts.licenseRepository,
+    signing,
   });
-  const { licenses, activations, oauth } = licensing;
+  const { licenses, activations, oauth, receipts } = licensing;
   const { orders } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const { subscriptions, renewals } = createSubscriptions({
     database,
@@ -202,15 +220,6 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     baseUrl: () => urls.base,
     log: log('checkout'),
   });
-  const releasesModule = createReleases({
-    database,
-    audit,
-    catalogue,
-    clock,
-    config,
-    publicOrigin: () => urls.origin,
-  });
-  const releases = releasesModule.releases;
   const distribution = createDistribution({
     database,
     clock,
@@ -297,6 +306,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       licenses,
       activations,
       oauth,
+      receipts,
+      signing,
       webhooks,
       dispatcher,
       releases,

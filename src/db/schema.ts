@@ -10,6 +10,7 @@ import type { MailTables } from '../modules/mail/mail.tables.js';
 import type { OrdersTables } from '../modules/orders/orders.tables.js';
 import type { ReleasesTables } from '../modules/releases/releases.tables.js';
 import type { ReportsTables } from '../modules/reports/reports.tables.js';
+import type { SigningTables } from '../modules/signing/signing.tables.js';
 import type { StorefrontTables } from '../modules/storefront/storefront.tables.js';
 import type { SubscriptionsTables } from '../modules/subscriptions/subscriptions.tables.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
@@ -37,6 +38,7 @@ export interface DB
     AuditTables,
     ReportsTables,
     StorefrontTables,
-    MailTables {}
+    MailTables,
+    SigningTables {}
 
 export type Id = Generated<number>;

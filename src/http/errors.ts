@@ -150,6 +150,11 @@ const catalogue = {
   revoke_failed: [500, 'The revocation was not stored.'],
   license_key_exists: [409, 'A license with this key already exists.'],
   oauth_unavailable: [501, 'Customer-approval (OAuth) activation is not available on this server yet.'],
+  // signing keys and offline receipts (docs/administration.md, 'Signing keys'; docs/licensing.md, 'Offline receipts')
+  signing_key_unavailable: [
+    500,
+    'The active signing key cannot be read: the vault key that sealed it is not configured.',
+  ],
   // storage and artifact deletion
   deletion_preview_stale: [409, 'The deletion preview is stale.'],
   deletion_confirmation_required: [400, 'The impact acknowledgement is required.'],

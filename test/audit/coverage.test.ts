@@ -112,6 +112,7 @@ const FIXTURES: Record<string, Fixture> = {
   'POST /v1/users': async () =>
     req('POST', '/users', { email: uniqueEmail('covered'), password: 'a-long-password-1', role: 'customer' }),
   'PATCH /v1/settings': async () => req('PATCH', '/settings', { default_activation_limit: 7 }),
+  'POST /v1/signing-keys/rotate': async () => req('POST', '/signing-keys/rotate', {}),
   'POST /v1/licenses': async () => {
     const product = await newProduct();
     const customer = await createCustomer(t);

@@ -58,6 +58,7 @@ describe('settings', () => {
       mail_license_expired: true,
       mail_account_created: true,
       license_expiring_days: 7,
+      receipt_grace_days: 7,
     });
   });
 

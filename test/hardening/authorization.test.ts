@@ -20,6 +20,7 @@ const PUBLIC = new Set([
   'POST /v1/software/package',
   'GET /v1/software/download',
   'GET /v1/software/changelog',
+  'GET /v1/software/signing-keys',
   'GET /v1/software/products/{product_id}/versions/{version_id}/external-link',
   'GET /v1/cart',
   'POST /v1/cart/add',

@@ -35,7 +35,8 @@ export type EntityType =
   | 'payment_gateway'
   | 'webhook_event'
   | 'legacy_download'
-  | 'mail_message';
+  | 'mail_message'
+  | 'signing_key';
 
 /** What a service hands to the trail, inside the change's own transaction. */
 export interface AuditEntry {

@@ -18,6 +18,7 @@ export const ENTITY_TYPES = [
   'webhook_event',
   'legacy_download',
   'mail_message',
+  'signing_key',
 ] as const;
 
 export const AuditQuery = Type.Object(
@@ -37,7 +38,7 @@ export const AuditEvent = Type.Object({
   actor: Type.Object({ user_id: Type.Integer(), email: Type.String() }),
   entity_type: Type.String(),
   entity_id: Type.Integer({
-    description: '0 for the settings and the payment gateways, named in the changes',
+    description: '0 for the settings, the payment gateways and the signing keys, named in the changes',
   }),
   action: Type.String(),
   changes: Type.Record(Type.String(), Type.Object({ before: Type.Unknown(), after: Type.Unknown() }), {

@@ -3,6 +3,7 @@ import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import * as S from './activation.schemas.js';
 import type { ActivationService, CallerMeta } from './activation.service.js';
+import type { ReceiptService } from './receipt.service.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/g;
@@ -20,8 +21,11 @@ function callerOf(request: FastifyRequest): CallerMeta {
  * website identity (or an activation id) authorise the call. Bodies are never logged (keys are
  * secrets).
  */
-export async function activationRoutes(app: App, opts: { activations: ActivationService }) {
-  const { activations } = opts;
+export async function activationRoutes(
+  app: App,
+  opts: { activations: ActivationService; receipts: ReceiptService },
+) {
+  const { activations, receipts } = opts;
 
   app.post(
     '/licenses/activate',
@@ -49,7 +53,11 @@ export async function activationRoutes(app: App, opts: { activations: Activation
       },
     },
     async (request, reply) => {
-      const { status, body } = await activations.validate(request.body);
+      // Without `receipt` validate runs exactly as it always did: no extra read, nothing signed.
+      const input = request.body;
+      const { status, body } = await (input.receipt === true
+        ? receipts.validate(input)
+        : activations.validate(input));
       return reply.status(status).send(body);
     },
   );

@@ -35,7 +35,17 @@ export const ActivateBody = Type.Object(
 );
 
 export const ValidateBody = Type.Object(
-  { license_key: LicenseKey, domain: Domain, installation_id: InstallationId },
+  {
+    license_key: LicenseKey,
+    domain: Domain,
+    installation_id: InstallationId,
+    receipt: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: a valid answer carries a signed offline receipt (docs/licensing.md, 'Offline receipts')",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -81,6 +91,13 @@ export const ActivateResponse = Type.Object({
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
+/** Only when asked for with `receipt: true`, and only on a valid answer (docs/licensing.md, 'Offline receipts'). */
+export const Receipt = Type.Object({
+  payload: Type.String({ description: 'base64url (no padding) of the UTF-8 JSON of the receipt' }),
+  signature: Type.String({ description: "base64 Ed25519 signature of the payload string's ASCII bytes" }),
+  signing_key_id: Type.String({ description: 'The key in GET /v1/software/signing-keys that verifies it' }),
+});
+
 export const ValidateSuccess = Type.Object({
   valid: Type.Literal(true),
   error: Type.Null(),
@@ -100,6 +117,7 @@ export const ValidateSuccess = Type.Object({
   subscription_active: Type.Boolean(),
   domain_active: Type.Literal(true),
   entitlements: Entitlements,
+  receipt: Type.Optional(Receipt),
 });
 
 export const ValidateFailure = Type.Object({

@@ -4,6 +4,7 @@ import type { Database } from '../../db/database.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { AuditService } from '../audit/audit.module.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import type { SigningService } from '../signing/signing.module.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import { ActivationService } from './activation.service.js';
 import { LicenseRepository } from './license.repository.js';
@@ -12,6 +13,7 @@ import { LicenseLookupService } from './license-lookup.service.js';
 import { OAuthRepository } from './oauth.repository.js';
 import { OAuthService } from './oauth.service.js';
 import { StateSigner } from './oauth.state.js';
+import { ReceiptService } from './receipt.service.js';
 
 export interface LicensingModule {
   /** License administration and the customer's licenses (docs/licensing.md). */
@@ -22,6 +24,8 @@ export interface LicensingModule {
   oauth: OAuthService;
   /** What other modules read of licenses and activations (distribution). */
   lookup: LicenseLookupService;
+  /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
+  receipts: ReceiptService;
 }
 
 /**
@@ -41,6 +45,8 @@ export function createLicensing(deps: {
   licenseRepository?: LicenseRepository;
   /** Records the administrator's changes to licenses (docs/admin.md, 'Audit trail'). */
   audit: AuditService;
+  /** Signs offline receipts with the store's active key (docs/administration.md, 'Signing keys'). */
+  signing: Pick<SigningService, 'sign'>;
 }): LicensingModule {
   const { database, clock, settings } = deps;
   const repo = deps.licenseRepository ?? new LicenseRepository(database);
@@ -55,5 +61,6 @@ export function createLicensing(deps: {
   // An activation in approval mode goes through the customer's approval (docs/oauth.md).
   const activations = new ActivationService(repo, clock, settings, deps.audit, oauth);
   const licenses = new LicenseService(repo, clock, settings, deps.outbox, deps.users, deps.audit);
-  return { licenses, activations, oauth, lookup: new LicenseLookupService(repo) };
+  const receipts = new ReceiptService(activations, repo, clock, settings, deps.signing);
+  return { licenses, activations, oauth, lookup: new LicenseLookupService(repo), receipts };
 }

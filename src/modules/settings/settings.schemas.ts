@@ -73,6 +73,12 @@ const properties = {
   mail_license_expired: Type.Boolean(),
   mail_account_created: Type.Boolean(),
   license_expiring_days: Type.Integer({ minimum: 1, maximum: 365 }),
+  receipt_grace_days: Type.Integer({
+    minimum: 1,
+    maximum: 365,
+    description:
+      "Days an offline receipt is good for after it is issued (docs/licensing.md, 'Offline receipts')",
+  }),
 };
 
 /** What GET /settings shows in place of the SMTP password; sent back in a PATCH it keeps the stored one. */
@@ -123,4 +129,5 @@ export const DEFAULT_SETTINGS: Settings = {
   mail_license_expired: true,
   mail_account_created: true,
   license_expiring_days: 7,
+  receipt_grace_days: 7,
 };

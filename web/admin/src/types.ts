@@ -269,6 +269,8 @@ export interface Settings {
   mail_license_expired: boolean;
   mail_account_created: boolean;
   license_expiring_days: number;
+  /** Days an offline receipt stays good after it is issued (docs/licensing.md, 'Offline receipts'). */
+  receipt_grace_days: number;
 }
 
 export interface Coupon {

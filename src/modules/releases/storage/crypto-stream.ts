@@ -196,3 +196,40 @@ async function* decryptRecords(
     await handle.close();
   }
 }
+
+/**
+ * A small secret held whole in memory (a signing key's private half, docs/administration.md,
+ * 'Signing keys') sealed in the same format as an artifact: the header (chunk size = the
+ * plaintext's length) and one final record. The same AAD binds the record to its header, so a
+ * flipped bit, a cut or appended bytes fail as they do for a file.
+ */
+export function sealBytes(key: Buffer, keyId: string, plain: Buffer): Buffer {
+  const header = makeHeader(keyId, Math.max(1, plain.length));
+  const nonce = randomBytes(NONCE);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(aad(header, 0n, true));
+  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+  return Buffer.concat([header, nonce, body, cipher.getAuthTag()]);
+}
+
+/** The plaintext of `sealBytes`; any failure (format, key, tag) is an IntegrityError. */
+export function openBytes(sealed: Buffer, keyFor: (keyId: string) => Buffer | null): Buffer {
+  const parsed = parseHeader(sealed);
+  if (!parsed) throw new IntegrityError('authentication_failed');
+  const record = sealed.subarray(HEADER_SIZE);
+  if (record.length < RECORD_OVERHEAD || record.length > parsed.chunkSize + RECORD_OVERHEAD) {
+    throw new IntegrityError('authentication_failed');
+  }
+  const key = keyFor(parsed.keyId);
+  if (!key) throw new IntegrityError('key_unavailable');
+  const decipher = createDecipheriv('aes-256-gcm', key, record.subarray(0, NONCE));
+  decipher.setAAD(aad(sealed.subarray(0, HEADER_SIZE), 0n, true));
+  decipher.setAuthTag(record.subarray(record.length - TAG));
+  const plain = decipher.update(record.subarray(NONCE, record.length - TAG));
+  try {
+    decipher.final();
+  } catch {
+    throw new IntegrityError('authentication_failed');
+  }
+  return plain;
+}

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ApiError } from '../../../http/errors.js';
 import type { ArtifactRow } from '../releases.model.js';
+import { openBytes, sealBytes } from './crypto-stream.js';
 import type { ArtifactRef, StorageDriver, VerifyFailure } from './driver.js';
 import { EncryptedVaultDriver } from './encrypted.js';
 import { ExternalLinkDriver } from './external.js';
@@ -110,6 +111,22 @@ export class ArtifactStorage {
     if (name === 'local' && auto.driver !== 'local') throw new ApiError('vault_not_private');
     if (name === 'local' || name === 'local_encrypted') return name;
     return auto.driver;
+  }
+
+  /**
+   * A small secret sealed with the vault's current key (VAULT_KEY, or the generated key file), in
+   * the encrypted vault's format: what another module stores in the database at rest (the signing
+   * keys, docs/administration.md, 'Signing keys').
+   */
+  async sealSecret(plain: Buffer): Promise<Buffer> {
+    const { keyId, key } = await this.keyring.currentKey();
+    return sealBytes(key, keyId, plain);
+  }
+
+  /** The plaintext of `sealSecret`, with whichever configured vault key sealed it; else an IntegrityError. */
+  async openSecret(sealed: Buffer): Promise<Buffer> {
+    await this.keyring.load();
+    return openBytes(sealed, (id) => this.keyring.get(id));
   }
 
   /** Full verification of a stored artifact (bounded memory), or the matching error. */

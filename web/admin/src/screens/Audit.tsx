@@ -22,6 +22,7 @@ const ENTITY_TYPES = [
   ['payment_gateway', 'Payment gateways'],
   ['webhook_event', 'Webhook event'],
   ['legacy_download', 'Catalogue file'],
+  ['signing_key', 'Signing keys'],
 ] as const;
 
 /**
@@ -60,7 +61,13 @@ function entityHref(type: string, id: number): string | null {
 
 function Entity({ type, id }: { type: string; id: number }) {
   const words =
-    type === 'settings' ? 'Settings' : type === 'payment_gateway' ? 'Payment gateways' : `${type} #${id}`;
+    type === 'settings'
+      ? 'Settings'
+      : type === 'payment_gateway'
+        ? 'Payment gateways'
+        : type === 'signing_key'
+          ? 'Signing keys'
+          : `${type} #${id}`;
   const href = entityHref(type, id);
   return href ? <Link href={href}>{words}</Link> : <span>{words}</span>;
 }

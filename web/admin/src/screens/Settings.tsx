@@ -45,6 +45,12 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
         'number',
         'How long a renewal order may still be paid.',
       ],
+      [
+        'receipt_grace_days',
+        'Offline receipts are good for (days)',
+        'number',
+        'From 1 to 365: how long a site may trust a signed receipt while it cannot reach the store.',
+      ],
     ],
   },
   {

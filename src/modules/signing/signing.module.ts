@@ -1,0 +1,24 @@
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import type { AuditService } from '../audit/audit.module.js';
+import { SigningRepository } from './signing.repository.js';
+import { type SecretVault, SigningService } from './signing.service.js';
+
+export type { PublicSigningKey, SecretVault, Signature } from './signing.service.js';
+export { SigningService } from './signing.service.js';
+
+/**
+ * The signing keys (docs/administration.md, 'Signing keys'): what other modules sign with
+ * (licensing's offline receipts) through `SigningService.sign`.
+ */
+export function createSigning(deps: {
+  database: Database;
+  clock: Clock;
+  /** Seals the private halves at rest with the vault key (the releases module's artifact storage). */
+  vault: SecretVault;
+  /** Records rotations (docs/admin.md, 'Audit trail'). */
+  audit: AuditService;
+}): { signing: SigningService } {
+  const repo = new SigningRepository(deps.database);
+  return { signing: new SigningService(deps.database, repo, deps.vault, deps.clock, deps.audit) };
+}
