@@ -47,10 +47,10 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
       : `${l.activation_count} of ${l.activation_limit} in use`;
   const rows = l.activations.map(
     (a) => html`<tr>
-        <td class="site">${a.domain_normalized}</td>
+        <td class="site">${a.domain_normalized}${a.environment === 'staging' ? html` <span class="badge off" title="A staging site: it takes no activation slot">Staging</span>` : ''}</td>
         <td><code>${a.installation_id.slice(0, 8)}…</code></td>
         <td class="when">${a.activated_at}</td>
-        <td>${a.status === 'active' ? html`<span class="badge">Active</span>` : html`<span class="badge off">Deactivated</span>`}</td>
+        <td>${a.status === 'active' ? html`<span class="badge">Active</span>` : a.deactivation_reason === 'reinstalled' ? html`<span class="badge off">Replaced by a reinstall</span>` : html`<span class="badge off">Deactivated</span>`}</td>
         <td>${
           a.status === 'active' && canDeactivate
             ? html`<form method="post" action="/account/licenses/${l.id}/deactivate">

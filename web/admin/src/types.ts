@@ -24,6 +24,11 @@ export interface Activation {
   status: string;
   activated_at: string;
   deactivated_at: string | null;
+  /** Only on a staging site (docs/licensing.md, '2.3 Staging and development sites'). */
+  environment?: 'staging';
+  /** 'reinstalled', with its successor, when a reinstall took the activation over. */
+  deactivation_reason?: string;
+  replaced_by?: number;
 }
 
 export interface License {
