@@ -274,6 +274,10 @@ export interface Settings {
   mail_license_expired: boolean;
   mail_account_created: boolean;
   license_expiring_days: number;
+  /** Staging sites and reinstalls (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls'). */
+  staging_patterns: string[];
+  staging_activation_limit: number;
+  reinstall_takeover: boolean;
 }
 
 export interface Coupon {
