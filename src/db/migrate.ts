@@ -13,11 +13,15 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
-/** Brings the schema to the newest version; safe to run from several processes at once (Kysely locks). */
+/**
+ * Brings the schema to the newest version, or only up to the migration named `upTo` (a test that
+ * checks a migration over the rows an older store has); safe to run from several processes at
+ * once (Kysely locks).
+ */
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
-export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
+export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, upTo?: string): Promise<void> {
   const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = upTo ? await migrator.migrateTo(upTo) : await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     throw new Error(

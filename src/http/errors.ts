@@ -135,6 +135,7 @@ const catalogue = {
   invalid_return_url: [400, 'return_url must be on the requesting domain.'],
   unauthorized: [403, 'You do not own this license.'],
   activation_limit_reached: [403, 'The activation limit has been reached.'],
+  staging_activation_limit_reached: [403, 'The staging activation limit has been reached.'],
   deactivation_disabled: [403, 'Customer deactivation is disabled.'],
   not_found: [404, 'Not found.'],
   license_not_found: [404, 'License not found.'],

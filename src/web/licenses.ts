@@ -19,6 +19,8 @@ export interface LicensesPageOptions {
 /** Outcomes of a deactivation, shown after the redirect by a fixed code (no text ever comes from the URL). */
 const NOTICES: Record<string, string> = {
   deactivated: 'The site was deactivated and its activation slot is free again.',
+  moved:
+    'The site was deactivated and its slot is free for your new site: on the new site, open the plugin’s license settings, enter the license key shown below and activate.',
 };
 const ERRORS: Record<string, string> = {
   deactivation_disabled:
@@ -47,16 +49,21 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
       : `${l.activation_count} of ${l.activation_limit} in use`;
   const rows = l.activations.map(
     (a) => html`<tr>
-        <td class="site">${a.domain_normalized}</td>
+        <td class="site">${a.domain_normalized}${a.environment === 'staging' ? html` <span class="badge off" title="A staging site: it takes no activation slot">Staging</span>` : ''}</td>
         <td><code>${a.installation_id.slice(0, 8)}…</code></td>
         <td class="when">${a.activated_at}</td>
-        <td>${a.status === 'active' ? html`<span class="badge">Active</span>` : html`<span class="badge off">Deactivated</span>`}</td>
+        <td>${a.status === 'active' ? html`<span class="badge">Active</span>` : a.deactivation_reason === 'reinstalled' ? html`<span class="badge off">Replaced by a reinstall</span>` : html`<span class="badge off">Deactivated</span>`}</td>
         <td>${
           a.status === 'active' && canDeactivate
             ? html`<form method="post" action="/account/licenses/${l.id}/deactivate">
             <input type="hidden" name="_nonce" value="${viewer.nonce}">
             <input type="hidden" name="activation_id" value="${a.id}">
             <button type="submit" class="danger small" aria-label="Deactivate ${a.domain_normalized}">Deactivate</button>
+          </form>
+          <form method="post" action="/account/licenses/${l.id}/move">
+            <input type="hidden" name="_nonce" value="${viewer.nonce}">
+            <input type="hidden" name="activation_id" value="${a.id}">
+            <button type="submit" class="small" aria-label="Move ${a.domain_normalized} to another site">Move to another site</button>
           </form>`
             : ''
         }</td>
@@ -112,27 +119,37 @@ ${
     );
   });
 
-  app.post('/account/licenses/:id/deactivate', async (request, reply) => {
-    const user = await formUser(request, accounts);
-    if (!user) return seeOther(reply, signInUrl('/account/licenses'));
-    const licenseId = Number((request.params as { id: string }).id);
-    const activationId = Number(formOf(request).activation_id);
-    if (!isId(licenseId) || !isId(activationId)) {
-      return seeOther(reply, '/account/licenses?error=not_found');
-    }
-    try {
-      await activations.customerDeactivate(user.id, licenseId, { activation_id: activationId });
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      if (e.status >= 500) request.log.error({ err: e, code: e.code }, 'customer deactivation failed');
-      const code =
-        e.code === 'deactivation_disabled'
-          ? 'deactivation_disabled'
-          : e.code === 'not_found' || e.code === 'no_activation'
-            ? 'not_found'
-            : 'failed';
-      return seeOther(reply, `/account/licenses?error=${code}`);
-    }
-    return seeOther(reply, '/account/licenses?notice=deactivated');
-  });
+  /**
+   * Deactivate, and "Move to another site" (docs/licensing.md, '4. Deactivate'): the same
+   * deactivation in one step, which frees the slot at once; the move's notice says how to
+   * activate the new site with the license key.
+   */
+  for (const [action, notice] of [
+    ['deactivate', 'deactivated'],
+    ['move', 'moved'],
+  ] as const) {
+    app.post(`/account/licenses/:id/${action}`, async (request, reply) => {
+      const user = await formUser(request, accounts);
+      if (!user) return seeOther(reply, signInUrl('/account/licenses'));
+      const licenseId = Number((request.params as { id: string }).id);
+      const activationId = Number(formOf(request).activation_id);
+      if (!isId(licenseId) || !isId(activationId)) {
+        return seeOther(reply, '/account/licenses?error=not_found');
+      }
+      try {
+        await activations.customerDeactivate(user.id, licenseId, { activation_id: activationId });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        if (e.status >= 500) request.log.error({ err: e, code: e.code }, 'customer deactivation failed');
+        const code =
+          e.code === 'deactivation_disabled'
+            ? 'deactivation_disabled'
+            : e.code === 'not_found' || e.code === 'no_activation'
+              ? 'not_found'
+              : 'failed';
+        return seeOther(reply, `/account/licenses?error=${code}`);
+      }
+      return seeOther(reply, `/account/licenses?notice=${notice}`);
+    });
+  }
 }

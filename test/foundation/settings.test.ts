@@ -59,6 +59,24 @@ describe('settings', () => {
       mail_account_created: true,
       license_expiring_days: 7,
       receipt_grace_days: 7,
+      staging_patterns: [
+        'localhost',
+        '127.0.0.1',
+        '*.local',
+        '*.test',
+        '*.localhost',
+        'staging.*',
+        'dev.*',
+        '*.wpengine.com',
+        '*.wpenginepowered.com',
+        '*.kinsta.cloud',
+        '*.flywheelstaging.com',
+        '*.pantheonsite.io',
+        '*.cloudwaysapps.com',
+        '*.myftpupload.com',
+      ],
+      staging_activation_limit: 3,
+      reinstall_takeover: false,
     });
   });
 

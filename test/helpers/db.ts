@@ -17,8 +17,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database of the kind under test, private to the caller. */
-export async function freshDatabase(): Promise<TestDatabase> {
+/** A fresh, migrated database of the kind under test, private to the caller; `upTo` stops after that migration. */
+export async function freshDatabase(opts: { upTo?: string } = {}): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl) {
     const name = `tollgate_test_${randomHex(6)}`;
@@ -28,7 +28,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
     await admin.end();
     const url = new URL(serverUrl);
     url.pathname = `/${name}`;
-    return migrated({ kind: 'postgres', url: url.href }, async () => {
+    return migrated({ kind: 'postgres', url: url.href }, opts.upTo, async () => {
       const c = new pg.Client({ connectionString: serverUrl });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -36,15 +36,21 @@ export async function freshDatabase(): Promise<TestDatabase> {
     });
   }
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
-  return migrated({ kind: 'sqlite', file: join(dir, 'tollgate.sqlite'), synchronous: 'NORMAL' }, () =>
-    rmSync(dir, { recursive: true, force: true }),
+  return migrated(
+    { kind: 'sqlite', file: join(dir, 'tollgate.sqlite'), synchronous: 'NORMAL' },
+    opts.upTo,
+    () => rmSync(dir, { recursive: true, force: true }),
   );
 }
 
-/** Opens and migrates the database at `config`; `drop` closes it, then runs `remove`. */
-async function migrated(config: DatabaseConfig, remove: () => void | Promise<void>): Promise<TestDatabase> {
+/** Opens and migrates the database at `config` (up to `upTo` when given); `drop` closes it, then runs `remove`. */
+async function migrated(
+  config: DatabaseConfig,
+  upTo: string | undefined,
+  remove: () => void | Promise<void>,
+): Promise<TestDatabase> {
   const database = openDatabase(config);
-  await migrateToLatest(database.db, database.dialect);
+  await migrateToLatest(database.db, database.dialect, upTo);
   return {
     config,
     database,

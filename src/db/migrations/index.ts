@@ -21,6 +21,7 @@ import * as m2026112451 from './2026112451_storefront.js';
 import * as m2026112470 from './2026112470_account_download_tokens.js';
 import * as m2026112471 from './2026112471_gateway_instructions.js';
 import * as m2026112480 from './2026112480_signing_keys.js';
+import * as m2026112481 from './2026112481_activation_environment.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -48,4 +49,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112470_account_download_tokens': m2026112470,
   '2026112471_gateway_instructions': m2026112471,
   '2026112480_signing_keys': m2026112480,
+  '2026112481_activation_environment': m2026112481,
 };

@@ -85,6 +85,10 @@ export const ActivateResponse = Type.Object({
   product_id: Type.Optional(Type.Integer()),
   variation_id: Type.Optional(Type.Integer()),
   message: Type.Optional(Type.String({ description: '"Already activated" on a repeat' })),
+  environment: Type.Optional(
+    Type.Literal('staging', { description: 'Only on a staging site, which takes no seat of the limit' }),
+  ),
+  staging_activations_remaining: Type.Optional(Type.Integer({ description: 'Only on a staging site' })),
   code: Type.Optional(Type.Literal('oauth_required')),
   redirect_url: Type.Optional(Type.String({ description: 'Opaque; open it unmodified' })),
 });

@@ -10,7 +10,8 @@ import type { SettingsService } from '../settings/settings.service.js';
 import type { ValidateFailure, ValidateSuccess } from './activation.schemas.js';
 import { step, transactionSteps } from './db-steps.js';
 import { type Entitlements, evaluateLicense } from './entitlements.js';
-import type { LicenseRepository } from './license.repository.js';
+import { StagingPatterns } from './environment.js';
+import type { LicenseRepository, NewActivation } from './license.repository.js';
 import { factsOf, remainingOf, resolveActivationLimit } from './license.view.js';
 import type { LicenseTerms } from './licensing.model.js';
 import type { OAuthActivation } from './oauth.js';
@@ -47,6 +48,9 @@ export type ActivateResult =
       product_id: number;
       variation_id: number;
       message?: string;
+      /** Only on a staging activation (docs/licensing.md, '2.3 Staging and development sites'). */
+      environment?: 'staging';
+      staging_activations_remaining?: number;
     }
   | { success: false; code: 'oauth_required'; message: string; redirect_url: string };
 
@@ -64,6 +68,8 @@ const messageOf = (code: ConstructorParameters<typeof ApiError>[0]) => new ApiEr
 /** The public licensing API (docs/licensing.md, sections 2–4) and the customer's deactivation. */
 export class ActivationService {
   private readonly deactivationHooks: DeactivationHook[] = [];
+  /** `staging_patterns`, compiled once per change of the list. */
+  private readonly staging = new StagingPatterns();
 
   constructor(
     private readonly repo: LicenseRepository,
@@ -99,6 +105,7 @@ export class ActivationService {
     const license = await this.repo.findForIdentity(key, identity.identity_key);
     if (!license) throw new ApiError('invalid_license');
     assertUsable(license, this.clock.now());
+    const environment = this.staging.environmentOf(identity.domain_normalized, settings);
 
     const mode =
       license.product_activation_mode === 'oauth' || license.product_activation_mode === 'simple'
@@ -135,7 +142,7 @@ export class ActivationService {
         );
         const limit = resolveActivationLimit(current, settings.default_activation_limit);
         if (existing) {
-          return {
+          const repeat: ActivateResult = {
             success: true,
             activation_id: existing.id,
             activations_remaining: remainingOf(limit, count),
@@ -143,35 +150,82 @@ export class ActivationService {
             variation_id: license.variation_id,
             message: ALREADY_ACTIVATED,
           };
+          if (existing.environment === 'staging') {
+            const staging = await step('activation_read_failed', () =>
+              this.repo.countActiveStaging(license.id, tx),
+            );
+            repeat.environment = 'staging';
+            repeat.staging_activations_remaining = Math.max(0, settings.staging_activation_limit - staging);
+          }
+          return repeat;
         }
         // The identity was deactivated since the first read: it needs approval again (after this
         // transaction, which has only read).
         if (mode === 'oauth' && !token) return 'approval_required';
-        if (limit !== 0 && count >= limit) throw new ApiError('activation_limit_reached');
+        // A reinstall on the same domain takes over its active activations (docs/licensing.md,
+        // '2.4 Reinstalls'): under the license's lock, so parallel reinstalls leave one.
+        const replaced = settings.reinstall_takeover
+          ? await step('activation_read_failed', () =>
+              this.repo.findActiveOnDomain(license.id, identity.domain_normalized, tx),
+            )
+          : [];
+        // The new activation takes the seat of one it replaces in its own environment.
+        const takesSeat = !replaced.some((a) => a.environment === environment);
+        const production = count - replaced.filter((a) => a.environment === 'production').length;
+        let stagingAfter = 0;
+        if (environment === 'staging') {
+          const staging = await step('activation_read_failed', () =>
+            this.repo.countActiveStaging(license.id, tx),
+          );
+          stagingAfter = staging - replaced.filter((a) => a.environment === 'staging').length + 1;
+          if (takesSeat && staging >= settings.staging_activation_limit) {
+            throw new ApiError('staging_activation_limit_reached');
+          }
+        } else if (takesSeat && limit !== 0 && count >= limit) {
+          throw new ApiError('activation_limit_reached');
+        }
         const now = iso(this.clock.now());
+        const values: NewActivation = {
+          license_id: license.id,
+          identity_key: identity.identity_key,
+          domain: identity.domain,
+          domain_normalized: identity.domain_normalized,
+          installation_id: identity.installation_id,
+          ip_address: caller.ip.slice(0, 64),
+          machine_id: input.machine_id || null,
+          user_agent: caller.user_agent,
+          activated_at: now,
+        };
+        // Only a staging row names its environment: a production insert stays the statement it was.
+        if (environment === 'staging') values.environment = 'staging';
         const activationId = await step('activation_write_failed', () =>
-          this.repo.insertActivation(
-            {
-              license_id: license.id,
-              identity_key: identity.identity_key,
-              domain: identity.domain,
-              domain_normalized: identity.domain_normalized,
-              installation_id: identity.installation_id,
-              ip_address: caller.ip.slice(0, 64),
-              machine_id: input.machine_id || null,
-              user_agent: caller.user_agent,
-              activated_at: now,
-            },
-            tx,
-          ),
+          this.repo.insertActivation(values, tx),
         );
-        return {
+        for (const old of replaced) {
+          await step('activation_write_failed', () => this.repo.markTakenOver(old.id, activationId, now, tx));
+          // As for any deactivation: its download tokens stop working.
+          for (const hook of this.deactivationHooks) {
+            await step('activation_write_failed', () => hook(old.id, tx));
+          }
+        }
+        const answer: ActivateResult = {
           success: true,
           activation_id: activationId,
-          activations_remaining: remainingOf(limit, count + 1),
+          activations_remaining: remainingOf(
+            limit,
+            environment === 'production' ? production + 1 : production,
+          ),
           product_id: license.product_id,
           variation_id: license.variation_id,
         };
+        if (environment === 'staging') {
+          answer.environment = 'staging';
+          answer.staging_activations_remaining = Math.max(
+            0,
+            settings.staging_activation_limit - stagingAfter,
+          );
+        }
+        return answer;
       },
       transactionSteps('activation_transaction_failed', 'activation_commit_failed'),
     );

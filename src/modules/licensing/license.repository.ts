@@ -4,12 +4,16 @@ import { precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } from './licensing.model.js';
+import type { ActivationEnvironment } from './licensing.tables.js';
 
 /**
  * 'active' as a literal, not a bound parameter: SQLite uses the partial index
  * `activations_one_active_identity` (WHERE status = 'active') only when it can see the value.
  */
 const ACTIVE = sql.lit<'active'>('active');
+/** A literal for the same reason: the production count reads the partial index activations_active_production. */
+const PRODUCTION = sql.lit<ActivationEnvironment>('production');
+const STAGING = sql.lit<ActivationEnvironment>('staging');
 
 type RawRecord = Omit<LicenseRecord, 'activation_count'> & { activation_count: unknown };
 
@@ -75,8 +79,15 @@ const SORT_COLUMNS = {
 
 export type NewActivation = Omit<
   ActivationRow,
-  'id' | 'activation_revision' | 'deactivated_at' | 'status' | 'updated_at'
->;
+  | 'id'
+  | 'activation_revision'
+  | 'deactivated_at'
+  | 'status'
+  | 'updated_at'
+  | 'environment'
+  | 'deactivation_reason'
+  | 'replaced_by'
+> & { environment?: ActivationEnvironment };
 
 export type LicensePatch = Partial<
   Pick<LicenseRow, 'activation_limit' | 'usage_expires_at' | 'entitlement_policy' | 'updated_at'>
@@ -133,6 +144,8 @@ export class LicenseRepository {
           .select((e) => e.fn.countAll<number>().as('n'))
           .whereRef('a.license_id', '=', 'l.id')
           .where('a.status', '=', ACTIVE)
+          // Staging sites do not count against the limit (docs/licensing.md, '2.3 Staging and development sites').
+          .where('a.environment', '=', PRODUCTION)
           .as('activation_count'),
       );
   }
@@ -507,14 +520,60 @@ export class LicenseRepository {
       .executeTakeFirst();
   }
 
+  /** The license's active production sites: the ones its activation limit counts. */
   async countActiveActivations(licenseId: number, tx?: Tx): Promise<number> {
     const row = await on(this.db, tx)
       .selectFrom('activations')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('license_id', '=', licenseId)
       .where('status', '=', ACTIVE)
+      .where('environment', '=', PRODUCTION)
       .executeTakeFirstOrThrow();
     return Number(row.n);
+  }
+
+  /** The license's active staging sites: the ones `staging_activation_limit` counts. */
+  async countActiveStaging(licenseId: number, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .selectFrom('activations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('license_id', '=', licenseId)
+      .where('status', '=', ACTIVE)
+      .where('environment', '=', STAGING)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The license's active activations on one normalised domain (a reinstall takes them over). */
+  findActiveOnDomain(licenseId: number, domainNormalized: string, tx?: Tx): Promise<ActivationRow[]> {
+    return on(this.db, tx)
+      .selectFrom('activations')
+      .selectAll()
+      .where('license_id', '=', licenseId)
+      .where('domain_normalized', '=', domainNormalized)
+      .where('status', '=', ACTIVE)
+      .orderBy('id', 'asc')
+      .execute();
+  }
+
+  /**
+   * Deactivates an activation a reinstall took over, naming its successor: as deactivateActivation
+   * (the revision moves on, so its download tokens fail), with its reason.
+   */
+  async markTakenOver(id: number, replacedBy: number, now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .updateTable('activations')
+      .set((eb) => ({
+        status: 'deactivated',
+        deactivated_at: now,
+        updated_at: now,
+        activation_revision: eb('activation_revision', '+', 1),
+        deactivation_reason: 'reinstalled',
+        replaced_by: replacedBy,
+      }))
+      .where('id', '=', id)
+      .where('status', '=', ACTIVE)
+      .execute();
   }
 
   async insertActivation(values: NewActivation, tx?: Tx): Promise<number> {

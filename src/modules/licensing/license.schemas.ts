@@ -44,6 +44,12 @@ export const Activation = Type.Object({
   deactivated_at: NullableString,
   activation_revision: Type.Integer(),
   updated_at: Type.String(),
+  // Present only where they apply (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls').
+  environment: Type.Optional(Type.Literal('staging', { description: 'Only on a staging site' })),
+  deactivation_reason: Type.Optional(
+    Type.String({ description: '"reinstalled" when a reinstall took the activation over' }),
+  ),
+  replaced_by: Type.Optional(Type.Integer({ description: 'The activation that took this one over' })),
 });
 
 const licenseFields = {

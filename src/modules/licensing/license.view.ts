@@ -41,8 +41,32 @@ export function factsOf(license: LicenseTerms): LicenseFacts {
   };
 }
 
+/** What a view adds to an activation only when it applies, so a production row reads as it always did. */
+export interface ActivationExtras {
+  /** 'staging' on a staging site (docs/licensing.md, '2.3 Staging and development sites'). */
+  environment?: 'staging';
+  /** 'reinstalled' and the successor, on an activation a reinstall took over ('2.4 Reinstalls'). */
+  deactivation_reason?: string;
+  replaced_by?: number;
+}
+
 export function activationView(a: ActivationRow) {
-  return {
+  const view: {
+    id: number;
+    license_id: number;
+    identity_key: string;
+    domain: string;
+    domain_normalized: string;
+    installation_id: string;
+    ip_address: string;
+    machine_id: string | null;
+    user_agent: string;
+    status: ActivationRow['status'];
+    activated_at: string;
+    deactivated_at: string | null;
+    activation_revision: number;
+    updated_at: string;
+  } & ActivationExtras = {
     id: a.id,
     license_id: a.license_id,
     identity_key: a.identity_key,
@@ -58,6 +82,10 @@ export function activationView(a: ActivationRow) {
     activation_revision: a.activation_revision,
     updated_at: legacyTime(a.updated_at)!,
   };
+  if (a.environment === 'staging') view.environment = 'staging';
+  if (a.deactivation_reason !== null) view.deactivation_reason = a.deactivation_reason;
+  if (a.replaced_by !== null) view.replaced_by = a.replaced_by;
+  return view;
 }
 export type ActivationView = ReturnType<typeof activationView>;
 

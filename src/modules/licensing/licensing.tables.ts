@@ -3,6 +3,8 @@ import type { Id } from '../../db/schema.js';
 
 export type LicenseStatus = 'active' | 'revoked';
 export type ActivationStatus = 'active' | 'deactivated';
+/** Where a site runs (docs/licensing.md, '2.3 Staging and development sites'). */
+export type ActivationEnvironment = 'production' | 'staging';
 
 export interface LicensingTables {
   licenses: {
@@ -41,5 +43,11 @@ export interface LicensingTables {
     /** Starts at 1; every change of the binding (deactivation) adds one, so tokens bound to it fail. */
     activation_revision: Generated<number>;
     updated_at: string;
+    /** 'staging' when the domain matched `staging_patterns` at activation; only production counts against the limit. */
+    environment: Generated<ActivationEnvironment>;
+    /** null for an ordinary deactivation; 'reinstalled' when a reinstall took the activation over. */
+    deactivation_reason: string | null;
+    /** The activation that took this one over (a reinstall), else null. */
+    replaced_by: number | null;
   };
 }

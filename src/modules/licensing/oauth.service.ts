@@ -6,6 +6,7 @@ import { normaliseDomain } from '../identity/domain.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { evaluateLicense } from './entitlements.js';
+import { StagingPatterns } from './environment.js';
 import type { LicenseRepository } from './license.repository.js';
 import { factsOf, type LicenseView, licenseView } from './license.view.js';
 import type { LicenseRecord } from './licensing.model.js';
@@ -43,6 +44,8 @@ export function withParams(url: string, params: Record<string, string>): string 
  * owner's review and confirmation, and the single-use activation token the site exchanges.
  */
 export class OAuthService implements OAuthActivation {
+  /** `staging_patterns`, compiled once per change of the list. */
+  private readonly staging = new StagingPatterns();
   constructor(
     private readonly tokens: OAuthRepository,
     private readonly licenses: LicenseRepository,
@@ -116,10 +119,29 @@ export class OAuthService implements OAuthActivation {
     const view = licenseView(license, settings.default_activation_limit, now);
     let blocker: Approval['blocker'] = null;
     if (evaluateLicense(factsOf(license), now).effective_status !== 'valid') blocker = 'license_unusable';
-    else if (view.activation_limit !== 0 && view.activations_remaining <= 0) {
-      blocker = 'activation_limit_reached';
-    }
+    else if (await this.seatTaken(license.id, identity, view, settings)) blocker = 'activation_limit_reached';
     return { payload, license, view, identity, returnOrigin, blocker };
+  }
+
+  /**
+   * Whether activating this site would find no seat, as activation decides it (docs/licensing.md,
+   * '2.3 Staging and development sites', '2.4 Reinstalls'): a staging site counts against the
+   * staging cap, and a reinstall that takes over an activation of its environment needs no seat.
+   */
+  private async seatTaken(
+    licenseId: number,
+    identity: Identity,
+    view: LicenseView,
+    settings: Awaited<ReturnType<SettingsService['get']>>,
+  ): Promise<boolean> {
+    const environment = this.staging.environmentOf(identity.domain_normalized, settings);
+    const full =
+      environment === 'staging'
+        ? (await this.licenses.countActiveStaging(licenseId)) >= settings.staging_activation_limit
+        : view.activation_limit !== 0 && view.activations_remaining <= 0;
+    if (!full || !settings.reinstall_takeover) return full;
+    const onDomain = await this.licenses.findActiveOnDomain(licenseId, identity.domain_normalized);
+    return !onDomain.some((a) => a.environment === environment);
   }
 
   /**

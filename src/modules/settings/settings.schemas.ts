@@ -14,6 +14,20 @@ export const Currency = Type.Object(
   { additionalProperties: false },
 );
 
+/** One DNS label as normalised domains spell it (src/modules/identity/domain.ts), either case. */
+const LABEL = '[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
+const HOST = `${LABEL}(?:\\.${LABEL})*`;
+/**
+ * A host pattern: `host`, `*.suffix` or `prefix.*`, ASCII (an international name in punycode), no
+ * port, no other wildcard (docs/licensing.md, '2.3 Staging and development sites'). Stored
+ * lower-case.
+ */
+export const StagingPattern = Type.String({
+  maxLength: 253,
+  pattern: `^(?:\\*\\.${HOST}|${HOST}(?:\\.\\*)?)$`,
+  description: 'host, *.suffix or prefix.*',
+});
+
 const properties = {
   licensing_enabled: Type.Boolean(),
   software_enabled: Type.Boolean(),
@@ -79,6 +93,14 @@ const properties = {
     description:
       "Days an offline receipt is good for after it is issued (docs/licensing.md, 'Offline receipts')",
   }),
+  // Staging sites and reinstalls (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls').
+  staging_patterns: Type.Array(StagingPattern, { maxItems: 100 }),
+  staging_activation_limit: Type.Integer({
+    minimum: 0,
+    maximum: 1000,
+    description: 'Staging sites per license; 0 = staging sites count as production ones',
+  }),
+  reinstall_takeover: Type.Boolean(),
 };
 
 /** What GET /settings shows in place of the SMTP password; sent back in a PATCH it keeps the stored one. */
@@ -130,4 +152,22 @@ export const DEFAULT_SETTINGS: Settings = {
   mail_account_created: true,
   license_expiring_days: 7,
   receipt_grace_days: 7,
+  staging_patterns: [
+    'localhost',
+    '127.0.0.1',
+    '*.local',
+    '*.test',
+    '*.localhost',
+    'staging.*',
+    'dev.*',
+    '*.wpengine.com',
+    '*.wpenginepowered.com',
+    '*.kinsta.cloud',
+    '*.flywheelstaging.com',
+    '*.pantheonsite.io',
+    '*.cloudwaysapps.com',
+    '*.myftpupload.com',
+  ],
+  staging_activation_limit: 3,
+  reinstall_takeover: false,
 };

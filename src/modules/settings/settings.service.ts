@@ -59,6 +59,9 @@ function normalise(patch: SettingsPatch): SettingsPatch {
   if (out.token_expiry !== undefined) out.token_expiry = clamp(out.token_expiry, 1, 60);
   if (out.rate_limit !== undefined) out.rate_limit = clamp(out.rate_limit, 1, 100);
   if (out.currencies) out.currencies = out.currencies.map((c) => ({ ...c, rate: String(c.rate) }));
+  // Domains are compared normalised, which is lower-case (docs/licensing.md, '2.3 Staging and development sites').
+  if (out.staging_patterns)
+    out.staging_patterns = [...new Set(out.staging_patterns.map((p) => p.toLowerCase()))];
   return out;
 }
 

@@ -24,6 +24,11 @@ export interface Activation {
   status: string;
   activated_at: string;
   deactivated_at: string | null;
+  /** Only on a staging site (docs/licensing.md, '2.3 Staging and development sites'). */
+  environment?: 'staging';
+  /** 'reinstalled', with its successor, when a reinstall took the activation over. */
+  deactivation_reason?: string;
+  replaced_by?: number;
 }
 
 export interface License {
@@ -271,6 +276,10 @@ export interface Settings {
   license_expiring_days: number;
   /** Days an offline receipt stays good after it is issued (docs/licensing.md, 'Offline receipts'). */
   receipt_grace_days: number;
+  /** Staging sites and reinstalls (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls'). */
+  staging_patterns: string[];
+  staging_activation_limit: number;
+  reinstall_takeover: boolean;
 }
 
 export interface Coupon {

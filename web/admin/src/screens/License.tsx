@@ -34,6 +34,9 @@ export function LicensePage({ id }: { id: number }) {
   if (gate || !license.data) return gate;
   const l = license.data;
   const revoked = l.status === 'revoked';
+  const stagingCount = l.activations.filter(
+    (a) => a.status === 'active' && a.environment === 'staging',
+  ).length;
 
   const revoke = () =>
     confirm.ask({
@@ -73,8 +76,31 @@ export function LicensePage({ id }: { id: number }) {
 
   const col = columnsFor<Activation>();
   const columns = [
-    col.accessor('domain', { header: 'Site' }),
-    col.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
+    col.accessor('domain', {
+      header: 'Site',
+      cell: (c) => (
+        <>
+          {c.getValue()}
+          {c.row.original.environment === 'staging' ? (
+            <>
+              {' '}
+              <Badge value="staging" />
+            </>
+          ) : null}
+        </>
+      ),
+    }),
+    col.accessor('status', {
+      header: 'Status',
+      cell: (c) => (
+        <>
+          <Badge value={c.getValue()} />
+          {c.row.original.deactivation_reason === 'reinstalled' ? (
+            <span className="muted"> replaced by a reinstall (#{c.row.original.replaced_by})</span>
+          ) : null}
+        </>
+      ),
+    }),
     col.accessor('installation_id', { header: 'Installation', cell: (c) => <code>{c.getValue()}</code> }),
     col.accessor('ip_address', { header: 'IP address' }),
     col.accessor('activated_at', { header: 'Activated', cell: (c) => when(c.getValue()), sortFn: 'text' }),
@@ -129,6 +155,7 @@ export function LicensePage({ id }: { id: number }) {
           <dt>Sites</dt>
           <dd>
             {l.activation_count} active of {limit(l.activation_limit)}
+            {stagingCount > 0 ? `, and ${stagingCount} staging (not counted)` : ''}
           </dd>
           <dt>Usage expires</dt>
           <dd>{when(l.expires_at, 'never')}</dd>

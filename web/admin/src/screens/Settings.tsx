@@ -8,7 +8,15 @@ import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 
 type Key = keyof Settings;
-type Kind = 'boolean' | 'number' | 'text' | 'secret' | 'url' | { choices: [string, string][] };
+type Kind = 'boolean' | 'number' | 'text' | 'secret' | 'url' | 'lines' | { choices: [string, string][] };
+/** The form's values: a list setting is edited as text, one entry a line. */
+type FormValues = Omit<Settings, 'staging_patterns'> & { staging_patterns: string };
+const toForm = (s: Settings): FormValues => ({ ...s, staging_patterns: s.staging_patterns.join('\n') });
+const lines = (text: string) =>
+  text
+    .split(/[\s,]+/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
 
 /** Every setting of GET /v1/settings, grouped, with its type and its words (docs/administration.md). */
 const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
@@ -37,6 +45,23 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
       ],
       ['default_activation_limit', 'Default activation limit', 'number', 'Sites per license; 0 = unlimited.'],
       ['customer_deactivation_enabled', 'Customers may deactivate their sites', 'boolean'],
+      [
+        'staging_patterns',
+        'Staging site patterns',
+        'lines',
+        'One a line: a host (localhost), *.suffix or prefix.*. Matching sites take no activation slot.',
+      ],
+      [
+        'staging_activation_limit',
+        'Staging sites per license',
+        'number',
+        'From 0 to 1000; 0 = staging sites count as ordinary sites.',
+      ],
+      [
+        'reinstall_takeover',
+        'A reinstalled site takes over its domain’s activation instead of using a slot',
+        'boolean',
+      ],
       ['token_expiry', 'Download link lifetime (minutes)', 'number', 'Kept between 1 and 60.'],
       ['rate_limit', 'Issuance requests a minute', 'number', 'Kept between 1 and 100.'],
       [
@@ -125,7 +150,10 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
 ];
 
 /** The server's name of a refused field (`currencies.0.code`) is the form's name of it. */
-const fieldOf = (name: string) => name.replace(/^\//, '').replace(/\//g, '.') as FieldPath<Settings>;
+const fieldOf = (name: string) =>
+  (name.startsWith('staging_patterns') || name.startsWith('/staging_patterns')
+    ? 'staging_patterns'
+    : name.replace(/^\//, '').replace(/\//g, '.')) as FieldPath<FormValues>;
 
 /** Settings (GET and PATCH /v1/settings): only the changed settings are sent. */
 export function SettingsPage() {
@@ -170,14 +198,16 @@ function SettingsForm({ settings }: { settings: Settings }) {
     handleSubmit,
     setError: setFieldError,
     formState: { errors, dirtyFields, isSubmitting },
-  } = useForm<Settings>({ values: settings });
+  } = useForm<FormValues>({ values: toForm(settings) });
   const currencies = useFieldArray({ control, name: 'currencies' });
 
-  const onSubmit = async (f: Settings) => {
+  const onSubmit = async (f: FormValues) => {
     setError(null);
     setNotice('');
     const changes: Partial<Record<Key, unknown>> = {};
-    for (const key of Object.keys(dirtyFields) as Key[]) changes[key] = f[key];
+    for (const key of Object.keys(dirtyFields) as Key[]) {
+      changes[key] = key === 'staging_patterns' ? lines(f.staging_patterns) : f[key];
+    }
     if (Object.keys(changes).length === 0) {
       setNotice('Nothing was changed.');
       return;
@@ -217,6 +247,8 @@ function SettingsForm({ settings }: { settings: Settings }) {
                         </option>
                       ))}
                     </select>
+                  ) : kind === 'lines' ? (
+                    <textarea {...p} rows={6} spellCheck={false} {...register(key)} />
                   ) : kind === 'number' ? (
                     <input
                       {...p}
