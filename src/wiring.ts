@@ -32,6 +32,7 @@ import {
 import { createOrders, type OrdersService } from './modules/orders/orders.module.js';
 import {
   createReleases,
+  type ReleaseSignatures,
   type ReleasesModule,
   type ReleasesService,
 } from './modules/releases/releases.module.js';
@@ -79,6 +80,8 @@ export interface Services {
   receipts: ReceiptService;
   /** The store's signing keys: what receipts (and signed releases) are signed with (docs/administration.md). */
   signing: SigningService;
+  /** Signs artifacts stored before releases were signed: run after the migrations by src/cli.ts. */
+  releaseSignatures: ReleaseSignatures;
   webhooks: WebhooksService;
   /** Releases and their artifacts: candidates, artifact checks and streams, withdraw hooks (docs/releases.md). */
   releases: ReleasesService;
@@ -177,6 +180,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     clock,
     config,
     publicOrigin: () => urls.origin,
+    // Uploads are signed with the store's signing key, made just below (it seals with this vault).
+    signer: { signDigest: (sha384) => signing.signDigest(sha384) },
   });
   const releases = releasesModule.releases;
   // The signing keys' private halves are sealed with the vault key of the releases' storage.
@@ -228,13 +233,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     releases,
     licenses: licensing.lookup,
     baseUrl: () => urls.base,
+    origin: () => urls.origin,
   });
 
   const { reports, counters } = createReports({ database, clock, log: log('reports') });
   const { media } = createStorefront({
     database,
     clock,
-    // The images still shown: every product's and the logo; the other files are deleted.
+    // The images still shown: every product's image, icon and banner, and the logo; the other files are deleted.
     inUse: async () => {
       const [images, current] = await Promise.all([catalogue.imagesInUse(), settings.get()]);
       return new Set(current.store_logo ? [...images, current.store_logo] : images);
@@ -308,6 +314,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       oauth,
       receipts,
       signing,
+      releaseSignatures: releasesModule.signatures,
       webhooks,
       dispatcher,
       releases,

@@ -184,6 +184,10 @@ const catalogue = {
     "The file name does not match the product's filename template for this version.",
   ],
   invalid_changelog: [400, 'The changelog must be a string or {narrative, points:[{type, text}]}.'],
+  invalid_release_metadata: [
+    400,
+    'A metadata field is malformed: versions like 6.1, http(s) URLs, bounded text.',
+  ],
   invalid_external_url: [400, 'external_url must be an absolute https URL without credentials.'],
   invalid_file_sha256: [400, 'file_sha256 must be 64 lowercase hexadecimal characters.'],
   version_exists: [409, 'This product already has a release with this version.'],

@@ -58,12 +58,12 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
             ? html`<form method="post" action="/account/licenses/${l.id}/deactivate">
             <input type="hidden" name="_nonce" value="${viewer.nonce}">
             <input type="hidden" name="activation_id" value="${a.id}">
-            <button type="submit" class="danger small" aria-label="Deactivate ${a.domain_normalized}">Deactivate</button>
+            <button type="submit" class="danger secondary small" aria-label="Deactivate ${a.domain_normalized}">Deactivate</button>
           </form>
           <form method="post" action="/account/licenses/${l.id}/move">
             <input type="hidden" name="_nonce" value="${viewer.nonce}">
             <input type="hidden" name="activation_id" value="${a.id}">
-            <button type="submit" class="small" aria-label="Move ${a.domain_normalized} to another site">Move to another site</button>
+            <button type="submit" class="secondary small" aria-label="Move to another site: ${a.domain_normalized}">Move to another site</button>
           </form>`
             : ''
         }</td>

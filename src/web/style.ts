@@ -50,6 +50,8 @@ table { width: 100%; border-collapse: collapse; margin-top: .75rem; font-size: .
 th, td { text-align: left; padding: .5rem .4rem; border-top: 1px solid var(--line); vertical-align: middle; }
 th { color: var(--muted); font-weight: 600; }
 td form { margin: 0; }
+/* Deactivate and Move stacked in one cell: apart enough to aim at either. */
+td form + form { margin-top: .4rem; }
 td.when { white-space: nowrap; }
 .table-wrap { overflow-x: auto; }
 button.small { padding: .3rem .7rem; font-size: .9rem; }

@@ -258,6 +258,28 @@ const FIXTURES: Record<string, Fixture> = {
     );
     return req('DELETE', `/products/${product.id}/image`);
   },
+  'POST /v1/software/products/{product_id}/icon': async () => {
+    const product = await softwareProduct(t);
+    return () => postForm(t, `/v1/software/products/${product.id}/icon`, [['file', pngFile()]]);
+  },
+  'DELETE /v1/software/products/{product_id}/icon': async () => {
+    const product = await softwareProduct(t);
+    expect(
+      (await postForm(t, `/v1/software/products/${product.id}/icon`, [['file', pngFile()]])).statusCode,
+    ).toBe(200);
+    return req('DELETE', `/software/products/${product.id}/icon`);
+  },
+  'POST /v1/software/products/{product_id}/banner': async () => {
+    const product = await softwareProduct(t);
+    return () => postForm(t, `/v1/software/products/${product.id}/banner`, [['file', pngFile()]]);
+  },
+  'DELETE /v1/software/products/{product_id}/banner': async () => {
+    const product = await softwareProduct(t);
+    expect(
+      (await postForm(t, `/v1/software/products/${product.id}/banner`, [['file', pngFile()]])).statusCode,
+    ).toBe(200);
+    return req('DELETE', `/software/products/${product.id}/banner`);
+  },
   'POST /v1/settings/logo': async () => {
     // Another picture than the last one: the setting must change to be recorded.
     await adminOk(t, 'DELETE', '/settings/logo');

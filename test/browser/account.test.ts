@@ -1,22 +1,16 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/random.js';
 import { makeZip } from '../helpers/factories.js';
 import { skipBrowserTests } from './chromium.js';
 import {
   api,
+  checkBothWidths as checkStoreWidths,
   context,
-  expectAccessible,
-  expectNoSidewaysScroll,
-  NARROW,
   page,
   server,
   session,
   setUpConsole,
-  WIDE,
 } from './console.js';
 
 /**
@@ -25,21 +19,7 @@ import {
  * current password, then a change) and Downloads (a file received by the browser), axe-core at 1280 and 390 px, nothing wider than 390 px.
  * SAVE_SCREENSHOTS=1 writes docs/screenshots/store-account-*.png.
  */
-const DOCS_SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const shotsDir =
-  process.env.SAVE_SCREENSHOTS === '1' ? DOCS_SHOTS : mkdtempSync(join(tmpdir(), 'tollgate-account-shots-'));
-const shot = (name: string) => page.screenshot({ path: join(shotsDir, `store-${name}.png`), fullPage: true });
-
-async function checkBothWidths(name: string) {
-  await page.setViewportSize(WIDE);
-  await expectAccessible(`${name} at 1280 px`);
-  await shot(`${name}-1280`);
-  await page.setViewportSize(NARROW);
-  await expectAccessible(`${name} at 390 px`);
-  await expectNoSidewaysScroll(`${name} at 390 px`);
-  await shot(`${name}-390`);
-  await page.setViewportSize(WIDE);
-}
+const checkBothWidths = (name: string) => checkStoreWidths(name, 'store');
 
 const CUSTOMER = { email: 'ada.account@example.com', password: 'ada-password-1' };
 let customerId = 0;

@@ -88,6 +88,21 @@ export async function expectNoSidewaysScroll(what: string) {
 export const shot = (name: string, fullPage = true, area: 'admin' | 'store' = 'admin') =>
   page.screenshot({ path: join(shotsDir, `${area}-${name}.png`), fullPage });
 
+/**
+ * A screen at both widths: axe-core clean at 1280 and 390 px, nothing wider than the screen at
+ * 390 px, and a screenshot of each (`<area>-<name>-1280.png`, `-390.png`); back at 1280 px after.
+ */
+export async function checkBothWidths(name: string, area: 'admin' | 'store' = 'admin') {
+  await page.setViewportSize(WIDE);
+  await expectAccessible(`${name} at 1280 px`);
+  await shot(`${name}-1280`, true, area);
+  await page.setViewportSize(NARROW);
+  await expectAccessible(`${name} at 390 px`);
+  await expectNoSidewaysScroll(`${name} at 390 px`);
+  await shot(`${name}-390`, true, area);
+  await page.setViewportSize(WIDE);
+}
+
 /** The console's own alert of a refused request carries the API's code (the words are the server's). */
 export const alertCode = async () =>
   page.locator('[role=alert][data-code]').first().getAttribute('data-code');

@@ -6,6 +6,7 @@ import { type Smtp, startSmtp, waitForMail } from '../mail/helpers.js';
 import { skipBrowserTests } from './chromium.js';
 import {
   api,
+  checkBothWidths as checkStoreWidths,
   shot as consoleShot,
   context,
   expectAccessible,
@@ -48,17 +49,7 @@ async function upload(path: string, bytes: Buffer) {
   return (await res.json()) as Record<string, unknown>;
 }
 
-/** Both widths: axe-core clean, nothing wider than the screen at 390 px, a screenshot of each. */
-async function checkBothWidths(name: string) {
-  await page.setViewportSize(WIDE);
-  await expectAccessible(`${name} at 1280 px`);
-  await shot(`${name}-1280`);
-  await page.setViewportSize(NARROW);
-  await expectAccessible(`${name} at 390 px`);
-  await expectNoSidewaysScroll(`${name} at 390 px`);
-  await shot(`${name}-390`);
-  await page.setViewportSize(WIDE);
-}
+const checkBothWidths = (name: string) => checkStoreWidths(name, 'store');
 
 describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
   setUpConsole();

@@ -103,6 +103,8 @@ describe('acceptance: an administrator sets up a product for sale and distributi
       storage_driver: 'local_encrypted',
       licensing_enabled: 'yes',
       software_enabled: 'yes',
+      icon: null,
+      banner: null,
     });
     const read = await get(product.id);
     expect(read).toMatchObject({

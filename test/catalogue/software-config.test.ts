@@ -35,6 +35,8 @@ describe('software configuration', () => {
       storage_driver: '',
       licensing_enabled: 'no',
       software_enabled: 'no',
+      icon: null,
+      banner: null,
     });
   });
 

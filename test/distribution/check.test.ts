@@ -44,9 +44,10 @@ describe('GET|POST /software/check', () => {
         eligible_version: '1.2.0',
         eligibility_reason: null,
         changelog: 'Faster.',
-        signature: null,
-        signing_key_id: null,
-        signed_at: null,
+        // Signed at upload since #25 (docs/releases.md, 'Signatures and Content-MD5'); was null.
+        signature: expect.stringMatching(/^[A-Za-z0-9+/]{86}==$/),
+        signing_key_id: expect.stringMatching(/^k1-[0-9a-f]{8}$/),
+        signed_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
         manual_download_only: false,
         token_binding_version: 1,
         entitlement: { license_required: true },
@@ -148,8 +149,9 @@ describe('GET /software/changelog', () => {
     expect(b.versions[0]).toMatchObject({
       changelog: { narrative: 'New', points: [{ type: 'added', text: 'X' }] },
       download_count: 0,
-      signature: null,
-      signing_key_id: null,
+      // Signed at upload since #25 (docs/releases.md, 'Signatures and Content-MD5'); was null.
+      signature: expect.stringMatching(/^[A-Za-z0-9+/]{86}==$/),
+      signing_key_id: expect.stringMatching(/^k1-[0-9a-f]{8}$/),
     });
     expect(b.versions[1].changelog).toEqual({ narrative: '', points: [] });
     const one = await call(t, 'GET', `/software/changelog?slug=${p.slug}&version=1.0.0`);

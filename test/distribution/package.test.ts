@@ -45,9 +45,10 @@ describe('POST /software/package: the response', () => {
       file_name: f.release.file_name,
       file_size: f.zip.length,
       file_sha256: f.release.file_sha256,
-      signature: null,
-      signing_key_id: null,
-      signed_at: null,
+      // Signed at upload since #25 (docs/releases.md, 'Signatures and Content-MD5'); was null.
+      signature: expect.stringMatching(/^[A-Za-z0-9+/]{86}==$/),
+      signing_key_id: expect.stringMatching(/^k1-[0-9a-f]{8}$/),
+      signed_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
       manual_download_only: false,
       token_binding_version: 1,
       entitlement: {

@@ -6,6 +6,7 @@ import type { DB } from '../../src/db/schema.js';
 import type { Tx } from '../../src/db/transaction.js';
 import type { App } from '../../src/http/types.js';
 import { LicenseRepository, type NewActivation } from '../../src/modules/licensing/license.repository.js';
+import type { ActivationEnvironment } from '../../src/modules/licensing/licensing.tables.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { identity, licenseFixture } from '../helpers/factories.js';
 
@@ -54,9 +55,9 @@ class FailingRepository extends LicenseRepository {
     this.check('lock');
     return super.lockLicense(id, tx);
   }
-  override async countActiveActivations(licenseId: number, tx?: Tx) {
-    this.check('count');
-    return super.countActiveActivations(licenseId, tx);
+  override async countActive(licenseId: number, environment: ActivationEnvironment, tx?: Tx) {
+    if (environment === 'production') this.check('count');
+    return super.countActive(licenseId, environment, tx);
   }
   override async insertActivation(values: NewActivation, tx?: Tx) {
     this.check('insert');

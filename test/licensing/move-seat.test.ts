@@ -50,7 +50,7 @@ describe('My licenses: Move to another site', () => {
     const f = await activated(alice);
     const res = await page(alice);
     expect(res.body).toContain(`action="/account/licenses/${f.license.id}/move"`);
-    expect(res.body).toContain('Move old-shop.example.com to another site');
+    expect(res.body).toContain('Move to another site: old-shop.example.com');
   });
 
   it('frees the slot in one step, says how to activate the new site, and the new site activates', async () => {

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rfc3339 } from '../../src/clock.js';
-import { ReceiptService } from '../../src/modules/licensing/receipt.service.js';
 import {
   admin,
   adminOk,
@@ -367,79 +366,4 @@ describe("the docs' verification code (docs/licensing.md, 'Offline receipts')", 
       expect(phpCheck(receipt, 'other.example')).toBe('refused');
     },
   );
-});
-
-describe('a license that changes between validate and the read of its ids', () => {
-  /** A ReceiptService whose validate answers `answers` in turn and whose identity reads give `reads`. */
-  function receipts(answers: number[], reads: (number | null)[]) {
-    const body = {
-      valid: true,
-      product_id: 1,
-      variation_id: 0,
-      entitlements: {
-        usage_expires_at: null,
-        updates_expires_at: null,
-        support_expires_at: null,
-        update_entitled: true,
-        support_active: null,
-      },
-    };
-    let validated = 0;
-    let read = 0;
-    const activations = {
-      validate: async () => {
-        const status = answers[Math.min(validated++, answers.length - 1)]!;
-        return status === 200
-          ? { status, body: structuredClone(body) }
-          : { status, body: { valid: false, error: 'domain_not_activated' } };
-      },
-    };
-    const repo = {
-      findForIdentity: async () => ({
-        id: 9,
-        status: 'active',
-        usage_expires_at: null,
-        entitlement_policy: null,
-        created_at: '2026-01-01T00:00:00.000Z',
-        subscription_id: null,
-        subscription_found: null,
-        subscription_status: null,
-        identity_activation_id: reads[Math.min(read++, reads.length - 1)],
-      }),
-    };
-    const settings = { get: async () => ({ receipt_grace_days: 7 }) };
-    const signer = { sign: async () => ({ keyId: 'k1-00000000', signature: Buffer.alloc(64) }) };
-    const service = new ReceiptService(
-      activations as never,
-      repo as never,
-      t.app.services.clock,
-      settings as never,
-      signer,
-    );
-    const input = { license_key: 'K', domain: 'example.com', installation_id: site.installation_id };
-    return { validate: () => service.validate(input), calls: () => validated };
-  }
-  const site = identity('example.com');
-
-  it('a site deactivated in between: validate is asked again, and its answer now is the answer', async () => {
-    const r = receipts([200, 403], [null]);
-    const result = await r.validate();
-    expect(result.status).toBe(403);
-    expect(result.body).not.toHaveProperty('receipt');
-    expect(r.calls()).toBe(2);
-  });
-
-  it('deactivated and activated again in between: the receipt names the activation read', async () => {
-    const r = receipts([200], [null, 42]);
-    const result = await r.validate();
-    expect(result.status).toBe(200);
-    const receipt = (result.body as { receipt: Receipt }).receipt;
-    expect(claims(receipt)).toMatchObject({ license_id: 9, activation_id: 42 });
-  });
-
-  it('contradicted three times in a row: 500 internal_error, nothing signed', async () => {
-    const r = receipts([200], [null]);
-    await expect(r.validate()).rejects.toMatchObject({ code: 'internal_error', status: 500 });
-    expect(r.calls()).toBe(3);
-  });
 });

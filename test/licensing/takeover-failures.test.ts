@@ -3,6 +3,7 @@ import { buildApp } from '../../src/app.js';
 import type { Tx } from '../../src/db/transaction.js';
 import type { App } from '../../src/http/types.js';
 import { LicenseRepository } from '../../src/modules/licensing/license.repository.js';
+import type { ActivationEnvironment } from '../../src/modules/licensing/licensing.tables.js';
 import { createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import { identity, licenseFixture } from '../helpers/factories.js';
 
@@ -15,9 +16,9 @@ class FailingRepository extends LicenseRepository {
   private check(step: string) {
     if (this.failAt === step) throw new Error(`injected database failure at ${step}`);
   }
-  override async countActiveStaging(licenseId: number, tx?: Tx) {
-    this.check('staging');
-    return super.countActiveStaging(licenseId, tx);
+  override async countActive(licenseId: number, environment: ActivationEnvironment, tx?: Tx) {
+    if (environment === 'staging') this.check('staging');
+    return super.countActive(licenseId, environment, tx);
   }
   override async findActiveOnDomain(licenseId: number, domain: string, tx?: Tx) {
     this.check('domain');

@@ -99,6 +99,52 @@ describe('reinstall_takeover on', () => {
     });
   });
 
+  it('records the takeover in the audit trail with the site as the actor, and nothing without one', async () => {
+    const f = await licenseFixture(t, { activation_limit: 2 });
+    const old = identity('audit.example.com');
+    const first = (await activate({ license_key: f.key, ...old })).json();
+    const trail = async () =>
+      (
+        await adminOk<Record<string, unknown>[]>(
+          t,
+          'GET',
+          `/audit-events?entity_type=license&entity_id=${f.license.id}`,
+        )
+      ).filter((e) => e.action === 'take_over_activation');
+    // Off, a second installation takes a seat of its own and nothing is recorded.
+    const second = { domain: 'audit.example.com', installation_id: installationId() };
+    await activate({ license_key: f.key, ...second });
+    expect(await trail()).toEqual([]);
+    await withTakeover(async () => {
+      const fresh = { domain: 'https://AUDIT.example.com/', installation_id: installationId() };
+      const { activation_id } = (await activate({ license_key: f.key, ...fresh })).json();
+      const events = await trail();
+      // Both activations on the domain were taken over: one event each, in the order they went.
+      expect(events).toHaveLength(2);
+      expect(events.reverse()).toEqual([
+        expect.objectContaining({
+          actor: { kind: 'site', name: 'audit.example.com', user_id: null, email: null },
+          entity_type: 'license',
+          entity_id: f.license.id,
+          action: 'take_over_activation',
+          changes: {
+            activation_id: { before: first.activation_id, after: activation_id },
+            installation_id: { before: old.installation_id, after: fresh.installation_id },
+          },
+        }),
+        expect.objectContaining({
+          action: 'take_over_activation',
+          changes: expect.objectContaining({
+            installation_id: { before: second.installation_id, after: fresh.installation_id },
+          }),
+        }),
+      ]);
+      // A site is nobody's user: filtering by a person leaves its events out.
+      const byUser = await adminOk<unknown[]>(t, 'GET', '/audit-events?actor_user_id=1&entity_type=license');
+      expect(byUser.some((e) => (e as { action: string }).action === 'take_over_activation')).toBe(false);
+    });
+  });
+
   it('an ordinary deactivation carries no reason in the views', async () => {
     const f = await licenseFixture(t, { activation_limit: 1 });
     const site = identity('plain.example.com');

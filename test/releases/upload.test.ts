@@ -38,9 +38,10 @@ describe('POST /software/products/{id}/versions (multipart): a valid upload is p
       storage_driver: 'local',
       manual_download_only: false,
       download_count: 0,
-      signature: null,
-      signing_key_id: null,
-      signed_at: null,
+      // Signed at upload since #25 (docs/releases.md, 'Signatures and Content-MD5'); was null.
+      signature: expect.stringMatching(/^[A-Za-z0-9+/]{86}==$/),
+      signing_key_id: expect.stringMatching(/^k1-[0-9a-f]{8}$/),
+      signed_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
       changelog: null,
     });
     expect(r.artifact_download_id).toMatch(UUID_V4);

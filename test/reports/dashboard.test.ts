@@ -46,7 +46,7 @@ interface Report {
     per_day: { day: string; orders: number; total_minor: number; total: string }[];
   }[];
   new_licenses: { total: number; per_day: { day: string; count: number }[] };
-  activations: { active: number; total: number; per_day: { day: string; count: number }[] };
+  activations: { active: number; staging: number; total: number; per_day: { day: string; count: number }[] };
   update_checks: { total: number; per_day: { day: string; count: number }[] };
   downloads: { total: number; per_day: { day: string; count: number }[] };
   failing_webhooks: { count: number; latest: Record<string, unknown>[] };
@@ -241,6 +241,27 @@ describe('GET /reports/dashboard', () => {
     expect(r.new_licenses.total).toBe(8);
     expect(r.activations).toMatchObject({ active: 1, total: 1 });
     expect(r.activations.per_day.at(-1)).toEqual({ day: day(today), count: 1 });
+  });
+
+  it('active activations name the staging ones among them (they take no seat)', async () => {
+    expect((await report('?days=7')).activations.staging).toBe(0);
+    const f = await protectedFixture(t);
+    const res = await call(t, 'POST', '/licenses/activate', {
+      license_key: f.key,
+      domain: 'shop.local',
+      installation_id: crypto.randomUUID(),
+    });
+    expect(res.json()).toMatchObject({ success: true, environment: 'staging' });
+    const r = await report('?days=7');
+    // The fixture's production site and the staging one: both active, one of them staging.
+    expect(r.activations).toMatchObject({ active: 3, staging: 1 });
+    // Back as it was for the tests after this one.
+    await call(t, 'POST', '/licenses/deactivate', {
+      license_key: f.key,
+      activation_id: res.json().activation_id,
+    });
+    await call(t, 'POST', '/licenses/deactivate', { license_key: f.key, ...f.site });
+    expect((await report('?days=7')).activations).toMatchObject({ active: 1, staging: 0 });
   });
 
   it('update checks and completed downloads per day', async () => {

@@ -22,6 +22,10 @@ import * as m2026112470 from './2026112470_account_download_tokens.js';
 import * as m2026112471 from './2026112471_gateway_instructions.js';
 import * as m2026112480 from './2026112480_signing_keys.js';
 import * as m2026112481 from './2026112481_activation_environment.js';
+import * as m2026112590 from './2026112590_release_signatures.js';
+import * as m2026112591 from './2026112591_release_metadata.js';
+import * as m2026112592 from './2026112592_audit_actor_kind.js';
+import * as m2026112593 from './2026112593_software_images.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -50,4 +54,8 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112471_gateway_instructions': m2026112471,
   '2026112480_signing_keys': m2026112480,
   '2026112481_activation_environment': m2026112481,
+  '2026112590_release_signatures': m2026112590,
+  '2026112591_release_metadata': m2026112591,
+  '2026112592_audit_actor_kind': m2026112592,
+  '2026112593_software_images': m2026112593,
 };

@@ -10,6 +10,18 @@ export interface Actor {
   email: string;
 }
 
+/**
+ * Who acted when no person did: a site, named by its normalised domain, whose reinstall took one of
+ * its license's activations over (docs/licensing.md, '2.4 Reinstalls'). It is recorded with
+ * `actor_kind` `site`; the trail shows it as `{kind, name}` with no user.
+ */
+export interface SiteActor {
+  kind: 'site';
+  name: string;
+}
+
+export const siteActor = (domain: string): SiteActor => ({ kind: 'site', name: domain });
+
 /** The caller of a guarded route as an actor; a route without `requireAdmin` has none to give. */
 export function actorOf(request: FastifyRequest): Actor {
   if (!request.user) throw new ApiError('rest_not_logged_in');

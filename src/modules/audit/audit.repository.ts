@@ -1,10 +1,10 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Insertable, Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { on, type Tx } from '../../db/transaction.js';
 import type { AuditTables } from './audit.tables.js';
 
-export type AuditRow = Omit<AuditTables['audit_events'], 'id'> & { id: number };
-export type AuditInsert = Omit<AuditTables['audit_events'], 'id'>;
+export type AuditRow = Selectable<AuditTables['audit_events']>;
+export type AuditInsert = Insertable<AuditTables['audit_events']>;
 
 export interface AuditFilter {
   entity_type?: string;

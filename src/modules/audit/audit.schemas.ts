@@ -35,7 +35,17 @@ export type AuditQuery = Static<typeof AuditQuery>;
 
 export const AuditEvent = Type.Object({
   id: Type.Integer(),
-  actor: Type.Object({ user_id: Type.Integer(), email: Type.String() }),
+  actor: Type.Object(
+    {
+      user_id: Type.Union([Type.Integer(), Type.Null()], { description: 'null when a site acted' }),
+      email: Type.Union([Type.String(), Type.Null()], { description: 'null when a site acted' }),
+      kind: Type.Optional(
+        Type.Literal('site', { description: 'only when no person acted: a site, by its reinstall' }),
+      ),
+      name: Type.Optional(Type.String({ description: "the site's normalised domain" })),
+    },
+    { description: 'A person (user_id, email), or a site (kind, name); docs/admin.md, "Audit trail"' },
+  ),
   entity_type: Type.String(),
   entity_id: Type.Integer({
     description: '0 for the settings, the payment gateways and the signing keys, named in the changes',

@@ -1,11 +1,16 @@
 import { type Clock, iso } from '../../clock.js';
 import type { Tx } from '../../db/transaction.js';
-import type { Actor, AuditEntry, Changes } from './audit.model.js';
+import type { Actor, AuditEntry, Changes, SiteActor } from './audit.model.js';
 import type { AuditFilter, AuditRepository } from './audit.repository.js';
+
+/** A person as before; a site with its kind and name and no user (migration 2026112592). */
+export type ActorView =
+  | { user_id: number; email: string }
+  | { kind: 'site'; name: string; user_id: null; email: null };
 
 export interface AuditEventView {
   id: number;
-  actor: { user_id: number; email: string };
+  actor: ActorView;
   entity_type: string;
   entity_id: number;
   action: string;
@@ -23,11 +28,14 @@ export class AuditService {
     private readonly clock: Clock,
   ) {}
 
-  async record(actor: Actor, entry: AuditEntry, tx: Tx): Promise<void> {
+  async record(actor: Actor | SiteActor, entry: AuditEntry, tx: Tx): Promise<void> {
+    const site = 'kind' in actor;
     await this.repo.insert(
       {
-        actor_user_id: actor.user_id,
-        actor_email: actor.email,
+        actor_user_id: site ? 0 : actor.user_id,
+        actor_email: site ? actor.name : actor.email,
+        // Left to the column's default for a person, so those inserts stay what they were.
+        ...(site ? { actor_kind: actor.kind } : {}),
         entity_type: entry.entity_type,
         entity_id: entry.entity_id,
         action: entry.action,
@@ -45,7 +53,10 @@ export class AuditService {
     ]);
     const items: AuditEventView[] = rows.map((r) => ({
       id: r.id,
-      actor: { user_id: r.actor_user_id, email: r.actor_email },
+      actor:
+        r.actor_kind === 'site'
+          ? { kind: 'site', name: r.actor_email, user_id: null, email: null }
+          : { user_id: r.actor_user_id, email: r.actor_email },
       entity_type: r.entity_type,
       entity_id: r.entity_id,
       action: r.action,

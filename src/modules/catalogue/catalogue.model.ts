@@ -62,6 +62,9 @@ export interface Product {
   description: string;
   /** The image's content hash: /media/<image>-400.webp and -1200.webp; null without one. */
   image: string | null;
+  /** WordPress's icon and banner (docs/catalogue.md, 'Icons and banners'): content hashes, or null. */
+  icon: string | null;
+  banner: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -73,6 +76,10 @@ export interface SoftwareConfig {
   storage_driver: StorageDriver;
   licensing_enabled: string | null;
   software_enabled: 'yes' | 'no';
+  /** The icon's content hash (SOFTWARE_IMAGES.icon gives its files), or null. */
+  icon: string | null;
+  /** The banner's content hash (SOFTWARE_IMAGES.banner gives its files), or null. */
+  banner: string | null;
 }
 
 export type ProductRow = Selectable<CatalogueTables['products']>;
@@ -177,5 +184,37 @@ export function toSoftwareConfig(row: ProductRow): SoftwareConfig {
     storage_driver: (row.storage_driver ?? '') as StorageDriver,
     licensing_enabled: row.licensing_enabled,
     software_enabled: row.software_enabled === 'yes' ? 'yes' : 'no',
+    icon: row.software_icon,
+    banner: row.software_banner,
   };
+}
+
+/**
+ * The sizes WordPress shows a plugin's icon and banner at (docs/catalogue.md, 'Icons and
+ * banners'): the key is the one of WordPress's `icons` and `banners` maps, the suffix names the
+ * media file `<hash>-<suffix>.webp`. Each is cut to fill its box exactly (cover), as WordPress
+ * draws them at a fixed size.
+ */
+export const SOFTWARE_IMAGES = {
+  icon: [
+    { key: '1x', suffix: 'icon-128', width: 128, height: 128 },
+    { key: '2x', suffix: 'icon-256', width: 256, height: 256 },
+  ],
+  banner: [
+    { key: 'low', suffix: 'banner-772x250', width: 772, height: 250 },
+    { key: 'high', suffix: 'banner-1544x500', width: 1544, height: 500 },
+  ],
+} as const;
+export type SoftwareImageKind = keyof typeof SOFTWARE_IMAGES;
+
+/** `{key: absolute URL}` of an icon or banner on the store's public origin; `{}` without one. */
+export function softwareImageUrls(
+  origin: string,
+  kind: SoftwareImageKind,
+  hash: string | null,
+): Record<string, string> {
+  const urls: Record<string, string> = {};
+  if (hash === null) return urls;
+  for (const size of SOFTWARE_IMAGES[kind]) urls[size.key] = `${origin}/media/${hash}-${size.suffix}.webp`;
+  return urls;
 }

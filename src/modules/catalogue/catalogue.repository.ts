@@ -35,15 +35,16 @@ export class CatalogueRepository {
     await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:slug:${slug}`}))`.execute(tx);
   }
 
-  /** Every distinct product image (a content hash), whatever the product's status. */
+  /** Every distinct product image, icon and banner (content hashes), whatever the product's status. */
   async imagesInUse(tx?: Tx): Promise<string[]> {
-    const rows = await on(this.db, tx)
-      .selectFrom('products')
-      .select('image')
-      .distinct()
-      .where('image', 'is not', null)
+    const column = (name: 'image' | 'software_icon' | 'software_banner') =>
+      on(this.db, tx).selectFrom('products').select(`${name} as hash`).where(name, 'is not', null);
+    // union (not union all) leaves each hash once.
+    const rows = await column('image')
+      .union(column('software_icon'))
+      .union(column('software_banner'))
       .execute();
-    return rows.map((r) => r.image!);
+    return rows.map((r) => r.hash!);
   }
 
   findProduct(id: number, tx?: Tx): Promise<ProductRow | undefined> {

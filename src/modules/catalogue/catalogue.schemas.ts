@@ -121,6 +121,18 @@ const softwareFields = {
   storage_driver: Type.String(),
   licensing_enabled: Nullable(Type.String()),
   software_enabled: Type.String(),
+  icon: Nullable(
+    Type.String({
+      description:
+        'Content hash of the icon WordPress shows; the files are /media/<icon>-icon-128.webp and -icon-256.webp',
+    }),
+  ),
+  banner: Nullable(
+    Type.String({
+      description:
+        'Content hash of the banner WordPress shows; the files are /media/<banner>-banner-772x250.webp and -banner-1544x500.webp',
+    }),
+  ),
 };
 
 export const ProductResponse = Type.Object({

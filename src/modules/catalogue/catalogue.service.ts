@@ -17,6 +17,7 @@ import {
   type Product,
   type ProductRow,
   type SoftwareConfig,
+  type SoftwareImageKind,
   toProduct,
   toSoftwareConfig,
   toVariation,
@@ -126,6 +127,35 @@ export class CatalogueService {
       }
     });
     return this.requireProduct(id);
+  }
+
+  /**
+   * Sets or removes (null) the product's icon or banner, a hash the media service stored
+   * (docs/catalogue.md, 'Icons and banners'); recorded as a change of the software configuration.
+   */
+  async setSoftwareImage(
+    productId: number,
+    kind: SoftwareImageKind,
+    hash: string | null,
+    actor?: Actor,
+  ): Promise<SoftwareConfig> {
+    const column = kind === 'icon' ? 'software_icon' : 'software_banner';
+    const now = iso(this.clock.now());
+    await withTransaction(this.database, async (tx) => {
+      const row = await this.repo.findProduct(productId, tx);
+      if (!row) throw new ApiError('product_not_found');
+      await this.repo.updateProduct(productId, { [column]: hash, updated_at: now }, tx);
+      if (actor && row[column] !== hash) {
+        const entry = {
+          entity_type: 'product' as const,
+          entity_id: productId,
+          action: 'update_software',
+          changes: { [kind]: { before: row[column], after: hash } },
+        };
+        await this.audit.record(actor, entry, tx);
+      }
+    });
+    return this.getSoftwareConfig(productId);
   }
 
   // ---- administration ----

@@ -25,6 +25,9 @@ export interface CatalogueTables {
     description: string | null;
     /** The image's content hash (media rows <hash>-<width>.webp), or null. */
     image: string | null;
+    /** WordPress's icon and banner: content hashes of media rows (migration 2026112593), or null. */
+    software_icon: string | null;
+    software_banner: string | null;
     created_at: string;
     updated_at: string;
   };

@@ -36,6 +36,8 @@ export function createDistribution(deps: {
   releases: ReleasesService;
   licenses: LicenseLookupService;
   baseUrl: () => string;
+  /** The store's public origin: the storefront's product pages (renewal_url). */
+  origin: () => string;
 }): DistributionModule {
   const { clock } = deps;
   const tokens = new TokensRepository(deps.database);
@@ -55,7 +57,9 @@ export function createDistribution(deps: {
     deps.licenses,
     {
       base: deps.baseUrl,
+      origin: deps.origin,
     },
+    deps.settings,
   );
   const downloads = new DownloadService(
     tokens,

@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { toApiError } from '../../http/error-handler.js';
 import { ApiError } from '../../http/errors.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
@@ -32,10 +33,18 @@ export async function distributionRoutes(
     counters.add('update_check', answer.product.id);
     return answer;
   };
+  // Every refusal of the package route and the update check, the schema's and the body parser's
+  // included, carries what the customer can be shown (docs/distribution.md, 'Messages a vendor can
+  // show'); the store's error handler then answers it as any other.
+  const explained = (route: 'check' | 'package') => async (error: FastifyError, request: FastifyRequest) => {
+    const input = request.method === 'GET' ? request.query : request.body;
+    throw await distribution.explain(toApiError(error) ?? error, input, route);
+  };
 
   app.post(
     '/software/package',
     {
+      errorHandler: explained('package'),
       schema: {
         tags,
         summary: 'Server-selected package issuance: a single-use download URL, or an external link',
@@ -49,6 +58,7 @@ export async function distributionRoutes(
   app.get(
     '/software/check',
     {
+      errorHandler: explained('check'),
       schema: {
         tags,
         summary: 'Update check (a download URL only when eligible for a local package)',
@@ -62,6 +72,7 @@ export async function distributionRoutes(
   app.post(
     '/software/check',
     {
+      errorHandler: explained('check'),
       schema: {
         tags,
         summary: 'Update check (POST form of GET /software/check)',
@@ -140,6 +151,11 @@ export async function distributionRoutes(
         'content-length': String(file.size),
         'x-package-sha256': file.sha256,
       });
+      // Stored at upload, never computed here (docs/distribution.md, '4. GET /software/download'):
+      // WordPress's download_url() checks Content-MD5 by itself, and X-Content-Signature for the
+      // hosts a site lists in wp_signature_hosts.
+      if (file.md5 !== null) reply.header('content-md5', file.md5);
+      if (file.signature !== null) reply.header('x-content-signature', file.signature);
       // Only a download whose last byte was written counts (the dashboard's downloads per day).
       if (await sendPackage(reply, file)) counters.add('download', productId);
     },

@@ -4,6 +4,20 @@ const Str = Type.String();
 const NullableStr = Type.Union([Type.String(), Type.Null()]);
 
 /**
+ * The release signature (docs/distribution.md, 'Verifying a release'): null for an external
+ * release, whose bytes the store never reads, and for one not signed yet.
+ */
+const SignatureFields = {
+  signature: Type.Union([Type.String(), Type.Null()], {
+    description: 'base64 Ed25519 signature over the SHA-384 digest (48 raw bytes) of the package',
+  }),
+  signing_key_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'the key in GET /v1/software/signing-keys that verifies it',
+  }),
+  signed_at: Type.Union([Type.String(), Type.Null()], { description: 'YYYY-MM-DD HH:MM:SS UTC' }),
+};
+
+/**
  * Package body: the six fields of docs/distribution.md, '2. POST /software/package'. Unknown fields
  * are allowed through the schema so the service can answer them in the documented order
  * (missing_params first, then unsupported_parameter).
@@ -74,6 +88,37 @@ export const Entitlement = Type.Object(
   { description: 'Entitlements subset (see docs/licensing.md, The entitlements object)' },
 );
 
+/**
+ * What WordPress shows of the release being offered (docs/distribution.md, 'Release metadata'):
+ * `name` is the release's, else the product's; `icons` and `banners` are the product's; the others
+ * are null when unknown.
+ */
+const ReleaseMetadata = {
+  name: Str,
+  icons: Type.Object(
+    { '1x': Type.Optional(Str), '2x': Type.Optional(Str) },
+    {
+      description:
+        "The product's icon, 128×128 (1x) and 256×256 (2x), as absolute URLs; {} without one (docs/distribution.md, section 10)",
+    },
+  ),
+  banners: Type.Object(
+    { low: Type.Optional(Str), high: Type.Optional(Str) },
+    {
+      description:
+        "The product's banner, 772×250 (low) and 1544×500 (high), as absolute URLs; {} without one (docs/distribution.md, section 10)",
+    },
+  ),
+  description: NullableStr,
+  homepage: NullableStr,
+  author: NullableStr,
+  requires: Type.Union([Type.String(), Type.Null()], {
+    description: 'WordPress version required (Requires at least)',
+  }),
+  tested: Type.Union([Type.String(), Type.Null()], { description: 'WordPress version tested up to' }),
+  requires_php: NullableStr,
+};
+
 const TokenFields = {
   download_url: NullableStr,
   token_expires_at: NullableStr,
@@ -90,14 +135,13 @@ export const PackageResponse = Type.Object({
   file_name: Str,
   file_size: Type.Union([Type.Integer(), Type.Null()]),
   file_sha256: Str,
-  signature: Type.Null(),
-  signing_key_id: Type.Null(),
-  signed_at: Type.Null(),
+  ...SignatureFields,
   release_date: Str,
   manual_download_only: Type.Boolean(),
   ...TokenFields,
   external_link_url: Type.Optional(Str),
   entitlement: Entitlement,
+  ...ReleaseMetadata,
 });
 
 export const CheckResponse = Type.Object({
@@ -116,14 +160,21 @@ export const CheckResponse = Type.Object({
   release_date: NullableStr,
   file_size: Type.Union([Type.Integer(), Type.Null()]),
   file_sha256: NullableStr,
-  signature: Type.Null(),
-  signing_key_id: Type.Null(),
-  signed_at: Type.Null(),
+  ...SignatureFields,
   ...TokenFields,
   manual_download_only: Type.Boolean(),
   external_link_url: Type.Optional(Str),
   entitlement: Entitlement,
   changelog_url: Str,
+  message: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "What the customer can be shown when eligibility_reason is set (docs/distribution.md, 'Messages a vendor can show')",
+  }),
+  renewal_url: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Where buying or renewing would help: the storefront page of the product, else the setting renewal_url',
+  }),
+  ...ReleaseMetadata,
 });
 
 export const ChangelogResponse = Type.Object({
@@ -139,8 +190,8 @@ export const ChangelogResponse = Type.Object({
       download_count: Type.Integer(),
       file_size: Type.Integer(),
       file_sha256: Str,
-      signature: Type.Null(),
-      signing_key_id: Type.Null(),
+      ...SignatureFields,
+      ...ReleaseMetadata,
     }),
   ),
 });

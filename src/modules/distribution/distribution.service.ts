@@ -1,10 +1,11 @@
 import { ApiError, type ErrorCode } from '../../http/errors.js';
-import type { Product } from '../catalogue/catalogue.model.js';
+import { type Product, softwareImageUrls } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import type { Changelog, Release } from '../releases/releases.model.js';
 import type { ReleasesService } from '../releases/releases.service.js';
 import { isNewerVersion } from '../releases/version-compare.js';
+import type { SettingsService } from '../settings/settings.service.js';
 import {
   authorizeRelease,
   type EntitlementSubset,
@@ -13,6 +14,7 @@ import {
   PURPOSES,
 } from './authorize.js';
 import type { TokenPurpose } from './distribution.tables.js';
+import { customerMessage, RENEWABLE } from './messages.js';
 import type { Grant, LicenseInput, Preflight } from './preflight.js';
 import type { MintedToken, TokenIssuer } from './tokens.js';
 
@@ -52,6 +54,33 @@ function narrativeOf(c: Changelog | null): string {
   return typeof c === 'string' ? c : c.narrative;
 }
 
+/**
+ * What WordPress shows of the release being offered (docs/distribution.md, 'Release metadata'):
+ * the release's own fields, the name falling back to the product's, and the product's icon and
+ * banner as absolute URLs on the store's public origin (the product row already read carries them).
+ */
+function shown(release: Release | null, product: Product, origin: string) {
+  return {
+    name: release?.name ?? product.name,
+    icons: softwareImageUrls(origin, 'icon', product.icon),
+    banners: softwareImageUrls(origin, 'banner', product.banner),
+    description: release?.description ?? null,
+    homepage: release?.homepage ?? null,
+    author: release?.author ?? null,
+    requires: release?.requires ?? null,
+    tested: release?.tested ?? null,
+    requires_php: release?.requires_php ?? null,
+  };
+}
+
+/**
+ * A product the storefront sells: its page `/products/<slug>` shows it (published, with a slug)
+ * and it has a price to pay. A product priced 0 is sold elsewhere, if anywhere (the setting
+ * `renewal_url`).
+ */
+const soldOnStorefront = (p: Product): boolean =>
+  p.status === 'publish' && !!p.slug && (p.price_minor > 0 || p.variations.some((v) => v.price_minor > 0));
+
 /** What candidate selection found (docs/distribution.md, 'Which release'). */
 type Selection = { release: Release } | { error: ErrorCode; status?: number; available?: Release };
 
@@ -66,8 +95,69 @@ export class DistributionService {
     private readonly releases: ReleasesService,
     private readonly tokens: TokenIssuer,
     private readonly licenses: Pick<LicenseLookupService, 'hasLicenseFor'>,
-    private readonly urls: { base: () => string },
+    private readonly urls: { base: () => string; origin: () => string },
+    private readonly settings: Pick<SettingsService, 'get'>,
   ) {}
+
+  // ---- what a vendor can show (docs/distribution.md, 'Messages a vendor can show') ----
+
+  /** The storefront's page of the product when it sells it there, else the setting `renewal_url`. */
+  private async renewalUrl(product: Product): Promise<string | null> {
+    if (soldOnStorefront(product)) return `${this.urls.origin()}/products/${product.slug}`;
+    return (await this.settings.get()).renewal_url ?? null;
+  }
+
+  /**
+   * A refusal of the package route or the update check with what the customer can be shown:
+   * `message` from the one catalogue (messages.ts), and in `data`, `renewal_url` and
+   * `available_version` (null when buying or renewing would not help, or nothing newer exists).
+   * `input` is the request's body or query: the product and the running version are read from it
+   * again, because a refusal may come before either was resolved. Errors that are not the
+   * service's (an unexpected failure) are given back unchanged, for the error handler to log.
+   */
+  async explain(error: unknown, input: unknown, route: 'check' | 'package'): Promise<unknown> {
+    if (!(error instanceof ApiError) || error.shape !== 'rest') return error;
+    const fields = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+    const renewable =
+      RENEWABLE.has(error.code) && !(error.code === 'no_eligible_release' && error.status === 404);
+    let availableVersion: string | null = null;
+    let renewalUrl: string | null = null;
+    if (renewable && typeof fields.slug === 'string' && fields.slug !== '') {
+      try {
+        const products = await this.catalogue.findPublishedBySlug(fields.slug);
+        const product = products.length === 1 ? products[0]! : null;
+        if (product) {
+          // The check names the running version `version`; an install or reinstall takes any version.
+          const current =
+            route === 'check' ? fields.version : fields.purpose === 'update' ? fields.current_version : null;
+          availableVersion = await this.availableVersion(
+            product.id,
+            typeof current === 'string' ? current : null,
+          );
+          renewalUrl = await this.renewalUrl(product);
+        }
+      } catch {
+        // The refusal stands without its links: a failed lookup must not turn it into a 500.
+        availableVersion = null;
+        renewalUrl = null;
+      }
+    }
+    return new ApiError(error.code, {
+      status: error.status,
+      message: customerMessage(error.code, error.message, availableVersion, error.status),
+      data: { ...error.data, renewal_url: renewalUrl, available_version: availableVersion },
+    });
+  }
+
+  /** The version a license could take: the first valid candidate, newer than `current` when given. */
+  private async availableVersion(productId: number, current: string | null): Promise<string | null> {
+    for (const { release, problem } of await this.releases.issuanceCandidates(productId)) {
+      if (problem || release.status !== 'published') continue;
+      if (current !== null && !isNewerVersion(release.version, current)) continue;
+      return release.version;
+    }
+    return null;
+  }
 
   // ---- POST /software/package ----
 
@@ -111,9 +201,9 @@ export class DistributionService {
       file_name: release.file_name,
       file_size: release.file_size,
       file_sha256: release.file_sha256,
-      signature: null,
-      signing_key_id: null,
-      signed_at: null,
+      signature: release.signature,
+      signing_key_id: release.signing_key_id,
+      signed_at: release.signed_at,
       release_date: releaseDate(release),
       manual_download_only: external,
       download_url: token?.download_url ?? null,
@@ -121,6 +211,7 @@ export class DistributionService {
       token_binding_version: token?.token_binding_version ?? null,
       ...(external ? { external_link_url: this.externalLinkUrl(product.id, release.version_id) } : {}),
       entitlement: this.entitlementOf(grant),
+      ...shown(release, product, this.urls.origin()),
     };
   }
 
@@ -184,6 +275,8 @@ export class DistributionService {
     const token = local ? await this.tokens.mint(grant, eligible, 'update') : null;
     const product = grant.product;
     const reason = eligible || !available ? null : 'error' in selection ? selection.error : null;
+    const renewable = reason !== null && RENEWABLE.has(reason);
+    const origin = this.urls.origin();
     return {
       success: true as const,
       update_available: eligible !== null,
@@ -200,18 +293,35 @@ export class DistributionService {
       release_date: offered ? releaseDate(offered) : null,
       file_size: offered?.file_size ?? null,
       file_sha256: offered?.file_sha256 ?? null,
-      signature: null,
-      signing_key_id: null,
-      signed_at: null,
+      signature: offered?.signature ?? null,
+      signing_key_id: offered?.signing_key_id ?? null,
+      signed_at: offered?.signed_at ?? null,
       download_url: token?.download_url ?? null,
       token_expires_at: token?.token_expires_at ?? null,
       token_binding_version: token?.token_binding_version ?? null,
       manual_download_only: offered?.manual_download_only ?? false,
+      entitlement: this.entitlementOf(grant),
+      changelog_url: `${this.urls.base()}/software/changelog?slug=${encodeURIComponent(slug)}`,
+      message:
+        reason === null
+          ? null
+          : customerMessage(reason, new ApiError(reason).message, available?.version ?? null),
+      renewal_url: renewable ? await this.renewalUrl(product) : null,
+      // Written out rather than spread from shown(): every check answers them, and each property
+      // added after a spread costs about a microsecond (docs/performance.md, 'Object literals').
+      name: offered?.name ?? product.name,
+      icons: softwareImageUrls(origin, 'icon', product.icon),
+      banners: softwareImageUrls(origin, 'banner', product.banner),
+      description: offered?.description ?? null,
+      homepage: offered?.homepage ?? null,
+      author: offered?.author ?? null,
+      requires: offered?.requires ?? null,
+      tested: offered?.tested ?? null,
+      requires_php: offered?.requires_php ?? null,
+      // The one optional field last, so that no property follows a spread.
       ...(eligible?.manual_download_only
         ? { external_link_url: this.externalLinkUrl(product.id, eligible.version_id) }
         : {}),
-      entitlement: this.entitlementOf(grant),
-      changelog_url: `${this.urls.base()}/software/changelog?slug=${encodeURIComponent(slug)}`,
     };
   }
 
@@ -231,6 +341,7 @@ export class DistributionService {
     } else {
       releases = await this.releases.listPublishedCandidates(product.id);
     }
+    const origin = this.urls.origin();
     return {
       slug: query.slug,
       versions: releases.map((r) => ({
@@ -243,8 +354,10 @@ export class DistributionService {
         download_count: r.download_count,
         file_size: r.file_size ?? 0,
         file_sha256: r.file_sha256,
-        signature: null,
-        signing_key_id: null,
+        signature: r.signature,
+        signing_key_id: r.signing_key_id,
+        signed_at: r.signed_at,
+        ...shown(r, product, origin),
       })),
     };
   }

@@ -53,17 +53,13 @@ export class TokenIssuer {
   ) {}
 
   async mint(grant: Grant, release: Release, purpose: TokenPurpose): Promise<MintedToken> {
-    const token = newBearer();
-    const settings = await this.settings.get();
-    const now = this.clock.now();
-    const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
     // Every column written out, not a spread of the common part plus the bound ones: this runs for
     // every token issued (each eligible check), and on Node 20 each property added after a spread
     // costs about a microsecond (docs/performance.md, 'Object literals, timestamps and hooks').
     const p = grant.kind === 'protected' ? grant : null;
-    try {
-      await this.repo.insert({
-        token_hash: sha256(token),
+    return this.issue((token_hash, created_at, expires_at) =>
+      this.repo.insert({
+        token_hash,
         binding_version: BINDING_VERSION,
         policy: grant.kind,
         product_id: grant.product.id,
@@ -78,25 +74,13 @@ export class TokenIssuer {
         identity_key: p ? p.identity.identity_key : null,
         installation_id: p ? p.identity.installation_id : null,
         domain_normalized: p ? p.identity.domain_normalized : null,
-        created_at: iso(now),
-        expires_at: iso(expires),
+        created_at,
+        expires_at,
         used_at: null,
         invalidated_at: null,
         invalidated_reason: null,
-      });
-    } catch (e) {
-      throw Object.assign(new ApiError('token_write_failed'), { cause: e });
-    }
-    this.pruning.maybe(now);
-    return this.minted(token, expires);
-  }
-
-  private minted(token: string, expires: Date): MintedToken {
-    return {
-      download_url: `${this.downloadUrl()}?token=${token}`,
-      token_expires_at: mysqlTime(expires),
-      token_binding_version: BINDING_VERSION,
-    };
+      }),
+    );
   }
 
   /**
@@ -106,13 +90,9 @@ export class TokenIssuer {
    * single use, expiry and redemption as every token.
    */
   async mintForAccount(grant: AccountGrant, release: Release): Promise<MintedToken> {
-    const token = newBearer();
-    const settings = await this.settings.get();
-    const now = this.clock.now();
-    const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
-    try {
-      await this.repo.insertAccount({
-        token_hash: sha256(token),
+    return this.issue((token_hash, created_at, expires_at) =>
+      this.repo.insertAccount({
+        token_hash,
         binding_version: BINDING_VERSION,
         policy: 'account',
         product_id: grant.productId,
@@ -127,17 +107,37 @@ export class TokenIssuer {
         installation_id: null,
         domain_normalized: null,
         user_id: grant.userId,
-        created_at: iso(now),
-        expires_at: iso(expires),
+        created_at,
+        expires_at,
         used_at: null,
         invalidated_at: null,
         invalidated_reason: null,
-      });
+      }),
+    );
+  }
+
+  /**
+   * What every token shares: a new bearer, its expiry from `token_expiry`, the row written by
+   * `write` (its hash and times given), an occasional prune, and the URL.
+   */
+  private async issue(
+    write: (tokenHash: string, createdAt: string, expiresAt: string) => Promise<unknown>,
+  ): Promise<MintedToken> {
+    const token = newBearer();
+    const settings = await this.settings.get();
+    const now = this.clock.now();
+    const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
+    try {
+      await write(sha256(token), iso(now), iso(expires));
     } catch (e) {
       throw Object.assign(new ApiError('token_write_failed'), { cause: e });
     }
     this.pruning.maybe(now);
-    return this.minted(token, expires);
+    return {
+      download_url: `${this.downloadUrl()}?token=${token}`,
+      token_expires_at: mysqlTime(expires),
+      token_binding_version: BINDING_VERSION,
+    };
   }
 
   /** At most once an hour per process, after a mint: tokens are only ever added by minting. */

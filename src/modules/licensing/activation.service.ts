@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import { type Clock, iso } from '../../clock.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
-import type { Actor } from '../audit/audit.model.js';
+import { type Actor, siteActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { DomainError, normaliseDomain } from '../identity/domain.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
@@ -55,7 +55,13 @@ export type ActivateResult =
   | { success: false; code: 'oauth_required'; message: string; redirect_url: string };
 
 export type ValidateResult =
-  | { status: 200; body: Static<typeof ValidateSuccess> }
+  | {
+      status: 200;
+      body: Static<typeof ValidateSuccess>;
+      /** Not sent: the ids an offline receipt names (receipt.service.ts), read with the answer. */
+      license_id: number;
+      activation_id: number;
+    }
   | { status: 403; body: Static<typeof ValidateFailure> };
 
 /** Runs inside the deactivation transaction (e.g. to invalidate download tokens bound to the activation). */
@@ -138,7 +144,7 @@ export class ActivationService {
           this.repo.findActiveActivation(license.id, identity.identity_key, tx),
         );
         const count = await step('activation_read_failed', () =>
-          this.repo.countActiveActivations(license.id, tx),
+          this.repo.countActive(license.id, 'production', tx),
         );
         const limit = resolveActivationLimit(current, settings.default_activation_limit);
         if (existing) {
@@ -152,7 +158,7 @@ export class ActivationService {
           };
           if (existing.environment === 'staging') {
             const staging = await step('activation_read_failed', () =>
-              this.repo.countActiveStaging(license.id, tx),
+              this.repo.countActive(license.id, 'staging', tx),
             );
             repeat.environment = 'staging';
             repeat.staging_activations_remaining = Math.max(0, settings.staging_activation_limit - staging);
@@ -175,7 +181,7 @@ export class ActivationService {
         let stagingAfter = 0;
         if (environment === 'staging') {
           const staging = await step('activation_read_failed', () =>
-            this.repo.countActiveStaging(license.id, tx),
+            this.repo.countActive(license.id, 'staging', tx),
           );
           stagingAfter = staging - replaced.filter((a) => a.environment === 'staging').length + 1;
           if (takesSeat && staging >= settings.staging_activation_limit) {
@@ -207,6 +213,22 @@ export class ActivationService {
           for (const hook of this.deactivationHooks) {
             await step('activation_write_failed', () => hook(old.id, tx));
           }
+          // No person did it, so the site is the actor (docs/admin.md, 'Audit trail').
+          await step('activation_write_failed', () =>
+            this.audit.record(
+              siteActor(identity.domain_normalized),
+              {
+                entity_type: 'license',
+                entity_id: license.id,
+                action: 'take_over_activation',
+                changes: {
+                  activation_id: { before: old.id, after: activationId },
+                  installation_id: { before: old.installation_id, after: identity.installation_id },
+                },
+              },
+              tx,
+            ),
+          );
         }
         const answer: ActivateResult = {
           success: true,
@@ -324,6 +346,8 @@ export class ActivationService {
         domain_active: true,
         entitlements,
       },
+      license_id: license.id,
+      activation_id: license.identity_activation_id!,
     };
   }
 

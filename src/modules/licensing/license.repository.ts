@@ -520,26 +520,17 @@ export class LicenseRepository {
       .executeTakeFirst();
   }
 
-  /** The license's active production sites: the ones its activation limit counts. */
-  async countActiveActivations(licenseId: number, tx?: Tx): Promise<number> {
+  /**
+   * The license's active sites of one environment: production ones are what its activation limit
+   * counts, staging ones what `staging_activation_limit` counts.
+   */
+  async countActive(licenseId: number, environment: ActivationEnvironment, tx?: Tx): Promise<number> {
     const row = await on(this.db, tx)
       .selectFrom('activations')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('license_id', '=', licenseId)
       .where('status', '=', ACTIVE)
-      .where('environment', '=', PRODUCTION)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
-  /** The license's active staging sites: the ones `staging_activation_limit` counts. */
-  async countActiveStaging(licenseId: number, tx?: Tx): Promise<number> {
-    const row = await on(this.db, tx)
-      .selectFrom('activations')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('license_id', '=', licenseId)
-      .where('status', '=', ACTIVE)
-      .where('environment', '=', STAGING)
+      .where('environment', '=', environment === 'staging' ? STAGING : PRODUCTION)
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }

@@ -61,6 +61,6 @@ export function createLicensing(deps: {
   // An activation in approval mode goes through the customer's approval (docs/oauth.md).
   const activations = new ActivationService(repo, clock, settings, deps.audit, oauth);
   const licenses = new LicenseService(repo, clock, settings, deps.outbox, deps.users, deps.audit);
-  const receipts = new ReceiptService(activations, repo, clock, settings, deps.signing);
+  const receipts = new ReceiptService(activations, clock, settings, deps.signing);
   return { licenses, activations, oauth, lookup: new LicenseLookupService(repo), receipts };
 }

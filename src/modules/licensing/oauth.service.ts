@@ -137,7 +137,7 @@ export class OAuthService implements OAuthActivation {
     const environment = this.staging.environmentOf(identity.domain_normalized, settings);
     const full =
       environment === 'staging'
-        ? (await this.licenses.countActiveStaging(licenseId)) >= settings.staging_activation_limit
+        ? (await this.licenses.countActive(licenseId, 'staging')) >= settings.staging_activation_limit
         : view.activation_limit !== 0 && view.activations_remaining <= 0;
     if (!full || !settings.reinstall_takeover) return full;
     const onDomain = await this.licenses.findActiveOnDomain(licenseId, identity.domain_normalized);

@@ -1,15 +1,10 @@
 import type { Static } from 'typebox';
 import { type Clock, rfc3339 } from '../../clock.js';
-import { ApiError } from '../../http/errors.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Signature } from '../signing/signing.module.js';
-import type { Receipt, ValidateSuccess } from './activation.schemas.js';
+import type { Receipt } from './activation.schemas.js';
 import type { ActivationService, ValidateResult } from './activation.service.js';
-import { evaluateLicense } from './entitlements.js';
-import type { LicenseRepository } from './license.repository.js';
-import { factsOf } from './license.view.js';
-import type { LicenseForIdentity } from './licensing.model.js';
 
 /**
  * What a receipt says, in this order (docs/licensing.md, 'Offline receipts'). No license key, no
@@ -39,45 +34,28 @@ type ValidateInput = { license_key: string; domain?: string; installation_id?: s
 
 /**
  * Validate with an offline receipt (`receipt: true`): the answer is validate's own, and a valid
- * one carries `receipt` signed with the store's active signing key. Only this path reads more than
- * validate does; validate without `receipt` never comes here (docs/performance.md).
+ * one carries `receipt` signed with the store's active signing key, from validate's own read (the
+ * ids it names come with validate's result). Validate without `receipt` never comes here.
  */
 export class ReceiptService {
   constructor(
     private readonly activations: ActivationService,
-    private readonly repo: LicenseRepository,
     private readonly clock: Clock,
     private readonly settings: SettingsService,
     private readonly signer: { sign(data: Buffer): Promise<Signature> },
   ) {}
 
+  /** Signs exactly what validate answered, from the same read: nothing is read twice. */
   async validate(input: ValidateInput): Promise<ValidateResult> {
-    // Validate's answer does not carry the license's and the activation's ids the receipt names,
-    // so they are read once more; a license or site that changed in between (a revocation, a
-    // deactivation) is answered as validate answers it now, never signed.
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      const result = await this.activations.validate(input);
-      if (result.status !== 200) return result;
-      const identity = resolveIdentity(input.domain, input.installation_id);
-      const license = await this.repo.findForIdentity(input.license_key, identity.identity_key);
-      const now = this.clock.now();
-      if (
-        license &&
-        license.identity_activation_id !== null &&
-        evaluateLicense(factsOf(license), now, true).effective_status === 'valid'
-      ) {
-        result.body.receipt = await this.issue(result.body, license, identity, now);
-        return result;
-      }
-    }
-    // Three answers in a row contradicted by the read after them: the license is changing under
-    // the request; the client retries.
-    throw new ApiError('internal_error');
+    const result = await this.activations.validate(input);
+    if (result.status !== 200) return result;
+    const identity = resolveIdentity(input.domain, input.installation_id);
+    result.body.receipt = await this.issue(result, identity, this.clock.now());
+    return result;
   }
 
   private async issue(
-    body: Static<typeof ValidateSuccess>,
-    license: LicenseForIdentity,
+    { body, license_id, activation_id }: Extract<ValidateResult, { status: 200 }>,
     identity: Identity,
     now: Date,
   ): Promise<Static<typeof Receipt>> {
@@ -85,12 +63,12 @@ export class ReceiptService {
     const e = body.entitlements;
     const claims: ReceiptPayload = {
       v: 1,
-      license_id: license.id,
+      license_id,
       product_id: body.product_id,
       variation_id: body.variation_id,
       installation_id: identity.installation_id,
       domain: identity.domain_normalized,
-      activation_id: license.identity_activation_id!,
+      activation_id,
       status: 'valid',
       usage_expires_at: e.usage_expires_at,
       updates_expires_at: e.updates_expires_at,

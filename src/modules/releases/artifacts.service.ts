@@ -153,7 +153,7 @@ export class ArtifactsService {
       throw new ApiError('legacy_download_not_found', { data: { reason: 'public file removed' } });
     const driverName = await this.storage.chooseManaged(undefined, product.storage_driver);
     const storageKey = storageKeyFor(uuid(), driverName);
-    const inspector = new Inspector();
+    const inspector = new Inspector(Number.POSITIVE_INFINITY, { integrity: true });
     const source = createReadStream(join(this.storage.publicDir, legacy.public_path));
     const staged = await this.storage.driver(driverName).put!(source, storageKey, inspector).catch(
       (e: NodeJS.ErrnoException) => {
@@ -168,6 +168,8 @@ export class ArtifactsService {
         throw new ApiError('public_source_mismatch');
       }
       if (!inspector.isZip()) throw new ApiError('invalid_archive');
+      // The vault copy is signed like an upload (docs/releases.md, 'Signatures and Content-MD5').
+      const integrity = await this.releases.signedIntegrity(inspector.integrity);
       const now = iso(this.clock.now());
       const id = await withTransaction(this.database, async (tx) => {
         await this.repo.lockProduct(productId, tx);
@@ -190,6 +192,7 @@ export class ArtifactsService {
             created_at: now,
             updated_at: now,
             deleted_at: null,
+            ...integrity,
           },
           tx,
         );

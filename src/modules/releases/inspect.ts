@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { shortLived } from '../../memory.js';
+import { ZipHeaderScanner } from './wp-headers.js';
 
 /** The end-of-central-directory record: 22 bytes plus a comment of up to 65535 bytes. */
 const EOCD_SIZE = 22;
@@ -14,17 +15,28 @@ export class UploadTooLarge extends Error {}
  * Passes bytes through while computing what an upload must prove about itself: size, SHA-256,
  * the first bytes and the last 64 KiB + 22 (where a zip's end-of-central-directory record lives).
  * Nothing but that tail is kept, so memory stays bounded whatever the size.
+ * With `integrity`, also the MD5 (a download's `Content-MD5`) and the SHA-384 the release
+ * signature covers (docs/releases.md, 'Signatures and Content-MD5'), in the same pass: a vault
+ * copy is never read again to sign it.
  */
 export class Inspector extends Transform {
   private readonly hash = createHash('sha256');
+  private readonly extra: { md5: Hash; sha384: Hash } | null;
+  private extraDigests: { md5: string; sha384: Buffer } | null = null;
   size = 0;
   private head = Buffer.alloc(0);
   private tailParts: Buffer[] = [];
   private tailLen = 0;
   private digest: string | null = null;
+  /** The first bytes of the files WordPress reads its headers from (wp-headers.ts). */
+  readonly headers = new ZipHeaderScanner();
 
-  constructor(private readonly limit: number = Number.POSITIVE_INFINITY) {
+  constructor(
+    private readonly limit: number = Number.POSITIVE_INFINITY,
+    opts: { integrity?: boolean } = {},
+  ) {
     super({ highWaterMark: 1 << 20 });
+    this.extra = opts.integrity ? { md5: createHash('md5'), sha384: createHash('sha384') } : null;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -36,6 +48,11 @@ export class Inspector extends Transform {
       return;
     }
     this.hash.update(chunk);
+    if (this.extra) {
+      this.extra.md5.update(chunk);
+      this.extra.sha384.update(chunk);
+    }
+    this.headers.push(chunk);
     if (this.head.length < 4) this.head = Buffer.concat([this.head, chunk.subarray(0, 4 - this.head.length)]);
     this.tailParts.push(chunk);
     this.tailLen += chunk.length;
@@ -47,7 +64,20 @@ export class Inspector extends Transform {
 
   override _flush(cb: TransformCallback): void {
     this.digest = this.hash.digest('hex');
+    if (this.extra) {
+      this.extraDigests = {
+        md5: this.extra.md5.digest('base64'),
+        sha384: this.extra.sha384.digest(),
+      };
+    }
     cb();
+  }
+
+  /** Base64 MD5 and raw SHA-384 of the bytes (an Inspector made with `integrity`, once finished). */
+  get integrity(): { md5: string; sha384: Buffer } {
+    if (this.extraDigests === null)
+      throw new Error('inspector has not finished or computes no integrity digests');
+    return this.extraDigests;
   }
 
   get sha256(): string {

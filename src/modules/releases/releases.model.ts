@@ -41,10 +41,35 @@ export interface Release {
   manual_download_only: boolean;
   /** The provider URL of an external release (administrators only; null otherwise). */
   external_url: string | null;
-  signature: null;
-  signing_key_id: null;
-  signed_at: null;
+  /**
+   * The artifact's base64 Ed25519 signature over the SHA-384 digest of its bytes, the key that made
+   * it and when (`YYYY-MM-DD HH:MM:SS` UTC): null for an external link, and for an artifact not
+   * signed yet or whose bytes failed the check of the signing data step (docs/releases.md).
+   */
+  signature: string | null;
+  signing_key_id: string | null;
+  signed_at: string | null;
+  /** What WordPress shows (docs/releases.md, 'Metadata WordPress shows'); null when unknown. */
+  requires: string | null;
+  tested: string | null;
+  requires_php: string | null;
+  name: string | null;
+  description: string | null;
+  homepage: string | null;
+  author: string | null;
 }
+
+/** The release fields WordPress shows, read from the zip and edited by the administrator. */
+export const METADATA_FIELDS = [
+  'requires',
+  'tested',
+  'requires_php',
+  'name',
+  'description',
+  'homepage',
+  'author',
+] as const;
+export type MetadataField = (typeof METADATA_FIELDS)[number];
 
 export const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** Versions are compared with PHP semantics; this only keeps them safe in file names and headers. */
@@ -77,9 +102,16 @@ export function toRelease(row: ReleaseRow, artifact: ArtifactRow): Release {
     storage_driver: artifact.driver,
     manual_download_only: external,
     external_url: external ? artifact.storage_key : null,
-    signature: null,
-    signing_key_id: null,
-    signed_at: null,
+    signature: artifact.signature ?? null,
+    signing_key_id: artifact.signing_key_id ?? null,
+    signed_at: toTime(artifact.signed_at ?? null),
+    requires: row.requires ?? null,
+    tested: row.tested ?? null,
+    requires_php: row.requires_php ?? null,
+    name: row.name ?? null,
+    description: row.description ?? null,
+    homepage: row.homepage ?? null,
+    author: row.author ?? null,
   };
 }
 

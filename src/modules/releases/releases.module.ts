@@ -7,11 +7,13 @@ import { ArtifactsService } from './artifacts.service.js';
 import { DeletionsService } from './deletions.service.js';
 import { ReleasesRepository } from './releases.repository.js';
 import { ReleasesService } from './releases.service.js';
+import { ReleaseSignatures, type ReleaseSigner } from './signatures.js';
 import { ArtifactStorage } from './storage/storage.js';
 
 export type { Release } from './releases.model.js';
 export type { OpenedArtifact, OutstandingTokenCounter, WithdrawHook } from './releases.service.js';
 export { ReleasesService } from './releases.service.js';
+export type { ReleaseSignatures, ReleaseSigner, SigningStepResult } from './signatures.js';
 
 export interface ReleasesModule {
   /** What other modules use: candidates, releases, artifact checks and streams, withdraw hooks. */
@@ -19,6 +21,8 @@ export interface ReleasesModule {
   artifacts: ArtifactsService;
   deletions: DeletionsService;
   storage: ArtifactStorage;
+  /** The data step that signs artifacts stored before signing existed (run by src/cli.ts). */
+  signatures: ReleaseSignatures;
   maxUploadBytes: number;
 }
 
@@ -32,6 +36,8 @@ export function createReleases(deps: {
   publicOrigin: () => string;
   /** Records the administrator's changes to releases and artifacts (docs/admin.md, 'Audit trail'). */
   audit: AuditService;
+  /** Signs every stored artifact (the signing module; docs/releases.md, 'Signatures and Content-MD5'). */
+  signer: ReleaseSigner;
 }): ReleasesModule {
   const { config } = deps;
   const repo = new ReleasesRepository(deps.database);
@@ -46,7 +52,16 @@ export function createReleases(deps: {
     // default NORMAL the last commits (and uploads) may roll back on power loss, never on a crash.
     durableFiles: config.database.kind === 'postgres' || config.database.synchronous === 'FULL',
   });
-  const releases = new ReleasesService(deps.database, repo, storage, deps.catalogue, deps.clock, deps.audit);
+  const releases = new ReleasesService(
+    deps.database,
+    repo,
+    storage,
+    deps.catalogue,
+    deps.clock,
+    deps.audit,
+    deps.signer,
+  );
+  const signatures = new ReleaseSignatures(repo, storage, deps.signer, deps.clock);
   const artifacts = new ArtifactsService(
     deps.database,
     repo,
@@ -70,5 +85,5 @@ export function createReleases(deps: {
     deps.clock,
     deps.audit,
   );
-  return { releases, artifacts, deletions, storage, maxUploadBytes: config.maxUploadBytes };
+  return { releases, artifacts, deletions, storage, signatures, maxUploadBytes: config.maxUploadBytes };
 }

@@ -32,6 +32,10 @@ const ARTIFACT_COLUMNS = [
   'created_at',
   'updated_at',
   'deleted_at',
+  'file_md5',
+  'signature',
+  'signing_key_id',
+  'signed_at',
 ] as const satisfies readonly (keyof ArtifactRow)[];
 const ARTIFACT_ALIASES = ARTIFACT_COLUMNS.map((c) => `a_${c}` as const);
 
@@ -285,6 +289,41 @@ export class ReleasesRepository {
       .where('state', 'in', from)
       .executeTakeFirst();
     return Number(r.numUpdatedRows);
+  }
+
+  /**
+   * Vault artifacts without a signature yet, after `afterId` in id order: what the signing data
+   * step reads (docs/releases.md, 'Signatures and Content-MD5').
+   */
+  unsignedArtifacts(afterId: number, limit: number, tx?: Tx): Promise<ArtifactRow[]> {
+    return on(this.db, tx)
+      .selectFrom('artifacts')
+      .selectAll()
+      .where('driver', 'in', ['local', 'local_encrypted'])
+      .where('state', '=', 'available')
+      .where('signature', 'is', null)
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * Stores an artifact's MD5 and signature unless it has one already (another server process
+   * running the same step got there first): answers whether this call stored them.
+   */
+  async storeIntegrity(
+    id: number,
+    values: Pick<ArtifactUpdate, 'file_md5' | 'signature' | 'signing_key_id' | 'signed_at' | 'updated_at'>,
+    tx?: Tx,
+  ): Promise<boolean> {
+    const r = await on(this.db, tx)
+      .updateTable('artifacts')
+      .set(values)
+      .where('id', '=', id)
+      .where('signature', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   listArtifactsByDriver(driver: string, tx?: Tx): Promise<ArtifactRow[]> {

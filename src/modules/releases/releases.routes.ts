@@ -2,6 +2,7 @@ import { requireAdmin } from '../../http/auth.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { actorOf } from '../audit/audit.model.js';
+import { METADATA_FIELDS, type MetadataField } from './releases.model.js';
 import type { ReleasesModule } from './releases.module.js';
 import {
   ArtifactDeleteBody,
@@ -31,6 +32,10 @@ import { uploadRoutes } from './upload.routes.js';
 const tags = ['releases'];
 const admin = { preValidation: requireAdmin };
 const deletionCodes = { validationCodes: { unknown: 'invalid_parameters' as const } };
+/** Every malformed metadata field answers one code (docs/releases.md, 'Metadata WordPress shows'). */
+const METADATA_CODES = Object.fromEntries(
+  METADATA_FIELDS.map((f) => [f, 'invalid_release_metadata' as const]),
+) as Record<MetadataField, 'invalid_release_metadata'>;
 
 /**
  * Release administration (docs/releases.md), artifact deletion and storage diagnostics; all
@@ -65,9 +70,11 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
     '/software/products/:product_id/versions/:version_id',
     {
       ...admin,
+      config: { validationCodes: { invalid: METADATA_CODES } },
       schema: {
         tags,
-        summary: 'Change the changelog or current flag (version and artifact are immutable)',
+        summary:
+          'Change the changelog, current flag or what WordPress shows (version and artifact are immutable)',
         params: VersionParams,
         body: ReleaseUpdateBody,
         response: { 200: ReleaseResponse, ...errors(400, 401, 403, 404, 410) },

@@ -41,11 +41,28 @@ export type ReleaseJsonBody = Static<typeof ReleaseJsonBody>;
 export type ExternalReleaseBody = ReleaseJsonBody & { external_url: string; file_sha256: string };
 export type LegacyReleaseBody = ReleaseJsonBody & { legacy_download_id: string };
 
+/**
+ * What WordPress shows of a release (docs/releases.md, 'Metadata WordPress shows'): null clears a
+ * field. Versions look like `6.1` or `8.0`; URLs are http(s); text is one bounded line.
+ */
+const WpVersion = Type.String({ pattern: '^[0-9]{1,4}(\\.[0-9]{1,4}){0,3}$', maxLength: 20 });
+const WebUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 });
+export const MetadataInput = {
+  requires: Type.Optional(Nullable(WpVersion)),
+  tested: Type.Optional(Nullable(WpVersion)),
+  requires_php: Type.Optional(Nullable(WpVersion)),
+  name: Type.Optional(Nullable(PlainText({ minLength: 1, maxLength: 200 }))),
+  description: Type.Optional(Nullable(PlainText({ minLength: 1, maxLength: 2000 }))),
+  homepage: Type.Optional(Nullable(WebUrl)),
+  author: Type.Optional(Nullable(PlainText({ minLength: 1, maxLength: 200 }))),
+};
+export type MetadataInput = { [K in keyof typeof MetadataInput]?: string | null };
+
 export const ReleaseUpdateBody = Type.Object(
-  { changelog: Type.Optional(ChangelogInput), is_current: Type.Optional(Type.Boolean()) },
+  { changelog: Type.Optional(ChangelogInput), is_current: Type.Optional(Type.Boolean()), ...MetadataInput },
   { additionalProperties: false },
 );
-export type ReleaseUpdateBody = { changelog?: unknown; is_current?: boolean };
+export type ReleaseUpdateBody = { changelog?: unknown; is_current?: boolean } & MetadataInput;
 
 export const EmptyBody = Type.Object({}, { additionalProperties: false });
 
@@ -114,9 +131,16 @@ export const ReleaseResponse = Type.Object({
   storage_driver: Type.String(),
   manual_download_only: Type.Boolean(),
   external_url: Nullable(Type.String()),
-  signature: Type.Null(),
-  signing_key_id: Type.Null(),
-  signed_at: Type.Null(),
+  signature: Nullable(Type.String({ description: 'base64 Ed25519 signature over the SHA-384 of the bytes' })),
+  signing_key_id: Nullable(Type.String({ description: 'the key in GET /v1/software/signing-keys' })),
+  signed_at: Nullable(Time),
+  requires: Nullable(Type.String()),
+  tested: Nullable(Type.String()),
+  requires_php: Nullable(Type.String()),
+  name: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  homepage: Nullable(Type.String()),
+  author: Nullable(Type.String()),
 });
 
 export const VersionsResponse = Type.Object({

@@ -15,6 +15,8 @@ import {
   checkFileName,
   checkVersion,
   compareWithTemplate,
+  METADATA_FIELDS,
+  type MetadataField,
   parseBool,
   parseChangelog,
   type Release,
@@ -27,14 +29,17 @@ import type { ArtifactInsert, ReleasesRepository } from './releases.repository.j
 import type {
   ExternalReleaseBody,
   LegacyReleaseBody,
+  MetadataInput,
   ReleaseUpdateBody,
   RepublishBody,
 } from './releases.schemas.js';
 import type { ReleaseStatus } from './releases.tables.js';
+import { type ArtifactIntegrity, type ReleaseSigner, signArtifact } from './signatures.js';
 import type { StatSnapshot } from './storage/driver.js';
 import { isValidExternalUrl } from './storage/external.js';
 import { type ArtifactStorage, refOf, verifyError } from './storage/storage.js';
 import type { ReceivedUpload } from './upload.js';
+import { EMPTY_METADATA, isWebUrl, type PackageMetadata, WP_VERSION } from './wp-headers.js';
 
 /** Why a release is withdrawn: by the administrator, or because its artifact is being deleted. */
 export type WithdrawReason = 'withdrawn' | 'artifact_deleted';
@@ -52,6 +57,8 @@ interface Publication {
   status: 'published' | 'draft';
   setCurrent: boolean;
   fileName: string;
+  /** What the zip's plugin or theme header said (wp-headers.ts); nothing for other publications. */
+  metadata: PackageMetadata;
 }
 
 /** What the distribution module streams after a successful claim. */
@@ -61,6 +68,10 @@ export interface OpenedArtifact {
   size: number;
   sha256: string;
   fileName: string;
+  /** Base64 MD5 of the bytes (`Content-MD5`), from the stored row; null until signed. */
+  md5: string | null;
+  /** Base64 Ed25519 signature over their SHA-384 (`X-Content-Signature`); null until signed. */
+  signature: string | null;
 }
 
 /** Products whose issuance candidates are kept at once: a store sells a few dozen. */
@@ -91,7 +102,18 @@ export class ReleasesService {
     private readonly catalogue: CatalogueService,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    /** Signs every stored artifact at upload (docs/releases.md, 'Signatures and Content-MD5'). */
+    private readonly signer: ReleaseSigner,
   ) {}
+
+  /**
+   * The MD5 and signature columns of new vault bytes, from the digests computed while they
+   * streamed in. A key that cannot be opened is 500 `signing_key_unavailable`: nothing unsigned is
+   * stored.
+   */
+  signedIntegrity(digests: { md5: string; sha384: Buffer }): Promise<ArtifactIntegrity> {
+    return signArtifact(this.signer, this.clock, digests);
+  }
 
   /** Records an administrator's change to a release in its transaction (docs/admin.md, 'Audit trail'). */
   private async recordIn(actor: Actor | undefined, id: number, action: string, changes: Changes, tx: Tx) {
@@ -278,7 +300,7 @@ export class ReleasesService {
       fileName = renderFileName(product.filename_template, slug, input.version);
       checkFileName(fileName);
     }
-    return { version: input.version, changelog, status, setCurrent, fileName };
+    return { version: input.version, changelog, status, setCurrent, fileName, metadata: EMPTY_METADATA };
   }
 
   /**
@@ -329,6 +351,7 @@ export class ReleasesService {
             file_sha256: binding.file_sha256,
             created_at: now,
             updated_at: now,
+            ...pub.metadata,
           },
           tx,
         );
@@ -342,6 +365,7 @@ export class ReleasesService {
             file_size: binding.file_size,
             file_sha256: binding.file_sha256,
             artifact_id: artifactId,
+            ...Object.fromEntries(Object.entries(pub.metadata).filter(([, v]) => v !== null)),
           },
         );
         await this.recordIn(actor, id, 'create', changes, tx);
@@ -365,8 +389,9 @@ export class ReleasesService {
           throw new ApiError('rest_invalid_param', { data: { params: { [name]: 'text' } } });
         }
       }
-      const pub = this.publication(product, upload.fields, true);
+      const pub = { ...this.publication(product, upload.fields, true), metadata: file.metadata };
       if (!file.isZip) throw new ApiError('invalid_archive');
+      const integrity = await this.signedIntegrity(file);
       let committed = false;
       const id = await this.insert(
         product.id,
@@ -386,6 +411,7 @@ export class ReleasesService {
             source_download_id: null,
             deletion_op: null,
             deleted_at: null,
+            ...integrity,
           },
         },
         { file_size: file.size, file_sha256: file.sha256 },
@@ -489,6 +515,7 @@ export class ReleasesService {
         : body.changelog === null
           ? null
           : parseChangelog(body.changelog, false);
+    const metadata = metadataChanges(body);
     await this.requireRelease(productId, versionId);
     const now = iso(this.clock.now());
     await withTransaction(this.database, async (tx) => {
@@ -501,6 +528,7 @@ export class ReleasesService {
           ? { changelog: changelog === null ? null : JSON.stringify(changelog) }
           : {}),
         ...(body.is_current !== undefined ? { is_current: body.is_current ? 1 : 0 } : {}),
+        ...metadata,
       };
       await this.repo.updateRelease(versionId, { ...values, updated_at: now }, tx);
       const changes = diff(row as unknown as Record<string, unknown>, values);
@@ -673,6 +701,8 @@ export class ReleasesService {
       size: Number(artifact.file_size),
       sha256: artifact.file_sha256,
       fileName: release.file_name,
+      md5: artifact.file_md5,
+      signature: artifact.signature,
     };
   }
 
@@ -691,6 +721,27 @@ export class ReleasesService {
   artifactIn(artifactId: number, tx?: Tx): Promise<ArtifactRow | undefined> {
     return this.repo.artifactIn(artifactId, tx);
   }
+}
+
+/**
+ * The metadata fields a change names, checked once more past the schema (a URL with credentials,
+ * a value with surrounding spaces) so every malformed one is `invalid_release_metadata`.
+ */
+function metadataChanges(body: MetadataInput): Partial<Record<MetadataField, string | null>> {
+  const out: Partial<Record<MetadataField, string | null>> = {};
+  for (const field of METADATA_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (value !== null) {
+      const bad =
+        value.trim() !== value ||
+        (field === 'homepage' && !isWebUrl(value)) ||
+        ((field === 'requires' || field === 'tested' || field === 'requires_php') && !WP_VERSION.test(value));
+      if (bad) throw new ApiError('invalid_release_metadata', { data: { params: { [field]: 'invalid' } } });
+    }
+    out[field] = value;
+  }
+  return out;
 }
 
 function notPublished(status: ReleaseStatus): ApiError {

@@ -39,6 +39,15 @@ export interface ReleasesTables {
     created_at: string;
     updated_at: string;
     deleted_at: string | null;
+    /**
+     * Migration 2026112590: base64 MD5 of the plain bytes, and the base64 Ed25519 signature over
+     * their SHA-384 digest with its key and time (docs/releases.md, 'Signatures and Content-MD5').
+     * Null for external links, and for older artifacts until the signing data step has read them.
+     */
+    file_md5: string | null;
+    signature: string | null;
+    signing_key_id: string | null;
+    signed_at: string | null;
   };
   releases: {
     id: Id;
@@ -58,6 +67,14 @@ export interface ReleasesTables {
     file_sha256: string;
     created_at: string;
     updated_at: string;
+    /** What WordPress shows (migration 2026112591; docs/releases.md, 'Metadata WordPress shows'). */
+    requires: string | null;
+    tested: string | null;
+    requires_php: string | null;
+    name: string | null;
+    description: string | null;
+    homepage: string | null;
+    author: string | null;
   };
   artifact_deletions: {
     id: Id;

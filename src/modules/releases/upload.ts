@@ -6,6 +6,7 @@ import { uuid } from '../../random.js';
 import { Inspector, UploadTooLarge } from './inspect.js';
 import type { StagedFile } from './storage/driver.js';
 import type { ArtifactStorage, ManagedDriverName } from './storage/storage.js';
+import { EMPTY_METADATA, type PackageMetadata, readMetadata } from './wp-headers.js';
 
 /** A file received into private staging with what was learnt while it streamed. */
 export interface ReceivedFile {
@@ -15,9 +16,15 @@ export interface ReceivedFile {
   storageKey: string;
   size: number;
   sha256: string;
+  /** Base64 MD5 of the bytes (a download's Content-MD5). */
+  md5: string;
+  /** Raw SHA-384 digest of the bytes: what the release signature covers. */
+  sha384: Buffer;
   isZip: boolean;
   /** The name the client gave the part (only its extension is used). */
   clientFileName: string;
+  /** What the plugin or theme header and readme.txt inside the zip say (docs/releases.md). */
+  metadata: PackageMetadata;
 }
 
 export interface ReceivedUpload {
@@ -65,7 +72,8 @@ export function mapStreamError(e: unknown): unknown {
 
 /**
  * Reads a multipart form: text fields from `allowed`, and one `file` part streamed straight into
- * the chosen driver's private staging while its SHA-256, size and zip trailer are computed. The
+ * the chosen driver's private staging while its SHA-256, MD5, SHA-384, size and zip trailer are
+ * computed. The
  * driver is chosen when the file part starts, from the fields seen so far, so `storage_driver`
  * must come before `file` (curl -F keeps the order given). Any failure removes the staged file.
  */
@@ -117,7 +125,7 @@ export async function receiveUpload(
       const driver = await opts.chooseDriver(fields);
       const downloadId = uuid();
       const storageKey = storageKeyFor(downloadId, driver);
-      const inspector = new Inspector(opts.limit);
+      const inspector = new Inspector(opts.limit, { integrity: true });
       const staged = await opts.storage.driver(driver).put!(part.file, storageKey, inspector);
       if (part.file.truncated) {
         await staged.discard();
@@ -130,8 +138,12 @@ export async function receiveUpload(
         storageKey,
         size: inspector.size,
         sha256: inspector.sha256,
+        md5: inspector.integrity.md5,
+        sha384: inspector.integrity.sha384,
         isZip: inspector.isZip(),
         clientFileName,
+        // Never fails the upload: an unreadable header is no header (the staged file stays owned).
+        metadata: await readMetadata(inspector.headers.captures).catch(() => EMPTY_METADATA),
       };
     }
   } catch (e) {

@@ -106,13 +106,21 @@ export class ReportsRepository {
     return rows.map((r) => ({ day: r.day, count: Number(r.count) }));
   }
 
-  async activeActivations(tx?: Tx): Promise<number> {
-    const row = await on(this.db, tx)
+  /** Active activations now, all of them and the staging ones (docs/licensing.md, '2.3'). */
+  async activeActivations(tx?: Tx): Promise<{ active: number; staging: number }> {
+    const rows = await on(this.db, tx)
       .selectFrom('activations')
-      .select((eb) => eb.fn.countAll().as('n'))
+      .select((eb) => ['environment', eb.fn.countAll().as('n')])
       .where('status', '=', 'active')
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+      .groupBy('environment')
+      .execute();
+    let active = 0;
+    let staging = 0;
+    for (const r of rows) {
+      active += Number(r.n);
+      if (r.environment === 'staging') staging += Number(r.n);
+    }
+    return { active, staging };
   }
 
   /** Counted days `first`..`last` (inclusive, `YYYY-MM-DD`) per kind, all products added up. */

@@ -66,6 +66,9 @@ export const Dashboard = Type.Object({
   new_licenses: Series,
   activations: Type.Object({
     active: Type.Integer({ description: 'Active activations now, over all days' }),
+    staging: Type.Integer({
+      description: 'Of the active ones, those on staging sites (they take no seat; docs/licensing.md)',
+    }),
     total: Type.Integer({ description: 'New activations over the range' }),
     per_day: Type.Array(DayCount),
   }),

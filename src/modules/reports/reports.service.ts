@@ -85,7 +85,12 @@ export class ReportsService {
         };
       }),
       new_licenses: fill(days, licenses),
-      activations: { active, total: newActivations.total, per_day: newActivations.per_day },
+      activations: {
+        active: active.active,
+        staging: active.staging,
+        total: newActivations.total,
+        per_day: newActivations.per_day,
+      },
       update_checks: fill(days, checks ?? []),
       downloads: fill(days, downloads ?? []),
       failing_webhooks: { count: failing, latest: latestFailing },

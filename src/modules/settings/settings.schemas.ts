@@ -101,6 +101,13 @@ const properties = {
     description: 'Staging sites per license; 0 = staging sites count as production ones',
   }),
   reinstall_takeover: Type.Boolean(),
+  renewal_url: Type.Union(
+    [Type.Null(), Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 })],
+    {
+      description:
+        "Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none",
+    },
+  ),
 };
 
 /** What GET /settings shows in place of the SMTP password; sent back in a PATCH it keeps the stored one. */
@@ -170,4 +177,5 @@ export const DEFAULT_SETTINGS: Settings = {
   ],
   staging_activation_limit: 3,
   reinstall_takeover: false,
+  renewal_url: null,
 };

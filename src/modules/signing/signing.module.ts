@@ -9,7 +9,7 @@ export { SigningService } from './signing.service.js';
 
 /**
  * The signing keys (docs/administration.md, 'Signing keys'): what other modules sign with
- * (licensing's offline receipts) through `SigningService.sign`.
+ * (licensing's offline receipts) through `SigningService.sign`, and releases through `signDigest`.
  */
 export function createSigning(deps: {
   database: Database;

@@ -21,6 +21,8 @@ import type {
   SigningRepository,
 } from './signing.repository.js';
 
+const SHA384_BYTES = 48;
+
 /** The one algorithm: Ed25519, with the raw 32-byte keys libsodium and node:crypto both take. */
 export const ALGORITHM = 'ed25519';
 
@@ -71,7 +73,7 @@ const view = (row: PublicSigningKeyRow): PublicSigningKey => ({
 
 /**
  * The store's signing keys (docs/administration.md, 'Signing keys'): one active Ed25519 key that
- * signs (offline receipts today, releases next), and the retired ones that stay listed so what
+ * signs (offline receipts and releases), and the retired ones that stay listed so what
  * they signed stays verifiable. Keys live in the database, so every server process signs with
  * the same key; the private half is sealed with the vault key.
  *
@@ -98,6 +100,18 @@ export class SigningService {
   async sign(data: Buffer): Promise<Signature> {
     const key = await this.activeKey();
     return { keyId: key.id, signature: sign(null, data, key.privateKey) };
+  }
+
+  /**
+   * Signs a release's SHA-384 digest (the raw 48 bytes) with the active key: the scheme WordPress
+   * core's `verify_file_signature()` checks, `sodium_crypto_sign_verify_detached($signature,
+   * hash_file('sha384', $file, true), $public_key)` (docs/releases.md, 'Signatures and
+   * Content-MD5'). Anything but 48 bytes is a caller's mistake, never signed.
+   */
+  signDigest(sha384: Buffer): Promise<Signature> {
+    if (sha384.length !== SHA384_BYTES)
+      throw new Error('signDigest takes the 48 raw bytes of a SHA-384 digest');
+    return this.sign(sha384);
   }
 
   /** Every key, newest first: the active one (`retired_at` null) and the retired ones. */

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
+import { SOFTWARE_IMAGES, type SoftwareImageKind } from '../catalogue/catalogue.model.js';
 import type { MediaRepository } from './media.repository.js';
 
 /** The largest upload accepted (the multipart limit) and the largest picture decoded. */
@@ -14,8 +15,12 @@ export const IMAGE_WIDTHS = [400, 1200] as const;
 /** Formats an administrator may upload; SVG is refused (a script-capable document, not a picture). */
 const ACCEPTED = new Set(['jpeg', 'png', 'webp', 'gif']);
 
-/** A stored file name: the image's hash and a width (src/web/store/media.ts serves only these). */
-export const MEDIA_NAME = /^([0-9a-f]{32})-(400|1200)\.webp$/;
+/**
+ * A stored file name: the image's hash and a width, or a size of an icon or banner
+ * (SOFTWARE_IMAGES); src/web/store/media.ts serves only these.
+ */
+export const MEDIA_NAME =
+  /^([0-9a-f]{32})-(400|1200|icon-128|icon-256|banner-772x250|banner-1544x500)\.webp$/;
 /**
  * An image no product and not the logo uses is deleted once it is this old: an upload is stored
  * before the product or the setting points at it, so a younger file may be about to be used.
@@ -23,7 +28,10 @@ export const MEDIA_NAME = /^([0-9a-f]{32})-(400|1200)\.webp$/;
 export const UNUSED_MEDIA_GRACE_MS = 3_600_000;
 const DELETE_BATCH = 200;
 
-/** The image hashes in use: every product's `image` and the `store_logo` setting (src/wiring.ts). */
+/**
+ * The image hashes in use: every product's `image`, icon and banner and the `store_logo` setting
+ * (src/wiring.ts).
+ */
 export type MediaInUse = () => Promise<Set<string>>;
 
 /**
@@ -41,7 +49,36 @@ export class MediaService {
   ) {}
 
   /** Stores the image and answers its hash (the `image` of a product, the `store_logo` setting). */
-  async store(upload: Buffer): Promise<string> {
+  store(upload: Buffer): Promise<string> {
+    return this.storeSizes(
+      upload,
+      // rotate() applies the EXIF orientation before the metadata is dropped; first frame only.
+      IMAGE_WIDTHS.map((width) => ({
+        suffix: String(width),
+        render: (input: Sharp) => input.rotate().resize({ width, withoutEnlargement: true }),
+      })),
+    );
+  }
+
+  /**
+   * Stores a product's icon or banner at the sizes WordPress shows (SOFTWARE_IMAGES), each cut to
+   * fill its box (cover, centred), and answers its hash. A smaller upload is enlarged: WordPress
+   * draws the box at its size whatever the file's.
+   */
+  storeSoftwareImage(upload: Buffer, kind: SoftwareImageKind): Promise<string> {
+    return this.storeSizes(
+      upload,
+      SOFTWARE_IMAGES[kind].map(({ suffix, width, height }) => ({
+        suffix,
+        render: (input: Sharp) => input.rotate().resize({ width, height, fit: 'cover' }),
+      })),
+    );
+  }
+
+  private async storeSizes(
+    upload: Buffer,
+    sizes: { suffix: string; render: (input: Sharp) => Sharp }[],
+  ): Promise<string> {
     // The header alone first (no decoding), so a picture of too many pixels is refused by its size.
     let format: string | undefined;
     try {
@@ -58,16 +95,10 @@ export class MediaService {
     let files: { name: string; content_type: string; bytes: Buffer }[];
     try {
       files = await Promise.all(
-        IMAGE_WIDTHS.map(async (width) => ({
-          name: `${hash}-${width}.webp`,
+        sizes.map(async ({ suffix, render }) => ({
+          name: `${hash}-${suffix}.webp`,
           content_type: 'image/webp',
-          // rotate() applies the EXIF orientation before the metadata is dropped; first frame only.
-          bytes: await input
-            .clone()
-            .rotate()
-            .resize({ width, withoutEnlargement: true })
-            .webp({ quality: 82 })
-            .toBuffer(),
+          bytes: await render(input.clone()).webp({ quality: 82 }).toBuffer(),
         })),
       );
     } catch {

@@ -6,7 +6,8 @@ import { ApiError } from '../../http/errors.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { actorOf } from '../audit/audit.model.js';
-import { ProductResponse } from '../catalogue/catalogue.schemas.js';
+import { SOFTWARE_IMAGES } from '../catalogue/catalogue.model.js';
+import { ProductIdParams, ProductResponse, SoftwareConfigResponse } from '../catalogue/catalogue.schemas.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { MAX_IMAGE_BYTES, type MediaService } from './media.service.js';
@@ -51,7 +52,8 @@ async function receiveImage(request: FastifyRequest): Promise<Buffer> {
 }
 
 /**
- * The administrator's image routes: a product's image and the store's logo (docs/storefront.md).
+ * The administrator's image routes: a product's image, its icon and banner, and the store's logo
+ * (docs/storefront.md, docs/catalogue.md).
  * @fastify/multipart is registered in this scope only, so every other route keeps refusing any
  * content type but JSON.
  */
@@ -105,6 +107,62 @@ export async function storefrontRoutes(
       return product;
     },
   );
+
+  // A product's icon and banner as WordPress shows them (docs/catalogue.md, 'Icons and banners').
+  for (const kind of ['icon', 'banner'] as const) {
+    const sizes = SOFTWARE_IMAGES[kind].map((s) => `${s.width}×${s.height}`).join(' and ');
+    app.post(
+      `/software/products/:product_id/${kind}`,
+      {
+        preValidation: requireAdmin,
+        schema: {
+          tags,
+          summary: `Upload the product's ${kind} WordPress shows (cut to ${sizes} WebP)`,
+          description:
+            'multipart/form-data with one field, file: a JPEG, PNG, WebP or GIF image of at most 10 MB ' +
+            '(docs/catalogue.md, "Icons and banners").',
+          consumes: ['multipart/form-data'],
+          params: ProductIdParams,
+          response: { 200: SoftwareConfigResponse, ...errors(400, 401, 403, 404, 413, 415) },
+        },
+      },
+      async (request) => {
+        await catalogue.getSoftwareConfig(request.params.product_id);
+        const hash = await media.storeSoftwareImage(await receiveImage(request), kind);
+        const config = await catalogue.setSoftwareImage(
+          request.params.product_id,
+          kind,
+          hash,
+          actorOf(request),
+        );
+        await pruneAfterChange(request);
+        return config;
+      },
+    );
+
+    app.delete(
+      `/software/products/:product_id/${kind}`,
+      {
+        preValidation: requireAdmin,
+        schema: {
+          tags,
+          summary: `Remove the product's ${kind}`,
+          params: ProductIdParams,
+          response: { 200: SoftwareConfigResponse, ...errors(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const config = await catalogue.setSoftwareImage(
+          request.params.product_id,
+          kind,
+          null,
+          actorOf(request),
+        );
+        await pruneAfterChange(request);
+        return config;
+      },
+    );
+  }
 
   app.post(
     '/settings/logo',

@@ -109,6 +109,9 @@ export interface Product {
   storage_driver: string;
   licensing_enabled: string | null;
   software_enabled: string;
+  /** WordPress's icon and banner: hashes of /media/<hash>-icon-128.webp and the others (docs/catalogue.md). */
+  icon: string | null;
+  banner: string | null;
   short_description: string;
   description: string;
   /** The image's hash: /media/<image>-400.webp and -1200.webp (docs/storefront.md). */
@@ -124,6 +127,8 @@ export interface SoftwareConfig {
   storage_driver: string;
   licensing_enabled: string | null;
   software_enabled: string;
+  icon: string | null;
+  banner: string | null;
 }
 
 export interface Release {
@@ -141,6 +146,10 @@ export interface Release {
   file_sha256: string;
   storage_driver: string;
   external_url: string | null;
+  /** What WordPress shows (docs/releases.md, 'Metadata WordPress shows'). */
+  requires: string | null;
+  tested: string | null;
+  requires_php: string | null;
 }
 
 export interface Versions {
@@ -337,7 +346,8 @@ export interface Gateway {
 /** One administrator change (GET /v1/audit-events, docs/api.md). */
 export interface AuditEvent {
   id: number;
-  actor: { user_id: number; email: string };
+  /** A person, or a site whose reinstall took an activation over (kind 'site', its domain as name). */
+  actor: { user_id: number; email: string } | { kind: 'site'; name: string; user_id: null; email: null };
   entity_type: string;
   entity_id: number;
   action: string;

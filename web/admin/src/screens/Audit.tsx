@@ -93,7 +93,10 @@ function Changes({ changes }: { changes: AuditEvent['changes'] }) {
 const col = columnsFor<AuditEvent>();
 const whoWhen = [
   col.accessor('created_at', { header: 'When', cell: (c) => when(c.getValue()) }),
-  col.accessor((e) => e.actor.email, { id: 'actor', header: 'Who' }),
+  col.accessor((e) => ('kind' in e.actor ? `Site ${e.actor.name}` : e.actor.email), {
+    id: 'actor',
+    header: 'Who',
+  }),
 ];
 const rest = [
   col.accessor('action', { header: 'Action', cell: (c) => <code>{c.getValue()}</code> }),

@@ -33,7 +33,7 @@ interface Report {
     per_day: { day: string; orders: number; total_minor: number; total: string }[];
   }[];
   new_licenses: Series;
-  activations: { active: number; total: number; per_day: DayCount[] };
+  activations: { active: number; staging: number; total: number; per_day: DayCount[] };
   update_checks: Series;
   downloads: Series;
   failing_webhooks: {
@@ -255,7 +255,10 @@ function Figures({ r }: { r: Report }) {
           </Link>
         </Figure>
         <Figure label="Active activations" value={number.format(r.activations.active)}>
-          <span className="figure-note">{number.format(r.activations.total)} new in the period</span>
+          <span className="figure-note">
+            {r.activations.staging > 0 ? `${number.format(r.activations.staging)} on staging sites, ` : ''}
+            {number.format(r.activations.total)} new in the period
+          </span>
         </Figure>
         <Figure label="Releases waiting as drafts" value={number.format(r.drafts.count)}>
           {r.drafts.latest.length > 0 ? (

@@ -220,6 +220,7 @@ export function ProductPage({ id }: { id: number | null }) {
       <ProductForm product={p} key={p?.id ?? 'new'} />
       {p ? <ImageForm product={p} /> : null}
       {p ? <SoftwareForm product={p} /> : null}
+      {p ? <WordPressImages product={p} /> : null}
       {p ? <History type="product" id={p.id} /> : null}
     </Page>
   );
@@ -537,6 +538,49 @@ function ImageForm({ product }: { product: Product }) {
         </a>
       ) : null}
     </ImageUpload>
+  );
+}
+
+/**
+ * The icon and banner WordPress shows in its update rows and details (POST and DELETE
+ * /v1/software/products/{id}/icon and /banner): the server cuts them to WordPress's sizes
+ * (docs/catalogue.md, 'Icons and banners') and answers the software configuration.
+ */
+function WordPressImages({ product }: { product: Product }) {
+  const client = useQueryClient();
+  const onSaved = (saved: SoftwareConfig) => {
+    client.setQueryData<Product>(['product', product.id], (p) => (p ? { ...p, ...saved } : p));
+    void client.invalidateQueries({ queryKey: ['audit-events'] });
+  };
+  return (
+    <>
+      <ImageUpload<SoftwareConfig>
+        id="icon-form"
+        noun="icon"
+        path={`/software/products/${product.id}/icon`}
+        current={product.icon ?? ''}
+        preview="icon-128"
+        previewWidth={128}
+        alt={`${product.name}'s icon in WordPress`}
+        imageClass="product-image"
+        empty="No icon: WordPress shows its default."
+        hint="Square, at least 256×256 px; cut to 128 and 256 px. JPEG, PNG, WebP or GIF, at most 10 MB."
+        onSaved={onSaved}
+      />
+      <ImageUpload<SoftwareConfig>
+        id="banner-form"
+        noun="banner"
+        path={`/software/products/${product.id}/banner`}
+        current={product.banner ?? ''}
+        preview="banner-772x250"
+        previewWidth={386}
+        alt={`${product.name}'s banner in WordPress`}
+        imageClass="product-image"
+        empty="No banner: WordPress shows none."
+        hint="At least 1544×500 px; cut to 772×250 and 1544×500. JPEG, PNG, WebP or GIF, at most 10 MB."
+        onSaved={onSaved}
+      />
+    </>
   );
 }
 

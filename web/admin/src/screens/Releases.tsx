@@ -13,7 +13,8 @@ import { ArtifactDeletion } from './ArtifactDeletion';
 
 /**
  * A product's releases (GET /v1/software/products/{id}/versions): upload, publish, withdraw,
- * current, and deleting a release's file (ArtifactDeletion: preview, acknowledgement, job).
+ * current, the WordPress versions a release needs (VersionsPanel), and deleting a release's file
+ * (ArtifactDeletion: preview, acknowledgement, job).
  */
 export function Releases({ productId }: { productId: number }) {
   const client = useQueryClient();
@@ -21,6 +22,7 @@ export function Releases({ productId }: { productId: number }) {
   const [notice, setNotice] = useState('');
   const [actionError, setActionError] = useState<unknown>(null);
   const [deleting, setDeleting] = useState<Release | null>(null);
+  const [editing, setEditing] = useState<Release | null>(null);
   const deleteOpener = useRef<HTMLElement | null>(null);
   const valid = Number.isInteger(productId) && productId > 0;
   const product = useQuery({
@@ -107,6 +109,11 @@ export function Releases({ productId }: { productId: number }) {
       ),
       enableSorting: false,
     }),
+    col.accessor('requires', {
+      header: 'WordPress',
+      cell: (c) => wordpressOf(c.row.original),
+      enableSorting: false,
+    }),
     col.accessor('download_count', { header: 'Downloads' }),
     col.accessor('release_date', { header: 'Released', cell: (c) => when(c.getValue()), sortFn: 'text' }),
     col.display({
@@ -131,6 +138,16 @@ export function Releases({ productId }: { productId: number }) {
                 Withdraw<span className="sr-only"> {r.version}</span>
               </button>
             ) : null}
+            <button
+              type="button"
+              className="small"
+              onClick={() => {
+                setNotice('');
+                setEditing(r);
+              }}
+            >
+              WordPress versions<span className="sr-only"> of {r.version}</span>
+            </button>
             {!r.external_url ? (
               <button
                 type="button"
@@ -178,6 +195,18 @@ export function Releases({ productId }: { productId: number }) {
           onClose={endDeletion}
         />
       ) : null}
+      {editing ? (
+        <VersionsPanel
+          key={editing.version_id}
+          url={`${base}/${editing.version_id}`}
+          release={editing}
+          onSaved={(r) => {
+            setEditing(null);
+            void refresh(`The WordPress versions of ${r.version} are saved.`);
+          }}
+          onClose={() => setEditing(null)}
+        />
+      ) : null}
       <section aria-labelledby="release-list">
         <h2 id="release-list">All releases</h2>
         <Notice>{notice}</Notice>
@@ -198,6 +227,95 @@ export function Releases({ productId }: { productId: number }) {
       </section>
       {confirm.dialog}
     </Page>
+  );
+}
+
+/** "needs 6.1, tested 6.4, PHP 8.0": what the release needs and was tested with; a dash when unknown. */
+function wordpressOf(r: Release): string {
+  const parts = [
+    r.requires ? `needs ${r.requires}` : '',
+    r.tested ? `tested ${r.tested}` : '',
+    r.requires_php ? `PHP ${r.requires_php}` : '',
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(', ') : '—';
+}
+
+interface VersionsForm {
+  requires: string;
+  tested: string;
+  requires_php: string;
+}
+
+const WP_VERSION = { value: /^[0-9]{1,4}(\.[0-9]{1,4}){0,3}$/, message: 'A version like 6.1 or 8.0.' };
+
+/**
+ * Edits what WordPress shows of a release's needs (PUT …/versions/{id}: requires, tested,
+ * requires_php; docs/releases.md, 'Metadata WordPress shows'). An empty field clears the value.
+ */
+function VersionsPanel({
+  url,
+  release,
+  onSaved,
+  onClose,
+}: {
+  url: string;
+  release: Release;
+  onSaved: (r: Release) => void;
+  onClose: () => void;
+}) {
+  const [error, setError] = useState<unknown>(null);
+  const {
+    register,
+    handleSubmit,
+    formState: { errors, isSubmitting },
+  } = useForm<VersionsForm>({
+    defaultValues: {
+      requires: release.requires ?? '',
+      tested: release.tested ?? '',
+      requires_php: release.requires_php ?? '',
+    },
+  });
+  const onSubmit = async (f: VersionsForm) => {
+    setError(null);
+    const value = (v: string) => (v.trim() === '' ? null : v.trim());
+    try {
+      onSaved(
+        await put<Release>(url, {
+          requires: value(f.requires),
+          tested: value(f.tested),
+          requires_php: value(f.requires_php),
+        }),
+      );
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <section aria-labelledby="versions-title" className="card">
+      <h2 id="versions-title">WordPress versions of {release.version}</h2>
+      <form onSubmit={handleSubmit(onSubmit)} noValidate className="form">
+        <div className="two">
+          <Field label="Requires WordPress" hint="Requires at least, e.g. 6.1" error={errors.requires}>
+            {(p) => <input {...p} autoComplete="off" {...register('requires', { pattern: WP_VERSION })} />}
+          </Field>
+          <Field label="Tested up to" hint="e.g. 6.4" error={errors.tested}>
+            {(p) => <input {...p} autoComplete="off" {...register('tested', { pattern: WP_VERSION })} />}
+          </Field>
+        </div>
+        <Field label="Requires PHP" hint="e.g. 8.0" error={errors.requires_php}>
+          {(p) => <input {...p} autoComplete="off" {...register('requires_php', { pattern: WP_VERSION })} />}
+        </Field>
+        <ErrorNote error={error} title="Not saved" />
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={isSubmitting}>
+            Save versions
+          </button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
   );
 }
 

@@ -19,6 +19,10 @@ export function ImageUpload<T>(props: {
   path: string;
   /** The stored picture's name under /media/ ('' for none). */
   current: string;
+  /** Which of its files to show: '400' (the default) or a size of an icon or banner, 'icon-128'. */
+  preview?: string;
+  /** The preview's width in pixels (200 unless told). */
+  previewWidth?: number;
   alt: string;
   imageClass: string;
   empty: string;
@@ -59,7 +63,12 @@ export function ImageUpload<T>(props: {
       <Notice>{notice}</Notice>
       <ErrorNote error={error} title="Not saved" />
       {current ? (
-        <img className={props.imageClass} src={`/media/${current}-400.webp`} alt={props.alt} width={200} />
+        <img
+          className={props.imageClass}
+          src={`/media/${current}-${props.preview ?? '400'}.webp`}
+          alt={props.alt}
+          width={props.previewWidth ?? 200}
+        />
       ) : (
         <p className="hint">{props.empty}</p>
       )}
