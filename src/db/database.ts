@@ -14,6 +14,7 @@ import { BoundedMap } from '../bounded-map.js';
 import type { DatabaseConfig } from '../config.js';
 import { TurnBatch } from './batch.js';
 import { Checkpointer } from './checkpointer.js';
+import { namingPool, StatementNames } from './pg-names.js';
 import type { DB } from './schema.js';
 import { openSqlite } from './sqlite.js';
 import { guardedDialect, guardTransactions } from './transaction.js';
@@ -61,7 +62,7 @@ export function openDatabase(config: DatabaseConfig): Database {
     const pool = new pg.Pool({ connectionString: config.url, max: 10 });
     // An idle client's network error must not crash the process; the next query reconnects.
     pool.on('error', () => {});
-    const db = kysely(new PostgresDialect({ pool }));
+    const db = kysely(new PostgresDialect({ pool: namingPool(pool, new StatementNames()) }));
     return { db, dialect: 'postgres', pg: pool, precompiled: new Set(), close: () => db.destroy() };
   }
   createPrivately(config.file);

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { poolQuery } from './pg-names.js';
 
 interface Pending {
   parameters: unknown[];
@@ -73,9 +74,10 @@ export class PgReadBatch<Row> {
   }
 
   private alone(p: Pending): void {
-    this.pool
-      .query({ name: this.name, text: this.text, values: p.parameters })
-      .then((r) => p.resolve(r.rows), p.reject);
+    poolQuery(this.pool, { name: this.name, text: this.text, values: p.parameters }).then(
+      (r) => p.resolve(r.rows),
+      p.reject,
+    );
   }
 
   private readonly flush = () => {

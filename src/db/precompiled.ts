@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { type Compilable, CompiledQuery } from 'kysely';
 import { type Database, prepareRows } from './database.js';
 import { PgReadBatch } from './pg-batch.js';
+import { poolQuery, statementName } from './pg-names.js';
 
 /**
  * A query built and compiled once, run many times with new parameter values. Building and
@@ -64,15 +64,14 @@ export function precompile<Args extends string, Row>(
   database.precompiled?.add(compiled.sql);
   const { sqlite, pg } = database;
   if (pg) {
-    // The name is the SQL's digest: one name per text, shared by every repository that compiles
-    // the same statement, and never one name for two texts (PostgreSQL would refuse the second).
-    const name = `tg_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`;
+    // One name per text, shared by every repository that compiles the same statement.
+    const name = statementName(compiled.sql);
     const text = compiled.sql;
     const batch = options.pgBatch && new PgReadBatch<Row>(pg, name, text, slots, options.pgBatch);
     const all = batch
       ? (values: Record<Args, unknown>): Promise<Row[]> => batch.run(parametersOf(values))
       : async (values: Record<Args, unknown>): Promise<Row[]> =>
-          (await pg.query({ name, text, values: parametersOf(values) })).rows as Row[];
+          (await poolQuery(pg, { name, text, values: parametersOf(values) })).rows as Row[];
     return { all, first: async (values) => (await all(values))[0] };
   }
   const statement = sqlite && prepareRows(sqlite, compiled.sql);

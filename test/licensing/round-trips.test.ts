@@ -63,7 +63,10 @@ describe.runIf(onPostgres)('round trips to PostgreSQL', () => {
       sent.length = 0;
       const res = await run();
       expect(res.statusCode, res.body).toBe(200);
-      return { n: sent.length, res, sent: [...sent] };
+      // The settings are read at most once a second per process (their cache), not per request:
+      // a slow run may refresh them in the middle of a count.
+      const own = sent.filter((q) => !/ from "settings"$/.test(q));
+      return { n: own.length, res, sent: own };
     };
     const check = (version: string) => () =>
       call(t, 'POST', '/software/check', { slug: f.slug, version, ...f.creds });
@@ -121,7 +124,10 @@ describe.runIf(onPostgres)('round trips to PostgreSQL', () => {
     expect(answers[6]!.statusCode).toBe(403);
     expect(answers[6]!.json()).toMatchObject({ valid: false, error: 'invalid_license' });
     // Seven lookups, fewer statements: at least two of them went together.
-    const lookups = sent.filter((q) => /^tg_[0-9a-f]{24}(_b)? select/.test(q));
+    // (Other statements that repeat are named too: the lookup is told by its columns.)
+    const lookups = sent.filter(
+      (q) => /^tg_[0-9a-f]{24}(_b)? select/.test(q) && q.includes('as "product_activation_limit"'),
+    );
     expect(lookups.length).toBeLessThan(7);
     expect(lookups.some((q) => q.includes('_b select'))).toBe(true);
   });
