@@ -352,7 +352,7 @@ function RolloutPanel({
         }}
       >
         <div className="field">
-          <label htmlFor={channelId}>Channel</label>
+          <label htmlFor={channelId}>Channel of {release.version}</label>
           <select id={channelId} value={channel} onChange={(e) => setChannel(e.target.value as Channel)}>
             {CHANNELS.map((c) => (
               <option key={c.value} value={c.value}>
@@ -376,7 +376,7 @@ function RolloutPanel({
         }}
       >
         <div className="field">
-          <label htmlFor={percentId}>Rollout (% of sites)</label>
+          <label htmlFor={percentId}>Rollout of {release.version} (% of sites)</label>
           <input
             id={percentId}
             inputMode="numeric"
