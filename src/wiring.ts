@@ -274,6 +274,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   releases.onWithdraw(({ tx, release, reason }) => invalidations.release(release.id, reason, tx));
   // A deletion preview counts the download tokens still outstanding for each artifact.
   releases.setOutstandingTokenCounter((ids) => tokens.outstanding(ids, now()));
+  // The releases list shows how many sites took each release (a staged rollout's progress).
+  releases.setSiteCounter((productId) => tokens.sitesTaken(productId));
   // An order is paid: its receipt (a renewal's or an offline payment's message) joins the mail outbox.
   orders.onPaid((order, _paidAt, tx) => mailOutbox.orderPaid(order, tx));
   // A renewal order is created: "renewal due" with its pay link.

@@ -68,6 +68,7 @@ const catalogue = {
   missing_slug: [400, 'The slug parameter is required.'],
   unsupported_parameter: [400, 'Unsupported parameter.'],
   invalid_purpose: [400, 'Purpose must be install, reinstall or update.'],
+  invalid_channel: [400, 'The channel must be stable, rc, beta or alpha.'],
   current_version_required: [400, 'current_version is required for an update.'],
   current_version_not_allowed: [400, 'current_version is not allowed for install or reinstall.'],
   rate_limited: [429, 'Too many requests.'],
@@ -184,6 +185,7 @@ const catalogue = {
     "The file name does not match the product's filename template for this version.",
   ],
   invalid_changelog: [400, 'The changelog must be a string or {narrative, points:[{type, text}]}.'],
+  invalid_rollout_percent: [400, 'The rollout percentage must be a whole number from 0 to 100.'],
   invalid_release_metadata: [
     400,
     'A metadata field is malformed: versions like 6.1, http(s) URLs, bounded text.',

@@ -301,6 +301,13 @@ const FIXTURES: Record<string, Fixture> = {
     const r = await publish(t, product.id, '1.0.0');
     return req('PUT', `/software/products/${product.id}/versions/${r.version_id}`, { changelog: 'Fixes.' });
   },
+  'PATCH /v1/software/products/{product_id}/versions/{version_id}/rollout': async () => {
+    const product = await softwareProduct(t);
+    const r = await publish(t, product.id, '1.0.0');
+    return req('PATCH', `/software/products/${product.id}/versions/${r.version_id}/rollout`, {
+      rollout_percent: 10,
+    });
+  },
   'POST /v1/software/products/{product_id}/versions/{version_id}/withdraw': async () => {
     const product = await softwareProduct(t);
     const r = await publish(t, product.id, '1.0.0');

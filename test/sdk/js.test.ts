@@ -298,6 +298,20 @@ describe('check, package and downloadAndVerify', () => {
 
     const current = await client.check({ slug: p.slug, version: '1.1.0', ...license });
     expect(current).toMatchObject({ eligible: false, download_url: null });
+    // A channel is sent when given: a beta site is offered the beta, a stable one is not.
+    await publish(t, p.product.id, '1.2.0-beta1', [['channel', 'beta']]);
+    expect(await client.check({ slug: p.slug, version: '1.1.0', channel: 'beta', ...license })).toMatchObject(
+      {
+        eligible_version: '1.2.0-beta1',
+        channel: 'beta',
+        release_channel: 'beta',
+      },
+    );
+    expect(await client.check({ slug: p.slug, version: '1.1.0', ...license })).toMatchObject({
+      eligible: false,
+    });
+    const beta = await client.package({ slug: p.slug, purpose: 'install', channel: 'beta', ...license });
+    expect(beta.version).toBe('1.2.0-beta1');
     await rejectsWith(client.downloadAndVerify(current, files.path('none.zip')), 'no_download_url', 0);
   });
 

@@ -303,3 +303,23 @@ describe('POST /account/downloads/<license>/<release>', () => {
     expect(await tokenCount()).toBe(before);
   });
 });
+
+describe('/account/downloads: channels and staged rollouts', () => {
+  it('offers what every stable site is offered: no beta, no release still rolling out', async () => {
+    const me = await createCustomer(t);
+    const p = await product({ version: '1.0.0' });
+    const lic = await createLicense(t, { product_id: p.id, user_id: me.id });
+    await publish(t, p.id, '1.1.0-beta1', [['channel', 'beta']]);
+    const staged = await publish(t, p.id, '1.2.0', [['rollout_percent', '50']]);
+    // Neither 1.1.0-beta1 nor the staged 1.2.0 (made current at upload) is offered.
+    const row = rowOf((await get(me, '/account/downloads')).body, lic.id);
+    expect(row).toContain('1.0.0');
+    expect(row).not.toContain('1.1.0-beta1');
+    expect(row).not.toContain('1.2.0');
+    const done = await admin(t, 'PATCH', `/software/products/${p.id}/versions/${staged.version_id}/rollout`, {
+      rollout_percent: 100,
+    });
+    expect(done.statusCode).toBe(200);
+    expect(rowOf((await get(me, '/account/downloads')).body, lic.id)).toContain('1.2.0');
+  });
+});

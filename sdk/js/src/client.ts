@@ -35,10 +35,15 @@ export interface License {
   installation_id: string;
 }
 
+/** A release channel, most to least stable (docs/distribution.md, section 12). */
+export type Channel = 'stable' | 'rc' | 'beta' | 'alpha';
+
 export interface CheckInput extends Partial<License> {
   slug: string;
   /** The version running now. */
   version: string;
+  /** The channel the site follows; absent is `stable`. */
+  channel?: Channel;
 }
 
 export interface PackageInput extends Partial<License> {
@@ -46,6 +51,8 @@ export interface PackageInput extends Partial<License> {
   purpose: 'install' | 'reinstall' | 'update';
   /** Required for `update`, absent otherwise. */
   current_version?: string;
+  /** The channel the site follows; absent is `stable`. */
+  channel?: Channel;
 }
 
 export interface TollgateOptions {
@@ -182,7 +189,12 @@ export class Tollgate {
    * answer to downloadAndVerify at once (the URL is single use and lives minutes; never keep it).
    */
   async check(input: CheckInput): Promise<CheckAnswer> {
-    const body = { slug: input.slug, version: input.version, ...siteFields(input) };
+    const body = {
+      slug: input.slug,
+      version: input.version,
+      ...(input.channel === undefined ? {} : { channel: input.channel }),
+      ...siteFields(input),
+    };
     return this.call<CheckAnswer>('/v1/software/check', () =>
       this.api.POST('/v1/software/check', { body, ...this.init() }),
     );
@@ -194,6 +206,7 @@ export class Tollgate {
       slug: input.slug,
       purpose: input.purpose,
       ...(input.current_version === undefined ? {} : { current_version: input.current_version }),
+      ...(input.channel === undefined ? {} : { channel: input.channel }),
       ...siteFields(input),
     };
     return this.call<PackageAnswer>('/v1/software/package', () =>

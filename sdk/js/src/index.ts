@@ -3,6 +3,7 @@
 export {
   type ActivateAnswer,
   type ChangelogAnswer,
+  type Channel,
   type CheckAnswer,
   type CheckInput,
   type DeactivateAnswer,

@@ -3207,6 +3207,7 @@ export interface paths {
             /** @description null/absent = inherit */
             activation_limit?: number | null;
             entitlement_policy?: {
+              channels?: ('stable' | 'rc' | 'beta' | 'alpha')[];
               historical_downloads?: boolean;
               support?: {
                 days?: number;
@@ -3713,6 +3714,7 @@ export interface paths {
           'application/json': {
             activation_limit?: number | null;
             entitlement_policy?: {
+              channels?: ('stable' | 'rc' | 'beta' | 'alpha')[];
               historical_downloads?: boolean;
               support?: {
                 days?: number;
@@ -5588,6 +5590,7 @@ export interface paths {
               created_at: string;
               description: string;
               entitlement_policy: {
+                channels?: string[];
                 historical_downloads: boolean;
                 support: {
                   days?: number;
@@ -5627,6 +5630,7 @@ export interface paths {
                   [key: string]: string;
                 };
                 entitlement_policy: {
+                  channels?: string[];
                   historical_downloads: boolean;
                   support: {
                     days?: number;
@@ -5726,6 +5730,7 @@ export interface paths {
             activation_mode?: ('simple' | 'oauth') | null;
             description?: string;
             entitlement_policy?: {
+              channels?: ('stable' | 'rc' | 'beta' | 'alpha')[];
               historical_downloads?: boolean;
               support?: {
                 days?: number;
@@ -5763,6 +5768,7 @@ export interface paths {
                 [key: string]: string;
               };
               entitlement_policy?: {
+                channels?: ('stable' | 'rc' | 'beta' | 'alpha')[];
                 historical_downloads?: boolean;
                 support?: {
                   days?: number;
@@ -5802,6 +5808,7 @@ export interface paths {
               created_at: string;
               description: string;
               entitlement_policy: {
+                channels?: string[];
                 historical_downloads: boolean;
                 support: {
                   days?: number;
@@ -5841,6 +5848,7 @@ export interface paths {
                   [key: string]: string;
                 };
                 entitlement_policy: {
+                  channels?: string[];
                   historical_downloads: boolean;
                   support: {
                     days?: number;
@@ -5962,6 +5970,7 @@ export interface paths {
               created_at: string;
               description: string;
               entitlement_policy: {
+                channels?: string[];
                 historical_downloads: boolean;
                 support: {
                   days?: number;
@@ -6001,6 +6010,7 @@ export interface paths {
                   [key: string]: string;
                 };
                 entitlement_policy: {
+                  channels?: string[];
                   historical_downloads: boolean;
                   support: {
                     days?: number;
@@ -6125,6 +6135,7 @@ export interface paths {
             activation_mode?: ('simple' | 'oauth') | null;
             description?: string;
             entitlement_policy?: {
+              channels?: ('stable' | 'rc' | 'beta' | 'alpha')[];
               historical_downloads?: boolean;
               support?: {
                 days?: number;
@@ -6162,6 +6173,7 @@ export interface paths {
                 [key: string]: string;
               };
               entitlement_policy?: {
+                channels?: ('stable' | 'rc' | 'beta' | 'alpha')[];
                 historical_downloads?: boolean;
                 support?: {
                   days?: number;
@@ -6202,6 +6214,7 @@ export interface paths {
               created_at: string;
               description: string;
               entitlement_policy: {
+                channels?: string[];
                 historical_downloads: boolean;
                 support: {
                   days?: number;
@@ -6241,6 +6254,7 @@ export interface paths {
                   [key: string]: string;
                 };
                 entitlement_policy: {
+                  channels?: string[];
                   historical_downloads: boolean;
                   support: {
                     days?: number;
@@ -6562,6 +6576,7 @@ export interface paths {
               created_at: string;
               description: string;
               entitlement_policy: {
+                channels?: string[];
                 historical_downloads: boolean;
                 support: {
                   days?: number;
@@ -6601,6 +6616,7 @@ export interface paths {
                   [key: string]: string;
                 };
                 entitlement_policy: {
+                  channels?: string[];
                   historical_downloads: boolean;
                   support: {
                     days?: number;
@@ -6766,6 +6782,7 @@ export interface paths {
               created_at: string;
               description: string;
               entitlement_policy: {
+                channels?: string[];
                 historical_downloads: boolean;
                 support: {
                   days?: number;
@@ -6805,6 +6822,7 @@ export interface paths {
                   [key: string]: string;
                 };
                 entitlement_policy: {
+                  channels?: string[];
                   historical_downloads: boolean;
                   support: {
                     days?: number;
@@ -8666,6 +8684,8 @@ export interface paths {
                     type: string;
                   }[];
                 };
+                /** @enum {unknown} */
+                channel: 'stable' | 'rc' | 'beta' | 'alpha';
                 description: string | null;
                 download_count: number;
                 file_sha256: string;
@@ -8772,6 +8792,8 @@ export interface paths {
     get: {
       parameters: {
         query?: {
+          /** @description stable (the default), rc, beta or alpha: the site takes the best release of that channel or a more stable one (docs/distribution.md, 'Channels and staged rollouts') */
+          channel?: unknown;
           installation_id?: string;
           license_key?: string;
           site_url?: string;
@@ -8801,6 +8823,13 @@ export interface paths {
               };
               changelog: string;
               changelog_url: string;
+              /**
+               * @description the channel served: the one asked, or the least stable one the license allows
+               * @enum {unknown}
+               */
+              channel: 'stable' | 'rc' | 'beta' | 'alpha';
+              /** @description not_entitled when the license narrowed the channel asked; null otherwise */
+              channel_reason: 'not_entitled' | null;
               current_version: string;
               description: string | null;
               download_url: string | null;
@@ -8847,6 +8876,8 @@ export interface paths {
                 name: string;
                 slug: string;
               };
+              /** @description the channel of the release offered (null when none) */
+              release_channel: ('stable' | 'rc' | 'beta' | 'alpha') | null;
               release_date: string | null;
               /** @description Where buying or renewing would help: the storefront page of the product, else the setting renewal_url */
               renewal_url: string | null;
@@ -9017,6 +9048,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description stable (the default), rc, beta or alpha: the site takes the best release of that channel or a more stable one (docs/distribution.md, 'Channels and staged rollouts') */
+            channel?: unknown;
             installation_id?: string;
             license_key?: string;
             site_url?: string;
@@ -9045,6 +9078,13 @@ export interface paths {
               };
               changelog: string;
               changelog_url: string;
+              /**
+               * @description the channel served: the one asked, or the least stable one the license allows
+               * @enum {unknown}
+               */
+              channel: 'stable' | 'rc' | 'beta' | 'alpha';
+              /** @description not_entitled when the license narrowed the channel asked; null otherwise */
+              channel_reason: 'not_entitled' | null;
               current_version: string;
               description: string | null;
               download_url: string | null;
@@ -9091,6 +9131,8 @@ export interface paths {
                 name: string;
                 slug: string;
               };
+              /** @description the channel of the release offered (null when none) */
+              release_channel: ('stable' | 'rc' | 'beta' | 'alpha') | null;
               release_date: string | null;
               /** @description Where buying or renewing would help: the storefront page of the product, else the setting renewal_url */
               renewal_url: string | null;
@@ -9476,6 +9518,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description stable (the default), rc, beta or alpha: the site takes the best release of that channel or a more stable one (docs/distribution.md, 'Channels and staged rollouts') */
+            channel?: unknown;
             current_version?: string | null;
             installation_id?: string;
             license_key?: string;
@@ -9502,6 +9546,13 @@ export interface paths {
                 high?: string;
                 low?: string;
               };
+              /**
+               * @description the channel served: the one asked, or the least stable one the license allows
+               * @enum {unknown}
+               */
+              channel: 'stable' | 'rc' | 'beta' | 'alpha';
+              /** @description not_entitled when the license narrowed the channel asked; null otherwise */
+              channel_reason: 'not_entitled' | null;
               description: string | null;
               download_url: string | null;
               /** @description Entitlements subset (see docs/licensing.md, The entitlements object) */
@@ -9543,6 +9594,8 @@ export interface paths {
                 slug: string;
               };
               purpose: string;
+              /** @description the channel of the release offered (null when none) */
+              release_channel: ('stable' | 'rc' | 'beta' | 'alpha') | null;
               release_date: string;
               /** @description WordPress version required (Requires at least) */
               requires: string | null;
@@ -11570,6 +11623,11 @@ export interface paths {
                         }
                     )
                   | null;
+                /**
+                 * @description stable (the default), rc, beta or alpha: most to least stable
+                 * @enum {unknown}
+                 */
+                channel: 'stable' | 'rc' | 'beta' | 'alpha';
                 description: string | null;
                 download_count: number;
                 external_url: string | null;
@@ -11586,9 +11644,12 @@ export interface paths {
                 release_date: string;
                 requires: string | null;
                 requires_php: string | null;
+                rollout_percent: number;
                 signature: string | null;
                 signed_at: string | null;
                 signing_key_id: string | null;
+                /** @description releases list only: distinct sites whose download of it is on record */
+                sites_taken?: number;
                 /** @enum {unknown} */
                 status: 'draft' | 'published' | 'withdrawn';
                 storage_driver: string;
@@ -11681,7 +11742,7 @@ export interface paths {
     put?: never;
     /**
      * Publish a release: multipart upload, or JSON for an external link or a protected catalogue file
-     * @description multipart/form-data fields: file (.zip, required), version, storage_driver (local|local_encrypted, before file), changelog (text or JSON), set_current (true|false), filename, status (published|draft). application/json: {version, external_url, file_sha256, file_size?, file_name?, changelog?, set_current?, status?} or {version, legacy_download_id, changelog?, set_current?, status?}.
+     * @description multipart/form-data fields: file (.zip, required), version, storage_driver (local|local_encrypted, before file), changelog (text or JSON), set_current (true|false), filename, status (published|draft), channel (stable|rc|beta|alpha), rollout_percent (0-100). application/json: {version, external_url, file_sha256, file_size?, file_name?, changelog?, set_current?, status?, channel?, rollout_percent?} or {version, legacy_download_id, changelog?, set_current?, status?, channel?, rollout_percent?}.
      */
     post: {
       parameters: {
@@ -11717,6 +11778,11 @@ export interface paths {
                       }
                   )
                 | null;
+              /**
+               * @description stable (the default), rc, beta or alpha: most to least stable
+               * @enum {unknown}
+               */
+              channel: 'stable' | 'rc' | 'beta' | 'alpha';
               description: string | null;
               download_count: number;
               external_url: string | null;
@@ -11733,9 +11799,12 @@ export interface paths {
               release_date: string;
               requires: string | null;
               requires_php: string | null;
+              rollout_percent: number;
               signature: string | null;
               signed_at: string | null;
               signing_key_id: string | null;
+              /** @description releases list only: distinct sites whose download of it is on record */
+              sites_taken?: number;
               /** @enum {unknown} */
               status: 'draft' | 'published' | 'withdrawn';
               storage_driver: string;
@@ -11933,7 +12002,7 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Change the changelog, current flag or what WordPress shows (version and artifact are immutable) */
+    /** Change the changelog, current flag, channel, rollout or what WordPress shows (version and artifact are immutable) */
     put: {
       parameters: {
         query?: never;
@@ -11950,12 +12019,19 @@ export interface paths {
             author?: string | null;
             /** @description narrative string, or {narrative, points:[{type, text}]} */
             changelog?: unknown;
+            /**
+             * @description stable (the default), rc, beta or alpha: most to least stable
+             * @enum {unknown}
+             */
+            channel?: 'stable' | 'rc' | 'beta' | 'alpha';
             description?: string | null;
             homepage?: string | null;
             is_current?: boolean;
             name?: string | null;
             requires?: string | null;
             requires_php?: string | null;
+            /** @description percentage of sites offered the release: 100 everyone (the default), 0 paused */
+            rollout_percent?: number;
             tested?: string | null;
           };
         };
@@ -11984,6 +12060,11 @@ export interface paths {
                       }
                   )
                 | null;
+              /**
+               * @description stable (the default), rc, beta or alpha: most to least stable
+               * @enum {unknown}
+               */
+              channel: 'stable' | 'rc' | 'beta' | 'alpha';
               description: string | null;
               download_count: number;
               external_url: string | null;
@@ -12000,9 +12081,12 @@ export interface paths {
               release_date: string;
               requires: string | null;
               requires_php: string | null;
+              rollout_percent: number;
               signature: string | null;
               signed_at: string | null;
               signing_key_id: string | null;
+              /** @description releases list only: distinct sites whose download of it is on record */
+              sites_taken?: number;
               /** @enum {unknown} */
               status: 'draft' | 'published' | 'withdrawn';
               storage_driver: string;
@@ -12555,6 +12639,11 @@ export interface paths {
                       }
                   )
                 | null;
+              /**
+               * @description stable (the default), rc, beta or alpha: most to least stable
+               * @enum {unknown}
+               */
+              channel: 'stable' | 'rc' | 'beta' | 'alpha';
               description: string | null;
               download_count: number;
               external_url: string | null;
@@ -12571,9 +12660,12 @@ export interface paths {
               release_date: string;
               requires: string | null;
               requires_php: string | null;
+              rollout_percent: number;
               signature: string | null;
               signed_at: string | null;
               signing_key_id: string | null;
+              /** @description releases list only: distinct sites whose download of it is on record */
+              sites_taken?: number;
               /** @enum {unknown} */
               status: 'draft' | 'published' | 'withdrawn';
               storage_driver: string;
@@ -12725,6 +12817,179 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/software/products/{product_id}/versions/{version_id}/rollout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /** Raise, pause (0) or complete (100) the staged rollout of a release */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          product_id: number;
+          version_id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description percentage of sites offered the release: 100 everyone (the default), 0 paused */
+            rollout_percent: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              artifact_download_id: string;
+              artifact_id: number;
+              artifact_state: string;
+              author: string | null;
+              changelog:
+                | (
+                    | string
+                    | {
+                        narrative: string;
+                        points: {
+                          text: string;
+                          type: string;
+                        }[];
+                      }
+                  )
+                | null;
+              /**
+               * @description stable (the default), rc, beta or alpha: most to least stable
+               * @enum {unknown}
+               */
+              channel: 'stable' | 'rc' | 'beta' | 'alpha';
+              description: string | null;
+              download_count: number;
+              external_url: string | null;
+              file_name: string;
+              file_sha256: string;
+              file_size: number | null;
+              homepage: string | null;
+              is_current: boolean;
+              manual_download_only: boolean;
+              name: string | null;
+              product_id: number;
+              published_at: string | null;
+              /** @description YYYY-MM-DD HH:MM:SS UTC */
+              release_date: string;
+              requires: string | null;
+              requires_php: string | null;
+              rollout_percent: number;
+              signature: string | null;
+              signed_at: string | null;
+              signing_key_id: string | null;
+              /** @description releases list only: distinct sites whose download of it is on record */
+              sites_taken?: number;
+              /** @enum {unknown} */
+              status: 'draft' | 'published' | 'withdrawn';
+              storage_driver: string;
+              tested: string | null;
+              version: string;
+              version_id: number;
+              withdrawn_at: string | null;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
   '/v1/software/products/{product_id}/versions/{version_id}/withdraw': {
     parameters: {
       query?: never;
@@ -12774,6 +13039,11 @@ export interface paths {
                       }
                   )
                 | null;
+              /**
+               * @description stable (the default), rc, beta or alpha: most to least stable
+               * @enum {unknown}
+               */
+              channel: 'stable' | 'rc' | 'beta' | 'alpha';
               description: string | null;
               download_count: number;
               external_url: string | null;
@@ -12790,9 +13060,12 @@ export interface paths {
               release_date: string;
               requires: string | null;
               requires_php: string | null;
+              rollout_percent: number;
               signature: string | null;
               signed_at: string | null;
               signing_key_id: string | null;
+              /** @description releases list only: distinct sites whose download of it is on record */
+              sites_taken?: number;
               /** @enum {unknown} */
               status: 'draft' | 'published' | 'withdrawn';
               storage_driver: string;

@@ -13,6 +13,7 @@ export interface EntitlementPolicy {
   updates: { mode: 'license' | 'days'; days?: number };
   support: { mode: 'unspecified' | 'days'; days?: number };
   historical_downloads: boolean;
+  channels?: string[];
 }
 
 export interface Variation {

@@ -99,6 +99,7 @@ const PolicyOut = Type.Object({
   updates: Type.Object({ mode: Type.String(), days: Type.Optional(Type.Integer()) }),
   support: Type.Object({ mode: Type.String(), days: Type.Optional(Type.Integer()) }),
   historical_downloads: Type.Boolean(),
+  channels: Type.Optional(Type.Array(Type.String())),
 });
 
 export const VariationResponse = Type.Object({

@@ -163,6 +163,9 @@ function rowOf(
   const valid: Release[] = [];
   for (const { release, problem } of candidates) {
     if (release.product_id !== l.product_id || release.status !== 'published' || problem) continue;
+    // What every stable site is offered: no test channel, no release still rolling out
+    // (docs/distribution.md, 'Channels and staged rollouts').
+    if (release.channel !== 'stable' || release.rollout_percent < 100) continue;
     available ??= release;
     valid.push(release);
   }

@@ -1,6 +1,22 @@
 import { Type } from 'typebox';
 
 const Str = Type.String();
+/** Checked by the service, so that every wrong value is `invalid_channel`. */
+const ChannelText =
+  "stable (the default), rc, beta or alpha: the site takes the best release of that channel or a more stable one (docs/distribution.md, 'Channels and staged rollouts')";
+const ChannelOut = Type.Enum(['stable', 'rc', 'beta', 'alpha']);
+/** What a check or package answer says of channels (docs/distribution.md, 'Channels and staged rollouts'). */
+const ChannelFields = {
+  channel: Type.Enum(['stable', 'rc', 'beta', 'alpha'], {
+    description: 'the channel served: the one asked, or the least stable one the license allows',
+  }),
+  channel_reason: Type.Union([Type.Literal('not_entitled'), Type.Null()], {
+    description: 'not_entitled when the license narrowed the channel asked; null otherwise',
+  }),
+  release_channel: Type.Union([ChannelOut, Type.Null()], {
+    description: 'the channel of the release offered (null when none)',
+  }),
+};
 const NullableStr = Type.Union([Type.String(), Type.Null()]);
 
 /**
@@ -30,6 +46,7 @@ export const PackageBody = Type.Object(
     license_key: Type.Optional(Str),
     site_url: Type.Optional(Str),
     installation_id: Type.Optional(Str),
+    channel: Type.Optional(Type.Unknown({ description: ChannelText })),
   },
   { additionalProperties: true },
 );
@@ -41,6 +58,7 @@ export const CheckInput = Type.Object(
     license_key: Type.Optional(Str),
     site_url: Type.Optional(Str),
     installation_id: Type.Optional(Str),
+    channel: Type.Optional(Type.Unknown({ description: ChannelText })),
   },
   { additionalProperties: true },
 );
@@ -141,6 +159,7 @@ export const PackageResponse = Type.Object({
   ...TokenFields,
   external_link_url: Type.Optional(Str),
   entitlement: Entitlement,
+  ...ChannelFields,
   ...ReleaseMetadata,
 });
 
@@ -174,6 +193,7 @@ export const CheckResponse = Type.Object({
     description:
       'Where buying or renewing would help: the storefront page of the product, else the setting renewal_url',
   }),
+  ...ChannelFields,
   ...ReleaseMetadata,
 });
 
@@ -191,6 +211,7 @@ export const ChangelogResponse = Type.Object({
       file_size: Type.Integer(),
       file_sha256: Str,
       ...SignatureFields,
+      channel: ChannelOut,
       ...ReleaseMetadata,
     }),
   ),

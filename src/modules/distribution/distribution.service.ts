@@ -1,10 +1,14 @@
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { type Product, softwareImageUrls } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { normaliseDomain } from '../identity/domain.js';
+import { isInstallationId } from '../identity/identity.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
+import { CHANNELS, channelAllows, channelRank, inRollout, isChannel } from '../releases/channels.js';
 import type { Changelog, Release } from '../releases/releases.model.js';
-import type { ReleasesService } from '../releases/releases.service.js';
-import { isNewerVersion } from '../releases/version-compare.js';
+import type { Candidate, ReleasesService } from '../releases/releases.service.js';
+import type { ReleaseChannel } from '../releases/releases.tables.js';
+import { isNewerVersion, versionCompare } from '../releases/version-compare.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import {
   authorizeRelease,
@@ -22,12 +26,14 @@ export interface PackageBody extends LicenseInput {
   slug?: unknown;
   purpose?: unknown;
   current_version?: unknown;
+  channel?: unknown;
   [field: string]: unknown;
 }
 
 export interface CheckInput extends LicenseInput {
   slug?: unknown;
   version?: unknown;
+  channel?: unknown;
 }
 
 const PACKAGE_FIELDS = new Set([
@@ -37,6 +43,7 @@ const PACKAGE_FIELDS = new Set([
   'license_key',
   'site_url',
   'installation_id',
+  'channel',
 ]);
 
 const missing = (v: unknown) => v === undefined || v === null || v === '';
@@ -45,6 +52,87 @@ const str = (v: unknown, field: string): string => {
     throw new ApiError('rest_invalid_param', { data: { params: { [field]: 'string' } } });
   return v;
 };
+
+/** The request's `channel`: absent (or empty) is stable; anything but a channel name is 400 `invalid_channel`. */
+function askedChannel(v: unknown): ReleaseChannel {
+  if (missing(v)) return 'stable';
+  if (!isChannel(v))
+    throw new ApiError('invalid_channel', { data: { params: { channel: CHANNELS.join(', ') } } });
+  return v;
+}
+
+/**
+ * Which releases a request may be given (docs/distribution.md, 'Channels and staged rollouts'):
+ * the channel it is served (the one asked, narrowed to what the license allows), the license's
+ * channels (null: every one) and the key that places the site in a staged rollout (null: outside
+ * every rollout below 100).
+ */
+interface Reach {
+  asked: ReleaseChannel;
+  channel: ReleaseChannel;
+  licensed: readonly string[] | null;
+  siteKey: string | null;
+}
+
+/**
+ * The site's rollout key: a protected product's installation id; for a public product the
+ * installation id it sends (a UUIDv4), else the normalised domain of its `site_url`, else none.
+ */
+function siteKeyOf(grant: Grant, input: LicenseInput): string | null {
+  if (grant.kind === 'protected') return grant.identity.installation_id;
+  if (typeof input.installation_id === 'string' && isInstallationId(input.installation_id))
+    return input.installation_id;
+  if (typeof input.site_url === 'string' && input.site_url.trim() !== '') {
+    try {
+      return normaliseDomain(input.site_url);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+function reachOf(grant: Grant, asked: ReleaseChannel, input: LicenseInput): Reach {
+  const licensed = grant.kind === 'protected' ? grant.evaluation.channels : null;
+  let channel = asked;
+  // Narrowed to the least stable channel the license lists that is no less stable than the one
+  // asked; stable is always allowed.
+  if (licensed !== null) {
+    while (channel !== 'stable' && !licensed.includes(channel)) channel = CHANNELS[channelRank(channel) - 1]!;
+  }
+  return { asked, channel, licensed, siteKey: siteKeyOf(grant, input) };
+}
+
+/** Whether the request reaches a release: its channel, then (hashing only below 100) its rollout. */
+function reaches(reach: Reach, release: Release): boolean {
+  const channel = release.channel;
+  if (channel !== 'stable') {
+    if (!channelAllows(reach.channel, channel)) return false;
+    if (reach.licensed !== null && !reach.licensed.includes(channel)) return false;
+  }
+  return (
+    release.rollout_percent >= 100 || inRollout(release.version_id, release.rollout_percent, reach.siteKey)
+  );
+}
+
+/** True when some candidate is not a stable release fully rolled out (else no filter is needed). */
+const staged = (candidates: readonly Candidate[]): boolean =>
+  candidates.some((c) => c.release.channel !== 'stable' || c.release.rollout_percent < 100);
+
+/**
+ * For a site on rc, beta or alpha: the highest version first (PHP version_compare), the more
+ * stable channel first among equal versions, then candidate order (the sort is stable).
+ */
+function byVersion(candidates: readonly Candidate[]): Candidate[] {
+  return [...candidates].sort(
+    (a, b) =>
+      versionCompare(b.release.version, a.release.version) ||
+      channelRank(a.release.channel) - channelRank(b.release.channel),
+  );
+}
+
+/** A stable site's reach when nothing else is known (the refusal's `available_version`). */
+const STABLE_PUBLIC: Reach = { asked: 'stable', channel: 'stable', licensed: null, siteKey: null };
 
 /** The effective publication time: published_at, falling back to release_date. */
 const releaseDate = (r: Release) => r.published_at ?? r.release_date;
@@ -152,7 +240,7 @@ export class DistributionService {
   /** The version a license could take: the first valid candidate, newer than `current` when given. */
   private async availableVersion(productId: number, current: string | null): Promise<string | null> {
     for (const { release, problem } of await this.releases.issuanceCandidates(productId)) {
-      if (problem || release.status !== 'published') continue;
+      if (problem || release.status !== 'published' || !reaches(STABLE_PUBLIC, release)) continue;
       if (current !== null && !isNewerVersion(release.version, current)) continue;
       return release.version;
     }
@@ -181,13 +269,15 @@ export class DistributionService {
     } else if (Object.hasOwn(body, 'current_version')) {
       throw new ApiError('current_version_not_allowed');
     }
+    const asked = askedChannel(body.channel);
     const grant = await this.preflight.resolve(settings, { slug }, body, ip);
-    const selection = await this.select(grant, purpose, current);
+    const reach = reachOf(grant, asked, body);
+    const selection = await this.select(grant, purpose, current, reach);
     if ('error' in selection) throw new ApiError(selection.error, { status: selection.status });
-    return this.packageResponse(grant, selection.release, purpose);
+    return this.packageResponse(grant, selection.release, purpose, reach);
   }
 
-  private async packageResponse(grant: Grant, release: Release, purpose: TokenPurpose) {
+  private async packageResponse(grant: Grant, release: Release, purpose: TokenPurpose, reach: Reach) {
     const product = grant.product;
     const external = release.manual_download_only;
     const token: MintedToken | null = external ? null : await this.tokens.mint(grant, release, purpose);
@@ -211,6 +301,9 @@ export class DistributionService {
       token_binding_version: token?.token_binding_version ?? null,
       ...(external ? { external_link_url: this.externalLinkUrl(product.id, release.version_id) } : {}),
       entitlement: this.entitlementOf(grant),
+      channel: reach.channel,
+      channel_reason: reach.channel === reach.asked ? null : ('not_entitled' as const),
+      release_channel: release.channel,
       ...shown(release, product, this.urls.origin()),
     };
   }
@@ -224,13 +317,24 @@ export class DistributionService {
   }
 
   /**
-   * The first candidate (current first, newest publication, highest id) that is newer
-   * for an update, has a valid artifact and, for a protected product, is entitled. 404 when there
-   * is nothing to choose from; 403 when everything failed, naming the authorization error if any.
+   * The first candidate (current first, newest publication, highest id; for a site on rc, beta or
+   * alpha the highest version first) that the request reaches (its channel and the release's
+   * rollout), is newer for an update, has a valid artifact and, for a protected product, is
+   * entitled. 404 when there is nothing to choose from; 403 when everything failed, naming the
+   * authorization error if any.
    */
-  private async select(grant: Grant, purpose: TokenPurpose, current: string | null): Promise<Selection> {
+  private async select(
+    grant: Grant,
+    purpose: TokenPurpose,
+    current: string | null,
+    reach: Reach,
+  ): Promise<Selection> {
     let candidates = await this.releases.issuanceCandidates(grant.product.id);
     if (current !== null) candidates = candidates.filter((c) => isNewerVersion(c.release.version, current));
+    // A release the request does not reach is left out as if it did not exist; a store whose
+    // releases are all stable and fully rolled out skips this (and every hash) entirely.
+    if (staged(candidates)) candidates = candidates.filter((c) => reaches(reach, c.release));
+    if (reach.channel !== 'stable' && candidates.length > 1) candidates = byVersion(candidates);
     if (candidates.length === 0) return { error: 'no_eligible_release', status: 404 };
     let authError: ErrorCode | null = null;
     let available: Release | undefined;
@@ -266,8 +370,10 @@ export class DistributionService {
     const slug = str(input.slug, 'slug');
     const current = str(input.version, 'version');
     if (current === '') throw new ApiError('current_version_required');
+    const asked = askedChannel(input.channel);
     const grant = await this.preflight.resolve(settings, { slug }, input, ip);
-    const selection = await this.select(grant, 'update', current);
+    const reach = reachOf(grant, asked, input);
+    const selection = await this.select(grant, 'update', current, reach);
     const eligible = 'release' in selection ? selection.release : null;
     const available = eligible ?? ('available' in selection ? (selection.available ?? null) : null);
     const offered = available;
@@ -318,6 +424,9 @@ export class DistributionService {
       requires: offered?.requires ?? null,
       tested: offered?.tested ?? null,
       requires_php: offered?.requires_php ?? null,
+      channel: reach.channel,
+      channel_reason: reach.channel === asked ? null : ('not_entitled' as const),
+      release_channel: offered?.channel ?? null,
       // The one optional field last, so that no property follows a spread.
       ...(eligible?.manual_download_only
         ? { external_link_url: this.externalLinkUrl(product.id, eligible.version_id) }
@@ -357,6 +466,7 @@ export class DistributionService {
         signature: r.signature,
         signing_key_id: r.signing_key_id,
         signed_at: r.signed_at,
+        channel: r.channel,
         ...shown(r, product, origin),
       })),
     };

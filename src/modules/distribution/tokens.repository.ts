@@ -199,4 +199,21 @@ export class TokensRepository {
     for (const r of rows) out.set(r.artifact_id, Number(r.n));
     return out;
   }
+
+  /**
+   * Per release of a product, the distinct activations whose download of it was claimed, among
+   * the token rows still kept (docs/releases.md, 'Channels and staged rollouts'). An
+   * administrator's read of the releases list, never run by a check or a download.
+   */
+  async sitesTaken(productId: number, tx?: Tx): Promise<Map<number, number>> {
+    const rows = await on(this.db, tx)
+      .selectFrom('download_tokens')
+      .select(['release_id', (eb) => eb.fn.count<number>('activation_id').distinct().as('n')])
+      .where('product_id', '=', productId)
+      .where('used_at', 'is not', null)
+      .where('activation_id', 'is not', null)
+      .groupBy('release_id')
+      .execute();
+    return new Map(rows.map((r) => [r.release_id, Number(r.n)]));
+  }
 }

@@ -24,6 +24,17 @@ export const EntitlementPolicyInput = Type.Object(
       ),
     ),
     historical_downloads: Type.Optional(Type.Boolean()),
+    /**
+     * The release channels the license may take (docs/licensing.md, 'Release channels'); absent
+     * means every channel. A check that asks for more is served the least stable one listed.
+     */
+    channels: Type.Optional(
+      Type.Array(Type.Enum(['stable', 'rc', 'beta', 'alpha']), {
+        minItems: 1,
+        maxItems: 4,
+        uniqueItems: true,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -37,6 +48,8 @@ export interface NormalisedPolicy {
   updates: Part;
   support: Part;
   historical_downloads: boolean;
+  /** Absent: every channel (and the stored text stays what it was before channels existed). */
+  channels?: string[];
 }
 
 export interface PolicySnapshot extends NormalisedPolicy {
@@ -76,6 +89,7 @@ export function normalisePolicy(
     updates: pick(input.updates),
     support: pick(support),
     historical_downloads: input.historical_downloads ?? false,
+    ...(input.channels !== undefined ? { channels: [...input.channels] } : {}),
   };
 }
 

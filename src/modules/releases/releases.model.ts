@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { mysqlTime } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
-import type { ArtifactState, ReleaseStatus, ReleasesTables } from './releases.tables.js';
+import type { ArtifactState, ReleaseChannel, ReleaseStatus, ReleasesTables } from './releases.tables.js';
 
 export type ReleaseRow = Selectable<ReleasesTables['releases']>;
 export type ArtifactRow = Selectable<ReleasesTables['artifacts']>;
@@ -57,6 +57,9 @@ export interface Release {
   description: string | null;
   homepage: string | null;
   author: string | null;
+  /** The release's channel and the percentage of sites it is offered to (docs/distribution.md). */
+  channel: ReleaseChannel;
+  rollout_percent: number;
 }
 
 /** The release fields WordPress shows, read from the zip and edited by the administrator. */
@@ -112,6 +115,8 @@ export function toRelease(row: ReleaseRow, artifact: ArtifactRow): Release {
     description: row.description ?? null,
     homepage: row.homepage ?? null,
     author: row.author ?? null,
+    channel: row.channel ?? 'stable',
+    rollout_percent: row.rollout_percent === undefined ? 100 : Number(row.rollout_percent),
   };
 }
 

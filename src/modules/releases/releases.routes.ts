@@ -21,6 +21,7 @@ import {
   ReleaseResponse,
   ReleaseUpdateBody,
   RepublishBody,
+  RolloutBody,
   StorageStatusResponse,
   ValidateBody,
   ValidateResponse,
@@ -70,11 +71,19 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
     '/software/products/:product_id/versions/:version_id',
     {
       ...admin,
-      config: { validationCodes: { invalid: METADATA_CODES } },
+      config: {
+        validationCodes: {
+          invalid: {
+            ...METADATA_CODES,
+            channel: 'invalid_channel',
+            rollout_percent: 'invalid_rollout_percent',
+          },
+        },
+      },
       schema: {
         tags,
         summary:
-          'Change the changelog, current flag or what WordPress shows (version and artifact are immutable)',
+          'Change the changelog, current flag, channel, rollout or what WordPress shows (version and artifact are immutable)',
         params: VersionParams,
         body: ReleaseUpdateBody,
         response: { 200: ReleaseResponse, ...errors(400, 401, 403, 404, 410) },
@@ -85,6 +94,32 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         request.params.product_id,
         request.params.version_id,
         request.body as ReleaseUpdateBody,
+        actorOf(request),
+      ),
+  );
+
+  app.patch(
+    '/software/products/:product_id/versions/:version_id/rollout',
+    {
+      ...admin,
+      config: {
+        validationCodes: {
+          invalid: { rollout_percent: 'invalid_rollout_percent' },
+        },
+      },
+      schema: {
+        tags,
+        summary: 'Raise, pause (0) or complete (100) the staged rollout of a release',
+        params: VersionParams,
+        body: RolloutBody,
+        response: { 200: ReleaseResponse, ...errors(400, 401, 403, 404) },
+      },
+    },
+    (request) =>
+      releases.setRollout(
+        request.params.product_id,
+        request.params.version_id,
+        request.body.rollout_percent,
         actorOf(request),
       ),
   );

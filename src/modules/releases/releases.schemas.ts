@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { PlainText } from '../../http/schemas.js';
+import type { ReleaseChannel } from './releases.tables.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Int = Type.Integer({ minimum: 1, maximum: 2147483647 });
@@ -18,6 +19,15 @@ const ChangelogInput = Type.Unknown({
   description: 'narrative string, or {narrative, points:[{type, text}]}',
 });
 const SetCurrent = Type.Union([Type.Boolean(), Type.Enum(['true', 'false'])]);
+/** docs/distribution.md, 'Channels and staged rollouts'. */
+export const ChannelSchema = Type.Enum(['stable', 'rc', 'beta', 'alpha'], {
+  description: 'stable (the default), rc, beta or alpha: most to least stable',
+});
+export const RolloutPercent = Type.Integer({
+  minimum: 0,
+  maximum: 100,
+  description: 'percentage of sites offered the release: 100 everyone (the default), 0 paused',
+});
 
 /**
  * JSON publication: an external link or a protected legacy catalogue file (docs/releases.md,
@@ -34,6 +44,8 @@ export const ReleaseJsonBody = Type.Object(
     changelog: Type.Optional(ChangelogInput),
     set_current: Type.Optional(SetCurrent),
     status: Type.Optional(Type.Enum(['published', 'draft'])),
+    channel: Type.Optional(ChannelSchema),
+    rollout_percent: Type.Optional(RolloutPercent),
   },
   { additionalProperties: false },
 );
@@ -59,10 +71,24 @@ export const MetadataInput = {
 export type MetadataInput = { [K in keyof typeof MetadataInput]?: string | null };
 
 export const ReleaseUpdateBody = Type.Object(
-  { changelog: Type.Optional(ChangelogInput), is_current: Type.Optional(Type.Boolean()), ...MetadataInput },
+  {
+    changelog: Type.Optional(ChangelogInput),
+    is_current: Type.Optional(Type.Boolean()),
+    channel: Type.Optional(ChannelSchema),
+    rollout_percent: Type.Optional(RolloutPercent),
+    ...MetadataInput,
+  },
   { additionalProperties: false },
 );
-export type ReleaseUpdateBody = { changelog?: unknown; is_current?: boolean } & MetadataInput;
+export type ReleaseUpdateBody = {
+  changelog?: unknown;
+  is_current?: boolean;
+  channel?: ReleaseChannel;
+  rollout_percent?: number;
+} & MetadataInput;
+
+export const RolloutBody = Type.Object({ rollout_percent: RolloutPercent }, { additionalProperties: false });
+export type RolloutBody = Static<typeof RolloutBody>;
 
 export const EmptyBody = Type.Object({}, { additionalProperties: false });
 
@@ -141,6 +167,11 @@ export const ReleaseResponse = Type.Object({
   description: Nullable(Type.String()),
   homepage: Nullable(Type.String()),
   author: Nullable(Type.String()),
+  channel: ChannelSchema,
+  rollout_percent: Type.Integer(),
+  sites_taken: Type.Optional(
+    Type.Integer({ description: 'releases list only: distinct sites whose download of it is on record' }),
+  ),
 });
 
 export const VersionsResponse = Type.Object({

@@ -9,6 +9,7 @@ import { type Actor, type Changes, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { Product } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { isChannel } from './channels.js';
 import {
   type ArtifactRow,
   type Changelog,
@@ -33,7 +34,7 @@ import type {
   ReleaseUpdateBody,
   RepublishBody,
 } from './releases.schemas.js';
-import type { ReleaseStatus } from './releases.tables.js';
+import type { ReleaseChannel, ReleaseStatus } from './releases.tables.js';
 import { type ArtifactIntegrity, type ReleaseSigner, signArtifact } from './signatures.js';
 import type { StatSnapshot } from './storage/driver.js';
 import { isValidExternalUrl } from './storage/external.js';
@@ -50,6 +51,9 @@ export type WithdrawHook = (ctx: { tx: Tx; release: ReleaseRow; reason: Withdraw
 /** Counts unclaimed, unexpired, not invalidated download tokens per artifact id. */
 export type OutstandingTokenCounter = (artifactIds: number[]) => Promise<Map<number, number>>;
 
+/** Counts, per release of a product, the distinct sites whose download of it is on record. */
+export type SiteCounter = (productId: number) => Promise<Map<number, number>>;
+
 /** Fields every way of publishing shares, already validated. */
 interface Publication {
   version: string;
@@ -59,6 +63,9 @@ interface Publication {
   fileName: string;
   /** What the zip's plugin or theme header said (wp-headers.ts); nothing for other publications. */
   metadata: PackageMetadata;
+  /** docs/distribution.md, 'Channels and staged rollouts': stable and 100 unless given. */
+  channel: ReleaseChannel;
+  rolloutPercent: number;
 }
 
 /** What the distribution module streams after a successful claim. */
@@ -94,6 +101,7 @@ const parsedJson = (text: unknown): unknown => (typeof text === 'string' ? JSON.
 export class ReleasesService {
   private readonly withdrawHooks: WithdrawHook[] = [];
   private tokenCounter: OutstandingTokenCounter = async (ids) => new Map(ids.map((id) => [id, 0]));
+  private siteCounter: SiteCounter = async () => new Map();
 
   constructor(
     private readonly database: Pick<Database, 'db'>,
@@ -131,6 +139,11 @@ export class ReleasesService {
   /** Lets the token module report outstanding tokens in deletion previews (0 until it does). */
   setOutstandingTokenCounter(counter: OutstandingTokenCounter): void {
     this.tokenCounter = counter;
+  }
+
+  /** Lets the token module count the sites that took each release (0 until it does). */
+  setSiteCounter(counter: SiteCounter): void {
+    this.siteCounter = counter;
   }
 
   outstandingTokens(artifactIds: number[]): Promise<Map<number, number>> {
@@ -231,7 +244,13 @@ export class ReleasesService {
     const config = await this.catalogue.getSoftwareConfig(productId);
     const auto = await this.storage.automatic();
     const releases = await this.hydrate(await this.repo.listReleases(productId));
-    return { product_id: productId, config, automatic_storage_driver: auto.driver, releases };
+    const taken = await this.siteCounter(productId);
+    return {
+      product_id: productId,
+      config,
+      automatic_storage_driver: auto.driver,
+      releases: releases.map((r) => ({ ...r, sites_taken: taken.get(r.version_id) ?? 0 })),
+    };
   }
 
   // ---- publication ----
@@ -259,6 +278,8 @@ export class ReleasesService {
       set_current?: unknown;
       status?: unknown;
       filename?: unknown;
+      channel?: unknown;
+      rollout_percent?: unknown;
     },
     fromText: boolean,
   ): Publication {
@@ -271,13 +292,21 @@ export class ReleasesService {
     if (status !== 'published' && status !== 'draft') {
       throw new ApiError('rest_invalid_param', { data: { params: { status: 'published or draft' } } });
     }
+    const channel = input.channel === undefined ? 'stable' : parseChannel(input.channel);
+    const rolloutPercent =
+      input.rollout_percent === undefined ? 100 : parseRolloutPercent(input.rollout_percent, fromText);
+    // Only a stable release becomes current by default, and only a stable one can be: the current
+    // release is what stable sites and the storefront are given first.
     const setCurrent =
-      input.set_current === undefined ? status === 'published' : parseBool(input.set_current, 'set_current');
+      input.set_current === undefined
+        ? status === 'published' && channel === 'stable'
+        : parseBool(input.set_current, 'set_current');
     if (setCurrent && status === 'draft') {
       throw new ApiError('invalid_parameters', {
         data: { params: { set_current: 'a draft cannot be current' } },
       });
     }
+    if (setCurrent && channel !== 'stable') throw notStableCurrent('set_current');
     const changelog =
       input.changelog === undefined || input.changelog === null
         ? null
@@ -300,7 +329,16 @@ export class ReleasesService {
       fileName = renderFileName(product.filename_template, slug, input.version);
       checkFileName(fileName);
     }
-    return { version: input.version, changelog, status, setCurrent, fileName, metadata: EMPTY_METADATA };
+    return {
+      version: input.version,
+      changelog,
+      status,
+      setCurrent,
+      fileName,
+      metadata: EMPTY_METADATA,
+      channel,
+      rolloutPercent,
+    };
   }
 
   /**
@@ -352,6 +390,8 @@ export class ReleasesService {
             created_at: now,
             updated_at: now,
             ...pub.metadata,
+            channel: pub.channel,
+            rollout_percent: pub.rolloutPercent,
           },
           tx,
         );
@@ -366,6 +406,8 @@ export class ReleasesService {
             file_sha256: binding.file_sha256,
             artifact_id: artifactId,
             ...Object.fromEntries(Object.entries(pub.metadata).filter(([, v]) => v !== null)),
+            ...(pub.channel !== 'stable' ? { channel: pub.channel } : {}),
+            ...(pub.rolloutPercent !== 100 ? { rollout_percent: pub.rolloutPercent } : {}),
           },
         );
         await this.recordIn(actor, id, 'create', changes, tx);
@@ -383,7 +425,15 @@ export class ReleasesService {
     const file = upload.file;
     try {
       if (!file) throw new ApiError('missing_file');
-      for (const name of ['version', 'set_current', 'status', 'filename', 'storage_driver'] as const) {
+      for (const name of [
+        'version',
+        'set_current',
+        'status',
+        'filename',
+        'storage_driver',
+        'channel',
+        'rollout_percent',
+      ] as const) {
         const v = upload.fields[name];
         if (v !== undefined && typeof v !== 'string') {
           throw new ApiError('rest_invalid_param', { data: { params: { [name]: 'text' } } });
@@ -521,14 +571,21 @@ export class ReleasesService {
     await withTransaction(this.database, async (tx) => {
       await this.repo.lockProduct(productId, tx);
       const row = (await this.repo.lockRelease(versionId, tx))!;
+      const channel = body.channel ?? row.channel;
       if (body.is_current === true && row.status !== 'published') throw notPublished(row.status);
+      if (body.is_current === true && channel !== 'stable') throw notStableCurrent('is_current');
       if (body.is_current === true) await this.repo.clearCurrent(productId, versionId, now, tx);
+      // A current release moved off stable stops being current (only a stable one can be).
+      const uncurrent = channel !== 'stable' && row.is_current === 1 && body.is_current === undefined;
       const values = {
         ...(changelog !== undefined
           ? { changelog: changelog === null ? null : JSON.stringify(changelog) }
           : {}),
         ...(body.is_current !== undefined ? { is_current: body.is_current ? 1 : 0 } : {}),
+        ...(uncurrent ? { is_current: 0 } : {}),
         ...metadata,
+        ...(body.channel !== undefined ? { channel: body.channel } : {}),
+        ...(body.rollout_percent !== undefined ? { rollout_percent: body.rollout_percent } : {}),
       };
       await this.repo.updateRelease(versionId, { ...values, updated_at: now }, tx);
       const changes = diff(row as unknown as Record<string, unknown>, values);
@@ -538,6 +595,32 @@ export class ReleasesService {
       await this.recordIn(actor, versionId, action, changes, tx);
     });
     return (await this.getRelease(versionId))!;
+  }
+
+  /**
+   * Raises, pauses (0) or completes (100) a release's staged rollout (docs/releases.md, 'Channels
+   * and staged rollouts'), audited as `rollout`. The same percentage again changes nothing.
+   */
+  async setRollout(productId: number, versionId: number, percent: number, actor?: Actor): Promise<Release> {
+    await this.requireRelease(productId, versionId);
+    const now = iso(this.clock.now());
+    await withTransaction(this.database, async (tx) => {
+      await this.repo.lockProduct(productId, tx);
+      const row = (await this.repo.lockRelease(versionId, tx))!;
+      if (Number(row.rollout_percent) === percent) return;
+      await this.repo.updateRelease(versionId, { rollout_percent: percent, updated_at: now }, tx);
+      const changes = diff({ rollout_percent: Number(row.rollout_percent) }, { rollout_percent: percent });
+      await this.recordIn(actor, versionId, 'rollout', changes, tx);
+    });
+    return (await this.getRelease(versionId))!;
+  }
+
+  /**
+   * How many sites have taken each release (docs/releases.md, 'Channels and staged rollouts'): an
+   * administrator's read, never the check's.
+   */
+  sitesTaken(productId: number): Promise<Map<number, number>> {
+    return this.siteCounter(productId);
   }
 
   /**
@@ -742,6 +825,28 @@ function metadataChanges(body: MetadataInput): Partial<Record<MetadataField, str
     out[field] = value;
   }
   return out;
+}
+
+/** A channel named at publication (multipart text or JSON), or 400 `invalid_channel`. */
+function parseChannel(value: unknown): ReleaseChannel {
+  if (!isChannel(value))
+    throw new ApiError('invalid_channel', { data: { params: { channel: 'stable, rc, beta or alpha' } } });
+  return value;
+}
+
+/** 0 to 100 (multipart gives text), or 400 `invalid_rollout_percent`. */
+function parseRolloutPercent(value: unknown, fromText: boolean): number {
+  const n = fromText && typeof value === 'string' && /^[0-9]{1,3}$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 100) {
+    throw new ApiError('invalid_rollout_percent', { data: { params: { rollout_percent: '0 to 100' } } });
+  }
+  return n;
+}
+
+function notStableCurrent(field: 'set_current' | 'is_current'): ApiError {
+  return new ApiError('invalid_parameters', {
+    data: { params: { [field]: 'only a stable release can be current' } },
+  });
 }
 
 function notPublished(status: ReleaseStatus): ApiError {

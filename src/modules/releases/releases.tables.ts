@@ -4,6 +4,8 @@ import type { Id } from '../../db/schema.js';
 export type ReleaseStatus = 'draft' | 'published' | 'withdrawn';
 /** `available` plus the deletion states (docs/releases.md, 'Deleting artifacts'). */
 export type ArtifactState = 'available' | 'delete_pending' | 'delete_failed' | 'deleted';
+/** Most to least stable (docs/distribution.md, 'Channels and staged rollouts'). */
+export type ReleaseChannel = 'stable' | 'rc' | 'beta' | 'alpha';
 export type DeletionJobStatus = 'running' | 'completed' | 'failed';
 
 export interface ReleasesTables {
@@ -75,6 +77,12 @@ export interface ReleasesTables {
     description: string | null;
     homepage: string | null;
     author: string | null;
+    /**
+     * Migration 2026112594 (docs/distribution.md, 'Channels and staged rollouts'): the release's
+     * channel, and the percentage of sites it is offered to (100 everyone, 0 paused).
+     */
+    channel: Generated<ReleaseChannel>;
+    rollout_percent: Generated<number>;
   };
   artifact_deletions: {
     id: Id;

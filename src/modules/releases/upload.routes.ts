@@ -29,6 +29,8 @@ const UPLOAD_FIELDS = new Set([
   'set_current',
   'filename',
   'status',
+  'channel',
+  'rollout_percent',
 ]);
 const EXTERNAL_ONLY = ['file_sha256', 'file_size', 'file_name'] as const;
 
@@ -38,6 +40,8 @@ const jsonCodes = {
     external_url: 'invalid_external_url',
     file_sha256: 'invalid_file_sha256',
     file_name: 'invalid_filename',
+    channel: 'invalid_channel',
+    rollout_percent: 'invalid_rollout_percent',
   },
 } as const;
 const validateJson = validatorCompiler({
@@ -68,9 +72,11 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
           'Publish a release: multipart upload, or JSON for an external link or a protected catalogue file',
         description:
           'multipart/form-data fields: file (.zip, required), version, storage_driver (local|local_encrypted, ' +
-          'before file), changelog (text or JSON), set_current (true|false), filename, status (published|draft). ' +
+          'before file), changelog (text or JSON), set_current (true|false), filename, status (published|draft), ' +
+          'channel (stable|rc|beta|alpha), rollout_percent (0-100). ' +
           'application/json: {version, external_url, file_sha256, file_size?, file_name?, changelog?, ' +
-          'set_current?, status?} or {version, legacy_download_id, changelog?, set_current?, status?}.',
+          'set_current?, status?, channel?, rollout_percent?} or {version, legacy_download_id, changelog?, ' +
+          'set_current?, status?, channel?, rollout_percent?}.',
         consumes: ['multipart/form-data', 'application/json'],
         params: ProductIdParams,
         response: { 201: ReleaseResponse, ...errors(400, 401, 403, 404, 409, 413, 415, 501, 503) },

@@ -166,7 +166,12 @@ ${
     const others = currencies.slice(1);
     const software =
       product.software_enabled === 'yes' ? await releases.listPublishedCandidates(product.id) : [];
-    const latest = software.find((r) => r.is_current) ?? software[0] ?? null;
+    // The version shown is a stable one (docs/distribution.md, 'Channels and staged rollouts').
+    const latest =
+      software.find((r) => r.is_current) ??
+      software.find((r) => r.channel === 'stable') ??
+      software[0] ??
+      null;
     const inCurrency = (minor: number) =>
       others.map((c) => html`<li>${c.code}: ${money(fromBase(minor, c), c)}</li>`);
     const body = html`<article class="product">

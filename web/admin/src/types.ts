@@ -150,7 +150,14 @@ export interface Release {
   requires: string | null;
   tested: string | null;
   requires_php: string | null;
+  /** docs/releases.md, 'Channels and staged rollouts'. */
+  channel: Channel;
+  rollout_percent: number;
+  /** The releases list only: distinct sites whose download of it is on record. */
+  sites_taken?: number;
 }
+
+export type Channel = 'stable' | 'rc' | 'beta' | 'alpha';
 
 export interface Versions {
   product_id: number;

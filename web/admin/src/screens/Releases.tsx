@@ -2,9 +2,9 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type DragEvent, useId, useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link } from 'wouter';
-import { ApiError, get, post, put, upload } from '../api';
+import { ApiError, get, patch, post, put, upload } from '../api';
 import { bytes, sha256Hex, versionFromFileName, when } from '../format';
-import type { Product, Release, Versions } from '../types';
+import type { Channel, Product, Release, Versions } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
@@ -13,8 +13,8 @@ import { ArtifactDeletion } from './ArtifactDeletion';
 
 /**
  * A product's releases (GET /v1/software/products/{id}/versions): upload, publish, withdraw,
- * current, the WordPress versions a release needs (VersionsPanel), and deleting a release's file
- * (ArtifactDeletion: preview, acknowledgement, job).
+ * current, the WordPress versions a release needs (VersionsPanel), its channel and staged rollout
+ * (RolloutPanel), and deleting a release's file (ArtifactDeletion: preview, acknowledgement, job).
  */
 export function Releases({ productId }: { productId: number }) {
   const client = useQueryClient();
@@ -23,6 +23,8 @@ export function Releases({ productId }: { productId: number }) {
   const [actionError, setActionError] = useState<unknown>(null);
   const [deleting, setDeleting] = useState<Release | null>(null);
   const [editing, setEditing] = useState<Release | null>(null);
+  const [rolling, setRolling] = useState<Release | null>(null);
+  const rollOpener = useRef<HTMLElement | null>(null);
   const deleteOpener = useRef<HTMLElement | null>(null);
   const valid = Number.isInteger(productId) && productId > 0;
   const product = useQuery({
@@ -94,9 +96,15 @@ export function Releases({ productId }: { productId: number }) {
       header: 'Status',
       cell: (c) => (
         <>
-          <Badge value={c.getValue()} /> {c.row.original.is_current ? <Badge value="current" /> : null}
+          <Badge value={c.getValue()} /> {c.row.original.is_current ? <Badge value="current" /> : null}{' '}
+          {c.row.original.channel !== 'stable' ? <Badge value={c.row.original.channel} /> : null}
         </>
       ),
+    }),
+    col.accessor('channel', { header: 'Channel' }),
+    col.accessor('rollout_percent', {
+      header: 'Rollout',
+      cell: (c) => rolloutOf(c.row.original),
     }),
     col.accessor('file_name', { header: 'File' }),
     col.accessor('file_size', { header: 'Size', cell: (c) => bytes(c.getValue()) }),
@@ -147,6 +155,17 @@ export function Releases({ productId }: { productId: number }) {
               }}
             >
               WordPress versions<span className="sr-only"> of {r.version}</span>
+            </button>
+            <button
+              type="button"
+              className="small"
+              onClick={(e) => {
+                setNotice('');
+                rollOpener.current = e.currentTarget;
+                setRolling(r);
+              }}
+            >
+              Channel and rollout<span className="sr-only"> of {r.version}</span>
             </button>
             {!r.external_url ? (
               <button
@@ -207,6 +226,18 @@ export function Releases({ productId }: { productId: number }) {
           onClose={() => setEditing(null)}
         />
       ) : null}
+      {rolling ? (
+        <RolloutPanel
+          key={rolling.version_id}
+          url={`${base}/${rolling.version_id}`}
+          release={versions.data?.releases.find((r) => r.version_id === rolling.version_id) ?? rolling}
+          onSaved={(message) => void refresh(message)}
+          onClose={() => {
+            setRolling(null);
+            rollOpener.current?.focus();
+          }}
+        />
+      ) : null}
       <section aria-labelledby="release-list">
         <h2 id="release-list">All releases</h2>
         <Notice>{notice}</Notice>
@@ -238,6 +269,148 @@ function wordpressOf(r: Release): string {
     r.requires_php ? `PHP ${r.requires_php}` : '',
   ].filter(Boolean);
   return parts.length > 0 ? parts.join(', ') : '—';
+}
+
+/** "10% · 3 sites", "paused", "everyone": a release's staged rollout and how many sites took it. */
+function rolloutOf(r: Release): string {
+  const sites =
+    r.sites_taken === undefined ? '' : ` · ${r.sites_taken} ${r.sites_taken === 1 ? 'site' : 'sites'}`;
+  const share =
+    r.rollout_percent >= 100 ? 'everyone' : r.rollout_percent === 0 ? 'paused' : `${r.rollout_percent}%`;
+  return `${share}${sites}`;
+}
+
+const CHANNELS: { value: Channel; label: string }[] = [
+  { value: 'stable', label: 'Stable' },
+  { value: 'rc', label: 'Release candidate (rc)' },
+  { value: 'beta', label: 'Beta' },
+  { value: 'alpha', label: 'Alpha' },
+];
+
+/**
+ * A release's channel (PUT …/versions/{id} {channel}) and staged rollout (PATCH …/rollout
+ * {rollout_percent}: raise, pause at 0, complete at 100); docs/releases.md, 'Channels and staged
+ * rollouts'. The API's refusals are shown in its words.
+ */
+function RolloutPanel({
+  url,
+  release,
+  onSaved,
+  onClose,
+}: {
+  url: string;
+  release: Release;
+  onSaved: (message: string) => void;
+  onClose: () => void;
+}) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [channel, setChannel] = useState<Channel>(release.channel);
+  const [percent, setPercent] = useState(String(release.rollout_percent));
+  const channelId = useId();
+  const percentId = useId();
+  const hintId = useId();
+  const run = async (send: () => Promise<Release>, message: (r: Release) => string) => {
+    setError(null);
+    setBusy(true);
+    try {
+      const r = await send();
+      setPercent(String(r.rollout_percent));
+      setChannel(r.channel);
+      onSaved(message(r));
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const rollout = (value: number) =>
+    run(
+      () => patch<Release>(`${url}/rollout`, { rollout_percent: value }),
+      (r) =>
+        r.rollout_percent === 0
+          ? `The rollout of ${r.version} is paused.`
+          : r.rollout_percent === 100
+            ? `Version ${r.version} is offered to every site.`
+            : `Version ${r.version} is offered to ${r.rollout_percent}% of sites.`,
+    );
+  return (
+    <section aria-labelledby="rollout-title" className="card">
+      <h2 id="rollout-title">Channel and rollout of {release.version}</h2>
+      <p>
+        Now: <Badge value={release.channel} /> offered to {rolloutOf(release)}.
+      </p>
+      <form
+        className="form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run(
+            () => put<Release>(url, { channel }),
+            (r) => `Version ${r.version} is on the ${r.channel} channel.`,
+          );
+        }}
+      >
+        <div className="field">
+          <label htmlFor={channelId}>Channel of {release.version}</label>
+          <select id={channelId} value={channel} onChange={(e) => setChannel(e.target.value as Channel)}>
+            {CHANNELS.map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="buttons">
+          <button type="submit" disabled={busy || channel === release.channel}>
+            Save channel
+          </button>
+        </div>
+      </form>
+      <form
+        className="form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void rollout(Number(percent.trim() === '' ? Number.NaN : percent));
+        }}
+      >
+        <div className="field">
+          <label htmlFor={percentId}>Rollout of {release.version} (% of sites)</label>
+          <input
+            id={percentId}
+            inputMode="numeric"
+            autoComplete="off"
+            value={percent}
+            aria-describedby={hintId}
+            onChange={(e) => setPercent(e.target.value)}
+          />
+          <p className="hint" id={hintId}>
+            0 to 100. A site offered it at a lower figure stays offered it at a higher one.
+          </p>
+        </div>
+        <ErrorNote error={error} title="Not saved" />
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={busy}>
+            Set rollout
+          </button>
+          <button type="button" disabled={busy || release.rollout_percent === 0} onClick={() => rollout(0)}>
+            Pause
+          </button>
+          <button
+            type="button"
+            disabled={busy || release.rollout_percent === 100}
+            onClick={() => rollout(100)}
+          >
+            Complete (100%)
+          </button>
+          <button type="button" onClick={onClose}>
+            Close
+          </button>
+        </div>
+      </form>
+    </section>
+  );
 }
 
 interface VersionsForm {
@@ -324,6 +497,8 @@ interface UploadForm {
   changelog: string;
   status: 'published' | 'draft';
   set_current: boolean;
+  channel: Channel;
+  rollout_percent: string;
 }
 
 interface Progress {
@@ -348,7 +523,14 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
     getValues,
     formState: { errors },
   } = useForm<UploadForm>({
-    defaultValues: { version: '', changelog: '', status: 'published', set_current: true },
+    defaultValues: {
+      version: '',
+      changelog: '',
+      status: 'published',
+      set_current: true,
+      channel: 'stable',
+      rollout_percent: '100',
+    },
   });
 
   const choose = (f: File | null | undefined) => {
@@ -384,7 +566,10 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
     const fields: [string, string][] = [
       ['version', f.version.trim()],
       ['status', f.status],
-      ['set_current', f.status === 'published' && f.set_current ? 'true' : 'false'],
+      // Only a stable release can be current (docs/releases.md, 'Channels and staged rollouts').
+      ['set_current', f.status === 'published' && f.set_current && f.channel === 'stable' ? 'true' : 'false'],
+      ['channel', f.channel],
+      ['rollout_percent', f.rollout_percent.trim()],
     ];
     if (f.changelog.trim()) fields.push(['changelog', f.changelog.trim()]);
     const job = upload<Release>(`/software/products/${productId}/versions`, fields, file, (sent, total) =>
@@ -457,11 +642,41 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
             )}
           </Field>
         </div>
+        <div className="two">
+          <Field label="Channel">
+            {(p) => (
+              <select {...p} {...register('channel')}>
+                {CHANNELS.map((c) => (
+                  <option key={c.value} value={c.value}>
+                    {c.label}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field
+            label="Rollout (% of sites)"
+            hint="100 offers it to everyone; lower starts a staged rollout."
+            error={errors.rollout_percent}
+          >
+            {(p) => (
+              <input
+                {...p}
+                inputMode="numeric"
+                autoComplete="off"
+                {...register('rollout_percent', {
+                  pattern: { value: /^(100|[0-9]{1,2})$/, message: 'A whole number from 0 to 100.' },
+                })}
+              />
+            )}
+          </Field>
+        </div>
         <Field label="Changelog (optional)" hint="Text, or JSON {narrative, points:[{type, text}]}.">
           {(p) => <textarea {...p} rows={3} {...register('changelog')} />}
         </Field>
         <label className="check">
           <input type="checkbox" {...register('set_current')} /> Make it the current release when published
+          (stable releases only)
         </label>
         {progress ? (
           <div className="progress">
