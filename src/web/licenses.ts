@@ -63,10 +63,9 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
       : `${l.activation_count} of ${l.activation_limit} in use`;
   const rows = l.activations.map(
     (a) => html`<tr>
-        <td class="site">${a.domain_normalized}${a.environment === 'staging' ? html` <span class="badge off" title="A staging site: it takes no activation slot">Staging</span>` : ''}</td>
+        <td class="site">${a.domain_normalized}${a.environment === 'staging' ? html` <span class="badge off" title="A staging site: it takes no activation slot">Staging</span>` : ''}${a.last_seen_at ? html`<br><span class="muted last-seen">Last seen ${a.last_seen_at} UTC</span>` : ''}</td>
         <td><code>${a.installation_id.slice(0, 8)}…</code></td>
         <td class="when">${a.activated_at}</td>
-        <td class="when">${a.last_seen_at ?? '—'}</td>
         <td>${activationBadge(a)}</td>
         <td>${
           a.status === 'active' && canDeactivate
@@ -95,7 +94,7 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
     l.activations.length === 0
       ? html`<p class="muted">Not activated on any site yet.</p>`
       : html`<div class="table-wrap"><table>
-    <thead><tr><th>Site</th><th>Installation</th><th>Activated (UTC)</th><th>Last seen (UTC)</th><th>Status</th><th></th></tr></thead>
+    <thead><tr><th>Site</th><th>Installation</th><th>Activated (UTC)</th><th>Status</th><th></th></tr></thead>
     <tbody>${rows}</tbody>
   </table></div>`
   }
