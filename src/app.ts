@@ -92,6 +92,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     webhooks,
     dispatcher,
     renewals,
+    staleActivations,
     distribution,
     orders,
     subscriptions,
@@ -129,6 +130,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('onClose', async () => dispatcher.stop());
   app.addHook('onListen', async () => renewals.start());
   app.addHook('onClose', async () => renewals.stop());
+  app.addHook('onListen', async () => staleActivations.start());
+  app.addHook('onClose', async () => staleActivations.stop());
   app.addHook('onListen', async () => mailWorker.start());
   app.addHook('onClose', async () => mailWorker.stop());
   // Update checks and downloads are flushed every few seconds while listening, and once more on close.

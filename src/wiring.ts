@@ -22,6 +22,7 @@ import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
+import type { StaleActivationJob } from './modules/licensing/stale-activations.js';
 import {
   createMail,
   type LicenseExpiryScan,
@@ -95,6 +96,8 @@ export interface Services {
   checkout: CheckoutService;
   /** Creates renewal orders when payments fall due; started when the server listens. */
   renewals: RenewalScheduler;
+  /** Releases sites unseen for `stale_activation_days` (docs/licensing.md); started when the server listens. */
+  staleActivations: StaleActivationJob;
   /** Every administrator change, recorded in the change's own transaction (docs/admin.md, 'Audit trail'). */
   audit: AuditService;
   /** The dashboard's report (docs/api.md, 'Reports'). */
@@ -197,8 +200,10 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     audit,
     licenseRepository: opts.licenseRepository,
     signing,
+    log: log('licensing'),
+    testClock,
   });
-  const { licenses, activations, oauth, receipts } = licensing;
+  const { licenses, activations, oauth, receipts, staleActivations } = licensing;
   const { orders } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const { subscriptions, renewals } = createSubscriptions({
     database,
@@ -325,6 +330,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       subscriptions,
       checkout,
       renewals,
+      staleActivations,
       audit,
       reports,
       counters,

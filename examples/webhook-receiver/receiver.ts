@@ -5,7 +5,13 @@ import { verifySignature } from './signature.js';
 import { ReceiverStore } from './store.js';
 
 const MAX_BODY = 256 * 1024;
-const EVENTS = new Set(['license.renewed', 'license.revoked', 'subscription.status_changed']);
+const EVENTS = new Set([
+  'license.renewed',
+  'license.revoked',
+  'subscription.status_changed',
+  // Sent only by a store with stale_activation_days set; revalidated by license_id like the others.
+  'activation.stale_deactivated',
+]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 export interface Receiver {

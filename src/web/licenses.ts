@@ -41,6 +41,20 @@ function statusBadge(l: CustomerLicenseView) {
   return html`<span class="badge">Active</span>`;
 }
 
+/**
+ * An activation's status: a stale one says its slot was freed because the site went unseen
+ * (docs/licensing.md, 'Last seen and stale activations').
+ */
+function activationBadge(a: CustomerLicenseView['activations'][number]) {
+  if (a.status === 'active') return html`<span class="badge">Active</span>`;
+  if (a.deactivation_reason === 'reinstalled')
+    return html`<span class="badge off">Replaced by a reinstall</span>`;
+  if (a.deactivation_reason === 'stale') {
+    return html`<span class="badge off" title="The site was not heard from for a long time, so its activation slot was freed. Activating the site again takes a slot.">Released: not seen</span>`;
+  }
+  return html`<span class="badge off">Deactivated</span>`;
+}
+
 function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: boolean) {
   const name = l.variation_name ? `${l.product_name} — ${l.variation_name}` : l.product_name;
   const seats =
@@ -49,10 +63,10 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
       : `${l.activation_count} of ${l.activation_limit} in use`;
   const rows = l.activations.map(
     (a) => html`<tr>
-        <td class="site">${a.domain_normalized}${a.environment === 'staging' ? html` <span class="badge off" title="A staging site: it takes no activation slot">Staging</span>` : ''}</td>
+        <td class="site">${a.domain_normalized}${a.environment === 'staging' ? html` <span class="badge off" title="A staging site: it takes no activation slot">Staging</span>` : ''}${a.last_seen_at ? html`<br><span class="muted last-seen">Last seen ${a.last_seen_at} UTC</span>` : ''}</td>
         <td><code>${a.installation_id.slice(0, 8)}…</code></td>
         <td class="when">${a.activated_at}</td>
-        <td>${a.status === 'active' ? html`<span class="badge">Active</span>` : a.deactivation_reason === 'reinstalled' ? html`<span class="badge off">Replaced by a reinstall</span>` : html`<span class="badge off">Deactivated</span>`}</td>
+        <td>${activationBadge(a)}</td>
         <td>${
           a.status === 'active' && canDeactivate
             ? html`<form method="post" action="/account/licenses/${l.id}/deactivate">

@@ -107,7 +107,8 @@ export async function checkBothWidths(name: string, area: 'admin' | 'store' = 'a
 export const alertCode = async () =>
   page.locator('[role=alert][data-code]').first().getAttribute('data-code');
 
-export function setUpConsole() {
+/** `env`: more of the server's environment (e.g. `TEST_CLOCK: '1'`). */
+export function setUpConsole(opts: { env?: Record<string, string> } = {}) {
   beforeAll(async () => {
     ensureConsoleBuilt({ quiet: true });
     const data = mkdtempSync(join(tmpdir(), 'tollgate-admin-data-'));
@@ -116,7 +117,7 @@ export function setUpConsole() {
     const url: Record<string, string> =
       database?.config.kind === 'postgres' ? { DATABASE_URL: database.config.url } : {};
     server = await startServer(
-      { DATA_DIR: data, ADMIN_EMAIL: OWNER.email, ADMIN_PASSWORD: OWNER.password, ...url },
+      { DATA_DIR: data, ADMIN_EMAIL: OWNER.email, ADMIN_PASSWORD: OWNER.password, ...url, ...opts.env },
       90_000, // a loaded machine (CI shares it) may take longer than the usual 30 s to start it
     );
     session = await signIn(OWNER.email, OWNER.password);

@@ -77,6 +77,7 @@ describe('settings', () => {
       ],
       staging_activation_limit: 3,
       reinstall_takeover: false,
+      stale_activation_days: null,
       renewal_url: null,
     });
   });

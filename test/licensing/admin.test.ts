@@ -386,6 +386,7 @@ describe('GET /licenses/{id} and /activations', () => {
         'deactivated_at',
         'activation_revision',
         'updated_at',
+        'last_seen_at',
       ].sort(),
     );
     expect(body.activations[0]).toMatchObject({

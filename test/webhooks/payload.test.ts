@@ -25,6 +25,7 @@ const cases: { [E in WebhookEventName]: EventData[E] } = {
   'license.revoked': { license_id: 41 },
   'license.renewed': { license_id: 42, subscription_id: 7, order_id: 1001 },
   'subscription.status_changed': { subscription_id: 7, status: 'pending-cancel', reason: 'customer request' },
+  'activation.stale_deactivated': { license_id: 43, activation_id: 9, last_seen_at: '2026-10-01T08:00:00Z' },
 };
 
 describe('webhook payloads', () => {

@@ -31,7 +31,7 @@ export interface paths {
                 activated_at: string;
                 activation_revision: number;
                 deactivated_at: string | null;
-                /** @description "reinstalled" when a reinstall took the activation over */
+                /** @description "reinstalled" when a reinstall took the activation over, "stale" when it was released for not being seen */
                 deactivation_reason?: string;
                 domain: string;
                 domain_normalized: string;
@@ -44,6 +44,8 @@ export interface paths {
                 identity_key: string;
                 installation_id: string;
                 ip_address: string;
+                /** @description When the site last validated, checked for updates or asked for a package (YYYY-MM-DD HH:MM:SS UTC), to within an hour; docs/licensing.md, 'Last seen and stale activations' */
+                last_seen_at: string | null;
                 license_id: number;
                 machine_id: string | null;
                 /** @description The activation that took this one over */
@@ -396,16 +398,13 @@ export interface paths {
           content: {
             'application/json': {
               action: string;
-              /** @description A person (user_id, email), or a site (kind, name); docs/admin.md, "Audit trail" */
+              /** @description A person (user_id, email), a site or Tollgate itself (kind, name); docs/admin.md, "Audit trail" */
               actor: {
                 /** @description null when a site acted */
                 email: string | null;
-                /**
-                 * @description only when no person acted: a site, by its reinstall
-                 * @enum {string}
-                 */
-                kind?: 'site';
-                /** @description the site's normalised domain */
+                /** @description only when no person acted: a site (by its reinstall), or system (a job of Tollgate itself) */
+                kind?: 'site' | 'system';
+                /** @description the site's normalised domain, or the job's name (e.g. stale_activations) */
                 name?: string;
                 /** @description null when a site acted */
                 user_id: number | null;
@@ -3428,7 +3427,7 @@ export interface paths {
                 activated_at: string;
                 activation_revision: number;
                 deactivated_at: string | null;
-                /** @description "reinstalled" when a reinstall took the activation over */
+                /** @description "reinstalled" when a reinstall took the activation over, "stale" when it was released for not being seen */
                 deactivation_reason?: string;
                 domain: string;
                 domain_normalized: string;
@@ -3441,6 +3440,8 @@ export interface paths {
                 identity_key: string;
                 installation_id: string;
                 ip_address: string;
+                /** @description When the site last validated, checked for updates or asked for a package (YYYY-MM-DD HH:MM:SS UTC), to within an hour; docs/licensing.md, 'Last seen and stale activations' */
+                last_seen_at: string | null;
                 license_id: number;
                 machine_id: string | null;
                 /** @description The activation that took this one over */
@@ -3902,7 +3903,7 @@ export interface paths {
               activated_at: string;
               activation_revision: number;
               deactivated_at: string | null;
-              /** @description "reinstalled" when a reinstall took the activation over */
+              /** @description "reinstalled" when a reinstall took the activation over, "stale" when it was released for not being seen */
               deactivation_reason?: string;
               domain: string;
               domain_normalized: string;
@@ -3915,6 +3916,8 @@ export interface paths {
               identity_key: string;
               installation_id: string;
               ip_address: string;
+              /** @description When the site last validated, checked for updates or asked for a package (YYYY-MM-DD HH:MM:SS UTC), to within an hour; docs/licensing.md, 'Last seen and stale activations' */
+              last_seen_at: string | null;
               license_id: number;
               machine_id: string | null;
               /** @description The activation that took this one over */
@@ -7199,6 +7202,8 @@ export interface paths {
               /** @description Staging sites per license; 0 = staging sites count as production ones */
               staging_activation_limit: number;
               staging_patterns: string[];
+              /** @description Days a site may go unseen before its activation is released (docs/licensing.md, 'Last seen and stale activations'); null = never */
+              stale_activation_days: null | number;
               /** @description CSS colour #rrggbb */
               store_accent_color: string;
               /** @description The logo image uploaded with POST /v1/settings/logo (docs/storefront.md); empty = none */
@@ -7316,6 +7321,8 @@ export interface paths {
             /** @description Staging sites per license; 0 = staging sites count as production ones */
             staging_activation_limit?: number;
             staging_patterns?: string[];
+            /** @description Days a site may go unseen before its activation is released (docs/licensing.md, 'Last seen and stale activations'); null = never */
+            stale_activation_days?: null | number;
             /** @description CSS colour #rrggbb */
             store_accent_color?: string;
             /** @description The logo image uploaded with POST /v1/settings/logo (docs/storefront.md); empty = none */
@@ -7385,6 +7392,8 @@ export interface paths {
               /** @description Staging sites per license; 0 = staging sites count as production ones */
               staging_activation_limit: number;
               staging_patterns: string[];
+              /** @description Days a site may go unseen before its activation is released (docs/licensing.md, 'Last seen and stale activations'); null = never */
+              stale_activation_days: null | number;
               /** @description CSS colour #rrggbb */
               store_accent_color: string;
               /** @description The logo image uploaded with POST /v1/settings/logo (docs/storefront.md); empty = none */

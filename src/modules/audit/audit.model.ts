@@ -22,6 +22,18 @@ export interface SiteActor {
 
 export const siteActor = (domain: string): SiteActor => ({ kind: 'site', name: domain });
 
+/**
+ * Tollgate itself, when one of its background jobs made the change: `name` says which, e.g.
+ * `stale_activations` (docs/licensing.md, 'Last seen and stale activations'). Recorded with
+ * `actor_kind` `system`; the trail shows it as `{kind, name}` with no user.
+ */
+export interface SystemActor {
+  kind: 'system';
+  name: string;
+}
+
+export const systemActor = (job: string): SystemActor => ({ kind: 'system', name: job });
+
 /** The caller of a guarded route as an actor; a route without `requireAdmin` has none to give. */
 export function actorOf(request: FastifyRequest): Actor {
   if (!request.user) throw new ApiError('rest_not_logged_in');

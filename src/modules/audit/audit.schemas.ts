@@ -40,11 +40,21 @@ export const AuditEvent = Type.Object({
       user_id: Type.Union([Type.Integer(), Type.Null()], { description: 'null when a site acted' }),
       email: Type.Union([Type.String(), Type.Null()], { description: 'null when a site acted' }),
       kind: Type.Optional(
-        Type.Literal('site', { description: 'only when no person acted: a site, by its reinstall' }),
+        Type.Union([Type.Literal('site'), Type.Literal('system')], {
+          description:
+            'only when no person acted: a site (by its reinstall), or system (a job of Tollgate itself)',
+        }),
       ),
-      name: Type.Optional(Type.String({ description: "the site's normalised domain" })),
+      name: Type.Optional(
+        Type.String({
+          description: "the site's normalised domain, or the job's name (e.g. stale_activations)",
+        }),
+      ),
     },
-    { description: 'A person (user_id, email), or a site (kind, name); docs/admin.md, "Audit trail"' },
+    {
+      description:
+        'A person (user_id, email), a site or Tollgate itself (kind, name); docs/admin.md, "Audit trail"',
+    },
   ),
   entity_type: Type.String(),
   entity_id: Type.Integer({

@@ -1,12 +1,15 @@
 import { type Clock, iso } from '../../clock.js';
 import type { Tx } from '../../db/transaction.js';
-import type { Actor, AuditEntry, Changes, SiteActor } from './audit.model.js';
+import type { Actor, AuditEntry, Changes, SiteActor, SystemActor } from './audit.model.js';
 import type { AuditFilter, AuditRepository } from './audit.repository.js';
 
-/** A person as before; a site with its kind and name and no user (migration 2026112592). */
+/**
+ * A person as before; a site, or Tollgate's own job, with its kind and name and no user (migration
+ * 2026112592).
+ */
 export type ActorView =
   | { user_id: number; email: string }
-  | { kind: 'site'; name: string; user_id: null; email: null };
+  | { kind: 'site' | 'system'; name: string; user_id: null; email: null };
 
 export interface AuditEventView {
   id: number;
@@ -28,7 +31,7 @@ export class AuditService {
     private readonly clock: Clock,
   ) {}
 
-  async record(actor: Actor | SiteActor, entry: AuditEntry, tx: Tx): Promise<void> {
+  async record(actor: Actor | SiteActor | SystemActor, entry: AuditEntry, tx: Tx): Promise<void> {
     const site = 'kind' in actor;
     await this.repo.insert(
       {
@@ -54,8 +57,8 @@ export class AuditService {
     const items: AuditEventView[] = rows.map((r) => ({
       id: r.id,
       actor:
-        r.actor_kind === 'site'
-          ? { kind: 'site', name: r.actor_email, user_id: null, email: null }
+        r.actor_kind === 'site' || r.actor_kind === 'system'
+          ? { kind: r.actor_kind, name: r.actor_email, user_id: null, email: null }
           : { user_id: r.actor_user_id, email: r.actor_email },
       entity_type: r.entity_type,
       entity_id: r.entity_id,

@@ -6,9 +6,9 @@ export interface AuditTables {
   audit_events: {
     id: Id;
     actor_user_id: number;
-    /** A site's domain when `actor_kind` is `site` (migration 2026112592). */
+    /** A site's domain when `actor_kind` is `site`, the job's name when `system` (migration 2026112592). */
     actor_email: string;
-    /** `user` (a person: `actor_user_id`), or `site` (`actor_user_id` 0). */
+    /** `user` (a person: `actor_user_id`), `site` or `system` (`actor_user_id` 0). */
     actor_kind: Generated<string>;
     entity_type: string;
     entity_id: number;

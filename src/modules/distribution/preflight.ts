@@ -50,7 +50,7 @@ export class Preflight {
   constructor(
     private readonly catalogue: CatalogueService,
     private readonly settings: SettingsService,
-    private readonly licenses: Pick<LicenseLookupService, 'forIdentity'>,
+    private readonly licenses: Pick<LicenseLookupService, 'forIdentity' | 'seen'>,
     private readonly rates: RateCounter,
     private readonly clock: Clock,
   ) {}
@@ -92,6 +92,11 @@ export class Preflight {
     const license = needsLicense
       ? await this.licenses.forIdentity(key, resolved ? resolved.identity_key : null)
       : undefined;
+    // A request that names an active site is heard from it (at most one write an hour per site).
+    if (license && license.identity_activation_id !== null) {
+      const write = this.licenses.seen(license.identity_activation_id);
+      if (write) await write;
+    }
 
     if (await this.overLimit(settings, product, isPublic, license, ip)) {
       throw new ApiError('rate_limited', { data: { retry_after: RATE_WINDOW_S } });

@@ -11,9 +11,10 @@ import type { ValidateFailure, ValidateSuccess } from './activation.schemas.js';
 import { step, transactionSteps } from './db-steps.js';
 import { type Entitlements, evaluateLicense } from './entitlements.js';
 import { StagingPatterns } from './environment.js';
+import type { LastSeen } from './last-seen.js';
 import type { LicenseRepository, NewActivation } from './license.repository.js';
 import { factsOf, remainingOf, resolveActivationLimit } from './license.view.js';
-import type { LicenseTerms } from './licensing.model.js';
+import type { ActivationRow, LicenseTerms } from './licensing.model.js';
 import type { OAuthActivation } from './oauth.js';
 
 export interface ActivateInput {
@@ -76,6 +77,8 @@ export class ActivationService {
   private readonly deactivationHooks: DeactivationHook[] = [];
   /** `staging_patterns`, compiled once per change of the list. */
   private readonly staging = new StagingPatterns();
+  /** Keeps each site's last_seen_at (docs/licensing.md, 'Last seen and stale activations'). */
+  private lastSeen: LastSeen | null = null;
 
   constructor(
     private readonly repo: LicenseRepository,
@@ -88,6 +91,11 @@ export class ActivationService {
   /** Replaces the customer-approval flow createLicensing gave (a test installs its own). */
   useOAuth(oauth: OAuthActivation): void {
     this.oauth = oauth;
+  }
+
+  /** Validate refreshes the last_seen_at of the activation it identifies through this (createLicensing gives it). */
+  trackLastSeen(lastSeen: LastSeen): void {
+    this.lastSeen = lastSeen;
   }
 
   onDeactivate(hook: DeactivationHook): void {
@@ -251,7 +259,11 @@ export class ActivationService {
       },
       transactionSteps('activation_transaction_failed', 'activation_commit_failed'),
     );
-    return result === 'approval_required' ? this.requestApproval(license, identity, input) : result;
+    if (result === 'approval_required') return this.requestApproval(license, identity, input);
+    // A new activation's last_seen_at is its activation time: no refresh is due for an hour.
+    if (result.success && result.message === undefined)
+      this.lastSeen?.activated(result.activation_id, this.clock.now());
+    return result;
   }
 
   private async requestApproval(
@@ -303,6 +315,11 @@ export class ActivationService {
           entitlements: null,
         },
       };
+    }
+    // The site is heard from, whatever the answer (at most one write an hour, LastSeen).
+    if (license.identity_activation_id !== null && this.lastSeen) {
+      const write = this.lastSeen.seen(license.identity_activation_id);
+      if (write) await write;
     }
     const now = this.clock.now();
     const ev = evaluateLicense(factsOf(license), now, license.identity_activation_id !== null);
@@ -394,6 +411,38 @@ export class ActivationService {
         },
         tx,
       ),
+    );
+  }
+
+  /**
+   * Releases a site not seen since `cutoff` (docs/licensing.md, 'Last seen and stale activations'):
+   * a deactivation with the reason 'stale', its hooks included (download tokens invalidated), under
+   * the license's lock, and only while the site is still active and still unseen, so however many
+   * processes run the job it happens once. `done` runs last in the transaction (the audit entry and
+   * the webhook). Answers whether this call released it.
+   */
+  async deactivateStale(
+    licenseId: number,
+    activationId: number,
+    cutoff: string,
+    done: (activation: ActivationRow, tx: Tx) => Promise<void>,
+  ): Promise<boolean> {
+    return withTransaction(
+      this.repo.database,
+      async (tx) => {
+        await step('deactivation_read_failed', () => this.repo.lockLicense(licenseId, tx));
+        const now = iso(this.clock.now());
+        const activation = await step('deactivation_write_failed', () =>
+          this.repo.deactivateStale(activationId, cutoff, now, tx),
+        );
+        if (!activation) return false;
+        for (const hook of this.deactivationHooks) {
+          await step('deactivation_write_failed', () => hook(activation.id, tx));
+        }
+        await step('deactivation_write_failed', () => done(activation, tx));
+        return true;
+      },
+      transactionSteps('deactivation_transaction_failed', 'deactivation_commit_failed'),
     );
   }
 

@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/transaction.js';
+import type { LastSeen } from './last-seen.js';
 import type { LicenseRepository } from './license.repository.js';
 import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } from './licensing.model.js';
 
@@ -7,7 +8,19 @@ import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } fro
  * redemption and its token invalidation. They reach licensing's tables only through here.
  */
 export class LicenseLookupService {
-  constructor(private readonly repo: LicenseRepository) {}
+  constructor(
+    private readonly repo: LicenseRepository,
+    private readonly lastSeen: LastSeen | null = null,
+  ) {}
+
+  /**
+   * An update check or package request identified the activation: its last_seen_at is refreshed
+   * when due (at most once an hour, docs/licensing.md, 'Last seen and stale activations'). A
+   * promise only when a write is made.
+   */
+  seen(activationId: number): Promise<void> | undefined {
+    return this.lastSeen?.seen(activationId);
+  }
 
   /**
    * The license as the update routes check it, with this identity's active activation and that

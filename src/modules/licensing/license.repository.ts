@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
-import { precompile } from '../../db/precompiled.js';
+import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } from './licensing.model.js';
@@ -87,6 +87,7 @@ export type NewActivation = Omit<
   | 'environment'
   | 'deactivation_reason'
   | 'replaced_by'
+  | 'last_seen_at'
 > & { environment?: ActivationEnvironment };
 
 export type LicensePatch = Partial<
@@ -109,12 +110,34 @@ export class LicenseRepository {
   /** findForIdentity's statements, compiled once (src/db/precompiled.ts). */
   private readonly forIdentity: ReturnType<LicenseRepository['compileForIdentity']>;
   private readonly forIdentityWithRevision: ReturnType<LicenseRepository['compileForIdentity']>;
+  /** touchLastSeen's statement, compiled once; on SQLite it joins the turn's group commit. */
+  private readonly lastSeen: Precompiled<'id' | 'now' | 'cutoff', unknown>;
 
-  constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'readBatch'>) {
+  constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'readBatch' | 'groupCommit'>) {
     this.db = database.db;
     this.dialect = database.dialect;
     this.forIdentity = this.compileForIdentity(false);
     this.forIdentityWithRevision = this.compileForIdentity(true);
+    this.lastSeen = precompile(
+      database,
+      ['id', 'now', 'cutoff'] as const,
+      (p) =>
+        this.db
+          .updateTable('activations')
+          .set({ last_seen_at: p.now })
+          .where('id', '=', p.id as unknown as number)
+          .where('status', '=', ACTIVE)
+          .where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<', p.cutoff)])),
+      { write: true },
+    );
+  }
+
+  /**
+   * Sets the active activation's last_seen_at to `now` unless it is already `cutoff` or later: of
+   * several processes that see a site in the same hour, only the first changes the row.
+   */
+  async touchLastSeen(id: number, now: string, cutoff: string): Promise<void> {
+    await this.lastSeen.all({ id, now, cutoff });
   }
 
   /**
@@ -570,10 +593,66 @@ export class LicenseRepository {
   async insertActivation(values: NewActivation, tx?: Tx): Promise<number> {
     const row = await on(this.db, tx)
       .insertInto('activations')
-      .values({ ...values, status: 'active', activation_revision: 1, updated_at: values.activated_at })
+      .values({
+        ...values,
+        status: 'active',
+        activation_revision: 1,
+        updated_at: values.activated_at,
+        last_seen_at: values.activated_at,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
+  }
+
+  /**
+   * Active activations last seen before `cutoff`, oldest first (the partial index
+   * activations_active_last_seen): what the stale-activation job releases, a batch at a time.
+   */
+  staleActivations(cutoff: string, limit: number): Promise<{ id: number; license_id: number }[]> {
+    return this.db
+      .selectFrom('activations')
+      .select(['id', 'license_id'])
+      .where('status', '=', ACTIVE)
+      .where('last_seen_at', '<', cutoff)
+      .orderBy('last_seen_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * Deactivates the activation as deactivateActivation does, with the reason 'stale', only while it
+   * is still active and still unseen since `cutoff`: the claim that makes one process, once, release
+   * it. Answers the row as it was, or undefined when nothing changed.
+   */
+  async deactivateStale(
+    id: number,
+    cutoff: string,
+    now: string,
+    tx?: Tx,
+  ): Promise<ActivationRow | undefined> {
+    const before = await on(this.db, tx)
+      .selectFrom('activations')
+      .selectAll()
+      .where('id', '=', id)
+      .$call(forUpdate(this.dialect))
+      .executeTakeFirst();
+    if (!before) return undefined;
+    const r = await on(this.db, tx)
+      .updateTable('activations')
+      .set((eb) => ({
+        status: 'deactivated',
+        deactivated_at: now,
+        updated_at: now,
+        activation_revision: eb('activation_revision', '+', 1),
+        deactivation_reason: 'stale',
+      }))
+      .where('id', '=', id)
+      .where('status', '=', ACTIVE)
+      .where('last_seen_at', '<', cutoff)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0 ? before : undefined;
   }
 
   async deactivateActivation(id: number, now: string, tx?: Tx): Promise<void> {

@@ -44,10 +44,17 @@ export const Activation = Type.Object({
   deactivated_at: NullableString,
   activation_revision: Type.Integer(),
   updated_at: Type.String(),
+  last_seen_at: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "When the site last validated, checked for updates or asked for a package (YYYY-MM-DD HH:MM:SS UTC), to within an hour; docs/licensing.md, 'Last seen and stale activations'",
+  }),
   // Present only where they apply (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls').
   environment: Type.Optional(Type.Literal('staging', { description: 'Only on a staging site' })),
   deactivation_reason: Type.Optional(
-    Type.String({ description: '"reinstalled" when a reinstall took the activation over' }),
+    Type.String({
+      description:
+        '"reinstalled" when a reinstall took the activation over, "stale" when it was released for not being seen',
+    }),
   ),
   replaced_by: Type.Optional(Type.Integer({ description: 'The activation that took this one over' })),
 });

@@ -45,7 +45,10 @@ export function factsOf(license: LicenseTerms): LicenseFacts {
 export interface ActivationExtras {
   /** 'staging' on a staging site (docs/licensing.md, '2.3 Staging and development sites'). */
   environment?: 'staging';
-  /** 'reinstalled' and the successor, on an activation a reinstall took over ('2.4 Reinstalls'). */
+  /**
+   * 'reinstalled' and the successor, on an activation a reinstall took over ('2.4 Reinstalls');
+   * 'stale' on one released for not being seen ('Last seen and stale activations').
+   */
   deactivation_reason?: string;
   replaced_by?: number;
 }
@@ -66,6 +69,7 @@ export function activationView(a: ActivationRow) {
     deactivated_at: string | null;
     activation_revision: number;
     updated_at: string;
+    last_seen_at: string | null;
   } & ActivationExtras = {
     id: a.id,
     license_id: a.license_id,
@@ -81,6 +85,7 @@ export function activationView(a: ActivationRow) {
     deactivated_at: legacyTime(a.deactivated_at),
     activation_revision: a.activation_revision,
     updated_at: legacyTime(a.updated_at)!,
+    last_seen_at: legacyTime(a.last_seen_at),
   };
   if (a.environment === 'staging') view.environment = 'staging';
   if (a.deactivation_reason !== null) view.deactivation_reason = a.deactivation_reason;

@@ -1,4 +1,5 @@
-import type { Clock } from '../../clock.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock, TestClock } from '../../clock.js';
 import type { AppSecrets } from '../../db/app-secrets.js';
 import type { Database } from '../../db/database.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
@@ -7,6 +8,7 @@ import type { SettingsService } from '../settings/settings.service.js';
 import type { SigningService } from '../signing/signing.module.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import { ActivationService } from './activation.service.js';
+import { LastSeen } from './last-seen.js';
 import { LicenseRepository } from './license.repository.js';
 import { LicenseService } from './license.service.js';
 import { LicenseLookupService } from './license-lookup.service.js';
@@ -14,6 +16,7 @@ import { OAuthRepository } from './oauth.repository.js';
 import { OAuthService } from './oauth.service.js';
 import { StateSigner } from './oauth.state.js';
 import { ReceiptService } from './receipt.service.js';
+import { StaleActivationJob } from './stale-activations.js';
 
 export interface LicensingModule {
   /** License administration and the customer's licenses (docs/licensing.md). */
@@ -26,6 +29,10 @@ export interface LicensingModule {
   lookup: LicenseLookupService;
   /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
   receipts: ReceiptService;
+  /** Each site's last_seen_at, written at most once an hour (docs/licensing.md, 'Last seen and stale activations'). */
+  lastSeen: LastSeen;
+  /** Releases sites unseen for `stale_activation_days`; started when the server listens. */
+  staleActivations: StaleActivationJob;
 }
 
 /**
@@ -47,6 +54,10 @@ export function createLicensing(deps: {
   audit: AuditService;
   /** Signs offline receipts with the store's active key (docs/administration.md, 'Signing keys'). */
   signing: Pick<SigningService, 'sign'>;
+  /** Where a failed last_seen_at write or stale-activation pass is reported (it never fails a request). */
+  log: FastifyBaseLogger;
+  /** The stale-activation job follows the test clock when there is one. */
+  testClock: TestClock | null;
 }): LicensingModule {
   const { database, clock, settings } = deps;
   const repo = deps.licenseRepository ?? new LicenseRepository(database);
@@ -60,7 +71,27 @@ export function createLicensing(deps: {
   );
   // An activation in approval mode goes through the customer's approval (docs/oauth.md).
   const activations = new ActivationService(repo, clock, settings, deps.audit, oauth);
+  // One record of writes per process, shared by validate and the update routes.
+  const lastSeen = new LastSeen(repo, clock, (err) => deps.log.warn({ err }, 'last_seen_at write failed'));
+  activations.trackLastSeen(lastSeen);
   const licenses = new LicenseService(repo, clock, settings, deps.outbox, deps.users, deps.audit);
   const receipts = new ReceiptService(activations, clock, settings, deps.signing);
-  return { licenses, activations, oauth, lookup: new LicenseLookupService(repo), receipts };
+  return {
+    licenses,
+    activations,
+    oauth,
+    lookup: new LicenseLookupService(repo, lastSeen),
+    receipts,
+    lastSeen,
+    staleActivations: new StaleActivationJob(
+      repo,
+      activations,
+      settings,
+      deps.audit,
+      deps.outbox,
+      clock,
+      deps.testClock,
+      deps.log,
+    ),
+  };
 }

@@ -45,9 +45,17 @@ export interface LicensingTables {
     updated_at: string;
     /** 'staging' when the domain matched `staging_patterns` at activation; only production counts against the limit. */
     environment: Generated<ActivationEnvironment>;
-    /** null for an ordinary deactivation; 'reinstalled' when a reinstall took the activation over. */
+    /**
+     * null for an ordinary deactivation; 'reinstalled' when a reinstall took the activation over;
+     * 'stale' when it was not seen for `stale_activation_days`.
+     */
     deactivation_reason: string | null;
     /** The activation that took this one over (a reinstall), else null. */
     replaced_by: number | null;
+    /**
+     * When the site was last heard from: set at activation, refreshed by validate, update checks and
+     * package requests at most once an hour (LastSeen); null only before migration 2026112596 ran.
+     */
+    last_seen_at: string | null;
   };
 }

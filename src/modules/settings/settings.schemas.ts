@@ -101,6 +101,10 @@ const properties = {
     description: 'Staging sites per license; 0 = staging sites count as production ones',
   }),
   reinstall_takeover: Type.Boolean(),
+  stale_activation_days: Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 3650 })], {
+    description:
+      "Days a site may go unseen before its activation is released (docs/licensing.md, 'Last seen and stale activations'); null = never",
+  }),
   renewal_url: Type.Union(
     [Type.Null(), Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 })],
     {
@@ -177,5 +181,6 @@ export const DEFAULT_SETTINGS: Settings = {
   ],
   staging_activation_limit: 3,
   reinstall_takeover: false,
+  stale_activation_days: null,
   renewal_url: null,
 };

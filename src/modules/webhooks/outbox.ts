@@ -8,13 +8,15 @@ export interface EventData {
   'license.revoked': { license_id: number };
   'license.renewed': { license_id: number; subscription_id: number; order_id: number };
   'subscription.status_changed': { subscription_id: number; status: string; reason: string };
+  'activation.stale_deactivated': { license_id: number; activation_id: number; last_seen_at: string | null };
 }
 
-/** The only fields each event's data may carry: numeric ids and status text, never a license key. */
+/** The only fields each event's data may carry: numeric ids, status text and times, never a license key. */
 const DATA_FIELDS: { [E in WebhookEventName]: ReadonlyArray<keyof EventData[E]> } = {
   'license.revoked': ['license_id'],
   'license.renewed': ['license_id', 'subscription_id', 'order_id'],
   'subscription.status_changed': ['subscription_id', 'status', 'reason'],
+  'activation.stale_deactivated': ['license_id', 'activation_id', 'last_seen_at'],
 };
 
 function onlyAllowed<E extends WebhookEventName>(event: E, data: EventData[E]): EventData[E] {

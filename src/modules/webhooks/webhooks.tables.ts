@@ -1,6 +1,11 @@
 import type { Id } from '../../db/schema.js';
 
-export type WebhookEventName = 'license.renewed' | 'license.revoked' | 'subscription.status_changed';
+export type WebhookEventName =
+  | 'license.renewed'
+  | 'license.revoked'
+  | 'subscription.status_changed'
+  /** Only while `stale_activation_days` is set (docs/webhooks.md, 'Events'). */
+  | 'activation.stale_deactivated';
 /** `skipped`: due while delivery was off (webhook_url empty); never sent unless redelivered. */
 export type WebhookEventStatus = 'pending' | 'delivered' | 'abandoned' | 'skipped';
 

@@ -26,8 +26,10 @@ export interface Activation {
   deactivated_at: string | null;
   /** Only on a staging site (docs/licensing.md, '2.3 Staging and development sites'). */
   environment?: 'staging';
-  /** 'reinstalled', with its successor, when a reinstall took the activation over. */
+  /** 'reinstalled', with its successor, when a reinstall took the activation over; 'stale' when released unseen. */
   deactivation_reason?: string;
+  /** When the site was last heard from, to within an hour (YYYY-MM-DD HH:MM:SS UTC). */
+  last_seen_at: string | null;
   replaced_by?: number;
 }
 
@@ -296,6 +298,8 @@ export interface Settings {
   staging_patterns: string[];
   staging_activation_limit: number;
   reinstall_takeover: boolean;
+  /** Days a site may go unseen before it is released; null = never (docs/licensing.md, 'Last seen and stale activations'). */
+  stale_activation_days: number | null;
 }
 
 export interface Coupon {
@@ -353,8 +357,13 @@ export interface Gateway {
 /** One administrator change (GET /v1/audit-events, docs/api.md). */
 export interface AuditEvent {
   id: number;
-  /** A person, or a site whose reinstall took an activation over (kind 'site', its domain as name). */
-  actor: { user_id: number; email: string } | { kind: 'site'; name: string; user_id: null; email: null };
+  /**
+   * A person, a site whose reinstall took an activation over (kind 'site', its domain as name), or
+   * Tollgate itself (kind 'system', the job's name, e.g. 'stale_activations').
+   */
+  actor:
+    | { user_id: number; email: string }
+    | { kind: 'site' | 'system'; name: string; user_id: null; email: null };
   entity_type: string;
   entity_id: number;
   action: string;

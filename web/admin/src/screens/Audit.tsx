@@ -90,10 +90,20 @@ function Changes({ changes }: { changes: AuditEvent['changes'] }) {
   );
 }
 
+/** The jobs of Tollgate itself that record changes, in words (docs/admin.md, 'Audit trail'). */
+const JOBS: Record<string, string> = { stale_activations: 'stale activation' };
+
+/** Who made a change: a person's email, a site, or Tollgate itself and which of its jobs. */
+function actorName(actor: AuditEvent['actor']): string {
+  if (!('kind' in actor)) return actor.email;
+  if (actor.kind === 'site') return `Site ${actor.name}`;
+  return `Tollgate (${JOBS[actor.name] ?? actor.name})`;
+}
+
 const col = columnsFor<AuditEvent>();
 const whoWhen = [
   col.accessor('created_at', { header: 'When', cell: (c) => when(c.getValue()) }),
-  col.accessor((e) => ('kind' in e.actor ? `Site ${e.actor.name}` : e.actor.email), {
+  col.accessor((e) => actorName(e.actor), {
     id: 'actor',
     header: 'Who',
   }),

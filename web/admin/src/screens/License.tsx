@@ -98,12 +98,16 @@ export function LicensePage({ id }: { id: number }) {
           {c.row.original.deactivation_reason === 'reinstalled' ? (
             <span className="muted"> replaced by a reinstall (#{c.row.original.replaced_by})</span>
           ) : null}
+          {c.row.original.deactivation_reason === 'stale' ? (
+            <span className="muted"> released: not seen</span>
+          ) : null}
         </>
       ),
     }),
     col.accessor('installation_id', { header: 'Installation', cell: (c) => <code>{c.getValue()}</code> }),
     col.accessor('ip_address', { header: 'IP address' }),
     col.accessor('activated_at', { header: 'Activated', cell: (c) => when(c.getValue()), sortFn: 'text' }),
+    col.accessor('last_seen_at', { header: 'Last seen', cell: (c) => when(c.getValue()), sortFn: 'text' }),
     col.accessor('deactivated_at', {
       header: 'Deactivated',
       cell: (c) => when(c.getValue()),

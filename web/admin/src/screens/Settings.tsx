@@ -8,7 +8,16 @@ import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 
 type Key = keyof Settings;
-type Kind = 'boolean' | 'number' | 'text' | 'secret' | 'url' | 'lines' | { choices: [string, string][] };
+type Kind =
+  | 'boolean'
+  | 'number'
+  /** A number that may be left empty: empty is sent as null (off). */
+  | 'optional-number'
+  | 'text'
+  | 'secret'
+  | 'url'
+  | 'lines'
+  | { choices: [string, string][] };
 /** The form's values: a list setting is edited as text, one entry a line. */
 type FormValues = Omit<Settings, 'staging_patterns'> & { staging_patterns: string };
 const toForm = (s: Settings): FormValues => ({ ...s, staging_patterns: s.staging_patterns.join('\n') });
@@ -61,6 +70,12 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
         'reinstall_takeover',
         'A reinstalled site takes over its domain’s activation instead of using a slot',
         'boolean',
+      ],
+      [
+        'stale_activation_days',
+        'Release sites not seen for (days)',
+        'optional-number',
+        'From 1 to 3650; empty = never. A site that has not validated or checked for updates for this long is deactivated and its slot freed.',
       ],
       ['token_expiry', 'Download link lifetime (minutes)', 'number', 'Kept between 1 and 60.'],
       ['rate_limit', 'Issuance requests a minute', 'number', 'Kept between 1 and 100.'],
@@ -249,6 +264,17 @@ function SettingsForm({ settings }: { settings: Settings }) {
                     </select>
                   ) : kind === 'lines' ? (
                     <textarea {...p} rows={6} spellCheck={false} {...register(key)} />
+                  ) : kind === 'optional-number' ? (
+                    <input
+                      {...p}
+                      type="number"
+                      inputMode="numeric"
+                      min={1}
+                      {...register(key, {
+                        setValueAs: (v: unknown) =>
+                          v === '' || v === null || v === undefined ? null : Number(v),
+                      })}
+                    />
                   ) : kind === 'number' ? (
                     <input
                       {...p}
