@@ -10,6 +10,7 @@ export {
   type License,
   type PackageAnswer,
   type PackageInput,
+  type Platform,
   Tollgate,
   type TollgateOptions,
   type ValidAnswer,

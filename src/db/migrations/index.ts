@@ -26,6 +26,7 @@ import * as m2026112590 from './2026112590_release_signatures.js';
 import * as m2026112591 from './2026112591_release_metadata.js';
 import * as m2026112592 from './2026112592_audit_actor_kind.js';
 import * as m2026112593 from './2026112593_software_images.js';
+import * as m2026112595 from './2026112595_field_reports.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -58,4 +59,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112591_release_metadata': m2026112591,
   '2026112592_audit_actor_kind': m2026112592,
   '2026112593_software_images': m2026112593,
+  '2026112595_field_reports': m2026112595,
 };

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { FieldInputs } from '../reports/field.schemas.js';
 
 const Str = Type.String();
 const NullableStr = Type.Union([Type.String(), Type.Null()]);
@@ -41,6 +42,8 @@ export const CheckInput = Type.Object(
     license_key: Type.Optional(Str),
     site_url: Type.Optional(Str),
     installation_id: Type.Optional(Str),
+    // What the site runs, for the field report (docs/distribution.md, 'What runs in the field').
+    ...FieldInputs,
   },
   { additionalProperties: true },
 );
