@@ -148,6 +148,9 @@ describe('the field report', () => {
     expect(recent.to).toBe(day2);
     expect(recent.days.slice(-2).map((d) => d.sites)).toEqual([30, 25]);
     expect(recent.days[0]).toEqual({ day: recent.from, sites: 0, versions: [] });
+    const week = await report(pub.product.id, '?days=7');
+    expect(week.days.map((d) => d.day).slice(-2)).toEqual([day1, day2]);
+    expect(week.days).toHaveLength(7);
   });
 
   it('a validation with a version counts its site, once with its update checks', async () => {
@@ -268,6 +271,9 @@ describe('the field report', () => {
       '?from=2026-11-20&to=2026-11-19',
       '?from=2020-01-01&to=2026-01-01',
       '?from=%3Cscript%3E',
+      '?days=0',
+      '?days=401',
+      '?days=x',
     ])
       expectError(
         await admin(t, 'GET', `/software/products/${pub.product.id}/field${q}`),
@@ -275,7 +281,7 @@ describe('the field report', () => {
         'invalid_field_range',
       );
     expectError(
-      await admin(t, 'GET', `/software/products/${pub.product.id}/field?days=3`),
+      await admin(t, 'GET', `/software/products/${pub.product.id}/field?weeks=3`),
       400,
       'invalid_parameters',
     );

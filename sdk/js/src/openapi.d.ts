@@ -11282,7 +11282,9 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description First UTC day, YYYY-MM-DD (default: 29 days before `to`) */
+          /** @description Without `from`: how many days up to `to`, `to` included (default 30) */
+          days?: number;
+          /** @description First UTC day, YYYY-MM-DD (default: `days` - 1 days before `to`) */
           from?: string;
           /** @description Last UTC day, YYYY-MM-DD (default: today) */
           to?: string;

@@ -67,9 +67,16 @@ const Day = Type.String({ description: 'A UTC day, YYYY-MM-DD' });
 export const FieldQuery = Type.Object(
   {
     from: Type.Optional(
-      Type.String({ description: 'First UTC day, YYYY-MM-DD (default: 29 days before `to`)' }),
+      Type.String({ description: 'First UTC day, YYYY-MM-DD (default: `days` - 1 days before `to`)' }),
     ),
     to: Type.Optional(Type.String({ description: 'Last UTC day, YYYY-MM-DD (default: today)' })),
+    days: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 400,
+        description: 'Without `from`: how many days up to `to`, `to` included (default 30)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

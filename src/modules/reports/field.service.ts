@@ -84,7 +84,8 @@ export class FieldService {
     const today = Math.floor(this.clock.now().getTime() / DAY_MS) * DAY_MS;
     const to = query.to === undefined ? today : parseDay(query.to);
     if (to === null) throw new ApiError('invalid_field_range', { data: { params: { to: 'YYYY-MM-DD' } } });
-    const from = query.from === undefined ? to - (DEFAULT_DAYS - 1) * DAY_MS : parseDay(query.from);
+    const from =
+      query.from === undefined ? to - ((query.days ?? DEFAULT_DAYS) - 1) * DAY_MS : parseDay(query.from);
     if (from === null)
       throw new ApiError('invalid_field_range', { data: { params: { from: 'YYYY-MM-DD' } } });
     if (from > to || (to - from) / DAY_MS >= FIELD_RETENTION_DAYS)

@@ -32,7 +32,7 @@ export async function reportsRoutes(app: App, opts: { reports: ReportsService; f
       preValidation: requireAdmin,
       config: {
         validationCodes: {
-          invalid: { from: 'invalid_field_range', to: 'invalid_field_range' },
+          invalid: { from: 'invalid_field_range', to: 'invalid_field_range', days: 'invalid_field_range' },
           unknown: 'invalid_parameters',
         },
       },
