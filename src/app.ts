@@ -100,6 +100,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     audit,
     reports,
     counters,
+    field,
+    fieldReport,
     media,
     mail,
     mailWorker,
@@ -137,6 +139,9 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   // Update checks and downloads are flushed every few seconds while listening, and once more on close.
   app.addHook('onListen', async () => counters.start());
   app.addHook('onClose', async () => counters.stop());
+  // So are the sites of the field report (what versions, platforms and PHP run where).
+  app.addHook('onListen', async () => field.start());
+  app.addHook('onClose', async () => field.stop());
   // Cookies are parsed by the auth hook, and only when a request carries any (src/http/auth.ts).
   await app.register(cookie, { hook: false });
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
@@ -170,7 +175,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(systemRoutes, { testClock });
       await api.register(accountsRoutes, { accounts, secureCookies: config.publicUrl.startsWith('https:') });
       await api.register(settingsRoutes, { settings });
-      await api.register(activationRoutes, { activations, receipts });
+      await api.register(activationRoutes, { activations, receipts, field });
       await api.register(signingRoutes, { signing });
       await api.register(licenseRoutes, { licenses, activations });
       await api.register(oauthRoutes, { oauth });
@@ -183,11 +188,11 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       });
       await api.register(webhooksRoutes, { webhooks });
       await api.register(releasesRoutes, { module: releasesModule });
-      await api.register(distributionRoutes, { ...distribution, counters });
+      await api.register(distributionRoutes, { ...distribution, counters, field });
       await api.register(ordersRoutes, { orders });
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
-      await api.register(reportsRoutes, { reports });
+      await api.register(reportsRoutes, { reports, fieldReport });
       await api.register(storefrontRoutes, { media, catalogue, settings });
       await api.register(mailRoutes, { mail });
       await api.register(checkoutRoutes, {

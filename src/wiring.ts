@@ -37,7 +37,13 @@ import {
   type ReleasesModule,
   type ReleasesService,
 } from './modules/releases/releases.module.js';
-import { createReports, type DailyCounters, type ReportsService } from './modules/reports/reports.module.js';
+import {
+  createReports,
+  type DailyCounters,
+  type FieldReports,
+  type FieldService,
+  type ReportsService,
+} from './modules/reports/reports.module.js';
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
 import { createSigning, type SigningService } from './modules/signing/signing.module.js';
 import { createStorefront, type MediaService } from './modules/storefront/storefront.module.js';
@@ -104,6 +110,10 @@ export interface Services {
   reports: ReportsService;
   /** Update checks and downloads counted in memory; flushed every few seconds and on close. */
   counters: DailyCounters;
+  /** What sites run (versions, platform and PHP), seen by the update check and validate; flushed like the counters. */
+  field: FieldReports;
+  /** A product's field report, read by administrators (docs/admin.md, 'In the field'). */
+  fieldReport: FieldService;
   /** Product images and the logo, resized and stored (docs/storefront.md, 'Images'). */
   media: MediaService;
   /** The mail outbox's list and resend (docs/email.md). */
@@ -241,7 +251,13 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     origin: () => urls.origin,
   });
 
-  const { reports, counters } = createReports({ database, clock, log: log('reports') });
+  const { reports, counters, field, fieldReport } = createReports({
+    database,
+    clock,
+    log: log('reports'),
+    secrets,
+    products: catalogue,
+  });
   const { media } = createStorefront({
     database,
     clock,
@@ -334,6 +350,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       audit,
       reports,
       counters,
+      field,
+      fieldReport,
       media,
       mail,
       mailOutbox,

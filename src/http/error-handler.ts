@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 import { lingerIfUnread } from './linger.js';
-import { validationError } from './validation.js';
+import { type ValidationCodes, validationError } from './validation.js';
 
 const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
   FST_ERR_BAD_URL: () => new ApiError('rest_invalid_param', { data: { location: 'path' } }),
@@ -19,9 +19,9 @@ const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
  * Maps any thrown error to an ApiError, whose body (the REST envelope, or checkout's shape) the
  * handler sends; the only place a response body is made from an error.
  */
-export function toApiError(err: FastifyError): ApiError | null {
+export function toApiError(err: FastifyError, codes?: ValidationCodes): ApiError | null {
   if (err instanceof ApiError) return err;
-  if (err.validation) return validationError(err.validation as never, err.validationContext ?? 'body');
+  if (err.validation) return validationError(err.validation as never, err.validationContext ?? 'body', codes);
   const known = err.code ? FRAMEWORK_ERRORS[err.code] : undefined;
   if (known) return known();
   // secure-json-parse rejects __proto__ / constructor keys and JSON.parse raises SyntaxError.

@@ -243,6 +243,20 @@ const catalogue = {
   subscription_not_found: [404, 'Subscription not found.'],
   // reports (docs/api.md, 'Reports')
   invalid_report_days: [400, 'days must be a whole number from 1 to 366.'],
+  invalid_field_range: [
+    400,
+    'from and to must be UTC days (YYYY-MM-DD), from not after to, at most 400 days.',
+  ],
+  // what a site says it runs (docs/distribution.md, 'What runs in the field')
+  invalid_platform: [400, 'platform must be 1 to 32 of a-z, 0-9, _ and -, starting with a letter.'],
+  invalid_platform_version: [
+    400,
+    'platform_version must be up to 64 of letters, digits and . + _ -, starting with a digit.',
+  ],
+  invalid_php_version: [
+    400,
+    'php_version must be up to 64 of letters, digits and . + _ -, starting with a digit.',
+  ],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -210,6 +211,19 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     });
     expect(JSON.stringify(transient)).not.toMatch(/token/);
     expect(JSON.stringify((await state()).option)).not.toMatch(/token=|download_url/);
+    // The check said what the site runs (docs/sdk-wordpress.md): the store counts one site, on
+    // this WordPress and this PHP, in its field report.
+    const field = await admin.ok<{
+      days: { sites: number; versions: { version: string; sites: number }[] }[];
+      platforms: { platform: string; version: string; sites: number }[];
+      php: { version: string; sites: number }[];
+    }>('GET', `/software/products/${plugin.product}/field?days=1`);
+    expect(field.days[0]).toMatchObject({ sites: 1, versions: [{ version: '1.0.0', sites: 1 }] });
+    expect(field.platforms).toMatchObject([{ platform: 'wordpress', version: '6.1', sites: 1 }]);
+    const php = execFileSync('php', ['-r', 'echo PHP_MAJOR_VERSION . "." . PHP_MINOR_VERSION;'], {
+      encoding: 'utf8',
+    });
+    expect(field.php).toMatchObject([{ version: php, sites: 1 }]);
 
     const details = (
       await site.wp<{ version: string; sections: { changelog: string } }>('plugin-information', {

@@ -55,9 +55,24 @@ export interface PackageInput extends Partial<License> {
   channel?: Channel;
 }
 
+/**
+ * What the app runs on, sent with every check and validation for the store's field report
+ * (docs/distribution.md, section 12). Values that do not follow the store's rules are left out.
+ */
+export interface Platform {
+  /** Lowercase name, e.g. `node`, `electron`, `wordpress` (1 to 32 of a-z, 0-9, _ and -). */
+  platform: string;
+  /** Its version, e.g. `process.versions.node`; the store counts major.minor. */
+  platform_version?: string;
+  /** The PHP version, for apps that run on PHP. */
+  php_version?: string;
+}
+
 export interface TollgateOptions {
   /** The store's address, e.g. `https://store.example` (its PUBLIC_URL; `/v1` is added). */
   url: string;
+  /** What the app runs on, for the store's field report; nothing is sent without it. */
+  platform?: Platform;
   /** The fetch to use; default the global one (Node 20+, Electron's main process). */
   fetch?: typeof fetch;
   /** The clock for back-off, the key list's cache and receipts; default the system clock. */
@@ -105,6 +120,7 @@ export class Tollgate {
   private readonly timeoutMs: number;
   private readonly backoff = new Map<string, number>();
   private keys: { at: number; list: SigningKey[] } | null = null;
+  private readonly platform: Partial<Platform>;
 
   constructor(opts: TollgateOptions) {
     const url = new URL(opts.url);
@@ -115,6 +131,7 @@ export class Tollgate {
     this.fetcher = opts.fetch ?? globalThis.fetch;
     this.now = opts.now ?? (() => new Date());
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.platform = platformFields(opts.platform);
     this.api = createClient<paths>({ baseUrl: base, fetch: (request) => this.fetcher(request) });
   }
 
@@ -154,9 +171,12 @@ export class Tollgate {
    * Asks the store whether the license is valid on this site (docs/licensing.md, section 3),
    * with an offline receipt unless `receipt: false`. A valid answer returns; any other throws
    * TollgateError, whose `code` is the effective status (`expired`, `revoked`, `domain_not_activated`, …).
+   * `version`, the version the app runs, is counted with the `platform` option in the store's
+   * field report (docs/distribution.md, section 12).
    */
-  async validate(license: License, opts: { receipt?: boolean } = {}): Promise<ValidAnswer> {
-    const body = { ...pick(license), receipt: opts.receipt ?? true };
+  async validate(license: License, opts: { receipt?: boolean; version?: string } = {}): Promise<ValidAnswer> {
+    const version = opts.version !== undefined && VERSION.test(opts.version) ? { version: opts.version } : {};
+    const body = { ...pick(license), receipt: opts.receipt ?? true, ...version, ...this.platform };
     const answer = await this.call<ValidAnswer>('/v1/licenses/validate', () =>
       this.api.POST('/v1/licenses/validate', { body, ...this.init() }),
     );
@@ -194,6 +214,7 @@ export class Tollgate {
       version: input.version,
       ...(input.channel === undefined ? {} : { channel: input.channel }),
       ...siteFields(input),
+      ...this.platform,
     };
     return this.call<CheckAnswer>('/v1/software/check', () =>
       this.api.POST('/v1/software/check', { body, ...this.init() }),
@@ -396,6 +417,25 @@ function pick(license: License): License {
     license_key: license.license_key,
     domain: license.domain,
     installation_id: license.installation_id,
+  };
+}
+
+/** The store's rules for the field report's fields (docs/distribution.md, section 12). */
+const VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
+const HOST_VERSION = /^[0-9][0-9A-Za-z.+_-]{0,63}$/;
+const PLATFORM = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/** The platform fields that follow the store's rules; a request with a malformed one would be refused. */
+function platformFields(p: Platform | undefined): Partial<Platform> {
+  if (!p || !PLATFORM.test(p.platform)) return {};
+  return {
+    platform: p.platform,
+    ...(p.platform_version !== undefined && HOST_VERSION.test(p.platform_version)
+      ? { platform_version: p.platform_version }
+      : {}),
+    ...(p.php_version !== undefined && HOST_VERSION.test(p.php_version)
+      ? { php_version: p.php_version }
+      : {}),
   };
 }
 

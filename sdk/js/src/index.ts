@@ -11,6 +11,7 @@ export {
   type License,
   type PackageAnswer,
   type PackageInput,
+  type Platform,
   Tollgate,
   type TollgateOptions,
   type ValidAnswer,

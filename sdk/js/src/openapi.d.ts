@@ -4773,8 +4773,16 @@ export interface paths {
             installation_id: string;
             /** @description The license key */
             license_key: string;
+            /** @description The PHP version (`PHP_VERSION`), counted as major.minor */
+            php_version?: string;
+            /** @description What the software runs in, lowercase: `wordpress`, `node`, … (1 to 32 of a-z, 0-9, _ and -, starting with a letter) */
+            platform?: string;
+            /** @description The platform’s version, e.g. WordPress’s `6.5.2`; counted as major.minor, and only with `platform` */
+            platform_version?: string;
             /** @description true: a valid answer carries a signed offline receipt (docs/licensing.md, 'Offline receipts') */
             receipt?: boolean;
+            /** @description The version of the product the site runs, counted in the field report (optional) */
+            version?: string;
           };
         };
       };
@@ -8805,6 +8813,12 @@ export interface paths {
           channel?: unknown;
           installation_id?: string;
           license_key?: string;
+          /** @description The PHP version (`PHP_VERSION`), counted as major.minor */
+          php_version?: string;
+          /** @description What the software runs in, lowercase: `wordpress`, `node`, … (1 to 32 of a-z, 0-9, _ and -, starting with a letter) */
+          platform?: string;
+          /** @description The platform’s version, e.g. WordPress’s `6.5.2`; counted as major.minor, and only with `platform` */
+          platform_version?: string;
           site_url?: string;
           slug?: string;
           version?: string;
@@ -9061,6 +9075,12 @@ export interface paths {
             channel?: unknown;
             installation_id?: string;
             license_key?: string;
+            /** @description The PHP version (`PHP_VERSION`), counted as major.minor */
+            php_version?: string;
+            /** @description What the software runs in, lowercase: `wordpress`, `node`, … (1 to 32 of a-z, 0-9, _ and -, starting with a letter) */
+            platform?: string;
+            /** @description The platform’s version, e.g. WordPress’s `6.5.2`; counted as major.minor, and only with `platform` */
+            platform_version?: string;
             site_url?: string;
             slug?: string;
             version?: string;
@@ -11307,6 +11327,166 @@ export interface paths {
         };
       };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/software/products/{product_id}/field': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What runs in the field: sites per version and UTC day, and their platform and PHP versions (docs/distribution.md) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Without `from`: how many days up to `to`, `to` included (default 30) */
+          days?: number;
+          /** @description First UTC day, YYYY-MM-DD (default: `days` - 1 days before `to`) */
+          from?: string;
+          /** @description Last UTC day, YYYY-MM-DD (default: today) */
+          to?: string;
+        };
+        header?: never;
+        path: {
+          product_id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The last day of the range with sites: the day `platforms` and `php` describe */
+              as_of: string | null;
+              /** @description Every day of the range, oldest first; sites 0 and no versions when none reported */
+              days: {
+                /** @description A UTC day, YYYY-MM-DD */
+                day: string;
+                /** @description Distinct sites that reported a version that day */
+                sites: number;
+                /** @description Newest version first */
+                versions: {
+                  sites: number;
+                  version: string;
+                }[];
+              }[];
+              /** @description A UTC day, YYYY-MM-DD */
+              from: string;
+              /** @description Newest first; sites that sent no php_version are left out */
+              php: {
+                /** @description Percent of the sites counted that day, one decimal */
+                share: number;
+                sites: number;
+                /** @description major.minor */
+                version: string;
+              }[];
+              /** @description By platform, then newest version first; sites that sent no platform are left out */
+              platforms: {
+                platform: string;
+                /** @description Percent of the sites counted that day, one decimal */
+                share: number;
+                sites: number;
+                /** @description major.minor; empty when the site sent no platform_version */
+                version: string;
+              }[];
+              product_id: number;
+              /** @description Distinct sites on `as_of` (0 when none) */
+              sites: number;
+              /** @description A UTC day, YYYY-MM-DD */
+              to: string;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;

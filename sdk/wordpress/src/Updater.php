@@ -213,6 +213,30 @@ final class Updater
         return (string) ($data['Version'] ?? '');
     }
 
+    /**
+     * What the site runs, for the store's field report (docs/distribution.md section 12): WordPress's
+     * and PHP's versions, each left out when it does not follow the store's rules.
+     */
+    private function platform_fields(): array
+    {
+        $fields = ['platform' => 'wordpress'];
+        $wp = (string) get_bloginfo('version');
+        if (preg_match('/^[0-9][0-9A-Za-z.+_-]{0,63}$/', $wp)) {
+            $fields['platform_version'] = $wp;
+        }
+        if (preg_match('/^[0-9][0-9A-Za-z.+_-]{0,63}$/', PHP_VERSION)) {
+            $fields['php_version'] = PHP_VERSION;
+        }
+        return $fields;
+    }
+
+    /** The installed version when it follows the store's version rule, for validate. */
+    private function reported_version(): array
+    {
+        $version = $this->installed_version();
+        return preg_match('/^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/', $version) ? ['version' => $version] : [];
+    }
+
     private function now(): int
     {
         return time();
@@ -351,12 +375,17 @@ final class Updater
         if ($this->backed_off($state)) {
             return $this->offline_status($state);
         }
-        $answer = $this->client->post('/licenses/validate', [
+        $request = [
             'license_key' => $key,
             'domain' => $this->site_url(),
             'installation_id' => $this->installation_id(),
             'receipt' => true,
-        ]);
+        ];
+        $answer = $this->client->post('/licenses/validate', $request + $this->reported_version() + $this->platform_fields());
+        if ($answer['status'] === 400 && Client::code($answer) === 'invalid_parameters') {
+            // A store older than the field report refuses its fields: ask again without them.
+            $answer = $this->client->post('/licenses/validate', $request);
+        }
         if ($answer['status'] === 429) {
             $this->note_rate_limit($answer);
             return $this->offline_status($state);
@@ -459,7 +488,10 @@ final class Updater
         if ($this->backed_off($state) || (!$force && $now < (int) ($state['next_check_at'] ?? 0))) {
             return $this->last_good($state, $version);
         }
-        $answer = $this->client->post('/software/check', ['slug' => $this->slug, 'version' => $version] + $this->identity());
+        $answer = $this->client->post(
+            '/software/check',
+            ['slug' => $this->slug, 'version' => $version] + $this->identity() + $this->platform_fields()
+        );
         if ($answer['status'] === 200 && !empty($answer['body']['success'])) {
             $body = array_diff_key($answer['body'], array_flip(self::NEVER_STORED));
             $this->update_state([

@@ -27,6 +27,7 @@ import * as m2026112591 from './2026112591_release_metadata.js';
 import * as m2026112592 from './2026112592_audit_actor_kind.js';
 import * as m2026112593 from './2026112593_software_images.js';
 import * as m2026112594 from './2026112594_release_channels.js';
+import * as m2026112595 from './2026112595_field_reports.js';
 import * as m2026112596 from './2026112596_activation_last_seen.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
@@ -61,5 +62,6 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112592_audit_actor_kind': m2026112592,
   '2026112593_software_images': m2026112593,
   '2026112594_release_channels': m2026112594,
+  '2026112595_field_reports': m2026112595,
   '2026112596_activation_last_seen': m2026112596,
 };

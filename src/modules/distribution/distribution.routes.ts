@@ -5,7 +5,8 @@ import { ApiError } from '../../http/errors.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { OpenedArtifact } from '../releases/releases.module.js';
-import type { DailyCounters } from '../reports/reports.module.js';
+import { platformCodes } from '../reports/field.schemas.js';
+import type { DailyCounters, FieldInput, FieldReports } from '../reports/reports.module.js';
 import * as S from './distribution.schemas.js';
 import type { DistributionService } from './distribution.service.js';
 import type { DownloadService } from './download.service.js';
@@ -24,9 +25,14 @@ const NO_CACHE = {
  */
 export async function distributionRoutes(
   app: App,
-  opts: { distribution: DistributionService; downloads: DownloadService; counters: DailyCounters },
+  opts: {
+    distribution: DistributionService;
+    downloads: DownloadService;
+    counters: DailyCounters;
+    field: FieldReports;
+  },
 ) {
-  const { distribution, downloads, counters } = opts;
+  const { distribution, downloads, counters, field } = opts;
   // An answered update check is counted in memory for the dashboard: no statement is added
   // (docs/admin.md, 'Dashboard').
   const counted = <T extends { product: { id: number } }>(answer: T): T => {
@@ -38,7 +44,11 @@ export async function distributionRoutes(
   // show'); the store's error handler then answers it as any other.
   const explained = (route: 'check' | 'package') => async (error: FastifyError, request: FastifyRequest) => {
     const input = request.method === 'GET' ? request.query : request.body;
-    throw await distribution.explain(toApiError(error) ?? error, input, route);
+    throw await distribution.explain(
+      toApiError(error, request.routeOptions.config.validationCodes) ?? error,
+      input,
+      route,
+    );
   };
 
   app.post(
@@ -55,10 +65,15 @@ export async function distributionRoutes(
     (request) => distribution.package(request.body as S.PackageBodyType, request.ip),
   );
 
+  // What the site runs is noted in memory for the field report: no statement either.
+  const seenBy = (input: FieldInput) => (productId: number, site: string) =>
+    field.record(productId, site, input);
+
   app.get(
     '/software/check',
     {
       errorHandler: explained('check'),
+      config: { validationCodes: { invalid: platformCodes } },
       schema: {
         tags,
         summary: 'Update check (a download URL only when eligible for a local package)',
@@ -66,13 +81,14 @@ export async function distributionRoutes(
         response: { 200: S.CheckResponse, ...errors(400, 403, 404, 409, 429, 500, 503) },
       },
     },
-    (request) => distribution.check(request.query, request.ip).then(counted),
+    (request) => distribution.check(request.query, request.ip, seenBy(request.query)).then(counted),
   );
 
   app.post(
     '/software/check',
     {
       errorHandler: explained('check'),
+      config: { validationCodes: { invalid: platformCodes } },
       schema: {
         tags,
         summary: 'Update check (POST form of GET /software/check)',
@@ -80,7 +96,7 @@ export async function distributionRoutes(
         response: { 200: S.CheckResponse, ...errors(400, 403, 404, 409, 429, 500, 503) },
       },
     },
-    (request) => distribution.check(request.body, request.ip).then(counted),
+    (request) => distribution.check(request.body, request.ip, seenBy(request.body)).then(counted),
   );
 
   app.get(

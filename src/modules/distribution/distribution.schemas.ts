@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { FieldInputs } from '../reports/field.schemas.js';
 
 const Str = Type.String();
 /** Checked by the service, so that every wrong value is `invalid_channel`. */
@@ -59,6 +60,8 @@ export const CheckInput = Type.Object(
     site_url: Type.Optional(Str),
     installation_id: Type.Optional(Str),
     channel: Type.Optional(Type.Unknown({ description: ChannelText })),
+    // What the site runs, for the field report (docs/distribution.md, 'What runs in the field').
+    ...FieldInputs,
   },
   { additionalProperties: true },
 );

@@ -1,8 +1,9 @@
 import { ApiError, type ErrorCode } from '../../http/errors.js';
+import { sha256 } from '../../random.js';
 import { type Product, softwareImageUrls } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { normaliseDomain } from '../identity/domain.js';
-import { isInstallationId } from '../identity/identity.js';
+import { identityKey, isInstallationId } from '../identity/identity.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import { CHANNELS, channelAllows, channelRank, inRollout, isChannel } from '../releases/channels.js';
 import type { Changelog, Release } from '../releases/releases.model.js';
@@ -133,6 +134,20 @@ function byVersion(candidates: readonly Candidate[]): Candidate[] {
 
 /** A stable site's reach when nothing else is known (the refusal's `available_version`). */
 const STABLE_PUBLIC: Reach = { asked: 'stable', channel: 'stable', licensed: null, siteKey: null };
+
+/** A public product's site: the identity key of the pair it sends, else a hash of its address. */
+function publicSite(input: CheckInput, ip: string): string {
+  const id = input.installation_id;
+  const url = input.site_url;
+  if (typeof id === 'string' && typeof url === 'string' && isInstallationId(id)) {
+    try {
+      return identityKey(id, normaliseDomain(url));
+    } catch {
+      // Not a domain: the address stands for the site.
+    }
+  }
+  return sha256(`ip|${ip}`);
+}
 
 /** The effective publication time: published_at, falling back to release_date. */
 const releaseDate = (r: Release) => r.published_at ?? r.release_date;
@@ -363,7 +378,12 @@ export class DistributionService {
 
   // ---- GET|POST /software/check ----
 
-  async check(input: CheckInput, ip: string) {
+  /**
+   * `seen`, when given, is told the product and the site of an answered check (the field report,
+   * docs/distribution.md, 'What runs in the field'): the identity key of a licensed site; for a
+   * public product, the key of the identity it sends, else a hash of its address.
+   */
+  async check(input: CheckInput, ip: string, seen?: (productId: number, site: string) => void) {
     const settings = await this.preflight.requireModule();
     if (missing(input.slug) || input.version === undefined || input.version === null)
       throw new ApiError('missing_params');
@@ -383,6 +403,8 @@ export class DistributionService {
     const reason = eligible || !available ? null : 'error' in selection ? selection.error : null;
     const renewable = reason !== null && RENEWABLE.has(reason);
     const origin = this.urls.origin();
+    if (seen)
+      seen(product.id, grant.kind === 'protected' ? grant.identity.identity_key : publicSite(input, ip));
     return {
       success: true as const,
       update_available: eligible !== null,

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import type { FieldReports } from '../reports/reports.module.js';
 import * as S from './activation.schemas.js';
 import type { ActivationService, CallerMeta } from './activation.service.js';
 import type { ReceiptService } from './receipt.service.js';
@@ -23,9 +24,9 @@ function callerOf(request: FastifyRequest): CallerMeta {
  */
 export async function activationRoutes(
   app: App,
-  opts: { activations: ActivationService; receipts: ReceiptService },
+  opts: { activations: ActivationService; receipts: ReceiptService; field: FieldReports },
 ) {
-  const { activations, receipts } = opts;
+  const { activations, receipts, field } = opts;
 
   app.post(
     '/licenses/activate',
@@ -44,7 +45,7 @@ export async function activationRoutes(
   app.post(
     '/licenses/validate',
     {
-      config: { validationCodes: S.identityCodes },
+      config: { validationCodes: S.validateCodes },
       schema: {
         tags: ['licensing'],
         summary: 'Is this license valid for this website identity? Decide by valid and effective_status',
@@ -55,10 +56,10 @@ export async function activationRoutes(
     async (request, reply) => {
       // Without `receipt` validate runs exactly as it always did: no extra read, nothing signed.
       const input = request.body;
-      const { status, body } = await (input.receipt === true
-        ? receipts.validate(input)
-        : activations.validate(input));
-      return reply.status(status).send(body);
+      const result = await (input.receipt === true ? receipts.validate(input) : activations.validate(input));
+      // A valid site that says what it runs is noted in memory for the field report: no statement.
+      if (result.status === 200) field.record(result.body.product_id, result.site, input);
+      return reply.status(result.status).send(result.body);
     },
   );
 

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { PlainText } from '../../http/schemas.js';
 import type { ValidationCodes } from '../../http/validation.js';
 import { MAX_DOMAIN_INPUT } from '../identity/domain.js';
+import { FieldInputs, fieldCodes, ValidateVersion } from '../reports/field.schemas.js';
 import { Entitlements } from './license.schemas.js';
 
 /**
@@ -45,6 +46,9 @@ export const ValidateBody = Type.Object(
           "true: a valid answer carries a signed offline receipt (docs/licensing.md, 'Offline receipts')",
       }),
     ),
+    // What the site runs, for the field report (docs/distribution.md, 'What runs in the field').
+    version: ValidateVersion,
+    ...FieldInputs,
   },
   { additionalProperties: false },
 );
@@ -76,6 +80,12 @@ export const identityCodes: ValidationCodes = {
     installation_id: 'invalid_identity',
     return_url: 'invalid_return_url',
   },
+};
+
+/** Validate's codes: the identity's, and those of what the site says it runs. */
+export const validateCodes: ValidationCodes = {
+  ...identityCodes,
+  invalid: { ...identityCodes.invalid, ...fieldCodes },
 };
 
 export const ActivateResponse = Type.Object({

@@ -62,6 +62,8 @@ export type ValidateResult =
       /** Not sent: the ids an offline receipt names (receipt.service.ts), read with the answer. */
       license_id: number;
       activation_id: number;
+      /** Not sent: the site's identity key, for the field report (docs/distribution.md). */
+      site: string;
     }
   | { status: 403; body: Static<typeof ValidateFailure> };
 
@@ -365,6 +367,7 @@ export class ActivationService {
       },
       license_id: license.id,
       activation_id: license.identity_activation_id!,
+      site: identity.identity_key,
     };
   }
 

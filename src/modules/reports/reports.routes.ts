@@ -1,11 +1,13 @@
 import { requireAdmin } from '../../http/auth.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { FieldParams, FieldQuery, FieldReport } from './field.schemas.js';
+import type { FieldService } from './field.service.js';
 import { Dashboard, DashboardQuery } from './reports.schemas.js';
 import type { ReportsService } from './reports.service.js';
 
 /** The dashboard's report, read by administrators (docs/api.md, 'Reports'). */
-export async function reportsRoutes(app: App, opts: { reports: ReportsService }) {
+export async function reportsRoutes(app: App, opts: { reports: ReportsService; fieldReport: FieldService }) {
   app.get(
     '/reports/dashboard',
     {
@@ -22,5 +24,27 @@ export async function reportsRoutes(app: App, opts: { reports: ReportsService })
       },
     },
     (request) => opts.reports.dashboard(request.query.days),
+  );
+
+  app.get(
+    '/software/products/:product_id/field',
+    {
+      preValidation: requireAdmin,
+      config: {
+        validationCodes: {
+          invalid: { from: 'invalid_field_range', to: 'invalid_field_range', days: 'invalid_field_range' },
+          unknown: 'invalid_parameters',
+        },
+      },
+      schema: {
+        tags: ['reports'],
+        summary:
+          'What runs in the field: sites per version and UTC day, and their platform and PHP versions (docs/distribution.md)',
+        params: FieldParams,
+        querystring: FieldQuery,
+        response: { 200: FieldReport, ...errors(400, 401, 403, 404) },
+      },
+    },
+    (request) => opts.fieldReport.report(request.params.product_id, request.query),
   );
 }

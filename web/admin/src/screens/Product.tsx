@@ -14,6 +14,7 @@ import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 import { History } from './Audit';
+import { FieldSection } from './Field';
 
 interface VariationRow {
   id: string;
@@ -221,6 +222,7 @@ export function ProductPage({ id }: { id: number | null }) {
       {p ? <ImageForm product={p} /> : null}
       {p ? <SoftwareForm product={p} /> : null}
       {p ? <WordPressImages product={p} /> : null}
+      {p ? <FieldSection productId={p.id} /> : null}
       {p ? <History type="product" id={p.id} /> : null}
     </Page>
   );

@@ -1,0 +1,198 @@
+import { createHmac } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { BoundedMap } from '../../bounded-map.js';
+import type { Clock } from '../../clock.js';
+import type { AppSecrets } from '../../db/app-secrets.js';
+import type { Database } from '../../db/database.js';
+import { withTransaction } from '../../db/transaction.js';
+import { VERSION_PATTERN } from '../releases/releases.model.js';
+import type { FieldCountRow, FieldRepository, SiteRow } from './field.repository.js';
+import { HOST_VERSION_PATTERN, PLATFORM_PATTERN } from './field.schemas.js';
+
+/** How often what was seen is added to the database (and once more when the server closes). */
+export const FIELD_FLUSH_EVERY_MS = 5000;
+/** How long the daily figures are kept (docs/distribution.md, 'What runs in the field'). */
+export const FIELD_RETENTION_DAYS = 400;
+/** Sites remembered per process for the current day; one forgotten and seen again is deduplicated by the database. */
+export const FIELD_SEEN_MAX = 100_000;
+/** Sites waiting for the next flush; beyond it, new sites are left uncounted until the flush. */
+export const FIELD_PENDING_MAX = 50_000;
+
+const DAY_MS = 86_400_000;
+const SECRET = 'field_site_key';
+const VERSION = new RegExp(VERSION_PATTERN);
+const HOST_VERSION = new RegExp(HOST_VERSION_PATTERN);
+const PLATFORM = new RegExp(PLATFORM_PATTERN);
+const MAJOR_MINOR = /^\d+(?:\.\d+)?/;
+
+/** What a request says the site runs: the fields of the update check and of validate. */
+export interface FieldInput {
+  version?: unknown;
+  platform?: unknown;
+  platform_version?: unknown;
+  php_version?: unknown;
+}
+
+interface Seen {
+  day: string;
+  productId: number;
+  site: string;
+  version: string;
+  platform: string | null;
+  platformVersion: string;
+  php: string | null;
+}
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** `8.1.2-1ubuntu2.14` → `8.1`: what a vendor decides on, and less that tells one site from another. */
+const majorMinor = (v: unknown): string | null =>
+  typeof v === 'string' && HOST_VERSION.test(v) ? (MAJOR_MINOR.exec(v)?.[0] ?? null) : null;
+
+/**
+ * What runs in the field: for each product and UTC day (by the server's clock), how many distinct
+ * sites run each version, and on which platform and PHP versions (docs/distribution.md, 'What runs
+ * in the field'). The update check and validate call `record`: a clock read, a map lookup and,
+ * for a site not yet seen today, a push; no statement. Every FIELD_FLUSH_EVERY_MS and on close the
+ * sites seen since are flushed in one transaction: their keyed hashes are inserted into
+ * `field_sites` (`ON CONFLICT DO NOTHING`), and only those inserted, the sites no process had
+ * counted that day, are added to `field_counts`. So a site counts once a day, with what it
+ * reported first that day, however many processes it reaches. The hash is an HMAC under a server
+ * secret over the day, the product and the site (its identity key, else its address), so it
+ * neither names a site nor links one day to the next; those rows are pruned after a day.
+ */
+export class FieldReports {
+  private seen: BoundedMap<string, true> = new BoundedMap(FIELD_SEEN_MAX);
+  private pending: Seen[] = [];
+  private day = '';
+  private dayStart = 0;
+  private dayEnd = 0;
+  private prunedDay = '';
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private full = false;
+
+  constructor(
+    private readonly database: Database,
+    private readonly repo: FieldRepository,
+    private readonly clock: Clock,
+    private readonly secrets: AppSecrets,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /**
+   * Notes that `site` (an identity key, or a hash of the address) runs what `input` says. A
+   * version that is not version-like (the update check takes any text) is not counted.
+   */
+  record(productId: number, site: string, input: FieldInput): void {
+    const version = input.version;
+    if (typeof version !== 'string' || version.length > 64 || !VERSION.test(version)) return;
+    const now = this.clock.now().getTime();
+    if (now < this.dayStart || now >= this.dayEnd) this.switchDay(now);
+    const key = `${productId}:${site}`;
+    if (this.seen.has(key)) return;
+    if (this.pending.length >= FIELD_PENDING_MAX) {
+      if (!this.full) this.log.warn('field report: too many new sites before a flush; some left uncounted');
+      this.full = true;
+      return;
+    }
+    this.seen.set(key, true);
+    const platform =
+      typeof input.platform === 'string' && PLATFORM.test(input.platform) ? input.platform : null;
+    this.pending.push({
+      day: this.day,
+      productId,
+      site,
+      version,
+      platform,
+      platformVersion: platform === null ? '' : (majorMinor(input.platform_version) ?? ''),
+      php: majorMinor(input.php_version),
+    });
+  }
+
+  private switchDay(now: number): void {
+    this.dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+    this.dayEnd = this.dayStart + DAY_MS;
+    this.day = dayOf(this.dayStart);
+    // A new day counts every site again; the sites of the day before wait in `pending`.
+    this.seen = new BoundedMap(FIELD_SEEN_MAX);
+  }
+
+  /** Starts the periodic flush (idempotent); the server starts it when it listens. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.flush(), FIELD_FLUSH_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** Stops the periodic flush and flushes what is left (the app's close). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+
+  /** Adds the sites seen so far to the database; on failure they are kept for the next flush. */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.pending.length === 0) return;
+    const today = dayOf(this.clock.now().getTime());
+    const taken = this.pending;
+    this.pending = [];
+    this.full = false;
+    this.flushing = this.write(taken, today)
+      .catch((err) => {
+        this.log.warn({ err }, 'field report flush failed; kept for the next one');
+        this.pending = taken.concat(this.pending).slice(0, FIELD_PENDING_MAX);
+      })
+      .finally(() => {
+        this.flushing = null;
+      });
+    await this.flushing;
+  }
+
+  private async write(taken: Seen[], today: string): Promise<void> {
+    // The first flush of each day forgets what is past keeping.
+    if (this.prunedDay !== today) {
+      const t = new Date(`${today}T00:00:00.000Z`).getTime();
+      await this.repo.prune(dayOf(t - DAY_MS), dayOf(t - FIELD_RETENTION_DAYS * DAY_MS));
+      this.prunedDay = today;
+    }
+    const secret = await this.secrets.get(SECRET);
+    const byHash = new Map<string, Seen>();
+    const rows: SiteRow[] = [];
+    for (const s of taken) {
+      const site = createHmac('sha256', secret)
+        .update(`${s.day}|${s.productId}|${s.site}`)
+        .digest('hex')
+        .slice(0, 32);
+      const id = `${s.day}|${s.productId}|${site}`;
+      if (byHash.has(id)) continue;
+      byHash.set(id, s);
+      rows.push({ day: s.day, product_id: s.productId, site });
+    }
+    // One order for every process, so that two flushes of one day wait on each other's rows
+    // rather than deadlock.
+    rows.sort((a, b) => cmp(a.day, b.day) || a.product_id - b.product_id || cmp(a.site, b.site));
+    await withTransaction(this.database, async (tx) => {
+      const inserted = await this.repo.addSites(rows, tx);
+      const counts = new Map<string, FieldCountRow>();
+      const add = (s: Seen, kind: string, name: string, version: string) => {
+        const k = `${s.productId}|${s.day}|${kind}|${name}|${version}`;
+        const row = counts.get(k);
+        if (row) row.sites += 1;
+        else counts.set(k, { product_id: s.productId, day: s.day, kind, name, version, sites: 1 });
+      };
+      for (const r of inserted) {
+        const s = byHash.get(`${r.day}|${r.product_id}|${r.site}`);
+        if (!s) continue;
+        add(s, 'version', '', s.version);
+        if (s.platform !== null) add(s, 'platform', s.platform, s.platformVersion);
+        if (s.php !== null) add(s, 'php', '', s.php);
+      }
+      const sorted = [...counts.entries()].sort(([a], [b]) => cmp(a, b)).map(([, row]) => row);
+      await this.repo.addCounts(sorted, tx);
+    });
+  }
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
