@@ -8,6 +8,13 @@ interface Pending {
 }
 
 /**
+ * How the batches of this process went: a batch statement that fails is run again call by call,
+ * which gives the same answers at many times the cost, so a failure is only ever a caller's bad
+ * value. A batch that fails on every call (SQL the nesting breaks) shows here, and tests watch it.
+ */
+export const pgBatchCounts = { statements: 0, failures: 0 };
+
+/**
  * The calls of one hot read made in the same turn of the event loop, sent to PostgreSQL as one
  * statement. A query costs node-postgres about 100 µs of CPU whatever it asks (building protocol
  * messages, a socket write and read, parsing the answer), more than SQLite's whole validate
@@ -46,7 +53,10 @@ export class PgReadBatch<Row> {
     if (missing.length > 0) throw new Error(`PgReadBatch: no type for ${missing.join(', ')}`);
     // New numbering: the arrays first ($1..$k, one per name), then the constants.
     let next = names.length;
-    const renumbered = slots.map((slot) => (slot === undefined ? `$${++next}` : `a."${slot}"`));
+    // The callers' values are columns of `tg_args`, a name no query of ours gives a table: the single
+    // query is nested inside the batch, so an alias of its own (the releases query joins artifacts
+    // as `a`) would hide the outer one and the batch would fail on every call.
+    const renumbered = slots.map((slot) => (slot === undefined ? `$${++next}` : `tg_args."${slot}"`));
     this.arrayOf = slots.map((slot) => (slot === undefined ? -1 : names.indexOf(slot)));
     this.constants = slots.flatMap((slot, i) => (slot === undefined ? [i] : []));
     this.arrays = names.length;
@@ -56,9 +66,9 @@ export class PgReadBatch<Row> {
     // tg_row keeps each caller's rows in the single query's own order (its ORDER BY), which the
     // outer ORDER BY alone would not promise.
     this.batchText =
-      `select a.tg_ordinal, q.* from unnest(${arrays}) with ordinality as a(${columns}, tg_ordinal) ` +
+      `select tg_args.tg_ordinal, q.* from unnest(${arrays}) with ordinality as tg_args(${columns}, tg_ordinal) ` +
       `cross join lateral (select s.*, row_number() over () as tg_row from (${inner}) as s) as q ` +
-      'order by a.tg_ordinal, q.tg_row';
+      'order by tg_args.tg_ordinal, q.tg_row';
     this.batchName = `${name}_b`;
   }
 
@@ -103,6 +113,7 @@ export class PgReadBatch<Row> {
       })
       .then(
         (result) => {
+          pgBatchCounts.statements++;
           // The single query's columns sit between tg_ordinal (first) and tg_row (last).
           const fields = result.fields.map((f) => f.name);
           const last = fields.length - 1;
@@ -117,6 +128,7 @@ export class PgReadBatch<Row> {
           });
         },
         () => {
+          pgBatchCounts.failures++;
           for (const p of batch) this.alone(p);
         },
       );

@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgBatchCounts } from '../../src/db/pg-batch.js';
 import { precompile } from '../../src/db/precompiled.js';
+import { LicenseRepository } from '../../src/modules/licensing/license.repository.js';
+import { ReleasesRepository } from '../../src/modules/releases/releases.repository.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 /**
@@ -43,5 +46,46 @@ describe.runIf(dialectUnderTest === 'postgres')('one statement for the reads of 
     );
     expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((answers[0] as PromiseFulfilledResult<{ n: number }[]>).value.map((r) => r.n)).toEqual([2, 1]);
+  });
+
+  it('a query with aliases of its own is batched, not run call by call', async () => {
+    // The callers' values are referred to from inside the single query; an alias of the query's
+    // own (here `a`, as the releases query names artifacts) must not hide them.
+    const aliased = (p: Record<'count', string>) => ({
+      compile: () =>
+        sql<{
+          n: number;
+        }>`select a.n from generate_series(1, 9) as a(n) where a.n <= ${p.count}::int order by a.n`.compile(
+          d.database.db,
+        ),
+    });
+    const batched = precompile(d.database, ['count'] as const, aliased, { pgBatch: { count: 'text' } });
+    const before = { ...pgBatchCounts };
+    const rows = await Promise.all(['2', '3'].map((count) => batched.all({ count })));
+    expect(rows.map((r) => r.map((x) => x.n))).toEqual([
+      [1, 2],
+      [1, 2, 3],
+    ]);
+    expect(pgBatchCounts.failures - before.failures).toBe(0);
+    expect(pgBatchCounts.statements - before.statements).toBe(1);
+  });
+
+  it("every batched read of the hot paths runs as one statement for a turn's callers", async () => {
+    // A batch that fails still answers (call by call), so only the counts tell it went wrong:
+    // each pair of concurrent calls below must be one statement, never a failure.
+    const releases = new ReleasesRepository(d.database);
+    const licenses = new LicenseRepository(d.database);
+    const pairs: (() => Promise<unknown>)[] = [
+      () => releases.publishedWithArtifacts(1),
+      () => releases.findArtifact(1),
+      () => licenses.findForIdentity('KEY', 'identity'),
+      () => licenses.findForIdentity('KEY', 'identity', { revision: true }),
+    ];
+    for (const call of pairs) {
+      const before = { ...pgBatchCounts };
+      await Promise.all([call(), call()]);
+      expect(pgBatchCounts.failures - before.failures).toBe(0);
+      expect(pgBatchCounts.statements - before.statements).toBe(1);
+    }
   });
 });

@@ -132,13 +132,23 @@ export class Preflight {
    * catalogue change within a second; redemption always re-reads the product in its transaction.
    */
   private readonly slugCache = new BoundedMap<string, { at: number; products: Product[] }>(1000);
-  private async productsBySlug(slug: string): Promise<Product[]> {
+  /** The reads under way, shared by the requests that find the same slug stale meanwhile. */
+  private readonly slugReads = new Map<string, Promise<Product[]>>();
+  private productsBySlug(slug: string): Promise<Product[]> | Product[] {
     const now = Date.now();
     const hit = this.slugCache.get(slug);
     if (hit && now - hit.at < SLUG_CACHE_MS) return hit.products;
-    const products = await this.catalogue.findPublishedBySlug(slug);
-    this.slugCache.set(slug, { at: now, products });
-    return products;
+    let reading = this.slugReads.get(slug);
+    if (!reading) {
+      reading = this.catalogue.findPublishedBySlug(slug).then((products) => {
+        this.slugCache.set(slug, { at: now, products });
+        return products;
+      });
+      const done = () => this.slugReads.delete(slug);
+      reading.then(done, done);
+      this.slugReads.set(slug, reading);
+    }
+    return reading;
   }
 
   /**

@@ -73,6 +73,8 @@ export class SettingsService {
   private cached: { at: number; value: Settings } | null = null;
   /** Counts writes: a read that a write overtook must not refill the cache with what it read. */
   private generation = 0;
+  /** The read that callers finding the cache stale wait for, and the generation it began in. */
+  private reading: { generation: number; value: Promise<Settings> } | null = null;
   static readonly CACHE_MS = 1000;
 
   constructor(
@@ -85,6 +87,21 @@ export class SettingsService {
   async get(tx?: Tx): Promise<Settings> {
     const now = Date.now();
     if (this.cached && now - this.cached.at < SettingsService.CACHE_MS) return this.cached.value;
+    if (tx) return this.read(now, tx);
+    // The requests that find the cache stale share one read, unless a write came after it began:
+    // on a busy store every request in flight would otherwise read the settings at the same moment.
+    if (this.reading?.generation !== this.generation) {
+      const reading = { generation: this.generation, value: this.read(now) };
+      const done = () => {
+        if (this.reading === reading) this.reading = null;
+      };
+      reading.value.then(done, done);
+      this.reading = reading;
+    }
+    return this.reading.value;
+  }
+
+  private async read(now: number, tx?: Tx): Promise<Settings> {
     const generation = this.generation;
     const rows = await this.repo.readAll(tx);
     const value: Settings = structuredClone(DEFAULT_SETTINGS);
