@@ -19,8 +19,11 @@ export const MANIFEST_FORMAT = 1;
 const DATABASE_NAME = 'tollgate.sqlite';
 /** A vault storage key (src/modules/releases/storage/vault.ts): two levels of generated names. */
 const STORAGE_KEY = /^[0-9a-f]{2}\/[0-9a-f-]{36}\.(zip|tgv)$/;
-/** A public upload's path below DATA_DIR/public: plain segments only. */
-const PUBLIC_PATH = /^uploads(\/[A-Za-z0-9._ ()+~,@=-]+)+$/;
+/**
+ * A public upload's path below DATA_DIR/public, in segments as the server names and serves them
+ * (PUBLIC_SEGMENT, src/modules/releases/artifacts.service.ts).
+ */
+const PUBLIC_PATH = /^uploads(\/[A-Za-z0-9][A-Za-z0-9._+-]{0,199})+$/;
 /** How often a backup takes a fresh snapshot when a file it names is deleted while it copies. */
 const ATTEMPTS = 3;
 const DIR_MODE = 0o700;
@@ -65,7 +68,7 @@ export interface Manifest {
   database: string;
   files: ManifestFile[];
   /** Public uploads the database names that were missing or changed on disk, left out. */
-  skipped: { path: string; reason: 'missing' | 'changed' }[];
+  skipped: { path: string; reason: 'missing' | 'changed' | 'unsafe_path' }[];
 }
 
 /** Where a store on SQLite keeps its data (from the configuration, src/config.ts). */
@@ -313,7 +316,7 @@ export async function backup(
           !PUBLIC_PATH.test(l.public_path) ||
           l.public_path.split('/').some((s) => s === '.' || s === '..')
         ) {
-          skipped.push({ path: `public/${l.public_path}`, reason: 'changed' });
+          skipped.push({ path: `public/${l.public_path}`, reason: 'unsafe_path' });
           continue;
         }
         const rel = `public/${l.public_path}`;

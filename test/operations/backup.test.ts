@@ -21,7 +21,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openSqlite } from '../../src/db/sqlite.js';
 import { protectedFixture, siteCreds } from '../distribution/helpers.js';
-import { ADMIN, basic, type TestApp } from '../helpers/app.js';
+import { ADMIN, basic, postForm, type TestApp } from '../helpers/app.js';
 import { dialectUnderTest } from '../helpers/db.js';
 import { adminId, makeZip, publish, softwareProduct } from '../helpers/factories.js';
 import { startServer } from '../helpers/server.js';
@@ -128,6 +128,8 @@ describe.runIf(dialectUnderTest === 'sqlite')('backup and restore of a store on 
   let encryptedZip: Buffer;
   let encryptedRelease: { artifact_id: number; file_sha256: string };
   let backupDir: string;
+  const legacyZip = makeZip(900);
+  const legacyPaths: string[] = [];
 
   beforeAll(async () => {
     store = await storeOnDisk();
@@ -140,6 +142,21 @@ describe.runIf(dialectUnderTest === 'sqlite')('backup and restore of a store on 
       [['storage_driver', 'local_encrypted']],
       encryptedZip,
     );
+    // Two files of the legacy catalogue's public uploads folder; the second one's file is then
+    // removed by hand, as an operator might.
+    for (const content of [legacyZip, makeZip(700)]) {
+      const up = await postForm(store, `/v1/products/${fixture.product.id}/downloads`, [
+        ['file', { filename: 'legacy.zip', content }],
+      ]);
+      expect(up.statusCode).toBe(201);
+      const row = await store.db.database.db
+        .selectFrom('legacy_downloads')
+        .select('public_path')
+        .where('download_id', '=', up.json().download_id)
+        .executeTakeFirstOrThrow();
+      legacyPaths.push(row.public_path);
+    }
+    rmSync(join(store.dataDir, 'public', legacyPaths[1]!));
     await store.app.listen({ port: 0, host: '127.0.0.1' });
     const address = store.app.server.address();
     url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -184,9 +201,14 @@ describe.runIf(dialectUnderTest === 'sqlite')('backup and restore of a store on 
       expect(answers.length).toBeGreaterThan(0);
       expect(answers.filter((s) => s !== 200 && s !== 201)).toEqual([]);
 
-      // The manifest: the database and both vault files, each with its size and SHA-256.
+      // The manifest: the database, both vault files and the public upload still on disk, each with its size and SHA-256.
       const manifest = manifestOf(backupDir);
-      expect(manifest).toMatchObject({ format: 1, database: 'tollgate.sqlite', skipped: [] });
+      expect(manifest).toMatchObject({
+        format: 1,
+        database: 'tollgate.sqlite',
+        skipped: [{ path: `public/${legacyPaths[1]}`, reason: 'missing' }],
+      });
+      expect(run.stderr).toContain(legacyPaths[1]);
       expect(manifest.tollgate_version).toBe(
         JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version,
       );
@@ -198,13 +220,19 @@ describe.runIf(dialectUnderTest === 'sqlite')('backup and restore of a store on 
         .orderBy('id')
         .execute();
       expect(manifest.files.map((f) => f.path).sort()).toEqual(
-        ['tollgate.sqlite', ...rows.map((r) => `vault/${r.storage_key}`)].sort(),
+        ['tollgate.sqlite', ...rows.map((r) => `vault/${r.storage_key}`), `public/${legacyPaths[0]}`].sort(),
+      );
+      expect(manifest.files.find((f) => f.path === `public/${legacyPaths[0]}`)?.sha256).toBe(
+        sha256(legacyZip),
       );
       expect(filesBelow(backupDir)).toEqual([...manifest.files.map((f) => f.path), 'manifest.json'].sort());
       for (const f of manifest.files) {
         const bytes = readFileSync(join(backupDir, f.path));
         expect({ size: bytes.length, sha256: sha256(bytes) }).toEqual({ size: f.size, sha256: f.sha256 });
-        expect(statSync(join(backupDir, f.path)).mode & 0o777).toBe(0o600);
+        // Private files owner-only; a public upload readable by the web server that serves it.
+        expect(statSync(join(backupDir, f.path)).mode & 0o777).toBe(
+          f.path.startsWith('public/') ? 0o644 : 0o600,
+        );
       }
       // A plain artifact is stored as uploaded; the encrypted one is ciphertext, not the zip.
       const plain = manifest.files.find((f) => f.path === `vault/${rows[0]!.storage_key}`)!;
@@ -251,6 +279,10 @@ describe.runIf(dialectUnderTest === 'sqlite')('backup and restore of a store on 
         const body = Buffer.from(await download.arrayBuffer());
         expect(sha256(body)).toBe(sha256(encryptedZip));
         expect(sha256(body)).toBe(encryptedRelease.file_sha256);
+
+        const legacy = await fetch(`${server.url}/${legacyPaths[0]}`);
+        expect(legacy.status).toBe(200);
+        expect(sha256(Buffer.from(await legacy.arrayBuffer()))).toBe(sha256(legacyZip));
       } finally {
         expect(await server.stop()).toBe(0);
       }
