@@ -211,18 +211,16 @@ function matches(a: ArtifactRef, copied: Copied): boolean {
 
 /** Refuses a target that exists and holds anything; creates it (0700) otherwise. */
 async function prepareTarget(target: string): Promise<void> {
+  const info = await lstat(target).catch(() => null);
+  if (info && !info.isDirectory()) {
+    throw new BackupError('target_not_empty', `${target} exists and is not a directory`);
+  }
   const entries = await entriesOf(target);
   if (entries && entries.length > 0) {
     throw new BackupError(
       'target_not_empty',
       `the backup directory ${target} is not empty: give an empty or new one`,
     );
-  }
-  if (!entries) {
-    const info = await lstat(target).catch(() => null);
-    if (info && !info.isDirectory()) {
-      throw new BackupError('target_not_empty', `${target} exists and is not a directory`);
-    }
   }
   await mkdir(target, { recursive: true, mode: DIR_MODE });
   await chmod(target, DIR_MODE);

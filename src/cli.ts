@@ -60,7 +60,9 @@ async function backupCommand(command: 'backup' | 'restore', args: string[], conf
       console.error(`${command} failed [${e.code}]: ${e.message}`);
       return 1;
     }
-    throw e;
+    // A file system error (permissions, a full disk): what was written is already removed.
+    console.error(`${command} failed: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
   }
 }
 

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -11,11 +12,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { BackupError, backup, type Manifest, type StorePaths } from '../../src/backup.js';
+import { BackupError, backup, type Manifest, restore, type StorePaths } from '../../src/backup.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -112,7 +113,7 @@ async function storeOnDisk(): Promise<TestApp & { dataDir: string; paths: StoreP
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
 
 /** Each command is a Node.js process of its own (a few seconds each on a loaded machine). */
-const PROCESSES = { timeout: 180_000 };
+const PROCESSES = { timeout: 300_000 };
 
 describe.runIf(dialectUnderTest === 'sqlite')('backup and restore of a store on SQLite', () => {
   let store: Awaited<ReturnType<typeof storeOnDisk>>;
@@ -347,6 +348,34 @@ describe.runIf(dialectUnderTest === 'sqlite')('backup and restore of a store on 
       expect(existsSync(dataDir)).toBe(false);
     },
   );
+
+  it('restores next to a vault file with the same content, and refuses one with other content', async () => {
+    const vaultFile = manifestOf(backupDir).files.find((f) => f.path.startsWith('vault/'))!.path;
+    const dataDir = join(dir('restore-conflict'), 'data');
+    const paths: StorePaths = {
+      dataDir,
+      databaseFile: join(dataDir, 'tollgate.sqlite'),
+      vaultDir: join(dataDir, 'vault'),
+    };
+    const there = join(dataDir, ...vaultFile.split('/'));
+    mkdirSync(dirname(there), { recursive: true });
+    writeFileSync(there, 'other bytes');
+    const error = await restore(paths, backupDir).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((error as BackupError).code).toBe('target_conflict');
+    expect(existsSync(paths.databaseFile)).toBe(false);
+    expect(readFileSync(there, 'utf8')).toBe('other bytes');
+    expect(filesBelow(dataDir)).toEqual([vaultFile]);
+
+    cpSync(join(backupDir, vaultFile), there);
+    const result = await restore(paths, backupDir);
+    expect(result).toMatchObject({ written: result.manifest.files.length - 1, present: 1 });
+    expect(sha256(readFileSync(paths.databaseFile))).toBe(
+      sha256(readFileSync(join(backupDir, 'tollgate.sqlite'))),
+    );
+  });
 
   it('a file deleted while the backup copies: a fresh snapshot that no longer names it, or a clear failure', async () => {
     const product = await softwareProduct(store);
