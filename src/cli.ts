@@ -1,16 +1,75 @@
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, resolvePublicUrl } from './config.js';
+import { BackupError, backup, restore, type StorePaths } from './backup.js';
+import { type Config, ConfigError, loadConfig, resolvePublicUrl } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 
 // The commands, run by src/main.ts once it has checked the Node.js version.
 
-const USAGE = `usage: tollgate [serve|migrate|user:create <email> <password> [administrator|customer]]`;
+const USAGE = `usage: tollgate [serve|migrate|user:create <email> <password> [administrator|customer]|backup <dir>|restore <dir>]`;
+
+/**
+ * `backup <dir>` and `restore <dir>` (docs/backups.md): before the database is opened, so that a
+ * restore never creates one and a backup never migrates the database of a running server.
+ */
+async function backupCommand(command: 'backup' | 'restore', args: string[], config: Config): Promise<number> {
+  const [dir] = args;
+  if (!dir || args.length !== 1) {
+    console.error(USAGE);
+    return 2;
+  }
+  const target = resolve(dir);
+  try {
+    if (config.database.kind === 'postgres') {
+      throw new BackupError(
+        'postgres_not_supported',
+        command === 'backup'
+          ? 'this store runs on PostgreSQL: back it up with pg_dump -Fc, then copy the vault directory (docs/backups.md)'
+          : 'this store runs on PostgreSQL: restore its dump with pg_restore and the vault directory beside it (docs/backups.md)',
+      );
+    }
+    const paths: StorePaths = {
+      dataDir: config.dataDir,
+      databaseFile: config.database.file,
+      vaultDir: config.vaultDir,
+    };
+    if (command === 'backup') {
+      const manifest = await backup(paths, target);
+      const bytes = manifest.files.reduce((n, f) => n + f.size, 0);
+      console.log(
+        `backup written to ${target}: the database and ${manifest.files.length - 1} files, ${bytes} bytes (${manifest.created_at})`,
+      );
+      for (const s of manifest.skipped) console.warn(`warning: ${s.path} left out (${s.reason} on disk)`);
+      return 0;
+    }
+    const result = await restore(paths, target);
+    console.log(
+      `restored the backup of ${result.manifest.created_at} into ${config.dataDir}: ${result.written} files written, ${result.present} already in place`,
+    );
+    if (!config.vaultKey && !existsSync(join(config.dataDir, 'vault.key'))) {
+      // Signing keys (and encrypted artifacts) are sealed with the vault key, never in a backup.
+      console.warn(
+        `warning: no vault key: set VAULT_KEY, or put the store's key file at ${join(config.dataDir, 'vault.key')}, before starting the server (docs/backups.md)`,
+      );
+    }
+    return 0;
+  } catch (e) {
+    if (e instanceof BackupError) {
+      console.error(`${command} failed [${e.code}]: ${e.message}`);
+      return 1;
+    }
+    // A file system error (permissions, a full disk): what was written is already removed.
+    console.error(`${command} failed: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command = 'serve', ...args] = argv;
   const config = loadConfig();
+  if (command === 'backup' || command === 'restore') return backupCommand(command, args, config);
   // The data directory holds the database, the vault and generated keys: the owner's only.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
