@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
+import { PeriodicFlush } from './periodic-flush.js';
 import type { CounterRow, ReportsRepository } from './reports.repository.js';
 
 /** How often the counts in memory are added to the database (docs/admin.md, 'Dashboard'). */
@@ -28,8 +29,7 @@ export class DailyCounters {
   private dayStart = 0;
   private dayEnd = 0;
   private today: Map<number, Counts> | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> | null = null;
+  private readonly flusher = new PeriodicFlush(FLUSH_EVERY_MS, () => this.write());
 
   constructor(
     private readonly repo: ReportsRepository,
@@ -66,21 +66,20 @@ export class DailyCounters {
 
   /** Starts the periodic flush (idempotent). The server starts it when it listens. */
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
-    this.timer.unref();
+    this.flusher.start();
   }
 
   /** Stops the periodic flush and flushes what is left (the app's close). */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
+  stop(): Promise<void> {
+    return this.flusher.stop();
   }
 
   /** Adds the counts so far to the database; on failure they are kept for the next flush. */
-  async flush(): Promise<void> {
-    if (this.flushing) await this.flushing;
+  flush(): Promise<void> {
+    return this.flusher.flush();
+  }
+
+  private async write(): Promise<void> {
     if (this.days.size === 0) return;
     const taken = this.days;
     this.days = new Map();
@@ -92,21 +91,15 @@ export class DailyCounters {
         if (c.download > 0) rows.push({ kind: 'download', day, product_id, count: c.download });
       }
     }
-    this.flushing = this.repo
-      .addCounters(rows)
-      .catch((err) => {
-        this.log.warn({ err }, 'daily counters flush failed; kept for the next one');
-        for (const r of rows) {
-          const day = this.switchDay(new Date(`${r.day}T00:00:00.000Z`).getTime());
-          const counts = day.get(r.product_id) ?? { update_check: 0, download: 0 };
-          counts[r.kind as CounterKind] += r.count;
-          day.set(r.product_id, counts);
-        }
-        this.today = null;
-      })
-      .finally(() => {
-        this.flushing = null;
-      });
-    await this.flushing;
+    await this.repo.addCounters(rows).catch((err) => {
+      this.log.warn({ err }, 'daily counters flush failed; kept for the next one');
+      for (const r of rows) {
+        const day = this.switchDay(new Date(`${r.day}T00:00:00.000Z`).getTime());
+        const counts = day.get(r.product_id) ?? { update_check: 0, download: 0 };
+        counts[r.kind as CounterKind] += r.count;
+        day.set(r.product_id, counts);
+      }
+      this.today = null;
+    });
   }
 }

@@ -8,6 +8,7 @@ import { withTransaction } from '../../db/transaction.js';
 import { VERSION_PATTERN } from '../releases/releases.model.js';
 import type { FieldCountRow, FieldRepository, SiteRow } from './field.repository.js';
 import { HOST_VERSION_PATTERN, PLATFORM_PATTERN } from './field.schemas.js';
+import { PeriodicFlush } from './periodic-flush.js';
 
 /** How often what was seen is added to the database (and once more when the server closes). */
 export const FIELD_FLUSH_EVERY_MS = 5000;
@@ -67,8 +68,7 @@ export class FieldReports {
   private dayStart = 0;
   private dayEnd = 0;
   private prunedDay = '';
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> | null = null;
+  private readonly flusher = new PeriodicFlush(FIELD_FLUSH_EVERY_MS, () => this.flushPending());
   private full = false;
 
   constructor(
@@ -119,35 +119,29 @@ export class FieldReports {
 
   /** Starts the periodic flush (idempotent); the server starts it when it listens. */
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.flush(), FIELD_FLUSH_EVERY_MS);
-    this.timer.unref();
+    this.flusher.start();
   }
 
   /** Stops the periodic flush and flushes what is left (the app's close). */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
+  stop(): Promise<void> {
+    return this.flusher.stop();
   }
 
   /** Adds the sites seen so far to the database; on failure they are kept for the next flush. */
-  async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
+  flush(): Promise<void> {
+    return this.flusher.flush();
+  }
+
+  private async flushPending(): Promise<void> {
     if (this.pending.length === 0) return;
     const today = dayOf(this.clock.now().getTime());
     const taken = this.pending;
     this.pending = [];
     this.full = false;
-    this.flushing = this.write(taken, today)
-      .catch((err) => {
-        this.log.warn({ err }, 'field report flush failed; kept for the next one');
-        this.pending = taken.concat(this.pending).slice(0, FIELD_PENDING_MAX);
-      })
-      .finally(() => {
-        this.flushing = null;
-      });
-    await this.flushing;
+    await this.write(taken, today).catch((err) => {
+      this.log.warn({ err }, 'field report flush failed; kept for the next one');
+      this.pending = taken.concat(this.pending).slice(0, FIELD_PENDING_MAX);
+    });
   }
 
   private async write(taken: Seen[], today: string): Promise<void> {
