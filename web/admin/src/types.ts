@@ -300,6 +300,8 @@ export interface Settings {
   reinstall_takeover: boolean;
   /** Days a site may go unseen before it is released; null = never (docs/licensing.md, 'Last seen and stale activations'). */
   stale_activation_days: number | null;
+  /** What a full refund does to the order's licenses (docs/payments.md, 'Refunds'). */
+  refund_license_action: 'revoke' | 'suspend' | 'keep';
 }
 
 export interface Coupon {
