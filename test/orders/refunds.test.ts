@@ -264,6 +264,15 @@ describe('partial refunds, stock and subscriptions', () => {
     expect(sub.status).toBe('active');
     const total = (await getOrder(out.order_id)).total;
     expect((await refund(out.order_id, { amount: total })).statusCode).toBe(201);
+    // The customer's order page shows the order refunded, and how much.
+    const mine = await t.app.inject({
+      method: 'GET',
+      url: `/account/orders/${out.order_id}`,
+      headers: { cookie: b.cookieHeader() },
+    });
+    expect(mine.statusCode).toBe(200);
+    expect(mine.body).toContain('data-status="refunded"');
+    expect(mine.body).toContain(`Refunded:</span> <strong>${total}</strong>`);
     const after = await adminOk<{ status: string }>(t, 'GET', `/subscriptions/${sub.id}`);
     expect(after.status).toBe('cancelled');
     expect((await events('subscription.status_changed')).at(-1)!.data).toEqual({
