@@ -264,6 +264,14 @@ describe('partial refunds, stock and subscriptions', () => {
     expect(sub.status).toBe('active');
     const total = (await getOrder(out.order_id)).total;
     expect((await refund(out.order_id, { amount: total })).statusCode).toBe(201);
+    // A refunded order is not paid again (409 order_already_paid): its licenses stay as the refund left them.
+    const again = await payOrder(b, out.order_id, {
+      key: out.order_key,
+      payment_method: 'test_card',
+      payment_data: { card_number: '4242424242424242' },
+    });
+    expect(again.statusCode).toBe(409);
+    expect((await getOrder(out.order_id)).status).toBe('refunded');
     // The customer's order page shows the order refunded, and how much.
     const mine = await t.app.inject({
       method: 'GET',
