@@ -23,6 +23,7 @@ import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
 import { mailRoutes } from './modules/mail/mail.routes.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
+import { refundsRoutes } from './modules/orders/refunds.routes.js';
 import { releasesRoutes } from './modules/releases/releases.routes.js';
 import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
 import { reportsRoutes } from './modules/reports/reports.routes.js';
@@ -95,6 +96,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     staleActivations,
     distribution,
     orders,
+    refunds,
     subscriptions,
     checkout,
     audit,
@@ -190,6 +192,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(releasesRoutes, { module: releasesModule });
       await api.register(distributionRoutes, { ...distribution, counters, field });
       await api.register(ordersRoutes, { orders });
+      await api.register(refundsRoutes, { refunds });
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports, fieldReport });

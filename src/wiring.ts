@@ -30,7 +30,7 @@ import {
   type MailService,
   type MailWorker,
 } from './modules/mail/mail.module.js';
-import { createOrders, type OrdersService } from './modules/orders/orders.module.js';
+import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
 import {
   createReleases,
   type ReleaseSignatures,
@@ -98,6 +98,8 @@ export interface Services {
   dispatcher: WebhookDispatcher;
   /** Orders, status changes and license issuance on payment (docs/checkout.md). */
   orders: OrdersService;
+  /** Refunds and order notes (docs/payments.md). */
+  refunds: RefundsService;
   subscriptions: SubscriptionsService;
   checkout: CheckoutService;
   /** Creates renewal orders when payments fall due; started when the server listens. */
@@ -214,7 +216,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     testClock,
   });
   const { licenses, activations, oauth, receipts, staleActivations } = licensing;
-  const { orders } = createOrders({ database, catalogue, licenses, settings, clock, audit });
+  const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
@@ -287,6 +289,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const { invalidations, tokens } = distribution;
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
+  // An order is refunded in full: the subscription it paid for or started is cancelled.
+  refunds.onRefunded((order, tx) => subscriptions.orderRefunded(order, tx));
   // A site is deactivated: its download tokens stop working.
   activations.onDeactivate((activationId, tx) => invalidations.activation(activationId, tx));
   // A license is revoked: its download tokens stop working.
@@ -343,6 +347,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       releases,
       distribution,
       orders,
+      refunds,
       subscriptions,
       checkout,
       renewals,

@@ -151,6 +151,7 @@ const catalogue = {
   deactivation_commit_failed: [500, 'Deactivation failed.'],
   revoke_failed: [500, 'The revocation was not stored.'],
   license_key_exists: [409, 'A license with this key already exists.'],
+  license_revoked: [409, 'The license is revoked; a revocation cannot be taken back.'],
   oauth_unavailable: [501, 'Customer-approval (OAuth) activation is not available on this server yet.'],
   // signing keys and offline receipts (docs/administration.md, 'Signing keys'; docs/licensing.md, 'Offline receipts')
   signing_key_unavailable: [
@@ -241,6 +242,14 @@ const catalogue = {
   // orders and subscriptions (docs/checkout.md)
   order_not_found: [404, 'Order not found.'],
   subscription_not_found: [404, 'Subscription not found.'],
+  // refunds and order notes (docs/payments.md)
+  order_not_refundable: [409, 'Only a paid order (processing or completed) can be refunded.'],
+  refund_exceeds_total: [409, 'The refund is more than what remains refundable on the order.'],
+  invalid_refund_amount: [
+    400,
+    'amount must be a positive decimal in the order currency, with no more decimal places than it allows.',
+  ],
+  order_refunded: [409, 'The order was refunded; its status can no longer change.'],
   // reports (docs/api.md, 'Reports')
   invalid_report_days: [400, 'days must be a whole number from 1 to 366.'],
   invalid_field_range: [

@@ -33,6 +33,7 @@ const isId = (n: number) => Number.isInteger(n) && n >= 1 && n <= 2147483647;
 
 function statusBadge(l: CustomerLicenseView) {
   if (l.status === 'revoked') return html`<span class="badge bad">Revoked</span>`;
+  if (l.status === 'suspended') return html`<span class="badge bad">Suspended</span>`;
   if (l.is_expired) return html`<span class="badge bad">Expired</span>`;
   if (l.entitlements.subscription_linked && !l.entitlements.subscription_active) {
     return html`<span class="badge bad">Subscription inactive</span>`;

@@ -91,7 +91,8 @@ ${
     const r = await payments.receipt(Number(rawId), undefined, viewer.user);
     // Another customer's order and an unknown one look the same. An administrator reads orders in
     // the console; here, only the customer's own.
-    if ('error' in r || !(await ownOrder(r.id, viewer.user.id))) {
+    const row = 'error' in r ? undefined : await orders.find(r.id);
+    if ('error' in r || !row || row.customer_id !== viewer.user.id) {
       return notFound(reply, viewer, 404, 'Order not found');
     }
     const s = await settings.get();
@@ -107,6 +108,7 @@ ${
   <p><span class="muted">Status:</span> <strong data-status="${r.status}">${STATUS_WORDS[r.status] ?? r.status}</strong>
   · <span class="muted">Payment:</span> ${r.payment_method || 'none yet'}</p>
   ${orderTable(receipt)}
+  ${Number(row.refunded_total) > 0 ? html`<p class="refunded"><span class="muted">Refunded:</span> <strong>${fromMinor(Number(row.refunded_total), row.decimals)}</strong> ${r.currency}</p>` : ''}
 </section>
 ${howToPay(instructions, r.number)}
 ${
@@ -118,10 +120,4 @@ ${
 }`;
     return sendPage(reply, 200, `Order #${r.number}`, body, viewer);
   });
-
-  /** The receipt admits administrators too; My orders shows a customer their own orders only. */
-  async function ownOrder(id: number, userId: number): Promise<boolean> {
-    const order = await orders.find(id);
-    return order !== undefined && order.customer_id === userId;
-  }
 }

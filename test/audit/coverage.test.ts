@@ -382,6 +382,17 @@ const FIXTURES: Record<string, Fixture> = {
     const order = await createOrder(t, { items: [{ product_id: product.id, qty: 1 }] });
     return req('POST', `/orders/${order.order_id}/status`, { status: 'completed' });
   },
+  'POST /v1/orders/{id}/refunds': async () => {
+    const product = await newProduct();
+    const order = await createOrder(t, { items: [{ product_id: product.id, qty: 1 }] });
+    await adminOk(t, 'POST', `/orders/${order.order_id}/status`, { status: 'processing' });
+    return req('POST', `/orders/${order.order_id}/refunds`, { amount: '1.00' });
+  },
+  'POST /v1/orders/{id}/notes': async () => {
+    const product = await newProduct();
+    const order = await createOrder(t, { items: [{ product_id: product.id, qty: 1 }] });
+    return req('POST', `/orders/${order.order_id}/notes`, { body: 'Called the customer.' });
+  },
   'POST /v1/subscriptions': async () => {
     const product = await newProduct();
     const customer = await createCustomer(t);

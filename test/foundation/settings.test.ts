@@ -78,6 +78,7 @@ describe('settings', () => {
       staging_activation_limit: 3,
       reinstall_takeover: false,
       stale_activation_days: null,
+      refund_license_action: 'revoke',
       renewal_url: null,
     });
   });

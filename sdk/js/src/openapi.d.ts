@@ -3063,7 +3063,7 @@ export interface paths {
           /** @description Default id; ties are broken by id (docs/licensing.md) */
           sort?: 'id' | 'created_at' | 'usage_expires_at' | 'status' | 'product';
           /** @description expired: not revoked, and the usage expiry has passed (docs/licensing.md) */
-          status?: 'active' | 'revoked' | 'expired';
+          status?: 'active' | 'revoked' | 'suspended' | 'expired';
           user_id?: number;
         };
         header?: never;
@@ -3733,6 +3733,8 @@ export interface paths {
                 mode: 'lifetime' | 'days' | 'subscription';
               };
             } | null;
+            /** @description active reinstates a suspended license, suspended stops it reversibly; a revoked license is 409 license_revoked (docs/licensing.md) */
+            status?: 'active' | 'suspended';
             /** @description RFC 3339; null = no usage expiry */
             usage_expires_at?: string | null;
           };
@@ -5229,7 +5231,7 @@ export interface paths {
           per_page: number;
           /** @description id (the default) is the order of creation; ties are broken by id */
           sort?: 'id' | 'total';
-          status?: 'pending' | 'processing' | 'on-hold' | 'completed' | 'failed' | 'cancelled';
+          status?: 'pending' | 'processing' | 'on-hold' | 'completed' | 'failed' | 'cancelled' | 'refunded';
           /** @description The subscription's renewal orders; the order that started it is its parent_order_id */
           subscription_id?: number;
         };
@@ -5286,6 +5288,489 @@ export interface paths {
     };
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/orders/{id}/notes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An order's notes, oldest first: payments, refunds, disputes and the administrator's (administrator) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              notes: {
+                /** @description The administrator who acted; null for Tollgate itself */
+                actor: null | {
+                  email: string;
+                  user_id: number;
+                };
+                body: string;
+                created_at: string;
+                id: number;
+                kind: 'payment' | 'refund' | 'dispute' | 'note';
+                order_id: number;
+              }[];
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Add a note to an order (administrator) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            body: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The administrator who acted; null for Tollgate itself */
+              actor: null | {
+                email: string;
+                user_id: number;
+              };
+              body: string;
+              created_at: string;
+              id: number;
+              kind: 'payment' | 'refund' | 'dispute' | 'note';
+              order_id: number;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/orders/{id}/refunds': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An order's refunds, oldest first, with what remains refundable (administrator) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              refunded_total: string;
+              refunds: {
+                /** @description The administrator who acted; null for Tollgate itself */
+                actor: null | {
+                  email: string;
+                  user_id: number;
+                };
+                /** @description Decimal in the order's currency */
+                amount: string;
+                created_at: string;
+                /** @description This refund brought the refunds up to the order's total */
+                full: boolean;
+                id: number;
+                order_id: number;
+                reason: string;
+                restock: boolean;
+              }[];
+              remaining: string;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Refund a paid order (administrator): a full refund makes it refunded and acts on its licenses, subscriptions and stock */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description A positive decimal in the order's currency ("12.50" or 12.5), at most what remains refundable */
+            amount: string | number;
+            /** @description Why, shown in the order notes */
+            reason?: string;
+            /**
+             * @description A full refund gives what the order held back to stock (docs/payments.md)
+             * @default true
+             */
+            restock?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The administrator who acted; null for Tollgate itself */
+              actor: null | {
+                email: string;
+                user_id: number;
+              };
+              /** @description Decimal in the order's currency */
+              amount: string;
+              created_at: string;
+              /** @description This refund brought the refunds up to the order's total */
+              full: boolean;
+              id: number;
+              order_id: number;
+              reason: string;
+              restock: boolean;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
     delete?: never;
     options?: never;
     head?: never;
@@ -7201,6 +7686,8 @@ export interface paths {
               rate_limit: number;
               /** @description Days an offline receipt is good for after it is issued (docs/licensing.md, 'Offline receipts') */
               receipt_grace_days: number;
+              /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
+              refund_license_action: 'revoke' | 'suspend' | 'keep';
               reinstall_takeover: boolean;
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
               renewal_url: null | string;
@@ -7320,6 +7807,8 @@ export interface paths {
             rate_limit?: number;
             /** @description Days an offline receipt is good for after it is issued (docs/licensing.md, 'Offline receipts') */
             receipt_grace_days?: number;
+            /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
+            refund_license_action?: 'revoke' | 'suspend' | 'keep';
             reinstall_takeover?: boolean;
             /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
             renewal_url?: null | string;
@@ -7391,6 +7880,8 @@ export interface paths {
               rate_limit: number;
               /** @description Days an offline receipt is good for after it is issued (docs/licensing.md, 'Offline receipts') */
               receipt_grace_days: number;
+              /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
+              refund_license_action: 'revoke' | 'suspend' | 'keep';
               reinstall_takeover: boolean;
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
               renewal_url: null | string;

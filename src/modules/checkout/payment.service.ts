@@ -119,7 +119,8 @@ export class PaymentService {
     const order = await this.orders.find(id);
     if (!order) throw payRefusal('order_not_found');
     if (!this.allowed(order, body.key, user)) throw payRefusal('unauthorized', UNAUTHORIZED.error);
-    if (PAID.has(order.status)) throw payRefusal('order_already_paid');
+    // A refunded order was paid once: it is not paid again.
+    if (PAID.has(order.status) || order.status === 'refunded') throw payRefusal('order_already_paid');
     if (order.status === 'cancelled') throw payRefusal('order_cancelled');
     if (await this.subscriptions.closeExpiredRenewal(order)) {
       throw payRefusal('renewal_window_expired');
@@ -146,7 +147,9 @@ export class PaymentService {
     const ctx = { products, settings };
     await withTransaction(this.database, async (tx) => {
       const locked = await this.orders.lock(order.id, tx);
-      if (!locked || PAID.has(locked.status)) throw payRefusal('order_already_paid');
+      if (!locked || PAID.has(locked.status) || locked.status === 'refunded') {
+        throw payRefusal('order_already_paid');
+      }
       if (!outcome.ok) {
         if (locked.status !== 'failed') await this.orders.transition(locked, 'failed', ctx, tx);
         return;

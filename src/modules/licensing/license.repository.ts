@@ -91,7 +91,7 @@ export type NewActivation = Omit<
 > & { environment?: ActivationEnvironment };
 
 export type LicensePatch = Partial<
-  Pick<LicenseRow, 'activation_limit' | 'usage_expires_at' | 'entitlement_policy' | 'updated_at'>
+  Pick<LicenseRow, 'activation_limit' | 'usage_expires_at' | 'entitlement_policy' | 'status' | 'updated_at'>
 >;
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -493,6 +493,28 @@ export class LicenseRepository {
       .where('status', '!=', 'revoked')
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Marks an active license suspended; false when it was not active. */
+  async suspend(id: number, now: string, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
+      .updateTable('licenses')
+      .set({ status: 'suspended', updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** The licenses issued for an order, oldest first. */
+  async idsOfOrder(orderId: number, tx?: Tx): Promise<number[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('licenses')
+      .select('id')
+      .where('order_id', '=', orderId)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => Number(r.id));
   }
 
   // ---- the steps of activation and deactivation, inside the service's transaction

@@ -112,7 +112,7 @@ export const ListQuery = Type.Object(
       }),
     ),
     status: Type.Optional(
-      Type.Enum(['active', 'revoked', 'expired'], {
+      Type.Enum(['active', 'revoked', 'suspended', 'expired'], {
         description: 'expired: not revoked, and the usage expiry has passed (docs/licensing.md)',
       }),
     ),
@@ -163,6 +163,12 @@ export const PatchLicenseBody = Type.Object(
     usage_expires_at: Type.Optional(UsageExpiry),
     activation_limit: Type.Optional(Type.Union([Limit, Type.Null()])),
     entitlement_policy: Type.Optional(Type.Union([EntitlementPolicyInput, Type.Null()])),
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('suspended')], {
+        description:
+          'active reinstates a suspended license, suspended stops it reversibly; a revoked license is 409 license_revoked (docs/licensing.md)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -39,6 +39,8 @@ export interface PatchLicenseInput {
   usage_expires_at?: string | null;
   activation_limit?: number | null;
   entitlement_policy?: EntitlementPolicyInput | null;
+  /** `active` reinstates a suspended license; `suspended` stops it until then. */
+  status?: 'active' | 'suspended';
 }
 
 /** Runs inside the revocation transaction (e.g. to invalidate outstanding download tokens). */
@@ -66,7 +68,7 @@ function canonicalExpiry(text: string): string {
 /** The query of the administrator's license list (docs/licensing.md, '7. For store administrators'). */
 export interface LicenseListQuery {
   search?: string;
-  status?: 'active' | 'revoked' | 'expired';
+  status?: 'active' | 'revoked' | 'suspended' | 'expired';
   product_id?: number;
   user_id?: number;
   /** Not offered by GET /licenses: the storefront's receipt lists an order's licenses with it. */
@@ -271,6 +273,11 @@ export class LicenseService {
         input.usage_expires_at === null ? null : canonicalExpiry(input.usage_expires_at);
     }
     if (input.activation_limit !== undefined) patch.activation_limit = input.activation_limit;
+    if (input.status !== undefined && input.status !== license.status) {
+      // Revocation is for good: only a suspension is taken back.
+      if (license.status === 'revoked') throw new ApiError('license_revoked');
+      patch.status = input.status;
+    }
     if (input.entitlement_policy !== undefined) {
       const issuedAt = parseTimestamp(license.created_at) ?? this.clock.now();
       patch.entitlement_policy =
@@ -305,24 +312,7 @@ export class LicenseService {
     try {
       await withTransaction(
         this.repo.database,
-        (tx) =>
-          step('revoke_failed', async () => {
-            // 1. The status; a license that already was revoked stops here (no second event).
-            if (!(await this.repo.revoke(id, iso(this.clock.now()), tx))) return;
-            // 2. The event, recorded in the same transaction: it is delivered only if this commits.
-            await this.outbox.record('license.revoked', { license_id: id }, tx);
-            // 3. What other modules do on a revocation (src/wiring.ts): its download tokens stop.
-            for (const hook of this.revocationHooks) await hook(id, tx);
-            // 4. The audit trail, when an administrator asked.
-            if (actor) {
-              const changes = { status: { before: 'active', after: 'revoked' } };
-              await this.audit.record(
-                actor,
-                { entity_type: 'license', entity_id: id, action: 'revoke', changes },
-                tx,
-              );
-            }
-          }),
+        (tx) => step('revoke_failed', () => this.revokeIn(id, tx, actor)),
         transactionSteps('revoke_failed', 'revoke_failed'),
       );
     } catch (e) {
@@ -330,5 +320,52 @@ export class LicenseService {
       if (e instanceof ApiError && e.code === 'revoke_failed') throw e;
       throw Object.assign(new ApiError('revoke_failed'), { cause: e });
     }
+  }
+
+  /**
+   * The revocation itself, in the caller's transaction `tx` (a full refund revokes its order's
+   * licenses in the refund's own): answers false when the license already was revoked.
+   */
+  async revokeIn(id: number, tx: Tx, actor?: Actor): Promise<boolean> {
+    const before = await this.repo.findById(id, tx);
+    // 1. The status; a license that already was revoked stops here (no second event).
+    if (!before || !(await this.repo.revoke(id, iso(this.clock.now()), tx))) return false;
+    // 2. The event, recorded in the same transaction: it is delivered only if this commits.
+    await this.outbox.record('license.revoked', { license_id: id }, tx);
+    // 3. What other modules do on a revocation (src/wiring.ts): its download tokens stop.
+    for (const hook of this.revocationHooks) await hook(id, tx);
+    // 4. The audit trail, when an administrator asked.
+    if (actor) {
+      const changes = { status: { before: before.status, after: 'revoked' } };
+      await this.audit.record(
+        actor,
+        { entity_type: 'license', entity_id: id, action: 'revoke', changes },
+        tx,
+      );
+    }
+    return true;
+  }
+
+  /**
+   * Suspends an active license in the caller's transaction (a full refund's, when the store's
+   * `refund_license_action` is `suspend`): validate answers `license_inactive` until an
+   * administrator sets it `active` again. Answers false when it was not active.
+   */
+  async suspendIn(id: number, tx: Tx, actor?: Actor): Promise<boolean> {
+    if (!(await this.repo.suspend(id, iso(this.clock.now()), tx))) return false;
+    if (actor) {
+      const changes = { status: { before: 'active', after: 'suspended' } };
+      await this.audit.record(
+        actor,
+        { entity_type: 'license', entity_id: id, action: 'update', changes },
+        tx,
+      );
+    }
+    return true;
+  }
+
+  /** The ids of the licenses issued for an order. */
+  async idsOfOrder(orderId: number, tx?: Tx): Promise<number[]> {
+    return this.repo.idsOfOrder(orderId, tx);
   }
 }

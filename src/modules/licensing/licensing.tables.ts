@@ -1,7 +1,8 @@
 import type { Generated } from 'kysely';
 import type { Id } from '../../db/schema.js';
 
-export type LicenseStatus = 'active' | 'revoked';
+/** `suspended`: reversible (a full refund may suspend; an administrator sets it `active` again). */
+export type LicenseStatus = 'active' | 'revoked' | 'suspended';
 export type ActivationStatus = 'active' | 'deactivated';
 /** Where a site runs (docs/licensing.md, '2.3 Staging and development sites'). */
 export type ActivationEnvironment = 'production' | 'staging';

@@ -21,12 +21,24 @@ export interface PaymentGateway {
     currency: string;
     payment_data: Record<string, unknown>;
   }): Promise<PaymentOutcome>;
+  /**
+   * Gives `amount` (minor units of `currency`) of the order's payment back (docs/payments.md,
+   * 'Refunds'). Called inside the refund's transaction, once the order's refunded total has been
+   * raised under its row lock, so a gateway is never asked for more than the order's total. A
+   * gateway refuses by throwing an ApiError of its own: the refund rolls back and that is the
+   * answer. A gateway that took no money here records only.
+   */
+  refund(input: { order_id: number; amount: number; currency: string; reason: string }): Promise<void>;
 }
+
+/** Nothing to give back here: the store returns the transfer or cheque itself. */
+const recordOnly = async (): Promise<void> => {};
 
 const offline = (id: string): PaymentGateway => ({
   id,
   offline: true,
   pay: async () => ({ ok: true, status: 'on-hold' }),
+  refund: recordOnly,
 });
 
 export const TEST_CARD_SUCCESS = '4242424242424242';
@@ -42,6 +54,8 @@ const testCard: PaymentGateway = {
     if (card === TEST_CARD_DECLINED) return { ok: false, messages: ['Your card was declined.'] };
     return { ok: false, messages: ['The card number is invalid.'] };
   },
+  // The test card takes no real money, so there is none to give back.
+  refund: recordOnly,
 };
 
 const BUILT_IN = new Map<string, PaymentGateway>([

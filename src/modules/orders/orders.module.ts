@@ -6,12 +6,17 @@ import type { LicenseService } from '../licensing/license.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { OrdersRepository } from './orders.repository.js';
 import { OrdersService } from './orders.service.js';
+import { RefundsRepository } from './refunds.repository.js';
+import { RefundsService } from './refunds.service.js';
 
 export type { OrdersService } from './orders.service.js';
+export type { RefundsService } from './refunds.service.js';
 
 export interface OrdersModule {
   /** Orders, their stock and coupon claims, status changes and license issuance on payment. */
   orders: OrdersService;
+  /** Refunds and order notes (docs/payments.md); what a full refund does elsewhere is wired in src/wiring.ts. */
+  refunds: RefundsService;
 }
 
 /** Builds the orders module; what runs when an order is paid (`onPaid`) is wired in src/wiring.ts. */
@@ -25,11 +30,22 @@ export function createOrders(deps: {
   audit: AuditService;
 }): OrdersModule {
   const repo = new OrdersRepository(deps.database.db, deps.database.dialect);
+  const refundsRepo = new RefundsRepository(deps.database.db);
   return {
     orders: new OrdersService(
       deps.database,
       repo,
       deps.catalogue,
+      deps.licenses,
+      deps.settings,
+      deps.clock,
+      deps.audit,
+      refundsRepo,
+    ),
+    refunds: new RefundsService(
+      deps.database,
+      repo,
+      refundsRepo,
       deps.licenses,
       deps.settings,
       deps.clock,

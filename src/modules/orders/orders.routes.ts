@@ -3,10 +3,13 @@ import { requireAdmin } from '../../http/auth.js';
 import { IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { actorOf } from '../audit/audit.model.js';
-import { ORDER_STATUSES, type OrdersService } from './orders.service.js';
+import { ORDER_STATUSES, type OrdersService, SETTABLE_STATUSES } from './orders.service.js';
 
 const Status = Type.Union(ORDER_STATUSES.map((s) => Type.Literal(s)));
-const StatusBody = Type.Object({ status: Status }, { additionalProperties: false });
+const StatusBody = Type.Object(
+  { status: Type.Union(SETTABLE_STATUSES.map((s) => Type.Literal(s))) },
+  { additionalProperties: false },
+);
 // Unknown parameters are refused: a misspelt filter must not answer every order.
 const ListQuery = Type.Object(
   {

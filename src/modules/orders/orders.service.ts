@@ -16,6 +16,7 @@ import type { SettingsService } from '../settings/settings.service.js';
 import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
 import type { OrderFilter, OrderSort, OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
+import type { RefundsRepository } from './refunds.repository.js';
 
 export const ORDER_STATUSES: readonly OrderStatus[] = [
   'pending',
@@ -24,7 +25,10 @@ export const ORDER_STATUSES: readonly OrderStatus[] = [
   'completed',
   'failed',
   'cancelled',
+  'refunded',
 ];
+/** What the administrator's status change may set: `refunded` comes only from a refund (docs/payments.md). */
+export const SETTABLE_STATUSES: readonly OrderStatus[] = ORDER_STATUSES.filter((s) => s !== 'refunded');
 /** Statuses of a paid order: entering one issues the order's licenses (once). */
 export const PAID: ReadonlySet<string> = new Set(['processing', 'completed']);
 /** Statuses that give the order's held stock back. */
@@ -82,6 +86,7 @@ export class OrdersService {
     private readonly settings: SettingsService,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly notes: RefundsRepository,
   ) {}
 
   /** Runs inside the transaction of every order that enters a paid status (subscriptions, renewals). */
@@ -296,6 +301,8 @@ export class OrdersService {
     await withTransaction(this.database, async (tx) => {
       const locked = await this.repo.lock(id, tx);
       if (!locked) throw new ApiError('order_not_found');
+      // A refunded order's money went back: paying it again would issue its licenses again.
+      if (locked.status === 'refunded' && status !== 'refunded') throw new ApiError('order_refunded');
       await this.transition(locked, status, { products, settings }, tx);
       if (actor && locked.status !== status) {
         const changes = { status: { before: locked.status, after: status } };
@@ -328,7 +335,20 @@ export class OrdersService {
     const firstPayment = PAID.has(to) && order.paid_at === null;
     const updated = await this.recordStatus(order, to, now, tx);
     if (PAID.has(to)) await this.issueLicenses(updated, ctx, tx);
-    if (firstPayment) for (const hook of this.paidHooks) await hook(updated, now, tx);
+    if (firstPayment) {
+      await this.notes.insertNote(
+        {
+          order_id: order.id,
+          kind: 'payment',
+          body: `Payment received: ${fromMinor(Number(order.total), order.decimals)} ${order.currency}${order.payment_method_title ? ` by ${order.payment_method_title}` : ''}.`,
+          actor_user_id: null,
+          actor_email: null,
+          created_at: iso(now),
+        },
+        tx,
+      );
+      for (const hook of this.paidHooks) await hook(updated, now, tx);
+    }
     if (to === 'failed' && order.status !== 'failed')
       for (const hook of this.failedHooks) await hook(updated, tx);
     if (to === 'on-hold' && order.status !== 'on-hold')
@@ -425,6 +445,7 @@ export class OrdersService {
       subscription_id: order.subscription_id,
       renewal_due_at: order.renewal_due_at,
       paid_at: order.paid_at,
+      refunded_total: money(Number(order.refunded_total)),
       items: items.map((i) => ({
         id: i.id,
         product_id: i.product_id,

@@ -1,6 +1,17 @@
+import type { Generated } from 'kysely';
 import type { Id } from '../../db/schema.js';
 
-export type OrderStatus = 'pending' | 'processing' | 'on-hold' | 'completed' | 'failed' | 'cancelled';
+export type OrderStatus =
+  | 'pending'
+  | 'processing'
+  | 'on-hold'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'refunded';
+
+/** What an order note records (docs/payments.md, 'Order notes'). */
+export type OrderNoteKind = 'payment' | 'refund' | 'dispute' | 'note';
 
 export interface OrdersTables {
   orders: {
@@ -50,8 +61,32 @@ export interface OrdersTables {
     tracking_number: string;
     tracking_url: string;
     paid_at: string | null;
+    /** What the order's refunds add up to, in minor units (docs/payments.md). */
+    refunded_total: Generated<number>;
     created_at: string;
     updated_at: string;
+  };
+  order_refunds: {
+    id: Id;
+    order_id: number;
+    /** Minor units of the order's currency. */
+    amount: number;
+    reason: string;
+    /** 1 when this refund brought the refunds up to the order's total. */
+    full_refund: number;
+    restock: number;
+    actor_user_id: number | null;
+    actor_email: string | null;
+    created_at: string;
+  };
+  order_notes: {
+    id: Id;
+    order_id: number;
+    kind: OrderNoteKind;
+    body: string;
+    actor_user_id: number | null;
+    actor_email: string | null;
+    created_at: string;
   };
   order_items: {
     id: Id;

@@ -105,6 +105,10 @@ const properties = {
     description:
       "Days a site may go unseen before its activation is released (docs/licensing.md, 'Last seen and stale activations'); null = never",
   }),
+  refund_license_action: Type.Union([Type.Literal('revoke'), Type.Literal('suspend'), Type.Literal('keep')], {
+    description:
+      "What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep",
+  }),
   renewal_url: Type.Union(
     [Type.Null(), Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 })],
     {
@@ -182,5 +186,6 @@ export const DEFAULT_SETTINGS: Settings = {
   staging_activation_limit: 3,
   reinstall_takeover: false,
   stale_activation_days: null,
+  refund_license_action: 'revoke',
   renewal_url: null,
 };

@@ -140,6 +140,17 @@ export class SubscriptionsRepository {
       .execute();
   }
 
+  /** The subscriptions the order started (its parent order), locked on PostgreSQL. */
+  lockOfOrder(orderId: number, tx: Tx): Promise<SubscriptionRow[]> {
+    return on(this.db, tx)
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('parent_order_id', '=', orderId)
+      .orderBy('id')
+      .$call(forUpdate(this.dialect))
+      .execute();
+  }
+
   /** The first subscription the order created. */
   firstOfOrder(orderId: number, tx?: Tx): Promise<SubscriptionRow | undefined> {
     return on(this.db, tx)

@@ -489,6 +489,23 @@ export class SubscriptionsService {
     }
   }
 
+  /**
+   * The refunded hook of orders, in the refund's transaction (docs/payments.md, 'Refunds'): the
+   * subscription a fully refunded order paid for (a renewal's) or started is cancelled, with
+   * `subscription.status_changed` (reason `order_refunded`), and its open renewal orders with it.
+   */
+  async orderRefunded(order: OrderRow, tx: Tx): Promise<void> {
+    const subs =
+      order.subscription_id !== null
+        ? [await this.repo.lock(order.subscription_id, tx)]
+        : await this.repo.lockOfOrder(order.id, tx);
+    for (const sub of subs) {
+      if (!sub || sub.status === 'cancelled' || sub.status === 'expired') continue;
+      await this.changeStatus(sub, 'cancelled', 'order_refunded', {}, tx);
+      await this.orders.cancelOpenRenewals(sub.id, tx);
+    }
+  }
+
   /** The subscription a receipt shows: the renewal's, else the first one the order created. */
   async ofOrder(order: OrderRow): Promise<SubscriptionView | null> {
     const row =

@@ -117,6 +117,7 @@ export const STATUS_WORDS: Record<string, string> = {
   'on-hold': 'On hold: waiting for the store to confirm your payment',
   failed: 'Payment failed',
   cancelled: 'Cancelled',
+  refunded: 'Refunded',
 };
 
 /**

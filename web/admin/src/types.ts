@@ -216,9 +216,40 @@ export interface Order {
   /** A renewal order's due payment. */
   renewal_due_at: string | null;
   paid_at: string | null;
+  /** What the order's refunds add up to (docs/payments.md). */
+  refunded_total: string;
   items: OrderItem[];
   created_at: string;
   updated_at: string;
+}
+
+/** Someone who acted: the administrator, or null for Tollgate itself. */
+export type OrderActor = { user_id: number; email: string } | null;
+
+export interface OrderRefund {
+  id: number;
+  order_id: number;
+  amount: string;
+  reason: string;
+  full: boolean;
+  restock: boolean;
+  created_at: string;
+  actor: OrderActor;
+}
+
+export interface RefundList {
+  refunds: OrderRefund[];
+  refunded_total: string;
+  remaining: string;
+}
+
+export interface OrderNote {
+  id: number;
+  order_id: number;
+  kind: 'payment' | 'refund' | 'dispute' | 'note';
+  body: string;
+  created_at: string;
+  actor: OrderActor;
 }
 
 export interface MailMessage {
@@ -300,6 +331,8 @@ export interface Settings {
   reinstall_takeover: boolean;
   /** Days a site may go unseen before it is released; null = never (docs/licensing.md, 'Last seen and stale activations'). */
   stale_activation_days: number | null;
+  /** What a full refund does to the order's licenses (docs/payments.md, 'Refunds'). */
+  refund_license_action: 'revoke' | 'suspend' | 'keep';
 }
 
 export interface Coupon {

@@ -55,6 +55,18 @@ export function LicensePage({ id }: { id: number }) {
       },
     });
 
+  // A suspension (a full refund's, docs/payments.md) is taken back through PATCH /v1/licenses/{id}.
+  const reinstate = () =>
+    confirm.ask({
+      title: 'Reinstate this license?',
+      body: <p>It works again on its sites, as before it was suspended.</p>,
+      confirmLabel: 'Reinstate license',
+      action: async () => {
+        await patch(`/licenses/${l.id}`, { status: 'active' });
+        await refresh('The license is active again.');
+      },
+    });
+
   const deactivate = (a: Activation) =>
     confirm.ask({
       title: `Deactivate ${a.domain}?`,
@@ -131,9 +143,16 @@ export function LicensePage({ id }: { id: number }) {
       back={back}
       actions={
         revoked ? null : (
-          <button type="button" className="danger" onClick={revoke}>
-            Revoke
-          </button>
+          <>
+            {l.status === 'suspended' ? (
+              <button type="button" className="primary" onClick={reinstate}>
+                Reinstate
+              </button>
+            ) : null}
+            <button type="button" className="danger" onClick={revoke}>
+              Revoke
+            </button>
+          </>
         )
       }
     >

@@ -10,6 +10,7 @@ import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 import { History } from './Audit';
 import { licenseKeyColumn } from './Licenses';
+import { OrderRefunds } from './OrderRefunds';
 import { buyer, money, ORDER_STATUSES } from './Orders';
 
 const back = <Link href="/orders">← Orders</Link>;
@@ -161,7 +162,7 @@ export function OrderPage({ id }: { id: number }) {
           >
             {(p) => (
               <select {...p} value={next} onChange={(e) => setChosen(e.target.value)}>
-                {ORDER_STATUSES.map((s) => (
+                {ORDER_STATUSES.filter((s) => s !== 'refunded' || o.status === 'refunded').map((s) => (
                   <option key={s} value={s}>
                     {s}
                   </option>
@@ -201,6 +202,9 @@ export function OrderPage({ id }: { id: number }) {
           <dd>
             <strong>{money(o, o.total)}</strong>
           </dd>
+          {Number(o.refunded_total) > 0 ? (
+            <FactPair term="Refunded" value={`−${money(o, o.refunded_total)}`} />
+          ) : null}
         </dl>
       </section>
       <section aria-labelledby="order-licenses">
@@ -222,6 +226,7 @@ export function OrderPage({ id }: { id: number }) {
           </>
         )}
       </section>
+      <OrderRefunds order={o} />
       <History type="order" id={id} />
       {confirm.dialog}
     </Page>

@@ -7,7 +7,15 @@ import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list'
 import { columnsFor } from '../ui/table';
 
 /** The statuses of GET /v1/orders?status= and POST /v1/orders/{id}/status (docs/checkout.md). */
-export const ORDER_STATUSES = ['pending', 'processing', 'on-hold', 'completed', 'failed', 'cancelled'];
+export const ORDER_STATUSES = [
+  'pending',
+  'processing',
+  'on-hold',
+  'completed',
+  'failed',
+  'cancelled',
+  'refunded',
+];
 
 /** What an order's total reads like: its own currency, as the order was priced. */
 export const money = (o: Pick<Order, 'currency'>, amount: string) => `${amount} ${o.currency}`;

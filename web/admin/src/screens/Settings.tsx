@@ -99,6 +99,17 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
       ['coupons_enabled', 'Coupons are accepted', 'boolean'],
       ['auto_registration', 'Checkout creates an account for a new buyer', 'boolean'],
       ['prices_include_tax', 'Prices include tax', 'boolean'],
+      [
+        'refund_license_action',
+        'A full refund',
+        {
+          choices: [
+            ['revoke', 'Revokes the order’s licenses'],
+            ['suspend', 'Suspends the order’s licenses (they can be reinstated)'],
+            ['keep', 'Keeps the order’s licenses valid'],
+          ],
+        },
+      ],
       ['checkout_rate_limit', 'Orders a minute from one address', 'number'],
       [
         'captcha_provider',

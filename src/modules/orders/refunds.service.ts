@@ -1,0 +1,238 @@
+import { type Clock, iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
+import { ApiError } from '../../http/errors.js';
+import type { Actor } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
+import { fromMinor, toMinor } from '../catalogue/money.js';
+import type { LicenseService } from '../licensing/license.service.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import { gatewayImplementation } from './gateways.js';
+import type { OrderRow } from './orders.model.js';
+import type { OrdersRepository } from './orders.repository.js';
+import { PAID, parseHolds } from './orders.service.js';
+import type { NoteRow, RefundRow, RefundsRepository } from './refunds.repository.js';
+
+/** What runs inside the transaction of a full refund (src/wiring.ts: the order's subscriptions are cancelled). */
+export type OrderRefundedHook = (order: OrderRow, tx: Tx) => Promise<void>;
+
+export interface RefundInput {
+  /** A decimal in the order's currency: a string ("12.50") or a number. */
+  amount: string | number;
+  reason?: string;
+  restock?: boolean;
+}
+
+/** A plain decimal: digits, optionally a point and more digits (no sign, no exponent). */
+const DECIMAL = /^[0-9]{1,15}(\.[0-9]{1,15})?$/;
+
+/**
+ * The amount in minor units of an order with `decimals` fraction digits, or 400
+ * `invalid_refund_amount` for anything but a positive amount the currency can express.
+ */
+export function refundMinor(amount: string | number, decimals: number): number {
+  const text = typeof amount === 'number' ? (Number.isFinite(amount) ? String(amount) : '') : amount.trim();
+  const minor = DECIMAL.test(text) ? toMinor(text, decimals) : null;
+  if (minor === null || minor <= 0) throw new ApiError('invalid_refund_amount');
+  return minor;
+}
+
+const actorColumns = (actor?: Actor) => ({
+  actor_user_id: actor?.user_id ?? null,
+  actor_email: actor?.email ?? null,
+});
+const actorView = (row: { actor_user_id: number | null; actor_email: string | null }) =>
+  row.actor_user_id === null ? null : { user_id: Number(row.actor_user_id), email: row.actor_email ?? '' };
+
+/**
+ * Refunds and order notes (docs/payments.md). A refund runs in one transaction that holds the
+ * order's row: the refunded total is raised only while it stays within the order's total (so
+ * parallel refunds can never pass it), the gateway gives the money back, and the refund, its note
+ * and audit entry and, for a full refund, the order's `refunded` status, its licenses (by the
+ * `refund_license_action` setting: revoked with `license.revoked`, suspended or kept), its
+ * subscriptions (cancelled, with `subscription.status_changed`) and its stock commit together or
+ * not at all.
+ */
+export class RefundsService {
+  private refundedHooks: OrderRefundedHook[] = [];
+
+  constructor(
+    private readonly database: Pick<Database, 'db'>,
+    private readonly orders: OrdersRepository,
+    private readonly repo: RefundsRepository,
+    private readonly licenses: LicenseService,
+    private readonly settings: SettingsService,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+  ) {}
+
+  /** Runs inside the transaction of every full refund, after the order became `refunded`. */
+  onRefunded(hook: OrderRefundedHook): void {
+    this.refundedHooks.push(hook);
+  }
+
+  private async requireOrder(id: number, tx?: Tx): Promise<OrderRow> {
+    const order = await this.orders.find(id, tx);
+    if (!order) throw new ApiError('order_not_found');
+    return order;
+  }
+
+  /**
+   * Refunds `input.amount` of a paid order, in the order of the documented refusals: the order
+   * exists (404 `order_not_found`), the amount is well formed (400 `invalid_refund_amount`), the
+   * order is paid (409 `order_not_refundable`), the amount fits what remains (409
+   * `refund_exceeds_total`), then the gateway gives it back (its own refusal is the answer).
+   */
+  async refund(orderId: number, input: RefundInput, actor?: Actor) {
+    const order = await this.requireOrder(orderId);
+    const amount = refundMinor(input.amount, order.decimals);
+    const reason = (input.reason ?? '').trim();
+    const restock = input.restock ?? true;
+    const { refund_license_action: action } = await this.settings.get();
+    const gateway = gatewayImplementation(order.payment_method);
+    const id = await withTransaction(this.database, async (tx) => {
+      const locked = await this.orders.lock(orderId, tx);
+      if (!locked) throw new ApiError('order_not_found');
+      if (!PAID.has(locked.status)) throw new ApiError('order_not_refundable');
+      const now = iso(this.clock.now());
+      if (!(await this.repo.addRefunded(orderId, amount, now, tx)))
+        throw new ApiError('refund_exceeds_total');
+      const before = Number(locked.refunded_total);
+      const refunded = before + amount;
+      const full = refunded === Number(locked.total);
+      await gateway?.refund({ order_id: orderId, amount, currency: locked.currency, reason });
+      const refundId = await this.repo.insertRefund(
+        {
+          order_id: orderId,
+          amount,
+          reason,
+          full_refund: full ? 1 : 0,
+          restock: restock ? 1 : 0,
+          ...actorColumns(actor),
+          created_at: now,
+        },
+        tx,
+      );
+      const money = (minor: number) => `${fromMinor(minor, locked.decimals)} ${locked.currency}`;
+      const body = `${full ? 'Refunded in full' : 'Partly refunded'}: ${money(amount)} (${money(refunded)} of ${money(Number(locked.total))} refunded).${reason ? ` Reason: ${reason}` : ''}`;
+      await this.repo.insertNote(
+        { order_id: orderId, kind: 'refund', body, ...actorColumns(actor), created_at: now },
+        tx,
+      );
+      const changes: Record<string, { before: unknown; after: unknown }> = {
+        refunded_total: {
+          before: fromMinor(before, locked.decimals),
+          after: fromMinor(refunded, locked.decimals),
+        },
+      };
+      if (full) {
+        await this.completeRefund(locked, { restock, action, now }, tx, actor);
+        changes.status = { before: locked.status, after: 'refunded' };
+      }
+      if (actor) {
+        await this.audit.record(
+          actor,
+          { entity_type: 'order', entity_id: orderId, action: 'refund', changes },
+          tx,
+        );
+      }
+      return refundId;
+    });
+    return this.refundView((await this.repo.findRefund(id))!, order.decimals);
+  }
+
+  /**
+   * A full refund, in its transaction: the status, the stock (when asked), the licenses by the
+   * store's setting, then the refunded hooks (src/wiring.ts: subscriptions).
+   */
+  private async completeRefund(
+    order: OrderRow,
+    opts: { restock: boolean; action: 'revoke' | 'suspend' | 'keep'; now: string },
+    tx: Tx,
+    actor?: Actor,
+  ): Promise<void> {
+    const patch: Partial<OrderRow> = { status: 'refunded', updated_at: opts.now };
+    if (opts.restock && order.stock_held !== '[]') {
+      // The same release as a failed or cancelled order's: what the order held goes back to stock.
+      for (const hold of parseHolds(order)) await this.orders.giveStock(hold, tx);
+      patch.stock_held = '[]';
+    }
+    await this.orders.update(order.id, patch, tx);
+    if (opts.action !== 'keep') {
+      for (const licenseId of await this.licenses.idsOfOrder(order.id, tx)) {
+        if (opts.action === 'revoke') await this.licenses.revokeIn(licenseId, tx, actor);
+        else await this.licenses.suspendIn(licenseId, tx, actor);
+      }
+    }
+    const refunded = { ...order, ...patch };
+    for (const hook of this.refundedHooks) await hook(refunded, tx);
+  }
+
+  async listRefunds(orderId: number) {
+    const order = await this.requireOrder(orderId);
+    const rows = await this.repo.refunds(orderId);
+    return {
+      refunds: rows.map((r) => this.refundView(r, order.decimals)),
+      refunded_total: fromMinor(Number(order.refunded_total), order.decimals),
+      remaining: fromMinor(Number(order.total) - Number(order.refunded_total), order.decimals),
+    };
+  }
+
+  /** The administrator's own note on an order, recorded in the audit trail with it. */
+  async addNote(orderId: number, body: string, actor?: Actor) {
+    await this.requireOrder(orderId);
+    const text = body.trim();
+    if (text === '') throw new ApiError('rest_invalid_param', { data: { params: { body: 'empty' } } });
+    const id = await withTransaction(this.database, async (tx) => {
+      const noteId = await this.repo.insertNote(
+        {
+          order_id: orderId,
+          kind: 'note',
+          body: text,
+          ...actorColumns(actor),
+          created_at: iso(this.clock.now()),
+        },
+        tx,
+      );
+      if (actor) {
+        const changes = { note: { before: null, after: text } };
+        await this.audit.record(
+          actor,
+          { entity_type: 'order', entity_id: orderId, action: 'note', changes },
+          tx,
+        );
+      }
+      return noteId;
+    });
+    return this.noteView((await this.repo.findNote(id))!);
+  }
+
+  async listNotes(orderId: number) {
+    await this.requireOrder(orderId);
+    return { notes: (await this.repo.notes(orderId)).map((n) => this.noteView(n)) };
+  }
+
+  private refundView(r: RefundRow, decimals: number) {
+    return {
+      id: Number(r.id),
+      order_id: Number(r.order_id),
+      amount: fromMinor(Number(r.amount), decimals),
+      reason: r.reason,
+      full: r.full_refund === 1,
+      restock: r.restock === 1,
+      created_at: r.created_at,
+      actor: actorView(r),
+    };
+  }
+
+  private noteView(n: NoteRow) {
+    return {
+      id: Number(n.id),
+      order_id: Number(n.order_id),
+      kind: n.kind,
+      body: n.body,
+      created_at: n.created_at,
+      actor: actorView(n),
+    };
+  }
+}

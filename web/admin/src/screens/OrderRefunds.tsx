@@ -1,0 +1,217 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { get, post } from '../api';
+import { when } from '../format';
+import type { Order, OrderNote, OrderRefund, RefundList } from '../types';
+import { ErrorNote, Loading, Notice } from '../ui/feedback';
+import { Field } from '../ui/form';
+import { columnsFor, DataTable } from '../ui/table';
+import { money } from './Orders';
+
+/** Statuses an order can be refunded in (docs/payments.md). */
+const REFUNDABLE = new Set(['processing', 'completed']);
+
+const refundCol = columnsFor<OrderRefund>();
+
+/**
+ * An order's refunds and notes (docs/payments.md): the Refund form (POST /v1/orders/{id}/refunds),
+ * the refunds made, the notes (GET/POST /v1/orders/{id}/notes). The API's refusals are shown with
+ * their codes.
+ */
+export function OrderRefunds({ order: o }: { order: Order }) {
+  const client = useQueryClient();
+  const refunds = useQuery({
+    queryKey: ['order-refunds', o.id],
+    queryFn: () => get<RefundList>(`/orders/${o.id}/refunds`),
+  });
+  const notes = useQuery({
+    queryKey: ['order-notes', o.id],
+    queryFn: () => get<{ notes: OrderNote[] }>(`/orders/${o.id}/notes`),
+  });
+  const [amount, setAmount] = useState<string | null>(null);
+  const [reason, setReason] = useState('');
+  const [restock, setRestock] = useState(true);
+  const [note, setNote] = useState('');
+  const [refundError, setRefundError] = useState<unknown>(null);
+  const [noteError, setNoteError] = useState<unknown>(null);
+  const [notice, setNotice] = useState('');
+  const [noteNotice, setNoteNotice] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const remaining = refunds.data?.remaining ?? null;
+  const shownAmount = amount ?? remaining ?? '';
+  const refreshAll = async () => {
+    for (const key of ['order', 'orders', 'order-refunds', 'order-notes', 'licenses', 'audit-events']) {
+      await client.invalidateQueries({ queryKey: [key] });
+    }
+  };
+
+  const refund = async () => {
+    setRefundError(null);
+    setNotice('');
+    setBusy(true);
+    try {
+      const made = await post<OrderRefund>(`/orders/${o.id}/refunds`, {
+        amount: shownAmount.trim(),
+        ...(reason.trim() ? { reason: reason.trim() } : {}),
+        restock,
+      });
+      setNotice(
+        made.full
+          ? `Order #${o.number} is refunded in full (${money(o, made.amount)}).`
+          : `Refunded ${money(o, made.amount)} of order #${o.number}.`,
+      );
+      setAmount(null);
+      setReason('');
+      await refreshAll();
+    } catch (e) {
+      setRefundError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const addNote = async () => {
+    setNoteError(null);
+    setNoteNotice('');
+    setBusy(true);
+    try {
+      await post<OrderNote>(`/orders/${o.id}/notes`, { body: note });
+      setNote('');
+      setNoteNotice('Note added.');
+      await refreshAll();
+    } catch (e) {
+      setNoteError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const refundColumns = [
+    refundCol.accessor('created_at', { header: 'When', cell: (c) => when(c.getValue()) }),
+    refundCol.accessor('amount', { header: 'Amount', cell: (c) => money(o, c.getValue()) }),
+    refundCol.accessor('full', { header: 'Kind', cell: (c) => (c.getValue() ? 'Full' : 'Partial') }),
+    refundCol.accessor('reason', { header: 'Reason', cell: (c) => c.getValue() || '—' }),
+    refundCol.accessor('actor', { header: 'By', cell: (c) => c.getValue()?.email ?? 'Tollgate' }),
+  ];
+
+  return (
+    <>
+      <section aria-labelledby="order-refunds" className="card">
+        <h2 id="order-refunds">Refunds</h2>
+        <Notice>{notice}</Notice>
+        {refunds.isPending ? (
+          <Loading what="the refunds" />
+        ) : (
+          <>
+            <ErrorNote error={refunds.error} />
+            <p>
+              Refunded {money(o, refunds.data?.refunded_total ?? '0')} of {money(o, o.total)}
+              {remaining !== null ? `; ${money(o, remaining)} remains refundable.` : '.'}
+            </p>
+            <DataTable
+              caption="Refunds"
+              columns={refundColumns}
+              data={refunds.data?.refunds ?? []}
+              rowKey={(r) => String(r.id)}
+              empty="No refunds."
+            />
+          </>
+        )}
+        {REFUNDABLE.has(o.status) ? (
+          <form
+            className="form"
+            aria-label="Refund"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void refund();
+            }}
+          >
+            <h3>Refund</h3>
+            <ErrorNote error={refundError} title="The refund was refused" />
+            <Field
+              label={`Amount (${o.currency})`}
+              hint="The whole remaining amount refunds the order in full: its licenses then follow the Settings’ refund rule and its subscription is cancelled."
+            >
+              {(p) => (
+                <input
+                  {...p}
+                  inputMode="decimal"
+                  value={shownAmount}
+                  onChange={(e) => setAmount(e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label="Reason (optional)" hint="Shown in the order notes; up to 500 characters.">
+              {(p) => (
+                <input {...p} maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
+              )}
+            </Field>
+            <label className="check">
+              <input type="checkbox" checked={restock} onChange={(e) => setRestock(e.target.checked)} /> Put
+              the order’s items back in stock on a full refund
+            </label>
+            <button type="submit" className="primary" disabled={busy}>
+              Refund
+            </button>
+          </form>
+        ) : (
+          <p className="muted">
+            {o.status === 'refunded'
+              ? 'This order is refunded in full.'
+              : 'Only a paid order (processing or completed) can be refunded.'}
+          </p>
+        )}
+      </section>
+      <section aria-labelledby="order-notes" className="card">
+        <h2 id="order-notes">Notes</h2>
+        <Notice>{noteNotice}</Notice>
+        {notes.isPending ? (
+          <Loading what="the notes" />
+        ) : (
+          <>
+            <ErrorNote error={notes.error} />
+            {(notes.data?.notes ?? []).length === 0 ? (
+              <p>No notes yet.</p>
+            ) : (
+              <ol className="order-notes">
+                {notes.data!.notes.map((n) => (
+                  <li key={n.id} data-kind={n.kind}>
+                    <p className="muted">
+                      {when(n.created_at)} · {n.kind} · {n.actor?.email ?? 'Tollgate'}
+                    </p>
+                    <p className="note-body">{n.body}</p>
+                  </li>
+                ))}
+              </ol>
+            )}
+          </>
+        )}
+        <form
+          className="form"
+          aria-label="Add a note"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void addNote();
+          }}
+        >
+          <ErrorNote error={noteError} title="The note was refused" />
+          <Field label="New note" hint="Seen by administrators only.">
+            {(p) => (
+              <textarea
+                {...p}
+                rows={3}
+                maxLength={5000}
+                value={note}
+                onChange={(e) => setNote(e.target.value)}
+              />
+            )}
+          </Field>
+          <button type="submit" disabled={busy}>
+            Add note
+          </button>
+        </form>
+      </section>
+    </>
+  );
+}
