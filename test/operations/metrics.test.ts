@@ -342,13 +342,13 @@ describe('the server process', () => {
     expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
     expect(await server.stop()).toBe(0);
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
-  });
+  }, 60_000);
 
   it('refuses a bad METRICS_PORT at start-up', async () => {
-    await expect(startServer({ ...(await serverEnv()), METRICS_PORT: '70000' }, 15_000)).rejects.toThrow(
+    await expect(startServer({ ...(await serverEnv()), METRICS_PORT: '70000' }, 40_000)).rejects.toThrow(
       /configuration error: METRICS_PORT/,
     );
-  });
+  }, 60_000);
 
   it('stops the start when METRICS_PORT cannot be opened', async () => {
     const taken = createServer();
@@ -356,10 +356,10 @@ describe('the server process', () => {
     const { port } = taken.address() as AddressInfo;
     try {
       await expect(
-        startServer({ ...(await serverEnv()), METRICS_PORT: String(port) }, 15_000),
+        startServer({ ...(await serverEnv()), METRICS_PORT: String(port) }, 40_000),
       ).rejects.toThrow(/failed to start/);
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }
-  });
+  }, 60_000);
 });
