@@ -295,7 +295,7 @@ function validateCode(
   done: (err: null, p: unknown) => void,
 ) {
   if (reply.statusCode === 403) {
-    const error = (payload as { error?: unknown }).error;
+    const error = (payload as { error?: unknown } | null)?.error;
     if (typeof error === 'string') Metrics.noteError(request, error);
   }
   done(null, payload);

@@ -334,7 +334,7 @@ describe('the server process', () => {
 
   it('opens the metrics listener on METRICS_PORT and closes it on SIGTERM', async () => {
     const port = await freePort();
-    const server = await startServer({ ...(await serverEnv()), METRICS_PORT: String(port) });
+    const server = await startServer({ ...(await serverEnv()), METRICS_PORT: String(port) }, 50_000);
     expect(server.output()).toContain(`metrics on http://127.0.0.1:${port}/metrics`);
     const res = await fetch(`http://127.0.0.1:${port}/metrics`);
     expect(res.status).toBe(200);
@@ -342,7 +342,7 @@ describe('the server process', () => {
     expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
     expect(await server.stop()).toBe(0);
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
-  }, 60_000);
+  }, 90_000);
 
   it('refuses a bad METRICS_PORT at start-up', async () => {
     await expect(startServer({ ...(await serverEnv()), METRICS_PORT: '70000' }, 40_000)).rejects.toThrow(
