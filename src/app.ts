@@ -12,6 +12,7 @@ import { loggerOptions, logsRequests, requestLogger } from './http/redact.js';
 import { serializerCompiler } from './http/serialization.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
+import { Metrics } from './metrics.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { cartRoutes } from './modules/cart/cart.routes.js';
@@ -43,6 +44,8 @@ export { PublicUrls, type Services } from './wiring.js';
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    /** The metrics listener when METRICS_PORT is set, else null (docs/operations.md, 'Metrics'). */
+    metrics: Metrics | null;
   }
 }
 
@@ -109,12 +112,33 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     mailWorker,
   } = services;
   app.decorate('services', services);
+  // Only with METRICS_PORT: without it no metrics hook exists and requests cost what they did.
+  const metrics =
+    config.metricsPort === null
+      ? null
+      : new Metrics(config.host, config.metricsPort, {
+          database,
+          clock: services.clock,
+          testClock,
+          webhooks,
+          mail,
+          log: app.log,
+        });
+  app.decorate('metrics', metrics);
+  if (metrics) {
+    metrics.install(app);
+    // Its own listener, opened with the server's and closed with it (src/cli.ts awaits the opening).
+    app.addHook('onListen', async () => {
+      await metrics.listen();
+    });
+    app.addHook('onClose', async () => metrics.close());
+  }
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Only JSON (and multipart where a route registers it) is accepted; anything else is 415.
   app.removeContentTypeParser('text/plain');
-  installErrorHandling(app);
+  installErrorHandling(app, metrics ? Metrics.noteError : undefined);
   // During shutdown, answers carry Connection: close so keep-alive sockets do not hold the exit.
   // An answer whose headers left before the close began still says keep-alive, and its connection
   // turns idle after Fastify has closed the idle ones: Node would keep it for the keep-alive

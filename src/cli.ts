@@ -127,6 +127,9 @@ async function main(argv: string[]): Promise<number> {
     await app.services.accounts.ensureAdministrator(config.adminEmail, config.adminPassword);
   }
   await app.listen({ port: config.port, host: config.host });
+  // The metrics listener opened with the server (an onListen hook): a port that cannot be opened
+  // stops the start here, rather than only being logged.
+  const metricsPort = app.metrics ? await app.metrics.listen() : null;
   if (!(await app.services.accounts.hasAdministrator())) {
     console.log(
       'no administrator yet: restart with ADMIN_EMAIL and ADMIN_PASSWORD set, or run `npm run user:create -- <email> <password>`',
@@ -155,6 +158,7 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+  if (metricsPort !== null) console.log(`metrics on http://${host}:${metricsPort}/metrics`);
   console.log(`listening on http://${host}:${port}`);
   await stopped;
   return 0;

@@ -28,6 +28,8 @@ export interface Config {
   vaultPreviousKeys: Buffer[];
   /** Largest release or catalogue upload, in bytes (MAX_UPLOAD_BYTES, default 512 MiB). */
   maxUploadBytes: number;
+  /** Port of the second listener that answers GET /metrics (METRICS_PORT); null = no metrics at all (docs/operations.md). */
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {}
@@ -100,6 +102,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.ADMIN_PASSWORD && env.ADMIN_PASSWORD.length < 8) {
     throw new ConfigError('ADMIN_PASSWORD must have at least 8 characters');
   }
+  const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : null;
+  if (metricsPort !== null && metricsPort === port) {
+    throw new ConfigError(`METRICS_PORT must differ from PORT (both are ${port})`);
+  }
   const publicUrl = env.PUBLIC_URL ? httpOrigin('PUBLIC_URL', env.PUBLIC_URL) : '';
   const vaultDir = resolve(dataDir, env.VAULT_DIR || 'vault');
   const publicRoots = [
@@ -129,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter((k) => k.trim() !== '')
       .map((k, i) => vaultKey(`VAULT_PREVIOUS_KEYS[${i}]`, k)),
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024),
+    metricsPort,
   };
 }
 

@@ -37,7 +37,14 @@ export function toApiError(err: FastifyError, codes?: ValidationCodes): ApiError
   return null;
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * `noteError`, given only when metrics are on (src/metrics.ts), hears the code of every error
+ * answer, so the metrics count refusals by code without reading bodies.
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  noteError?: (request: FastifyRequest, code: string) => void,
+): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     let apiError = toApiError(err);
     if (apiError && err.validation) {
@@ -53,6 +60,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     } else if (apiError.status >= 500) {
       request.log.error({ err, code: apiError.code }, 'request failed');
     }
+    if (noteError) noteError(request, apiError.code);
     lingerIfUnread(request);
     // A refusal that says when to come back says it in the standard header too (checkout's own
     // bodies never did: docs/checkout.md).

@@ -160,4 +160,24 @@ export class OutboxQueries<T extends OutboxTable> {
       .executeTakeFirst();
     return row as unknown as Selectable<DB[T]> | undefined;
   }
+
+  /**
+   * What waits (the metrics' outbox gauges, docs/operations.md): how many rows are pending, retries
+   * not yet due included, and the `next_attempt_at` of the oldest one due at `now`. One statement on
+   * the `(status, next_attempt_at)` index, run at scrape time, never per request.
+   */
+  async backlog(now: string, tx?: Tx): Promise<{ depth: number; oldestDue: string | null }> {
+    const { db, table } = this.on(tx);
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => [
+        eb.fn.countAll<number | string>().as('depth'),
+        sql<string | null>`min(case when next_attempt_at <= ${now} then next_attempt_at end)`.as(
+          'oldest_due',
+        ),
+      ])
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return { depth: Number(row.depth), oldestDue: row.oldest_due ?? null };
+  }
 }

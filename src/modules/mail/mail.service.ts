@@ -16,6 +16,11 @@ export class MailService {
     private readonly audit: AuditService,
   ) {}
 
+  /** Messages waiting to be sent and the oldest one's due time (docs/operations.md, 'Metrics'). */
+  backlog(now: Date): Promise<{ depth: number; oldestDue: string | null }> {
+    return this.repo.outbox.backlog(iso(now));
+  }
+
   async list(query: Omit<MailQuery, 'page' | 'per_page'>, page: number, perPage: number) {
     const { rows, total } = await this.repo.list({ status: query.status }, perPage, (page - 1) * perPage);
     return { items: rows.map(messageView), total };

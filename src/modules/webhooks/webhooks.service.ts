@@ -16,6 +16,11 @@ export class WebhooksService {
     private readonly audit: AuditService,
   ) {}
 
+  /** Events waiting for delivery and the oldest one's due time (docs/operations.md, 'Metrics'). */
+  backlog(now: Date): Promise<{ depth: number; oldestDue: string | null }> {
+    return this.repository.outbox.backlog(iso(now));
+  }
+
   /**
    * The 100 most recent attempts, newest first (docs/webhooks.md, 'Delivery, retries and the
    * attempt log').
