@@ -60,14 +60,22 @@ describe.skipIf(skipBrowserTests)('refunds and order notes in a real browser', (
     await page.getByText('25.00 USD remains refundable', { exact: false }).waitFor();
     expect(await amount.inputValue()).toBe('25.00');
 
+    // The note too: typed, then Tab to "Add note" and Enter.
     const note = page.getByLabel('New note');
-    await note.fill('Customer asked by phone.\nRest refunded the next day.');
-    await page.getByRole('button', { name: 'Add note' }).click();
+    await note.focus();
+    await page.keyboard.type('Customer asked by phone.');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('Rest refunded the next day.');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Add note');
+    await page.keyboard.press('Enter');
     await page.getByText('Note added.').waitFor();
     await page.locator('.order-notes li[data-kind="note"]').waitFor();
     await checkBothWidths('order-refunds');
 
-    await form.getByRole('button', { name: 'Refund' }).click();
+    // The rest, from the keyboard: the amount field holds what remains; Enter sends it.
+    await amount.focus();
+    await page.keyboard.press('Enter');
     await page.getByText(`Order #${id} is refunded in full (25.00 USD).`).waitFor();
     await page.getByText('This order is refunded in full.').waitFor();
     const order = await api<{ status: string; refunded_total: string }>('GET', `/orders/${id}`);
