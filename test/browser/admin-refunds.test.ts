@@ -67,7 +67,7 @@ describe.skipIf(skipBrowserTests)('refunds and order notes in a real browser', (
     await page.keyboard.press('Shift+Enter');
     await page.keyboard.type('Rest refunded the next day.');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Add note');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Add note');
     await page.keyboard.press('Enter');
     await page.getByText('Note added.').waitFor();
     await page.locator('.order-notes li[data-kind="note"]').waitFor();
