@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { type Clock, systemClock } from './clock.js';
 import { openSqlite } from './db/sqlite.js';
+import { hashFile } from './modules/releases/storage/local.js';
 
 /**
  * Backup and restore of a store on SQLite (docs/backups.md): a consistent snapshot of the
@@ -126,17 +127,6 @@ async function copyHashed(from: string, to: string, mode: number): Promise<Copie
   }
   await out.close();
   await chmod(to, mode);
-  return { size, sha256: hash.digest('hex') };
-}
-
-/** Size and SHA-256 of a file, read as a stream. */
-async function hashFile(path: string): Promise<Copied> {
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    size += chunk.length;
-  }
   return { size, sha256: hash.digest('hex') };
 }
 

@@ -103,20 +103,15 @@ export class SettingsService {
 
   private async read(now: number, tx?: Tx): Promise<Settings> {
     const generation = this.generation;
-    const rows = await this.repo.readAll(tx);
-    const value: Settings = structuredClone(DEFAULT_SETTINGS);
-    for (const row of rows) {
-      if (Object.hasOwn(DEFAULT_SETTINGS, row.key))
-        (value as Record<string, unknown>)[row.key] = JSON.parse(row.value);
-    }
+    const value = await this.readIn(tx);
     // On PostgreSQL a read can start before a write commits and end after it: caching what it
     // read would hide the change for a second (a webhook sent to the previous URL, say).
     if (generation === this.generation) this.cached = { at: now, value };
     return value;
   }
 
-  /** The stored settings as of this transaction, past the cache (the audit's before). */
-  private async readIn(tx: Tx): Promise<Settings> {
+  /** The stored settings, past the cache (as of `tx` when given: the audit's before). */
+  private async readIn(tx?: Tx): Promise<Settings> {
     const value: Settings = structuredClone(DEFAULT_SETTINGS);
     for (const row of await this.repo.readAll(tx)) {
       if (Object.hasOwn(DEFAULT_SETTINGS, row.key))
