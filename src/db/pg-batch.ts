@@ -61,7 +61,14 @@ export class PgReadBatch<Row> {
     this.constants = slots.flatMap((slot, i) => (slot === undefined ? [i] : []));
     this.arrays = names.length;
     const inner = text.replace(/\$(\d+)\b/g, (_, n: string) => renumbered[Number(n) - 1]!);
-    const arrays = names.map((n, i) => `$${i + 1}::${types[n]}[]`).join(', ');
+    // Each array is read through a scalar sub-select, which PostgreSQL plans without looking at its
+    // value: the planner then guesses the same number of callers for every batch, so after five
+    // executions it keeps the prepared statement's generic plan. Given the arrays themselves it
+    // costs each batch by its own length, which rates the generic plan (priced at 10 callers) dearer
+    // than a custom plan for the usual few, and plans the statement afresh on every execution: that
+    // planning was most of the database's time per update check (docs/performance.md,
+    // 'Batched reads kept their plan').
+    const arrays = names.map((n, i) => `(select $${i + 1}::${types[n]}[])`).join(', ');
     const columns = names.map((n) => `"${n}"`).join(', ');
     // tg_row keeps each caller's rows in the single query's own order (its ORDER BY), which the
     // outer ORDER BY alone would not promise.

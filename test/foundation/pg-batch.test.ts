@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgBatchCounts } from '../../src/db/pg-batch.js';
 import { precompile } from '../../src/db/precompiled.js';
@@ -86,6 +87,31 @@ describe.runIf(dialectUnderTest === 'postgres')('one statement for the reads of 
       await Promise.all([call(), call()]);
       expect(pgBatchCounts.failures - before.failures).toBe(0);
       expect(pgBatchCounts.statements - before.statements).toBe(1);
+    }
+  });
+
+  it('a batched read keeps its generic plan instead of being planned on every execution', async () => {
+    // One connection, so the prepared statement and its plan counts live in one session.
+    const one = new pg.Pool({ connectionString: (d.config as { url: string }).url, max: 1 });
+    try {
+      const releases = new ReleasesRepository({ ...d.database, pg: one });
+      const licenses = new LicenseRepository({ ...d.database, pg: one });
+      for (let round = 0; round < 8; round++) {
+        await Promise.all([1, 2, 3].map((product) => releases.publishedWithArtifacts(product)));
+        await Promise.all(['A', 'B', 'C'].map((key) => licenses.findForIdentity(key, 'identity')));
+      }
+      const { rows } = await one.query<{ generic_plans: string; custom_plans: string }>(
+        "select generic_plans, custom_plans from pg_prepared_statements where name like '%\\_b'",
+      );
+      expect(rows).toHaveLength(2);
+      for (const r of rows) {
+        // PostgreSQL plans the first five executions for their values, then keeps the generic plan
+        // unless it is priced dearer than those.
+        expect(Number(r.custom_plans)).toBeLessThanOrEqual(5);
+        expect(Number(r.generic_plans)).toBeGreaterThanOrEqual(3);
+      }
+    } finally {
+      await one.end();
     }
   });
 });
