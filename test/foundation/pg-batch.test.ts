@@ -94,8 +94,9 @@ describe.runIf(dialectUnderTest === 'postgres')('one statement for the reads of 
     // One connection, so the prepared statement and its plan counts live in one session.
     const one = new pg.Pool({ connectionString: (d.config as { url: string }).url, max: 1 });
     try {
-      const releases = new ReleasesRepository({ ...d.database, pg: one });
-      const licenses = new LicenseRepository({ ...d.database, pg: one });
+      const onOne = { ...d.database, pg: one };
+      const releases = new ReleasesRepository(onOne);
+      const licenses = new LicenseRepository(onOne);
       for (let round = 0; round < 8; round++) {
         await Promise.all([1, 2, 3].map((product) => releases.publishedWithArtifacts(product)));
         await Promise.all(['A', 'B', 'C'].map((key) => licenses.findForIdentity(key, 'identity')));
