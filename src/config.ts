@@ -30,6 +30,21 @@ export interface Config {
   maxUploadBytes: number;
   /** Port of the second listener that answers GET /metrics (METRICS_PORT); null = no metrics at all (docs/operations.md). */
   metricsPort: number | null;
+  /** Object storage for new artifacts (S3_*: docs/operations.md, 'Object storage'); null = the vault. */
+  s3: S3Config | null;
+}
+
+/** An S3-compatible bucket (AWS, MinIO, Cloudflare R2, Backblaze B2). */
+export interface S3Config {
+  bucket: string;
+  /** Key prefix inside the bucket ('' or ending in '/'). */
+  prefix: string;
+  region: string;
+  /** Null = AWS's own endpoint for the region. */
+  endpoint: string | null;
+  forcePathStyle: boolean;
+  /** Null = the SDK's default chain (environment, shared files, instance role). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
 }
 
 export class ConfigError extends Error {}
@@ -68,6 +83,69 @@ function vaultKey(name: string, raw: string): Buffer {
     );
   }
   return key;
+}
+
+const FLAGS: Record<string, boolean> = { '1': true, true: true, '0': false, false: false, '': false };
+
+/**
+ * The S3_* variables; S3_BUCKET selects object storage. Secrets never appear in a message: a
+ * wrong one is named, not shown.
+ */
+function s3Config(env: NodeJS.ProcessEnv): S3Config | null {
+  const names = [
+    'S3_ENDPOINT',
+    'S3_REGION',
+    'S3_PREFIX',
+    'S3_ACCESS_KEY_ID',
+    'S3_SECRET_ACCESS_KEY',
+    'S3_FORCE_PATH_STYLE',
+  ];
+  const bucket = env.S3_BUCKET ?? '';
+  if (!bucket) {
+    const stray = names.filter((n) => env[n]);
+    if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} set without S3_BUCKET`);
+    return null;
+  }
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{1,253}[A-Za-z0-9]$/.test(bucket)) {
+    throw new ConfigError(
+      `S3_BUCKET must be a bucket name (letters, digits, '.', '_', '-'), got "${bucket}"`,
+    );
+  }
+  const forcePathStyle = FLAGS[(env.S3_FORCE_PATH_STYLE ?? '').toLowerCase()];
+  if (forcePathStyle === undefined) {
+    throw new ConfigError(
+      `S3_FORCE_PATH_STYLE must be 1, true, 0 or false, got "${env.S3_FORCE_PATH_STYLE}"`,
+    );
+  }
+  const endpoint = env.S3_ENDPOINT ? httpOrigin('S3_ENDPOINT', env.S3_ENDPOINT) : null;
+  const accessKeyId = env.S3_ACCESS_KEY_ID ?? '';
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY ?? '';
+  if (!accessKeyId !== !secretAccessKey) {
+    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  }
+  // Outside AWS there is no instance role or shared profile to fall back on.
+  if (endpoint && !accessKeyId) {
+    throw new ConfigError('S3_ENDPOINT is set: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are required');
+  }
+  const region = env.S3_REGION || 'us-east-1';
+  if (!/^[a-z0-9-]{1,40}$/.test(region))
+    throw new ConfigError(`S3_REGION must be a region name, got "${region}"`);
+  let prefix = (env.S3_PREFIX ?? '').replace(/^\/+/, '');
+  if (prefix && !prefix.endsWith('/')) prefix += '/';
+  // S3's safe characters only, and no empty, `.` or `..` segment: every store maps it the same way.
+  if (prefix.length > 512 || !/^[A-Za-z0-9!_.*'()/-]*$/.test(prefix) || /(^|\/)\.{0,2}\//.test(prefix)) {
+    throw new ConfigError(
+      "S3_PREFIX must be a key prefix of letters, digits and !_.*'()-/ without empty, . or .. segments",
+    );
+  }
+  return {
+    bucket,
+    prefix,
+    region,
+    endpoint,
+    forcePathStyle,
+    credentials: accessKeyId ? { accessKeyId, secretAccessKey } : null,
+  };
 }
 
 /** Reads and validates the whole configuration once; a bad value stops the start with a clear message. */
@@ -136,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((k, i) => vaultKey(`VAULT_PREVIOUS_KEYS[${i}]`, k)),
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024),
     metricsPort,
+    s3: s3Config(env),
   };
 }
 

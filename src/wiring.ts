@@ -32,6 +32,7 @@ import {
 } from './modules/mail/mail.module.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
 import {
+  type BucketMigration,
   createReleases,
   type ReleaseSignatures,
   type ReleasesModule,
@@ -89,6 +90,8 @@ export interface Services {
   signing: SigningService;
   /** Signs artifacts stored before releases were signed: run after the migrations by src/cli.ts. */
   releaseSignatures: ReleaseSignatures;
+  /** Moves the vault's artifacts to the bucket: the `vault:migrate-to-s3` command of src/cli.ts. */
+  bucketMigration: BucketMigration;
   webhooks: WebhooksService;
   /** Releases and their artifacts: candidates, artifact checks and streams, withdraw hooks (docs/releases.md). */
   releases: ReleasesService;
@@ -342,6 +345,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       receipts,
       signing,
       releaseSignatures: releasesModule.signatures,
+      bucketMigration: releasesModule.bucketMigration,
       webhooks,
       dispatcher,
       releases,

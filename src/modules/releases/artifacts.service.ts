@@ -185,6 +185,7 @@ export class ArtifactsService {
             file_name: legacy.file_name,
             file_size: inspector.size,
             stored_size: staged.storedSize,
+            stored_etag: staged.etag ?? null,
             file_sha256: inspector.sha256,
             state: 'available',
             source_download_id: legacy.download_id,

@@ -4,12 +4,15 @@ import type { Database } from '../../db/database.js';
 import type { AuditService } from '../audit/audit.module.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { ArtifactsService } from './artifacts.service.js';
+import { BucketMigration } from './bucket-migration.js';
 import { DeletionsService } from './deletions.service.js';
 import { ReleasesRepository } from './releases.repository.js';
 import { ReleasesService } from './releases.service.js';
 import { ReleaseSignatures, type ReleaseSigner } from './signatures.js';
+import { partSizeFor } from './storage/s3.js';
 import { ArtifactStorage } from './storage/storage.js';
 
+export type { BucketMigration, BucketMigrationResult } from './bucket-migration.js';
 export type { Release } from './releases.model.js';
 export type { OpenedArtifact, OutstandingTokenCounter, WithdrawHook } from './releases.service.js';
 export { ReleasesService } from './releases.service.js';
@@ -23,6 +26,8 @@ export interface ReleasesModule {
   storage: ArtifactStorage;
   /** The data step that signs artifacts stored before signing existed (run by src/cli.ts). */
   signatures: ReleaseSignatures;
+  /** Moves the vault's artifacts to the bucket (run by src/cli.ts, docs/operations.md). */
+  bucketMigration: BucketMigration;
   maxUploadBytes: number;
 }
 
@@ -51,6 +56,8 @@ export function createReleases(deps: {
     // SQLITE_SYNCHRONOUS=FULL survive power loss, so their artifacts are fsynced; with SQLite's
     // default NORMAL the last commits (and uploads) may roll back on power loss, never on a crash.
     durableFiles: config.database.kind === 'postgres' || config.database.synchronous === 'FULL',
+    s3: config.s3,
+    s3PartSize: partSizeFor(config.maxUploadBytes),
   });
   const releases = new ReleasesService(
     deps.database,
@@ -85,5 +92,14 @@ export function createReleases(deps: {
     deps.clock,
     deps.audit,
   );
-  return { releases, artifacts, deletions, storage, signatures, maxUploadBytes: config.maxUploadBytes };
+  const bucketMigration = new BucketMigration(deps.database, repo, storage, deps.clock);
+  return {
+    releases,
+    artifacts,
+    deletions,
+    storage,
+    signatures,
+    bucketMigration,
+    maxUploadBytes: config.maxUploadBytes,
+  };
 }

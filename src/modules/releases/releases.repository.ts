@@ -14,7 +14,10 @@ export type LegacyInsert = Insertable<ReleasesTables['legacy_downloads']>;
 export type DeletionInsert = Insertable<ReleasesTables['artifact_deletions']>;
 export type DeletionUpdate = Updateable<ReleasesTables['artifact_deletions']>;
 
-/** The artifact columns the published-releases query reads alongside each release, aliased `a_…`. */
+/**
+ * The artifact columns the published-releases query reads alongside each release, aliased `a_…`.
+ * Not `stored_etag`: only reading the bytes needs it, and nothing reads them from these rows.
+ */
 const ARTIFACT_COLUMNS = [
   'id',
   'product_id',
@@ -268,6 +271,28 @@ export class ReleasesRepository {
       .where('source_download_id', '=', downloadId)
       .orderBy('id', 'desc')
       .executeTakeFirst();
+  }
+
+  /** Points an artifact at another store, unless its driver is no longer `from`; answers whether it did. */
+  async moveArtifactStorage(id: number, from: string, values: ArtifactUpdate, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
+      .updateTable('artifacts')
+      .set(values)
+      .where('id', '=', id)
+      .where('driver', '=', from)
+      .where('state', '=', 'available')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** Storage keys of artifacts kept in a bucket (any state: a deleted one's key is never reused). */
+  async bucketStorageKeys(tx?: Tx): Promise<string[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('artifacts')
+      .select('storage_key')
+      .where('driver', 'in', ['s3', 's3_encrypted'])
+      .execute();
+    return rows.map((r) => r.storage_key);
   }
 
   async updateArtifact(id: number, values: ArtifactUpdate, tx?: Tx): Promise<void> {

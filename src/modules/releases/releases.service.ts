@@ -456,6 +456,7 @@ export class ReleasesService {
             file_name: pub.fileName,
             file_size: file.size,
             stored_size: file.staged.storedSize,
+            stored_etag: file.staged.etag ?? null,
             file_sha256: file.sha256,
             state: 'available',
             source_download_id: null,

@@ -50,6 +50,8 @@ export interface ReleasesTables {
     signature: string | null;
     signing_key_id: string | null;
     signed_at: string | null;
+    /** Migration 2026112810: the bucket's ETag of the object when it was written; null in the vault. */
+    stored_etag: string | null;
   };
   releases: {
     id: Id;

@@ -44,7 +44,7 @@ const FIELD_LIMITS = {
 };
 
 export const storageKeyFor = (downloadId: string, driver: ManagedDriverName): string =>
-  `${downloadId.slice(0, 2)}/${downloadId}.${driver === 'local' ? 'zip' : 'tgv'}`;
+  `${downloadId.slice(0, 2)}/${downloadId}.${driver === 'local' || driver === 's3' ? 'zip' : 'tgv'}`;
 
 /** A multipart stream's failure as the client's error (a malformed form is never a 500). */
 export function mapStreamError(e: unknown): unknown {

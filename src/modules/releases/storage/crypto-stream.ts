@@ -120,13 +120,27 @@ export class EncryptStream extends Transform {
   }
 }
 
-/** Reads exactly `length` bytes into `buffer`; a file that ends sooner was cut. */
-async function readFully(handle: FileHandle, buffer: Buffer, length: number): Promise<void> {
-  for (let at = 0; at < length; ) {
-    const { bytesRead } = await handle.read(buffer, at, length - at, null);
-    if (bytesRead === 0) throw new IntegrityError('authentication_failed');
-    at += bytesRead;
-  }
+/** Sealed bytes to decrypt: a vault file, or the body of an object in a bucket (s3.ts). */
+export interface SealedReader {
+  /** The stored size, known before reading: it tells which record is the final one. */
+  size(): Promise<number>;
+  /** Reads exactly `length` bytes into `buffer`; a source that ends sooner was cut. */
+  readFully(buffer: Buffer, length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+function fileReader(handle: FileHandle): SealedReader {
+  return {
+    size: async () => (await handle.stat()).size,
+    async readFully(buffer, length) {
+      for (let at = 0; at < length; ) {
+        const { bytesRead } = await handle.read(buffer, at, length - at, null);
+        if (bytesRead === 0) throw new IntegrityError('authentication_failed');
+        at += bytesRead;
+      }
+    },
+    close: () => handle.close(),
+  };
 }
 
 /**
@@ -141,20 +155,29 @@ export function decryptChunks(
   keyFor: (keyId: string) => Buffer | null,
   expectedKeyId: string | null,
 ): AsyncGenerator<Buffer, void, undefined> {
-  return closingUnread(handle, decryptRecords(handle, keyFor, expectedKeyId));
+  return decryptSealed(fileReader(handle), keyFor, expectedKeyId);
+}
+
+/** `decryptChunks` over any sealed source; the reader is closed as the file handle is. */
+export function decryptSealed(
+  reader: SealedReader,
+  keyFor: (keyId: string) => Buffer | null,
+  expectedKeyId: string | null,
+): AsyncGenerator<Buffer, void, undefined> {
+  return closingUnread(reader, decryptRecords(reader, keyFor, expectedKeyId));
 }
 
 async function* decryptRecords(
-  handle: FileHandle,
+  reader: SealedReader,
   keyFor: (keyId: string) => Buffer | null,
   expectedKeyId: string | null,
 ): AsyncGenerator<Buffer, void, undefined> {
   const buffer = borrowReadBuffer();
   try {
-    const { size } = await handle.stat();
+    const size = await reader.size();
     if (size < HEADER_SIZE + RECORD_OVERHEAD) throw new IntegrityError('authentication_failed');
     const header = Buffer.allocUnsafe(HEADER_SIZE);
-    await readFully(handle, header, HEADER_SIZE);
+    await reader.readFully(header, HEADER_SIZE);
     const parsed = parseHeader(header);
     if (!parsed) throw new IntegrityError('authentication_failed');
     if (expectedKeyId !== null && parsed.keyId !== expectedKeyId.slice(0, 16)) {
@@ -171,7 +194,7 @@ async function* decryptRecords(
     let index = 0n;
     while (remaining > 0) {
       const length = Math.min(batch.length, remaining);
-      await readFully(handle, batch, length);
+      await reader.readFully(batch, length);
       remaining -= length;
       for (let at = 0; at < length; at += recordSize) {
         const record = batch.subarray(at, Math.min(at + recordSize, length));
@@ -193,7 +216,7 @@ async function* decryptRecords(
     }
   } finally {
     returnReadBuffer(buffer);
-    await handle.close();
+    await reader.close();
   }
 }
 

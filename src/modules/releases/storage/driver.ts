@@ -16,6 +16,8 @@ export interface ArtifactRef {
   fileSize: number | null;
   /** Lowercase hex SHA-256 of the plaintext. */
   sha256: string;
+  /** The bucket's ETag of the object when it was written (object stores only). */
+  storedEtag?: string | null;
 }
 
 /** A file written to private staging, not yet visible anywhere. */
@@ -23,6 +25,8 @@ export interface StagedFile {
   /** Bytes the driver wrote (ciphertext for an encrypting driver). */
   storedSize: number;
   keyId: string | null;
+  /** What an object store calls the bytes it received (its ETag); absent for the vault. */
+  etag?: string | null;
   /** Moves the file to `storageKey` in one atomic rename; the only way it becomes part of the vault. */
   commit(): Promise<void>;
   /** Removes the staged file (idempotent). */

@@ -51,7 +51,7 @@ export function readChunks(handle: FileHandle): AsyncGenerator<Buffer, void, und
  * would leave the file open until the handle is garbage-collected. This closes it then too.
  */
 export function closingUnread(
-  handle: FileHandle,
+  handle: { close(): Promise<void> },
   chunks: AsyncGenerator<Buffer, void, undefined>,
 ): AsyncGenerator<Buffer, void, undefined> {
   let started = false;

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { S3Config } from '../../../config.js';
 import { ApiError } from '../../../http/errors.js';
 import type { ArtifactRow } from '../releases.model.js';
 import { openBytes, sealBytes } from './crypto-stream.js';
@@ -8,6 +9,7 @@ import { ExternalLinkDriver } from './external.js';
 import { Keyring } from './keyring.js';
 import { LocalVaultDriver } from './local.js';
 import { StorageRegistry } from './registry.js';
+import { MIN_PART_SIZE, ObjectStore, S3Driver } from './s3.js';
 import { Vault } from './vault.js';
 
 export interface StorageOptions {
@@ -18,9 +20,16 @@ export interface StorageOptions {
   vaultPreviousKeys: Buffer[];
   /** fsync artifacts before their release commits: as durable as the rows that reference them. */
   durableFiles: boolean;
+  /** A bucket for new artifacts (S3_BUCKET); none keeps them in the vault. */
+  s3?: S3Config | null;
+  /** Multipart part size for the bucket (partSizeFor the upload limit). */
+  s3PartSize?: number;
 }
 
-export type ManagedDriverName = 'local' | 'local_encrypted';
+export type ManagedDriverName = 'local' | 'local_encrypted' | 's3' | 's3_encrypted';
+
+/** The driver of the vault and of the bucket that store the same kind of bytes (plain or sealed). */
+export const BUCKET_DRIVER_OF = { local: 's3', local_encrypted: 's3_encrypted' } as const;
 
 export interface AutomaticChoice {
   driver: ManagedDriverName | null;
@@ -28,12 +37,13 @@ export interface AutomaticChoice {
 }
 
 export const refOf = (
-  a: Pick<ArtifactRow, 'storage_key' | 'key_id' | 'file_size' | 'file_sha256'>,
+  a: Pick<ArtifactRow, 'storage_key' | 'key_id' | 'file_size' | 'file_sha256' | 'stored_etag'>,
 ): ArtifactRef => ({
   storageKey: a.storage_key,
   keyId: a.key_id,
   fileSize: a.file_size === null ? null : Number(a.file_size),
   sha256: a.file_sha256,
+  storedEtag: a.stored_etag ?? null,
 });
 
 /**
@@ -60,6 +70,8 @@ export class ArtifactStorage {
   /** The old store's public web root (DATA_DIR/public); its uploads/ folder is served at /uploads. */
   readonly publicDir: string;
   readonly uploadsDir: string;
+  /** The bucket new artifacts go to (S3_BUCKET), with its `s3` and `s3_encrypted` drivers; else null. */
+  readonly objects: { store: ObjectStore; plain: S3Driver; encrypted: S3Driver } | null = null;
 
   constructor(opts: StorageOptions) {
     this.vault = new Vault(opts.vaultDir, opts.publicRoots, opts.durableFiles);
@@ -69,6 +81,16 @@ export class ArtifactStorage {
     this.registry.register(this.local);
     this.registry.register(this.encrypted);
     this.registry.register(new ExternalLinkDriver());
+    if (opts.s3) {
+      const store = new ObjectStore(opts.s3, opts.s3PartSize ?? MIN_PART_SIZE);
+      this.objects = {
+        store,
+        plain: new S3Driver(store, null),
+        encrypted: new S3Driver(store, this.keyring),
+      };
+      this.registry.register(this.objects.plain);
+      this.registry.register(this.objects.encrypted);
+    }
     this.publicDir = join(opts.dataDir, 'public');
     this.uploadsDir = join(this.publicDir, 'uploads');
   }
@@ -76,6 +98,7 @@ export class ArtifactStorage {
   /** At start: create the vault and sweep what dead processes left in staging. */
   async start(): Promise<number> {
     await this.vault.ensure().catch(() => {});
+    await this.objects?.store.sweepUploads();
     return this.vault.sweepStaging();
   }
 
@@ -84,6 +107,7 @@ export class ArtifactStorage {
   }
 
   async automatic(): Promise<AutomaticChoice> {
+    if (this.objects) return { driver: 's3', reason: 'S3_BUCKET is set: new files go to the bucket' };
     const h = await this.vault.health();
     if (!h.writable) return { driver: null, reason: 'the vault directory is not writable' };
     if (h.publicRoot) {
@@ -97,6 +121,7 @@ export class ArtifactStorage {
    * `local` is refused while the vault is under a public root; nothing works while it is not writable.
    */
   async chooseManaged(requested: string | undefined, configured: string): Promise<ManagedDriverName> {
+    if (this.objects) return this.chooseInBucket(requested, configured);
     const name = requested || (configured === 'local' || configured === 'local_encrypted' ? configured : '');
     if (name && name !== 'local' && name !== 'local_encrypted') {
       if (name === 'external' && requested) {
@@ -111,6 +136,24 @@ export class ArtifactStorage {
     if (name === 'local' && auto.driver !== 'local') throw new ApiError('vault_not_private');
     if (name === 'local' || name === 'local_encrypted') return name;
     return auto.driver;
+  }
+
+  /**
+   * With a bucket configured every new file goes there: `local` and `local_encrypted` (asked for,
+   * or the product's) choose plain or sealed bytes, as `s3` and `s3_encrypted` do; automatic is
+   * plain, the bucket being private as the vault is.
+   */
+  private chooseInBucket(requested: string | undefined, configured: string): ManagedDriverName {
+    const name = requested || configured;
+    if (name === 'local' || name === 'local_encrypted') return BUCKET_DRIVER_OF[name];
+    if (name === 's3' || name === 's3_encrypted') return name;
+    if (name === 'external' && requested) {
+      throw new ApiError('rest_invalid_param', {
+        data: { params: { storage_driver: 'external links are published with the JSON body' } },
+      });
+    }
+    if (requested) this.driver(requested); // unknown: 501 unsupported_storage_driver
+    return 's3';
   }
 
   /**

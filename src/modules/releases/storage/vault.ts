@@ -26,7 +26,7 @@ const FILE_MODE = 0o600;
 /** A staging file of a live process is never swept; one of any process is swept after this long. */
 const STAGING_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 /** Storage keys the vault accepts: two-level, plain names only (no traversal by construction). */
-const STORAGE_KEY = /^[0-9a-f]{2}\/[0-9a-f-]{36}\.(zip|tgv)$/;
+export const STORAGE_KEY = /^[0-9a-f]{2}\/[0-9a-f-]{36}\.(zip|tgv)$/;
 
 export interface VaultHealth {
   path: string;
