@@ -3,12 +3,12 @@ import { join, resolve } from 'node:path';
 import { buildApp } from './app.js';
 import { BackupError, backup, restore, type StorePaths } from './backup.js';
 import { type Config, ConfigError, loadConfig, resolvePublicUrl } from './config.js';
-import { openDatabase } from './db/database.js';
+import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 
 // The commands, run by src/main.ts once it has checked the Node.js version.
 
-const USAGE = `usage: tollgate [serve|migrate|user:create <email> <password> [administrator|customer]|backup <dir>|restore <dir>]`;
+const USAGE = `usage: tollgate [serve|migrate|user:create <email> <password> [administrator|customer]|backup <dir>|restore <dir>|vault:migrate-to-s3]`;
 
 /**
  * `backup <dir>` and `restore <dir>` (docs/backups.md): before the database is opened, so that a
@@ -66,6 +66,34 @@ async function backupCommand(command: 'backup' | 'restore', args: string[], conf
   }
 }
 
+/**
+ * `vault:migrate-to-s3` (docs/operations.md, 'Moving the vault to the bucket'): every vault
+ * artifact to the bucket, verified there before its row switches. Exit 1 while any is left behind.
+ */
+async function migrateVaultCommand(config: Config, database: Database): Promise<number> {
+  if (!config.s3) {
+    console.error('vault:migrate-to-s3 needs the bucket: set S3_BUCKET and the other S3_* variables');
+    await database.close();
+    return 2;
+  }
+  const app = await buildApp({ ...config, logLevel: 'silent' }, database);
+  try {
+    const result = await app.services.bucketMigration.run();
+    for (const f of result.failed) {
+      console.warn(
+        `warning: artifact ${f.artifact_id} stays in the vault (${f.reason}); run the command again`,
+      );
+    }
+    console.log(
+      `moved ${result.moved.length} artifacts to the bucket ${config.s3.bucket}, ${result.failed.length} left in the vault, ${result.removedLeftovers} leftover vault files removed`,
+    );
+    return result.failed.length > 0 ? 1 : 0;
+  } finally {
+    await app.close();
+    await database.close();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command = 'serve', ...args] = argv;
   const config = loadConfig();
@@ -94,6 +122,8 @@ async function main(argv: string[]): Promise<number> {
     console.log('migrations complete');
     return 0;
   }
+
+  if (command === 'vault:migrate-to-s3') return migrateVaultCommand(config, database);
 
   if (command === 'user:create') {
     const [email, password, role = 'administrator'] = args;

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,9 +35,14 @@ export async function startS3(bucket = 'tollgate-test'): Promise<TestBucket> {
   });
   const { port } = (await server.run()) as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
-  // s3rver's one built-in account.
-  const accessKeyId = 'S3RVER';
-  const secretAccessKey = 'S3RVER';
+  // Credentials of this bucket only (s3rver checks every request's signature against them), so a
+  // test can look for them where they must never be, such as the logs.
+  const accessKeyId = `AKIA${randomBytes(8).toString('hex').toUpperCase()}`;
+  const secretAccessKey = randomBytes(30).toString('base64');
+  const { DUMMY_ACCOUNT } = createRequire(import.meta.url)('s3rver/lib/models/account.js') as {
+    DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void; revokeAccessKey(id: string): void };
+  };
+  DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
   return {
     endpoint,
     bucket,
@@ -52,6 +59,7 @@ export async function startS3(bucket = 'tollgate-test'): Promise<TestBucket> {
     }),
     async stop() {
       await server.close();
+      DUMMY_ACCOUNT.revokeAccessKey(accessKeyId);
       rmSync(directory, { recursive: true, force: true });
     },
   };

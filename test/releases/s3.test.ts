@@ -1,0 +1,275 @@
+import type { AddressInfo } from 'node:net';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { encryptedSize } from '../../src/modules/releases/storage/crypto-stream.js';
+import { sha256 } from '../../src/random.js';
+import { type Fixture, issue, protectedFixture, tokenOf } from '../distribution/helpers.js';
+import { createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { makeZip, uploadRelease } from '../helpers/factories.js';
+import { startS3, type TestBucket } from '../helpers/s3.js';
+import { stagingFiles, vaultFiles } from '../helpers/vault.js';
+
+/**
+ * The S3 drivers (docs/releases.md, 'Objects in a bucket') against s3rver through the real SDK
+ * (endpoint, path style, signatures): uploads stream to the bucket, downloads over real HTTP are
+ * checked before the claim and fail closed, deletions delete objects, and the credentials stay
+ * out of the logs.
+ */
+const PREFIX = 'store/';
+let s3: TestBucket;
+let t: TestApp;
+let base: string;
+let client: S3Client;
+
+beforeAll(async () => {
+  s3 = await startS3();
+  t = await createTestApp({ env: s3.env(PREFIX), captureLogs: true });
+  await setSettings(t, { rate_limit: 1000 });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  client = new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+});
+afterAll(async () => {
+  client?.destroy();
+  await t?.close();
+  await s3?.stop();
+});
+
+const db = () => t.app.services.database.db;
+const store = () => t.app.services.releases.storage.objects!.store;
+const artifactOf = (id: number) =>
+  db().selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+async function objectBytes(key: string): Promise<Buffer> {
+  const o = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));
+  return Buffer.from(await o.Body!.transformToByteArray());
+}
+
+const putObject = (key: string, body: Buffer) =>
+  client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: body }));
+
+async function objectKeys(): Promise<string[]> {
+  const list = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket }));
+  return (list.Contents ?? []).map((o) => o.Key!).sort();
+}
+
+/** GET /software/download over a real connection, as a site's updater does it. */
+async function fetchDownload(url: string) {
+  const u = new URL(url);
+  const res = await fetch(`${base}${u.pathname}${u.search}`);
+  return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
+}
+
+async function tokenUsed(url: string): Promise<boolean> {
+  const row = await db()
+    .selectFrom('download_tokens')
+    .select('used_at')
+    .where('token_hash', '=', sha256(tokenOf(url)))
+    .executeTakeFirstOrThrow();
+  return row.used_at !== null;
+}
+
+async function published(driver: '' | 'local_encrypted', zip: Buffer): Promise<Fixture> {
+  return protectedFixture(t, { software: { storage_driver: driver }, zip });
+}
+
+describe('uploads stream to the bucket', () => {
+  it.each([
+    ['', 's3'],
+    ['local_encrypted', 's3_encrypted'],
+  ] as const)(
+    'product driver "%s" stores %s objects under the prefix; the vault stays empty',
+    async (configured, driver) => {
+      const zip = makeZip(200_000);
+      const f = await published(configured, zip);
+      expect(f.release.storage_driver).toBe(driver);
+      const a = await artifactOf(f.release.artifact_id);
+      expect(a).toMatchObject({ driver, file_size: zip.length, file_sha256: sha256(zip) });
+      expect(a.stored_etag).toMatch(/^"[^"]+"$/);
+      const stored = await objectBytes(`${PREFIX}${a.storage_key}`);
+      if (driver === 's3') expect(stored.equals(zip)).toBe(true);
+      else {
+        expect(stored.length).toBe(encryptedSize(zip.length));
+        expect(Number(a.stored_size)).toBe(stored.length);
+        expect(stored.includes(zip.subarray(100, 164))).toBe(false);
+      }
+      expect(vaultFiles(t.config.vaultDir)).toEqual([]);
+      expect(stagingFiles(t.config.vaultDir)).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['', 's3'],
+    ['local_encrypted', 's3_encrypted'],
+  ] as const)(
+    'a file above the part size goes up in parts (%s → %s) and downloads whole',
+    async (configured) => {
+      const send = vi.spyOn(store().client, 'send');
+      try {
+        const zip = makeZip(6 * 1024 * 1024);
+        const f = await published(configured, zip);
+        const commands = send.mock.calls.map(([c]) => c.constructor.name);
+        expect(commands).toContain('CreateMultipartUploadCommand');
+        expect(commands.filter((c) => c === 'UploadPartCommand').length).toBe(2);
+        expect(commands).toContain('CompleteMultipartUploadCommand');
+        const res = await fetchDownload((await issue(t, f)).download_url);
+        expect(res.status).toBe(200);
+        expect(res.body.equals(zip)).toBe(true);
+      } finally {
+        send.mockRestore();
+      }
+    },
+  );
+
+  it('a refused upload leaves no object behind', async () => {
+    const before = await objectKeys();
+    const f = await published('', makeZip(1000));
+    const notZip = Buffer.alloc(300_000, 7);
+    for (const driver of ['local', 'local_encrypted']) {
+      const res = await uploadRelease(t, f.product.id, '9.0.0', [['storage_driver', driver]], notZip);
+      expectError(res, 400, 'invalid_archive');
+    }
+    expect((await objectKeys()).length).toBe(before.length + 1);
+  });
+});
+
+describe('downloads from the bucket', () => {
+  it.each([
+    ['', 's3'],
+    ['local_encrypted', 's3_encrypted'],
+  ] as const)(
+    '%s: the pre-check trusts the ETag recorded at upload, so the object is read once',
+    async (configured) => {
+      const zip = makeZip(150_000);
+      const f = await published(configured, zip);
+      const get = vi.spyOn(store(), 'get');
+      try {
+        const answer = await issue(t, f);
+        const res = await fetchDownload(answer.download_url);
+        expect(res.status).toBe(200);
+        expect(res.body.equals(zip)).toBe(true);
+        expect(res.headers.get('x-package-sha256')).toBe(sha256(zip));
+        expect(get).toHaveBeenCalledTimes(1);
+        expect(await tokenUsed(answer.download_url)).toBe(true);
+      } finally {
+        get.mockRestore();
+      }
+    },
+  );
+
+  it('plain: a replaced object of the same size is read in full and refused before the claim', async () => {
+    const zip = makeZip(100_000);
+    const f = await published('', zip);
+    const a = await artifactOf(f.release.artifact_id);
+    const key = `${PREFIX}${a.storage_key}`;
+    const tampered = Buffer.from(zip);
+    tampered[5000] = tampered[5000]! ^ 0xff;
+    await putObject(key, tampered);
+    const answer = await issue(t, f);
+    const res = await fetchDownload(answer.download_url);
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.body.toString())).toMatchObject({
+      code: 'artifact_integrity_failed',
+      data: { reason: 'hash_mismatch' },
+    });
+    expect(await tokenUsed(answer.download_url)).toBe(false);
+    // The same bytes put back (a new ETag): read in full, they verify, and the same token works.
+    await putObject(key, zip);
+    const again = await fetchDownload(answer.download_url);
+    expect(again.status).toBe(200);
+    expect(again.body.equals(zip)).toBe(true);
+  });
+
+  it('encrypted: a flipped bit fails authentication before the claim', async () => {
+    const zip = makeZip(100_000);
+    const f = await published('local_encrypted', zip);
+    const a = await artifactOf(f.release.artifact_id);
+    const key = `${PREFIX}${a.storage_key}`;
+    const sealed = await objectBytes(key);
+    sealed[sealed.length - 40] = sealed[sealed.length - 40]! ^ 0x01;
+    await putObject(key, sealed);
+    const answer = await issue(t, f);
+    const res = await fetchDownload(answer.download_url);
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.body.toString())).toMatchObject({
+      code: 'artifact_integrity_failed',
+      data: { reason: 'authentication_failed' },
+    });
+    expect(await tokenUsed(answer.download_url)).toBe(false);
+  });
+
+  it('a missing object is artifact_not_found, and the token is not consumed', async () => {
+    for (const configured of ['', 'local_encrypted'] as const) {
+      const f = await published(configured, makeZip(5000));
+      const a = await artifactOf(f.release.artifact_id);
+      await client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}${a.storage_key}` }));
+      const answer = await issue(t, f);
+      const res = await fetchDownload(answer.download_url);
+      expect(res.status).toBe(404);
+      expect(JSON.parse(res.body.toString()).code).toBe('artifact_not_found');
+      expect(await tokenUsed(answer.download_url)).toBe(false);
+    }
+  });
+});
+
+describe('deletion', () => {
+  it('a deletion job deletes the object and confirms it is gone', async () => {
+    const f = await published('local_encrypted', makeZip(5000));
+    const a = await artifactOf(f.release.artifact_id);
+    const target = { artifact_ids: [a.id] };
+    const url = `/v1/software/products/${f.product.id}/artifact-deletions`;
+    const preview = await t.app.inject({
+      method: 'POST',
+      url: `${url}/preview`,
+      headers: t.adminAuth,
+      payload: target,
+    });
+    expect(preview.statusCode).toBe(200);
+    const { acknowledgement, fingerprint, targets } = preview.json();
+    expect(targets[0].stored).toMatchObject({ exists: true, size: Number(a.stored_size) });
+    const res = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: t.adminAuth,
+      payload: { ...target, acknowledgement, fingerprint },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().status).toBe('completed');
+    await expect(
+      client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}${a.storage_key}` })),
+    ).rejects.toMatchObject({ name: 'NotFound' });
+    expect((await artifactOf(a.id)).state).toBe('deleted');
+  });
+});
+
+describe('credentials', () => {
+  it('never reach the logs, nor the storage status', async () => {
+    const status = await t.app.inject({
+      method: 'GET',
+      url: '/v1/software/storage/status',
+      headers: t.adminAuth,
+    });
+    expect(status.statusCode).toBe(200);
+    expect(status.json().drivers).toEqual(expect.arrayContaining(['s3', 's3_encrypted']));
+    const logs = t.logs();
+    expect(logs.length).toBeGreaterThan(0);
+    for (const text of [logs, status.body]) {
+      expect(text).not.toContain(s3.secretAccessKey);
+      expect(text).not.toContain(s3.accessKeyId);
+    }
+  });
+});
