@@ -70,6 +70,11 @@ export interface Manifest {
   files: ManifestFile[];
   /** Public uploads the database names that were missing or changed on disk, left out. */
   skipped: { path: string; reason: 'missing' | 'changed' | 'unsafe_path' }[];
+  /**
+   * Artifacts the snapshot names that live in the S3 bucket (`s3`, `s3_encrypted`): not copied,
+   * the bucket is backed up with its own tools (docs/backups.md). Absent in older manifests.
+   */
+  in_bucket?: number;
 }
 
 /** Where a store on SQLite keeps its data (from the configuration, src/config.ts). */
@@ -158,7 +163,11 @@ interface LegacyRef {
 }
 
 /** The files a database snapshot names: vault artifacts not deleted, public uploads not removed. */
-function referencesOf(snapshotFile: string): { artifacts: ArtifactRef[]; legacy: LegacyRef[] } {
+function referencesOf(snapshotFile: string): {
+  artifacts: ArtifactRef[];
+  legacy: LegacyRef[];
+  inBucket: number;
+} {
   const db = openSqlite(snapshotFile, { fileMustExist: true });
   try {
     // The snapshot stands alone: no WAL beside it, in the backup or once restored.
@@ -181,7 +190,12 @@ function referencesOf(snapshotFile: string): { artifacts: ArtifactRef[]; legacy:
         'SELECT public_path, file_size, file_sha256 FROM legacy_downloads WHERE removed_at IS NULL ORDER BY id',
       )
       .all() as LegacyRef[];
-    return { artifacts, legacy };
+    const { n } = db
+      .prepare(
+        `SELECT count(*) AS n FROM artifacts WHERE driver IN ('s3', 's3_encrypted') AND state <> 'deleted'`,
+      )
+      .get() as { n: number };
+    return { artifacts, legacy, inBucket: n };
   } finally {
     db.close();
   }
@@ -335,6 +349,7 @@ export async function backup(
         database: DATABASE_NAME,
         files: [{ path: DATABASE_NAME, ...database }, ...files],
         skipped,
+        in_bucket: refs.inBucket,
       };
       await writeNew(join(target, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
       return manifest;

@@ -42,6 +42,11 @@ async function backupCommand(command: 'backup' | 'restore', args: string[], conf
         `backup written to ${target}: the database and ${manifest.files.length - 1} files, ${bytes} bytes (${manifest.created_at})`,
       );
       for (const s of manifest.skipped) console.warn(`warning: ${s.path} left out (${s.reason} on disk)`);
+      if (manifest.in_bucket) {
+        console.log(
+          `${manifest.in_bucket} artifacts live in the S3 bucket and are not in this backup: back the bucket up with its own tools (docs/backups.md)`,
+        );
+      }
       return 0;
     }
     const result = await restore(paths, target);

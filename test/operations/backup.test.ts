@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   cpSync,
@@ -23,6 +22,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { openSqlite } from '../../src/db/sqlite.js';
 import { protectedFixture, siteCreds } from '../distribution/helpers.js';
 import { ADMIN, basic, postForm, type TestApp } from '../helpers/app.js';
+import { cli } from '../helpers/cli.js';
 import { dialectUnderTest } from '../helpers/db.js';
 import { adminId, makeZip, publish, softwareProduct } from '../helpers/factories.js';
 import { startServer } from '../helpers/server.js';
@@ -36,33 +36,6 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The store's vault key, kept apart from its backups as docs/backups.md tells operators to. */
 const VAULT_KEY = randomBytes(32).toString('base64');
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the command line (`src/main.ts <args>`) as a child process with only `env` set. */
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** Every file below `dir`, as sorted `/`-separated relative paths. */
 function filesBelow(dir: string): string[] {

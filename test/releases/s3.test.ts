@@ -116,8 +116,8 @@ describe('uploads stream to the bucket', () => {
     ['', 's3'],
     ['local_encrypted', 's3_encrypted'],
   ] as const)(
-    'a file above the part size goes up in parts (%s → %s) and downloads whole',
-    async (configured) => {
+    'a file above the part size goes up in parts ("%s" → %s) and downloads whole',
+    async (configured, _driver) => {
       const send = vi.spyOn(store().client, 'send');
       try {
         const zip = makeZip(6 * 1024 * 1024);
@@ -152,8 +152,8 @@ describe('downloads from the bucket', () => {
     ['', 's3'],
     ['local_encrypted', 's3_encrypted'],
   ] as const)(
-    '%s: the pre-check trusts the ETag recorded at upload, so the object is read once',
-    async (configured) => {
+    '"%s" → %s: the pre-check trusts the ETag recorded at upload, so the object is read once',
+    async (configured, _driver) => {
       const zip = makeZip(150_000);
       const f = await published(configured, zip);
       const get = vi.spyOn(store(), 'get');
