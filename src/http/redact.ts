@@ -11,7 +11,16 @@ export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1
 /** Request and response headers that carry credentials. */
 const SECRET_HEADERS = ['.authorization', '.cookie', '["x-rest-nonce"]', '["set-cookie"]'];
 /** Body-like fields that carry secrets, wherever a log object holds one. */
-const SECRET_FIELDS = ['password', 'license_key', 'token', 'activation_token', 'card_number', 'smtp_url'];
+// `secretAccessKey`: the S3 credentials, should an SDK object or the configuration reach a log line.
+const SECRET_FIELDS = [
+  'password',
+  'license_key',
+  'token',
+  'activation_token',
+  'card_number',
+  'smtp_url',
+  'secretAccessKey',
+];
 
 /**
  * Where secrets can sit in a log object. Headers are masked in any `headers` object one or two

@@ -8,6 +8,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { encryptedSize } from '../../src/modules/releases/storage/crypto-stream.js';
 import { sha256 } from '../../src/random.js';
 import { type Fixture, issue, protectedFixture, tokenOf } from '../distribution/helpers.js';
@@ -265,11 +266,72 @@ describe('credentials', () => {
     });
     expect(status.statusCode).toBe(200);
     expect(status.json().drivers).toEqual(expect.arrayContaining(['s3', 's3_encrypted']));
+    expect(status.json().bucket).toEqual({ bucket: s3.bucket, prefix: PREFIX, endpoint: s3.endpoint });
+    expect(status.json().automatic_driver).toBe('s3');
     const logs = t.logs();
     expect(logs.length).toBeGreaterThan(0);
     for (const text of [logs, status.body]) {
       expect(text).not.toContain(s3.secretAccessKey);
       expect(text).not.toContain(s3.accessKeyId);
     }
+  });
+});
+
+describe('configuration (S3_*)', () => {
+  const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+  const refused = (env: Record<string, string>, message: RegExp) => {
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toContain(secret);
+  };
+
+  it('S3_BUCKET selects object storage, with defaults for the rest', () => {
+    expect(loadConfig({}).s3).toBeNull();
+    expect(loadConfig({ S3_BUCKET: 'releases' }).s3).toEqual({
+      bucket: 'releases',
+      prefix: '',
+      region: 'us-east-1',
+      endpoint: null,
+      forcePathStyle: false,
+      credentials: null,
+    });
+    expect(
+      loadConfig({
+        S3_BUCKET: 'releases',
+        S3_ENDPOINT: 'https://minio.example.com:9000/',
+        S3_REGION: 'auto',
+        S3_PREFIX: 'tollgate/prod',
+        S3_FORCE_PATH_STYLE: 'true',
+        S3_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+        S3_SECRET_ACCESS_KEY: secret,
+      }).s3,
+    ).toEqual({
+      bucket: 'releases',
+      prefix: 'tollgate/prod/',
+      region: 'auto',
+      endpoint: 'https://minio.example.com:9000',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: secret },
+    });
+  });
+
+  it('refuses what cannot work, with a message that names the variable and never shows a secret', () => {
+    refused({ S3_ENDPOINT: 'http://127.0.0.1:9000' }, /S3_ENDPOINT set without S3_BUCKET/);
+    refused({ S3_BUCKET: 'b', S3_SECRET_ACCESS_KEY: secret }, /S3_BUCKET must be/);
+    refused({ S3_BUCKET: 'releases', S3_SECRET_ACCESS_KEY: secret }, /must be set together/);
+    refused(
+      { S3_BUCKET: 'releases', S3_ENDPOINT: 'http://127.0.0.1:9000' },
+      /S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are required/,
+    );
+    refused({ S3_BUCKET: 'releases', S3_ENDPOINT: 'ftp://host' }, /S3_ENDPOINT must use http or https/);
+    refused({ S3_BUCKET: 'releases', S3_FORCE_PATH_STYLE: 'yes' }, /S3_FORCE_PATH_STYLE must be/);
+    refused({ S3_BUCKET: 'releases', S3_PREFIX: 'a/../b' }, /S3_PREFIX must be/);
+    refused({ S3_BUCKET: 'releases', S3_PREFIX: 'a//b' }, /S3_PREFIX must be/);
   });
 });

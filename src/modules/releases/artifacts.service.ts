@@ -305,7 +305,10 @@ export class ArtifactsService {
     for (const a of counts.artifacts) {
       byDriver[a.driver] = (byDriver[a.driver] ?? 0) + a.n;
       byState[a.state] = (byState[a.state] ?? 0) + a.n;
-      if (a.driver === 'local_encrypted' && a.state !== 'deleted' && a.key_id && a.key_id !== keys.keyId) {
+      // Sealed objects in the bucket count too: rotate-key re-seals only the vault's files, so
+      // their older key must stay configured (docs/releases.md, 'Rotating the key').
+      const sealed = a.driver === 'local_encrypted' || a.driver === 's3_encrypted';
+      if (sealed && a.state !== 'deleted' && a.key_id && a.key_id !== keys.keyId) {
         if (keys.previousKeyIds.includes(a.key_id)) onPrevious += a.n;
         else unknownKey += a.n;
       }
@@ -327,6 +330,13 @@ export class ArtifactsService {
       automatic_driver: auto.driver,
       automatic_reason: auto.reason,
       drivers: this.storage.registry.names(),
+      bucket: this.storage.objects
+        ? {
+            bucket: this.storage.objects.store.bucket,
+            prefix: this.storage.objects.store.prefix,
+            endpoint: this.storage.objects.store.endpoint,
+          }
+        : null,
       max_upload_bytes: this.opts.maxUploadBytes,
       encryption: {
         algorithm: 'AES-256-GCM',

@@ -72,7 +72,7 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
           'Publish a release: multipart upload, or JSON for an external link or a protected catalogue file',
         description:
           'multipart/form-data fields: file (.zip, required), version, storage_driver (local|local_encrypted, ' +
-          'before file), changelog (text or JSON), set_current (true|false), filename, status (published|draft), ' +
+          'or s3|s3_encrypted when a bucket is configured, before file), changelog (text or JSON), set_current (true|false), filename, status (published|draft), ' +
           'channel (stable|rc|beta|alpha), rollout_percent (0-100). ' +
           'application/json: {version, external_url, file_sha256, file_size?, file_name?, changelog?, ' +
           'set_current?, status?, channel?, rollout_percent?} or {version, legacy_download_id, changelog?, ' +

@@ -68,8 +68,8 @@ export class ObjectStore {
   readonly client: S3Client;
   readonly bucket: string;
   readonly prefix: string;
-  /** Where the bucket is, for status and log lines: no credentials. */
-  readonly location: string;
+  /** Null for AWS's own endpoint; shown by the storage status (never with credentials). */
+  readonly endpoint: string | null;
 
   constructor(
     config: S3Config,
@@ -77,7 +77,7 @@ export class ObjectStore {
   ) {
     this.bucket = config.bucket;
     this.prefix = config.prefix;
-    this.location = `${config.endpoint ?? 'aws'}/${config.bucket}/${config.prefix}`;
+    this.endpoint = config.endpoint;
     this.client = new S3Client({
       region: config.region,
       ...(config.endpoint ? { endpoint: config.endpoint } : {}),
