@@ -12,7 +12,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { encryptedSize } from '../../src/modules/releases/storage/crypto-stream.js';
 import { sha256 } from '../../src/random.js';
 import { type Fixture, issue, protectedFixture, tokenOf } from '../distribution/helpers.js';
-import { createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { createTestApp, expectError, postForm, setSettings, type TestApp } from '../helpers/app.js';
 import { makeZip, uploadRelease } from '../helpers/factories.js';
 import { startS3, type TestBucket } from '../helpers/s3.js';
 import { stagingFiles, vaultFiles } from '../helpers/vault.js';
@@ -224,6 +224,44 @@ describe('downloads from the bucket', () => {
       expect(JSON.parse(res.body.toString()).code).toBe('artifact_not_found');
       expect(await tokenUsed(answer.download_url)).toBe(false);
     }
+  });
+});
+
+describe('catalogue files (legacy downloads)', () => {
+  it('protect copies a catalogue file into the bucket; its release downloads from there', async () => {
+    const f = await published('', makeZip(1000));
+    const legacyZip = makeZip(30_000);
+    const id = f.product.id;
+    const upload = await postForm(t, `/v1/products/${id}/downloads`, [
+      ['file', { filename: 'plugin.zip', content: legacyZip }],
+    ]);
+    expect(upload.statusCode).toBe(201);
+    const { download_id } = upload.json();
+    const protect = await t.app.inject({
+      method: 'POST',
+      url: `/v1/software/products/${id}/artifacts/protect`,
+      headers: t.adminAuth,
+      payload: { download_id },
+    });
+    expect(protect.statusCode).toBe(201);
+    const a = await artifactOf(protect.json().artifact_id);
+    expect(a.driver).toBe('s3');
+    expect((await objectBytes(`${PREFIX}${a.storage_key}`)).equals(legacyZip)).toBe(true);
+    const draft = await t.app.inject({
+      method: 'POST',
+      url: `/v1/software/products/${id}/versions`,
+      headers: t.adminAuth,
+      payload: { version: '2.0.0', legacy_download_id: download_id, status: 'draft' },
+    });
+    expect(draft.statusCode).toBe(201);
+    const versionUrl = `/v1/software/products/${id}/versions/${draft.json().version_id}`;
+    for (const step of ['delete-public-source', 'republish']) {
+      const res = await t.app.inject({ method: 'POST', url: `${versionUrl}/${step}`, headers: t.adminAuth });
+      expect(res.statusCode).toBe(200);
+    }
+    const res = await fetchDownload((await issue(t, f)).download_url);
+    expect(res.status).toBe(200);
+    expect(res.body.equals(legacyZip)).toBe(true);
   });
 });
 
