@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   DeleteObjectCommand,
@@ -135,6 +136,45 @@ describe('uploads stream to the bucket', () => {
       }
     },
   );
+
+  it('an upload whose client goes away mid-file stores nothing (the multipart upload is given up)', async () => {
+    const f = await published('', makeZip(1000));
+    const before = await objectKeys();
+    const releasesBefore = (await db().selectFrom('releases').select('id').execute()).length;
+    const send = vi.spyOn(store().client, 'send');
+    const upload = vi.spyOn(store(), 'upload');
+    try {
+      const boundary = 'tollgateabort';
+      const head = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="version"\r\n\r\n5.0.0\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.zip"\r\n` +
+          'Content-Type: application/zip\r\n\r\n',
+      );
+      const req = request(`${base}/v1/software/products/${f.product.id}/versions`, {
+        method: 'POST',
+        headers: { ...t.adminAuth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      });
+      req.on('error', () => {});
+      req.write(head);
+      // Past one part, so the bucket has a multipart upload under way when the client leaves.
+      req.write(makeZip(7 * 1024 * 1024).subarray(0, 6 * 1024 * 1024));
+      await vi.waitFor(
+        () => expect(send.mock.calls.map(([c]) => c.constructor.name)).toContain('UploadPartCommand'),
+        { timeout: 10_000 },
+      );
+      req.destroy();
+      await vi.waitFor(() => expect(upload.mock.results.length).toBe(1));
+      await expect(upload.mock.results[0]!.value).rejects.toBeDefined();
+      const commands = send.mock.calls.map(([c]) => c.constructor.name);
+      expect(commands).not.toContain('CompleteMultipartUploadCommand');
+      expect(commands).toContain('AbortMultipartUploadCommand');
+      expect(await objectKeys()).toEqual(before);
+      expect((await db().selectFrom('releases').select('id').execute()).length).toBe(releasesBefore);
+    } finally {
+      send.mockRestore();
+      upload.mockRestore();
+    }
+  });
 
   it('a refused upload leaves no object behind', async () => {
     const before = await objectKeys();
