@@ -305,6 +305,24 @@ describe('catalogue files (legacy downloads)', () => {
   });
 });
 
+describe('leftovers', () => {
+  it("objects no artifact names are removed after a day; artifacts' and foreign objects stay", async () => {
+    const f = await published('', makeZip(2000));
+    const a = await artifactOf(f.release.artifact_id);
+    const orphan = `${PREFIX}0a/0a000000-0000-4000-8000-000000000001.zip`;
+    const foreign = `${PREFIX}notes/readme.txt`;
+    const outside = 'elsewhere/0a/0a000000-0000-4000-8000-000000000002.zip';
+    for (const key of [orphan, foreign, outside]) await putObject(key, Buffer.from('x'));
+    const rows = await db().selectFrom('artifacts').select('storage_key').execute();
+    const known = new Set(rows.map((r) => r.storage_key));
+    expect(await store().sweepOrphans(known)).toBe(0);
+    expect(await store().sweepOrphans(known, Date.now() + 25 * 60 * 60 * 1000)).toBe(1);
+    const keys = await objectKeys();
+    expect(keys).not.toContain(orphan);
+    expect(keys).toEqual(expect.arrayContaining([foreign, outside, `${PREFIX}${a.storage_key}`]));
+  });
+});
+
 describe('deletion', () => {
   it('a deletion job deletes the object and confirms it is gone', async () => {
     const f = await published('local_encrypted', makeZip(5000));

@@ -269,17 +269,27 @@ export class ArtifactsService {
    * Removes vault files no artifact row names: what a crash between the move into the vault and
    * the database commit leaves behind (never published, but taking space). Only files older than
    * ORPHAN_MIN_AGE_MS go: another server process sharing the vault may have just moved a file in
-   * and be about to commit its row. Runs at start; answers how many files were removed.
+   * and be about to commit its row. With a bucket configured, its objects no artifact names go
+   * too, after a day (ObjectStore.sweepOrphans). Runs at start; answers how many were removed.
    */
   async sweepOrphans(nowMs = Date.now()): Promise<number> {
     const files = await this.storage.vault.storedFiles();
-    if (files.length === 0) return 0;
-    const known = new Set(await this.repo.managedStorageKeys());
     let removed = 0;
-    for (const f of files) {
-      if (known.has(f.key) || nowMs - f.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
-      await unlink(this.storage.vault.pathOf(f.key)).catch(() => {});
-      removed += 1;
+    if (files.length > 0) {
+      const known = new Set(await this.repo.managedStorageKeys());
+      for (const f of files) {
+        if (known.has(f.key) || nowMs - f.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
+        await unlink(this.storage.vault.pathOf(f.key)).catch(() => {});
+        removed += 1;
+      }
+    }
+    if (this.storage.objects) {
+      // Vault keys count too: `vault:migrate-to-s3` uploads an object before its row switches.
+      const known = new Set([
+        ...(await this.repo.managedStorageKeys()),
+        ...(await this.repo.bucketStorageKeys()),
+      ]);
+      removed += await this.storage.objects.store.sweepOrphans(known, nowMs);
     }
     return removed;
   }

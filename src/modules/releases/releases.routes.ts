@@ -49,7 +49,10 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
   if (swept > 0) app.log.warn({ swept }, 'removed staging files left by an interrupted upload');
   const orphans = await artifacts.sweepOrphans();
   if (orphans > 0)
-    app.log.warn({ orphans }, 'removed vault files no artifact names (an upload cut off before its commit)');
+    app.log.warn(
+      { orphans },
+      'removed vault files or bucket objects no artifact names (an upload cut off before its commit)',
+    );
 
   await app.register(uploadRoutes, { module: opts.module });
 

@@ -6,6 +6,7 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -38,8 +39,12 @@ export const MIN_PART_SIZE = 5 * 1024 * 1024;
 const MAX_PARTS = 10_000;
 /** Parts sent at once: an upload holds about (this + 1) parts in memory. */
 const QUEUE_SIZE = 2;
-/** A multipart upload a crash left open is aborted after this long (see `sweepUploads`). */
-const UPLOAD_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+/**
+ * A multipart upload a crash left open is aborted, and an object no artifact names is deleted,
+ * once this old: on AWS a multipart object's LastModified is when its upload began, so a large
+ * upload that just completed may look old while its release is still being committed.
+ */
+const LEFTOVER_MIN_AGE_MS = 24 * 60 * 60 * 1000;
 /** Objects whose ETag this process checked, so the stream after a check reads that same object. */
 const VERIFIED_KEPT = 10_000;
 
@@ -182,7 +187,7 @@ export class ObjectStore {
         new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: this.prefix }),
       );
       for (const u of list.Uploads ?? []) {
-        if (!u.Key || !u.UploadId || !u.Initiated || nowMs - u.Initiated.getTime() < UPLOAD_MAX_AGE_MS)
+        if (!u.Key || !u.UploadId || !u.Initiated || nowMs - u.Initiated.getTime() < LEFTOVER_MIN_AGE_MS)
           continue;
         await this.client.send(
           new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }),
@@ -193,6 +198,35 @@ export class ObjectStore {
       return aborted;
     }
     return aborted;
+  }
+
+  /**
+   * Deletes objects under the prefix with a generated name that `known` (every storage key an
+   * artifact row holds) does not name and that are more than a day old: what a server killed
+   * between an upload's completion and its release's commit leaves. Anything else under the
+   * prefix is never touched. A store that refuses the listing is left alone.
+   */
+  async sweepOrphans(known: ReadonlySet<string>, nowMs = Date.now()): Promise<number> {
+    let removed = 0;
+    try {
+      let token: string | undefined;
+      do {
+        const page = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }),
+        );
+        for (const o of page.Contents ?? []) {
+          const storageKey = o.Key?.slice(this.prefix.length) ?? '';
+          if (!STORAGE_KEY.test(storageKey) || known.has(storageKey)) continue;
+          if (!o.LastModified || nowMs - o.LastModified.getTime() < LEFTOVER_MIN_AGE_MS) continue;
+          await this.remove(storageKey);
+          removed += 1;
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch {
+      return removed;
+    }
+    return removed;
   }
 }
 
