@@ -14,7 +14,7 @@ import { encryptedSize } from '../../src/modules/releases/storage/crypto-stream.
 import { sha256 } from '../../src/random.js';
 import { type Fixture, issue, protectedFixture, tokenOf } from '../distribution/helpers.js';
 import { createTestApp, expectError, postForm, setSettings, type TestApp } from '../helpers/app.js';
-import { makeZip, uploadRelease } from '../helpers/factories.js';
+import { makeZip, softwareProduct, uploadRelease } from '../helpers/factories.js';
 import { startS3, type TestBucket } from '../helpers/s3.js';
 import { stagingFiles, vaultFiles } from '../helpers/vault.js';
 
@@ -354,6 +354,28 @@ describe('deletion', () => {
 });
 
 describe('credentials', () => {
+  it('a bucket that cannot be written refuses the upload (503) and logs no credential', async () => {
+    const broken = await createTestApp({
+      env: { ...s3.env(PREFIX), S3_BUCKET: 'no-such-bucket' },
+      captureLogs: true,
+    });
+    try {
+      const product = await softwareProduct(broken);
+      const res = await uploadRelease(broken, product.id, '1.0.0');
+      expectError(res, 503, 'storage_unavailable');
+      expect(res.json().data.reason).toBe('NoSuchBucket');
+      expect(await broken.app.services.database.db.selectFrom('artifacts').select('id').execute()).toEqual(
+        [],
+      );
+      const logs = broken.logs();
+      expect(logs).toContain('storage_unavailable');
+      expect(logs).not.toContain(s3.secretAccessKey);
+      expect(logs).not.toContain(s3.accessKeyId);
+    } finally {
+      await broken.close();
+    }
+  });
+
   it('never reach the logs, nor the storage status', async () => {
     const status = await t.app.inject({
       method: 'GET',

@@ -127,19 +127,25 @@ export class ObjectStore {
       partSize: this.partSize,
       queueSize: QUEUE_SIZE,
     });
+    let storeFailure: Error | null = null;
     const done = upload.done().catch((e: unknown) => {
+      storeFailure = e instanceof Error ? e : new Error(String(e));
       // The bytes have nowhere to go: stop the request body rather than wait on it forever.
-      counted.destroy(e instanceof Error ? e : new Error(String(e)));
-      throw e;
+      counted.destroy(storeFailure);
+      throw storeFailure;
     });
     const [sent, piped] = await Promise.allSettled([done, pipeline([source, ...through, counted])]);
-    // The request body's failure (a client gone, a size limit) is the one to answer with.
-    if (piped.status === 'rejected') {
+    // The request body's own failure (a client gone, a size limit) is the one to answer with.
+    if (piped.status === 'rejected' && piped.reason !== storeFailure) {
       if (sent.status === 'fulfilled') await this.remove(storageKey).catch(() => {});
       throw piped.reason;
     }
-    if (sent.status === 'rejected')
-      throw new ApiError('storage_unavailable', { data: { storage: 'bucket' } });
+    if (sent.status === 'rejected') {
+      // The store's error name (NoSuchBucket, AccessDenied, …) tells the administrator what to
+      // fix; its message and request details stay out of the answer.
+      const reason = (storeFailure as Error | null)?.name ?? 'error';
+      throw new ApiError('storage_unavailable', { data: { storage: 'bucket', reason } });
+    }
     return { size, etag: sent.value.ETag ?? null };
   }
 
