@@ -10,6 +10,11 @@
  * server's core), seeded the same way, and each round loads SQLite's, PostgreSQL's and the bare
  * route in turn: PostgreSQL's figures are given against both, in the same run.
  *
+ * With `--against DIR` another build of Tollgate (a checkout at DIR with its own `npm run build`,
+ * e.g. the commit before a change) runs as a third server, seeded the same way through the API, and
+ * each round loads ours, that build's and the bare route in turn: the regression check of a change
+ * as ratios of the same rounds (docs/performance.md, 'How to run the benchmarks').
+ *
  * Without --eligible every site is up to date (the common case: no token minted); with it every
  * check is eligible and mints a single-use token.
  */
@@ -37,8 +42,10 @@ const { values } = parseArgs({
     eligible: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
     database: { type: 'string', default: 'sqlite' },
+    against: { type: 'string' },
   },
 });
+if (values.against && values.database === 'postgres') throw new Error('--against runs on SQLite only');
 if (values.database !== 'sqlite' && values.database !== 'postgres') {
   throw new Error('--database is sqlite or postgres');
 }
@@ -108,34 +115,51 @@ async function main() {
   };
   const postgres = values.database === 'postgres' ? await startPostgres(0) : null;
   const server = await startPinned(0, [...node, 'dist/main.js', 'serve'], { ...env, DATA_DIR: dataDir });
-  let pgServer: Awaited<ReturnType<typeof startPinned>> | null = null;
+  let otherServer: Awaited<ReturnType<typeof startPinned>> | null = null;
   try {
     const started = Date.now();
     const bodies = await seed(server.url);
     console.log(`seeded ${LICENSES} licenses in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const size = await probe(server.url, bodies[0]!);
-    let pgBodies: string[] = [];
+    let otherBodies: string[] = [];
     if (postgres) {
-      pgServer = await startPinned(0, [...node, 'dist/main.js', 'serve'], {
+      otherServer = await startPinned(0, [...node, 'dist/main.js', 'serve'], {
         ...env,
         DATA_DIR: mkdtempSync(join(dataDir, 'pg-')),
         DATABASE_URL: postgres.url,
       });
-      pgBodies = await seed(pgServer.url);
-      await probe(pgServer.url, pgBodies[0]!);
+      otherBodies = await seed(otherServer.url);
+      await probe(otherServer.url, otherBodies[0]!);
     }
-    const pgUrl = pgServer && `${pgServer.url}/v1/software/check`;
+    if (values.against) {
+      otherServer = await startPinned(
+        0,
+        [...node, join(values.against, 'dist/main.js'), 'serve'],
+        { ...env, DATA_DIR: mkdtempSync(join(dataDir, 'against-')) },
+        values.against,
+      );
+      otherBodies = await seed(otherServer.url);
+      await probe(otherServer.url, otherBodies[0]!);
+    }
+    const otherUrl = otherServer && `${otherServer.url}/v1/software/check`;
     // 2,000 licenses at rate_limit 100 a minute stay below their buckets: a round is 20-35 checks per
     // license, and a minute holds about two rounds. Non-2xx in the figures says if not.
     const runs = await againstBare({
       ours: { url: `${server.url}/v1/software/check`, pid: server.child.pid! },
-      others: pgServer ? [{ url: pgUrl!, pid: pgServer.child.pid! }] : [],
+      others: otherServer ? [{ url: otherUrl!, pid: otherServer.child.pid! }] : [],
       responseSize: size,
       rounds: ROUNDS,
       seconds: SECONDS,
       load: (url, seconds, pid) =>
-        url === pgUrl
-          ? load({ url, bodies: pgBodies, seconds, pid, headersFor: clientAddress, dbPids: postgres!.pids })
+        url === otherUrl
+          ? load({
+              url,
+              bodies: otherBodies,
+              seconds,
+              pid,
+              headersFor: clientAddress,
+              dbPids: postgres?.pids,
+            })
           : load({ url, bodies, seconds, pid, headersFor: clientAddress }),
     });
     console.log(
@@ -143,9 +167,13 @@ async function main() {
     );
     console.log(`response size: ${size} bytes`);
     report('check', runs, 'target >= 35%');
-    if (pgServer) reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
+    await postgres?.statements();
+    if (otherServer && values.against)
+      reportOthers('against', runs, runs.others[0]!, 'the other build', 'ours');
+    else if (otherServer)
+      reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
   } finally {
-    await pgServer?.stop();
+    await otherServer?.stop();
     await server.stop();
     postgres?.stop();
     rmSync(dataDir, { recursive: true, force: true });

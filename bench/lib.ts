@@ -38,10 +38,15 @@ export interface Proc {
 }
 
 /** Starts a server command pinned to `core` and waits for its `listening on <url>` line. */
-export async function startPinned(core: number, argv: string[], env: Record<string, string>): Promise<Proc> {
+export async function startPinned(
+  core: number,
+  argv: string[],
+  env: Record<string, string>,
+  cwd: string = ROOT,
+): Promise<Proc> {
   const [cmd, ...args] = pinned(core, argv);
   const child = spawn(cmd!, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -252,14 +257,16 @@ export function report(name: string, runs: { ours: LoadResult[]; bare: LoadResul
 }
 
 /**
- * Prints another server's rounds (the same route on PostgreSQL) against the bare route and against
- * ours (SQLite) of the same rounds: throughput ratios, p99 ratio, CPU of the server and database.
+ * Prints another server's rounds (the same route on PostgreSQL, or another build) against the bare
+ * route and against ours of the same rounds: throughput ratios, p99 ratio, CPU of the server and
+ * database.
  */
 export function reportOthers(
   name: string,
   runs: { ours: LoadResult[]; bare: LoadResult[] },
   other: LoadResult[],
   target: string,
+  oursName = 'SQLite',
 ): void {
   const toBare = other.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
   const toOurs = other.map((r, i) => (r.rps / runs.ours[i]!.rps) * 100);
@@ -267,13 +274,13 @@ export function reportOthers(
   other.forEach((r, i) => {
     console.log(`${name} round ${i + 1}: ${fmt(r)}`);
     console.log(
-      `  ${toBare[i]!.toFixed(1)}% of bare, ${toOurs[i]!.toFixed(1)}% of SQLite, p99 ${p99[i]!.toFixed(1)}x SQLite's`,
+      `  ${toBare[i]!.toFixed(1)}% of bare, ${toOurs[i]!.toFixed(1)}% of ${oursName}, p99 ${p99[i]!.toFixed(1)}x ${oursName}'s`,
     );
   });
   const cpu = median(other.map((r) => r.cpuUs ?? 0)).toFixed(0);
   const db = median(other.map((r) => r.dbCpuUs ?? 0)).toFixed(0);
   console.log(
-    `${name} median of ${other.length}: ${median(toBare).toFixed(1)}% of bare, ${median(toOurs).toFixed(1)}% of SQLite (${target}); p99 ${median(p99).toFixed(1)}x SQLite's; server CPU ${cpu} µs + database CPU ${db} µs a request`,
+    `${name} median of ${other.length}: ${median(toBare).toFixed(1)}% of bare, ${median(toOurs).toFixed(1)}% of ${oursName} (${target}); p99 ${median(p99).toFixed(1)}x ${oursName}'s; server CPU ${cpu} µs + database CPU ${db} µs a request`,
   );
 }
 
@@ -329,24 +336,61 @@ export async function signIn(base: string, admin: { email: string; password: str
  * to `core`: the server under test shares that core with it, as it shares it with SQLite's work on
  * the embedded database, so both modes get the same CPU.
  */
-export async function startPostgres(core: number): Promise<{ url: string; pids(): number[]; stop(): void }> {
+export async function startPostgres(core: number): Promise<{
+  url: string;
+  pids(): number[];
+  stop(): void;
+  statements(): Promise<void>;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-pg-'));
   chmodSync(dir, 0o755);
   const port = await freePort();
   const script = join(ROOT, 'scripts/pg-server.sh');
+  const stats = Boolean(process.env.BENCH_PG_STATS);
   const url = execFileSync(...pinnedCommand(core, [script, 'start', join(dir, 'pg'), String(port)]), {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      ...(stats
+        ? {
+            PG_OPTIONS:
+              '-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on',
+          }
+        : {}),
+    },
   }).trim();
   const postmaster = Number(readFileSync(join(dir, 'pg/data/postmaster.pid'), 'utf8').split('\n')[0]);
+  if (stats) await pgQuery(url, 'create extension pg_stat_statements');
   return {
     url,
     pids: () => processTree(postmaster),
+    // With BENCH_PG_STATS=1: what each statement cost PostgreSQL over the whole run (pg_stat_statements).
+    statements: async () => {
+      if (!stats) return;
+      const { rows } = await pgQuery(
+        url,
+        `select calls, round(total_exec_time::numeric, 1) as exec_ms, round(total_plan_time::numeric, 1) as plan_ms,
+                plans, rows, shared_blks_hit as hit, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) as query
+           from pg_stat_statements order by total_exec_time + total_plan_time desc limit 15`,
+      );
+      console.table(rows);
+    },
     stop: () => {
       execFileSync(script, ['stop', join(dir, 'pg')], { stdio: 'ignore' });
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function pgQuery(url: string, text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
 }
 
 function pinnedCommand(core: number, argv: string[]): [string, string[]] {
