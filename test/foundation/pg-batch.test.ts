@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgBatchCounts } from '../../src/db/pg-batch.js';
 import { precompile } from '../../src/db/precompiled.js';
+import { RateCounter } from '../../src/http/rate-limit.js';
 import { LicenseRepository } from '../../src/modules/licensing/license.repository.js';
 import { ReleasesRepository } from '../../src/modules/releases/releases.repository.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
@@ -114,5 +115,60 @@ describe.runIf(dialectUnderTest === 'postgres')('one statement for the reads of 
     } finally {
       await one.end();
     }
+  });
+
+  it('the counter hits of a turn are one upsert, each caller answered the count its own hit made', async () => {
+    const rates = new RateCounter(d.database, { now: () => new Date(Date.UTC(2026, 10, 22, 12, 0, 30)) });
+    await rates.hitPair('lic-1', 'ip-1', 60);
+    const before = { ...pgBatchCounts };
+    // lic-1 is hit by three callers in the turn: one row of the statement, raised by three.
+    const answers = await Promise.all([
+      rates.hitPair('lic-1', 'ip-2', 60),
+      rates.hitPair('lic-2', 'ip-2', 60),
+      rates.hitPair('lic-1', 'ip-3', 60),
+      rates.hitPair('lic-1', 'ip-1', 60),
+    ]);
+    expect(pgBatchCounts.failures - before.failures).toBe(0);
+    expect(pgBatchCounts.statements - before.statements).toBe(1);
+    expect(answers.map((pair) => pair.map((r) => r.count))).toEqual([
+      [2, 1],
+      [1, 2],
+      [3, 1],
+      [4, 2],
+    ]);
+    const rows = await d.database.db
+      .selectFrom('rate_counters')
+      .select(['bucket', 'count'])
+      .orderBy('bucket')
+      .execute();
+    expect(rows).toEqual([
+      { bucket: 'ip-1', count: 2 },
+      { bucket: 'ip-2', count: 2 },
+      { bucket: 'ip-3', count: 1 },
+      { bucket: 'lic-1', count: 4 },
+      { bucket: 'lic-2', count: 1 },
+    ]);
+  });
+
+  it('a counter batch that fails is run call by call, so each caller still gets its counts', async () => {
+    const rates = new RateCounter(d.database, { now: () => new Date(Date.UTC(2026, 10, 22, 12, 5, 30)) });
+    const before = { ...pgBatchCounts };
+    // A bucket name longer than the column fails the batch; alone, only its own caller fails.
+    const answers = await Promise.allSettled([
+      rates.hitPair('ok-a', 'ok-b', 60),
+      rates.hitPair('x'.repeat(300), 'ok-c', 60),
+    ]);
+    expect(pgBatchCounts.failures - before.failures).toBe(1);
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'rejected']);
+    const counted = await d.database.db
+      .selectFrom('rate_counters')
+      .select(['bucket', 'count'])
+      .where('bucket', 'in', ['ok-a', 'ok-b', 'ok-c'])
+      .orderBy('bucket')
+      .execute();
+    expect(counted).toEqual([
+      { bucket: 'ok-a', count: 1 },
+      { bucket: 'ok-b', count: 1 },
+    ]);
   });
 });
