@@ -10,7 +10,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { request } from 'node:http';
+import { type ClientRequest, type RequestOptions, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -253,9 +253,37 @@ interface Answer {
   upstream: string;
 }
 
+/** One request over node:http, on a connection of its own; `write` sends the body. */
+function exchange(
+  url: string,
+  options: RequestOptions,
+  write: (req: ClientRequest) => void,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, ...options }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers,
+          body,
+          json: () => JSON.parse(body.toString()),
+          upstream: String(res.headers['x-test-upstream'] ?? ''),
+        });
+      });
+    });
+    req.on('error', reject);
+    req.setTimeout(20_000, () => req.destroy(new Error(`${options.method} ${url}: no answer in 20 s`)));
+    write(req);
+  });
+}
+
 /**
- * One request through nginx over node:http (fetch cannot choose its source address): `from` is the
- * client address the connection comes from, `instance` pins it to process a or b.
+ * One request through nginx (fetch cannot choose its source address): `from` is the client
+ * address the connection comes from, `instance` pins it to process a or b.
  */
 function send(
   base: string,
@@ -269,30 +297,47 @@ function send(
     ...(opts.instance ? { 'x-test-instance': opts.instance } : {}),
     ...opts.headers,
   };
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${base}${path}`,
-      { method, headers, agent: false, ...(opts.from ? { localAddress: opts.from } : {}) },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const body = Buffer.concat(chunks);
-          resolve({
-            status: res.statusCode!,
-            headers: res.headers,
-            body,
-            json: () => JSON.parse(body.toString()),
-            upstream: String(res.headers['x-test-upstream'] ?? ''),
-          });
-        });
+  return exchange(
+    `${base}${path}`,
+    { method, headers, ...(opts.from ? { localAddress: opts.from } : {}) },
+    (req) => req.end(payload),
+  );
+}
+
+/**
+ * A release upload through nginx, pinned to one process, whose body goes in two halves: the
+ * first at once, the second when `sendRest` is called, so the request is certainly under way
+ * while that process is told to stop.
+ */
+function splitUpload(url: string, headers: Record<string, string>, version: string, zip: Buffer) {
+  const boundary = `tollgate-${randomUUID()}`;
+  const body = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="version"\r\n\r\n${version}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="upload.zip"\r\n` +
+        'Content-Type: application/zip\r\n\r\n',
+    ),
+    zip,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const half = Math.floor(body.length / 2);
+  let rest = () => {};
+  const answer = exchange(
+    url,
+    {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(body.length),
       },
-    );
-    req.on('error', reject);
-    req.setTimeout(20_000, () => req.destroy(new Error(`${method} ${path}: no answer in 20 s`)));
-    req.end(payload);
-  });
+    },
+    (req) => {
+      req.write(body.subarray(0, half));
+      rest = () => req.end(body.subarray(half));
+    },
+  );
+  return { answer, sendRest: () => rest() };
 }
 
 // ─── The cluster ────────────────────────────────────────────────────────────────────────────────
@@ -306,6 +351,20 @@ let base = '';
 let admin: Record<string, string> = {};
 /** `127.0.0.1:<port>` of process a and process b, as nginx's X-Test-Upstream names them. */
 let addrOf: { a: string; b: string };
+/** Each process's own metrics listener (METRICS_PORT), as an operator scrapes them. */
+let metricsOf: { a: string; b: string };
+/** The software product of the first test, with its release 1.0.0, for a later upload. */
+let software: { productId: number; slug: string; creds: Record<string, string> } | undefined;
+
+/** The value of one series in a Prometheus text exposition; 0 when it is absent. */
+async function metric(url: string, name: string, labels: Record<string, string>): Promise<number> {
+  const text = await (await fetch(url)).text();
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`${name}{`) && want.every((w) => l.slice(0, l.indexOf('}')).includes(w)));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
 
 const api = (method: string, path: string, opts: Parameters<typeof send>[3] = {}) =>
   send(base, method, `/v1${path}`, opts);
@@ -332,12 +391,18 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     const nginxPort = await freePort();
     base = `http://127.0.0.1:${nginxPort}`;
     const vaultKey = randomBytes(32).toString('base64');
-    const env = (dataDir: string): Record<string, string> => ({
+    const metricsPorts = [await freePort(), await freePort()];
+    metricsOf = {
+      a: `http://127.0.0.1:${metricsPorts[0]}/metrics`,
+      b: `http://127.0.0.1:${metricsPorts[1]}/metrics`,
+    };
+    const env = (dataDir: string, metricsPort: number): Record<string, string> => ({
       DATABASE_URL: database!.config.kind === 'postgres' ? database!.config.url : '',
       DATA_DIR: dataDir,
       ADMIN_EMAIL: ADMIN.email,
       ADMIN_PASSWORD: ADMIN.password,
       TRUST_PROXY: '1',
+      METRICS_PORT: String(metricsPort),
       PUBLIC_URL: base,
       // Every process must hold the key that seals encrypted artifacts and signing keys.
       VAULT_KEY: vaultKey,
@@ -350,8 +415,8 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
       S3_FORCE_PATH_STYLE: '1',
     });
     // One after the other: each makes sure the administrator exists as it starts.
-    servers.push(await startServer(env(OBJECT_STORAGE ? mk('data-a') : shared)));
-    servers.push(await startServer(env(OBJECT_STORAGE ? mk('data-b') : shared)));
+    servers.push(await startServer(env(OBJECT_STORAGE ? mk('data-a') : shared, metricsPorts[0]!)));
+    servers.push(await startServer(env(OBJECT_STORAGE ? mk('data-b') : shared, metricsPorts[1]!)));
     const ports = servers.map((s) => Number(new URL(s.url).port)) as [number, number];
     addrOf = { a: `127.0.0.1:${ports[0]}`, b: `127.0.0.1:${ports[1]}` };
     nginx = await startNginx(nginxBin, nginxPort, ports);
@@ -467,6 +532,15 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     const again = await send(base, 'GET', `${u.pathname}${u.search}`, { instance: 'a' });
     expectStatus(again, 403);
     expect(again.json().code).toBe('token_consumed');
+    // Each process counts what it answered, on its own metrics listener.
+    const outcome = (url: string, operation: string, result: string) =>
+      metric(url, 'tollgate_outcomes_total', { operation, result });
+    expect(await outcome(metricsOf.a, 'update_check', 'success')).toBe(1);
+    expect(await outcome(metricsOf.b, 'update_check', 'success')).toBe(0);
+    expect(await outcome(metricsOf.b, 'download', 'success')).toBe(1);
+    expect(await outcome(metricsOf.a, 'download', 'success')).toBe(0);
+    expect(await outcome(metricsOf.a, 'download', 'token_consumed')).toBe(1);
+    software = { productId, slug, creds };
 
     if (OBJECT_STORAGE) {
       // The package came from the bucket: neither process's own vault holds a file.
@@ -474,8 +548,8 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
       expect(listing).toMatch(/<Key>artifacts\/[^<]+<\/Key>/);
       for (const d of dirs.filter((x) => /data-[ab]-/.test(x))) {
         const vault = join(d, 'vault');
-        const files = existsSync(vault) ? readdirSync(vault, { recursive: true }) : [];
-        expect(files.filter((f) => /\.zip$|[0-9a-f]{64}/.test(String(f)))).toEqual([]);
+        const entries = existsSync(vault) ? readdirSync(vault, { recursive: true, withFileTypes: true }) : [];
+        expect(entries.filter((e) => e.isFile()).map((e) => e.name)).toEqual([]);
       }
     }
   });
@@ -512,9 +586,14 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
       expectStatus(other, 404);
       expect(other.json().code).toBe('product_not_found');
     }
+    // Each process counted the refusals it gave: two on a (one with the forged header), one on b.
+    const refusals = (url: string) =>
+      metric(url, 'tollgate_rate_limit_refusals_total', { limiter: 'software_issuance' });
+    expect(await refusals(metricsOf.a)).toBe(2);
+    expect(await refusals(metricsOf.b)).toBe(1);
   });
 
-  it('stopping one process mid-traffic loses no acknowledged order', async () => {
+  it('stopping one process mid-traffic loses no acknowledged write', async () => {
     // The default checkout limit (5 orders per address per 10 minutes) would refuse this stream;
     // both processes must see the new value (settings are cached for a second per process).
     expectStatus(await adminApi('PATCH', '/settings', { body: { checkout_rate_limit: 1000 } }), 200);
@@ -529,8 +608,31 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     const productId = product.json().id as number;
     const tag = randomUUID().slice(0, 8);
 
+    // A release upload to process b, half sent: it is under way when b is told to stop, and must
+    // still be stored whole. A public product, so that anyone may check for it and download it.
+    const slug = `multi-stop-${tag}`;
+    const free = await adminApi('POST', '/products', {
+      body: { name: slug, type: 'simple', price: '0.00', licensing_enabled: 'no' },
+    });
+    expectStatus(free, 201);
+    const freeId = free.json().id as number;
+    expectStatus(
+      await adminApi('POST', `/software/products/${freeId}/config`, {
+        body: { slug, software_enabled: 'yes' },
+      }),
+      200,
+    );
+    const zip = makeZip(2 * 1024 * 1024);
+    const upload = splitUpload(
+      `${base}/v1/software/products/${freeId}/versions`,
+      { ...admin, 'x-test-instance': 'b' },
+      '1.0.0',
+      zip,
+    );
+    await sleep(300);
+
     // 40 orders, four at a time, through the shipped upstream (round robin, no pinning); process
-    // b gets SIGTERM once 10 are acknowledged.
+    // b gets SIGTERM once 10 are acknowledged, and the upload's second half follows 300 ms later.
     const TOTAL = 40;
     const submit = (i: number) =>
       api('POST', '/checkout/submit', {
@@ -574,6 +676,7 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
             stopped = true;
             return code;
           });
+          setTimeout(upload.sendRest, 300);
         }
       }
     };
@@ -581,6 +684,22 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     expect(stopping, 'process b was stopped').not.toBeNull();
     // A graceful stop: in-flight requests finished, exit code 0.
     expect(await stopping).toBe(0);
+
+    // The upload that was under way was finished and acknowledged by b, and what b stored is
+    // whole: the process still running offers it and serves it byte for byte.
+    const uploaded = await upload.answer;
+    expectStatus(uploaded, 201);
+    expect(uploaded.upstream).toBe(addrOf.b);
+    expect(uploaded.json().file_sha256).toBe(sha256(zip));
+    const check = await api('GET', `/software/check?slug=${slug}&version=0.9.0`);
+    expectStatus(check, 200);
+    expect(check.upstream).toBe(addrOf.a);
+    expect(check.json()).toMatchObject({ eligible: true, latest_version: '1.0.0' });
+    const u = new URL(check.json().download_url as string);
+    const dl = await send(base, 'GET', `${u.pathname}${u.search}`);
+    expectStatus(dl, 200);
+    expect(dl.upstream).toBe(addrOf.a);
+    expect(sha256(dl.body)).toBe(sha256(zip));
 
     const acked = results.filter((r) => r.orderId !== null);
     // Both processes took orders before the stop, and the survivor took the rest.
