@@ -353,8 +353,6 @@ let admin: Record<string, string> = {};
 let addrOf: { a: string; b: string };
 /** Each process's own metrics listener (METRICS_PORT), as an operator scrapes them. */
 let metricsOf: { a: string; b: string };
-/** The software product of the first test, with its release 1.0.0, for a later upload. */
-let software: { productId: number; slug: string; creds: Record<string, string> } | undefined;
 
 /** The value of one series in a Prometheus text exposition; 0 when it is absent. */
 async function metric(url: string, name: string, labels: Record<string, string>): Promise<number> {
@@ -540,7 +538,6 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     expect(await outcome(metricsOf.b, 'download', 'success')).toBe(1);
     expect(await outcome(metricsOf.a, 'download', 'success')).toBe(0);
     expect(await outcome(metricsOf.a, 'download', 'token_consumed')).toBe(1);
-    software = { productId, slug, creds };
 
     if (OBJECT_STORAGE) {
       // The package came from the bucket: neither process's own vault holds a file.
