@@ -28,7 +28,8 @@ import { sleep, waitFor } from '../helpers/wait.js';
  * the shipped examples/nginx/tollgate.conf, and TRUST_PROXY=1. Through nginx: a release uploaded
  * to one process is bought, activated and downloaded from the other; the per-address limits count
  * the address nginx saw, across both processes; stopping one process in the middle of a stream of
- * orders loses none that was acknowledged.
+ * orders and of an upload loses no write that was acknowledged. Each process's metrics listener
+ * counts what that process answered.
  *
  * Only on PostgreSQL (a SQLite store is served by one process) and with nginx installed; .ci/run
  * installs nginx, so under CI its absence on the PostgreSQL run is a failure, not a skip.
