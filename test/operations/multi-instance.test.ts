@@ -161,8 +161,8 @@ interface Nginx {
 
 async function startNginx(bin: string, port: number, upstreams: [number, number]): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-nginx-'));
-  // Run as root, nginx's workers run as an unprivileged user, which must reach its temporary
-  // directories inside this one.
+  // Started as root, nginx runs its workers as an unprivileged user (nobody), which must be able
+  // to reach the temporary directories inside this one.
   chmodSync(dir, 0o755);
   mkdirSync(join(dir, 'tmp'));
   const conf = join(dir, 'nginx.conf');
