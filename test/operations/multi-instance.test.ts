@@ -432,9 +432,8 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.allSettled(servers.map((s) => s.stop()));
-    await nginx?.stop();
-    await s3?.close();
+    // Everything that was started is stopped, whatever the other stops give.
+    await Promise.allSettled([...servers.map((s) => s.stop()), nginx?.stop(), s3?.close()]);
     await database?.drop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
