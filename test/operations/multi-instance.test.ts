@@ -429,7 +429,7 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     admin = await signIn(base, ADMIN.email, ADMIN.password).catch((e: Error) => {
       throw new Error(`${e.message} ${String(e.cause)}\n${nginx?.log()}`);
     });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     // Everything that was started is stopped, whatever the other stops give.
