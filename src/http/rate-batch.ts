@@ -15,7 +15,7 @@ interface Waiter {
  * The counter hits of one turn of the event loop, sent to PostgreSQL as one upsert. Every update
  * check adds one to two buckets (its license's and its client address's); sent one by one, that is
  * a statement per check, and a statement costs node-postgres about 100 µs of CPU whatever it does
- * (docs/performance.md, 'Counter hits of a turn in one statement').
+ * (docs/performance.md, 'Writes of a turn in one statement').
  *
  * A bucket hit by several callers in the turn is one row of the statement, raised by their number
  * (an upsert may not touch a row twice), and each caller is answered the count its own hit made, in
