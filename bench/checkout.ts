@@ -203,7 +203,7 @@ async function main() {
     console.log(
       `submit: a guest's order of one virtual product, ${CONNECTIONS} connections, auto-registration ${values['no-registration'] ? 'off' : 'on (a customer account and session per order)'}`,
     );
-    console.log(`response size: ${size} bytes; ${serial} submits in all`);
+    console.log(`response size: ${size} bytes`);
     report('submit', runs, 'no target yet');
     if (pgServer) {
       reportOthers('PostgreSQL', runs, runs.others[0]!, 'no target yet');
