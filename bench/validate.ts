@@ -9,6 +9,12 @@
  * (pinned to the server's core), a second server runs on it, and each round loads SQLite's, then
  * PostgreSQL's, then the bare route: PostgreSQL's figures are given against both, in the same run.
  *
+ * With `--processes 2` (and `--database postgres`) a second server process runs on the same
+ * PostgreSQL database, and each round also loads the two together, half the connections each,
+ * started at once: their sum against the one-process PostgreSQL figure of the same round is the
+ * scaling factor from one process to two. Server 1 and PostgreSQL stay on core 0; server 2 goes to
+ * `--second-core` (1, the load generator's, by default; 0 to share core 0), printed with the figures.
+ *
  * With `--against DIR` another build of Tollgate (a checkout at DIR with its own `npm run build`) runs
  * as a third server on the same licenses, and each round loads ours, that build's and the bare route
  * in turn: the regression check of a change as ratios of the same rounds.
@@ -29,8 +35,10 @@ import {
   againstBare,
   copyToPostgres,
   load,
+  processesNote,
   report,
   reportOthers,
+  reportProcesses,
   SERVER_NODE,
   startPinned,
   startPostgres,
@@ -43,9 +51,15 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     database: { type: 'string', default: 'sqlite' },
+    processes: { type: 'string', default: '1' },
+    'second-core': { type: 'string', default: '1' },
     against: { type: 'string' },
   },
 });
+if (values.processes !== '1' && (values.processes !== '2' || values.database !== 'postgres')) {
+  throw new Error('--processes is 1, or 2 with --database postgres');
+}
+const SECOND_CORE = Number(values['second-core']);
 if (values.against && values.database === 'postgres') throw new Error('--against runs on SQLite only');
 if (values.database !== 'sqlite' && values.database !== 'postgres') {
   throw new Error('--database is sqlite or postgres');
@@ -166,6 +180,7 @@ async function main() {
     LOG_LEVEL: 'warn',
   });
   let otherServer: Awaited<ReturnType<typeof startPinned>> | null = null;
+  let secondServer: Awaited<ReturnType<typeof startPinned>> | null = null;
   try {
     if (postgres) {
       const database = openDatabase({ kind: 'postgres', url: postgres.url });
@@ -177,25 +192,43 @@ async function main() {
         DATABASE_URL: postgres.url,
         LOG_LEVEL: 'warn',
       });
+      if (values.processes === '2') {
+        secondServer = await startPinned(SECOND_CORE, [...nodeArgs, 'dist/main.js', 'serve'], {
+          DATA_DIR: mkdtempSync(join(dataDir, 'pg2-')),
+          DATABASE_URL: postgres.url,
+          LOG_LEVEL: 'warn',
+        });
+      }
     }
     if (values.against) otherServer = await startAgainst(values.against, nodeArgs, rows);
     const responseSize = await probe(server.url, bodies[0]!);
     if (otherServer) await probe(otherServer.url, bodies[0]!);
+    if (secondServer) await probe(secondServer.url, bodies[0]!);
     const otherUrl = otherServer && `${otherServer.url}/v1/licenses/validate`;
+    const secondUrl = secondServer && `${secondServer.url}/v1/licenses/validate`;
+    const other = otherServer && { url: otherUrl!, pid: otherServer.child.pid! };
     const runs = await againstBare({
       ours: { url: `${server.url}/v1/licenses/validate`, pid: server.child.pid! },
-      others: otherServer ? [{ url: otherUrl!, pid: otherServer.child.pid! }] : [],
+      others: other
+        ? [
+            other,
+            ...(secondServer
+              ? [{ ...other, second: { url: secondUrl!, pid: secondServer.child.pid! } }]
+              : []),
+          ]
+        : [],
       responseSize,
       rounds: ROUNDS,
       seconds: SECONDS,
-      load: (url, seconds, pid) =>
+      connections: CONNECTIONS,
+      load: (url, seconds, pid, connections) =>
         load({
           url,
           bodies,
           seconds,
           pid,
-          connections: CONNECTIONS,
-          dbPids: url === otherUrl ? postgres?.pids : undefined,
+          connections: connections ?? CONNECTIONS,
+          dbPids: url === otherUrl || url === secondUrl ? postgres?.pids : undefined,
         }),
     });
     console.log(`licenses:      ${LICENSES}, ${CONNECTIONS} connections`);
@@ -205,7 +238,9 @@ async function main() {
       reportOthers('against', runs, runs.others[0]!, 'the other build', 'ours');
     else if (otherServer)
       reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
+    if (secondServer) reportProcesses(runs, runs.others[0]!, runs.others[1]!, processesNote(SECOND_CORE));
   } finally {
+    await secondServer?.stop();
     await otherServer?.stop();
     await server.stop();
     postgres?.stop();
