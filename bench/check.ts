@@ -10,6 +10,17 @@
  * server's core), seeded the same way, and each round loads SQLite's, PostgreSQL's and the bare
  * route in turn: PostgreSQL's figures are given against both, in the same run.
  *
+ * With `--processes 2` (and `--database postgres`) a second server process runs on the same
+ * PostgreSQL database, and each round also loads the two together, half the connections each,
+ * started at once: their sum against the one-process PostgreSQL figure of the same round is the
+ * scaling factor from one process to two. Server 1 and PostgreSQL stay on core 0; server 2 goes to
+ * `--second-core` (1, the load generator's, by default; 0 to share core 0), printed with the figures.
+ *
+ * With `--against DIR` another build of Tollgate (a checkout at DIR with its own `npm run build`,
+ * e.g. the commit before a change) runs as a third server, seeded the same way through the API, and
+ * each round loads ours, that build's and the bare route in turn: the regression check of a change
+ * as ratios of the same rounds (docs/performance.md, 'How to run the benchmarks').
+ *
  * Without --eligible every site is up to date (the common case: no token minted); with it every
  * check is eligible and mints a single-use token.
  */
@@ -22,8 +33,10 @@ import { makeZip } from '../test/helpers/factories.js';
 import {
   againstBare,
   load,
+  processesNote,
   report,
   reportOthers,
+  reportProcesses,
   SERVER_NODE,
   signIn,
   startPinned,
@@ -37,8 +50,16 @@ const { values } = parseArgs({
     eligible: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
     database: { type: 'string', default: 'sqlite' },
+    processes: { type: 'string', default: '1' },
+    'second-core': { type: 'string', default: '1' },
+    against: { type: 'string' },
   },
 });
+if (values.processes !== '1' && (values.processes !== '2' || values.database !== 'postgres')) {
+  throw new Error('--processes is 1, or 2 with --database postgres');
+}
+const SECOND_CORE = Number(values['second-core']);
+if (values.against && values.database === 'postgres') throw new Error('--against runs on SQLite only');
 if (values.database !== 'sqlite' && values.database !== 'postgres') {
   throw new Error('--database is sqlite or postgres');
 }
@@ -108,34 +129,71 @@ async function main() {
   };
   const postgres = values.database === 'postgres' ? await startPostgres(0) : null;
   const server = await startPinned(0, [...node, 'dist/main.js', 'serve'], { ...env, DATA_DIR: dataDir });
-  let pgServer: Awaited<ReturnType<typeof startPinned>> | null = null;
+  let otherServer: Awaited<ReturnType<typeof startPinned>> | null = null;
+  let secondServer: Awaited<ReturnType<typeof startPinned>> | null = null;
   try {
     const started = Date.now();
     const bodies = await seed(server.url);
     console.log(`seeded ${LICENSES} licenses in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const size = await probe(server.url, bodies[0]!);
-    let pgBodies: string[] = [];
+    let otherBodies: string[] = [];
     if (postgres) {
-      pgServer = await startPinned(0, [...node, 'dist/main.js', 'serve'], {
+      otherServer = await startPinned(0, [...node, 'dist/main.js', 'serve'], {
         ...env,
         DATA_DIR: mkdtempSync(join(dataDir, 'pg-')),
         DATABASE_URL: postgres.url,
       });
-      pgBodies = await seed(pgServer.url);
-      await probe(pgServer.url, pgBodies[0]!);
+      otherBodies = await seed(otherServer.url);
+      await probe(otherServer.url, otherBodies[0]!);
+      if (values.processes === '2') {
+        // The same database, so the same licenses and sites: it is not seeded again.
+        secondServer = await startPinned(SECOND_CORE, [...node, 'dist/main.js', 'serve'], {
+          ...env,
+          DATA_DIR: mkdtempSync(join(dataDir, 'pg2-')),
+          DATABASE_URL: postgres.url,
+        });
+        await probe(secondServer.url, otherBodies[0]!);
+      }
     }
-    const pgUrl = pgServer && `${pgServer.url}/v1/software/check`;
+    if (values.against) {
+      otherServer = await startPinned(
+        0,
+        [...node, join(values.against, 'dist/main.js'), 'serve'],
+        { ...env, DATA_DIR: mkdtempSync(join(dataDir, 'against-')) },
+        values.against,
+      );
+      otherBodies = await seed(otherServer.url);
+      await probe(otherServer.url, otherBodies[0]!);
+    }
+    const otherUrl = otherServer && `${otherServer.url}/v1/software/check`;
+    const secondUrl = secondServer && `${secondServer.url}/v1/software/check`;
+    const other = otherServer && { url: otherUrl!, pid: otherServer.child.pid! };
     // 2,000 licenses at rate_limit 100 a minute stay below their buckets: a round is 20-35 checks per
     // license, and a minute holds about two rounds. Non-2xx in the figures says if not.
     const runs = await againstBare({
       ours: { url: `${server.url}/v1/software/check`, pid: server.child.pid! },
-      others: pgServer ? [{ url: pgUrl!, pid: pgServer.child.pid! }] : [],
+      others: other
+        ? [
+            other,
+            ...(secondServer
+              ? [{ ...other, second: { url: secondUrl!, pid: secondServer.child.pid! } }]
+              : []),
+          ]
+        : [],
       responseSize: size,
       rounds: ROUNDS,
       seconds: SECONDS,
-      load: (url, seconds, pid) =>
-        url === pgUrl
-          ? load({ url, bodies: pgBodies, seconds, pid, headersFor: clientAddress, dbPids: postgres!.pids })
+      load: (url, seconds, pid, connections) =>
+        url === otherUrl || url === secondUrl
+          ? load({
+              url,
+              bodies: otherBodies,
+              seconds,
+              pid,
+              connections,
+              headersFor: clientAddress,
+              dbPids: postgres?.pids,
+            })
           : load({ url, bodies, seconds, pid, headersFor: clientAddress }),
     });
     console.log(
@@ -143,9 +201,15 @@ async function main() {
     );
     console.log(`response size: ${size} bytes`);
     report('check', runs, 'target >= 35%');
-    if (pgServer) reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
+    await postgres?.statements();
+    if (otherServer && values.against)
+      reportOthers('against', runs, runs.others[0]!, 'the other build', 'ours');
+    else if (otherServer)
+      reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
+    if (secondServer) reportProcesses(runs, runs.others[0]!, runs.others[1]!, processesNote(SECOND_CORE));
   } finally {
-    await pgServer?.stop();
+    await secondServer?.stop();
+    await otherServer?.stop();
     await server.stop();
     postgres?.stop();
     rmSync(dataDir, { recursive: true, force: true });

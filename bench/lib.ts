@@ -38,10 +38,15 @@ export interface Proc {
 }
 
 /** Starts a server command pinned to `core` and waits for its `listening on <url>` line. */
-export async function startPinned(core: number, argv: string[], env: Record<string, string>): Promise<Proc> {
+export async function startPinned(
+  core: number,
+  argv: string[],
+  env: Record<string, string>,
+  cwd: string = ROOT,
+): Promise<Proc> {
   const [cmd, ...args] = pinned(core, argv);
   const child = spawn(cmd!, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -134,6 +139,8 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Requests answered in the timed part: what two loads run together are weighed by. */
+  requests: number;
 }
 
 /** Runs autocannon against one URL; `bodies` are sent round-robin. */
@@ -149,6 +156,8 @@ export async function load(opts: {
   headersFor?: (n: number) => Record<string, string>;
   /** The database server's processes (PostgreSQL), for its CPU time per request. */
   dbPids?: () => number[];
+  /** The n-th request's body, where every request needs its own (one order per billing email). */
+  bodyFor?: (n: number) => string;
 }): Promise<LoadResult> {
   let i = 0;
   const cpuBefore = opts.pid ? cpuSeconds(opts.pid) : 0;
@@ -164,7 +173,7 @@ export async function load(opts: {
       {
         setupRequest: (req) => {
           const n = i++;
-          const body = opts.bodies[n % opts.bodies.length]!;
+          const body = opts.bodyFor ? opts.bodyFor(n) : opts.bodies[n % opts.bodies.length]!;
           if (!opts.headersFor) return { ...req, body };
           return { ...req, body, headers: { ...req.headers, ...opts.headersFor(n) } };
         },
@@ -183,6 +192,34 @@ export async function load(opts: {
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    requests: result.requests.total,
+  };
+}
+
+/**
+ * Two loads run together against two server processes on one database, as one result: requests a
+ * second added, the worse p50 and p99, server CPU per request from both servers' CPU over both
+ * loads' requests. Both loads watched the same database processes over the same seconds, so the
+ * database's CPU is the mean of their two totals (adding them would count it twice).
+ */
+export function combine(a: LoadResult, b: LoadResult): LoadResult {
+  const requests = a.requests + b.requests;
+  const per = (x?: number, y?: number) =>
+    x === undefined || y === undefined
+      ? undefined
+      : (x * a.requests + y * b.requests) / Math.max(1, requests);
+  return {
+    rps: a.rps + b.rps,
+    cpuUs: per(a.cpuUs, b.cpuUs),
+    dbCpuUs:
+      a.dbCpuUs === undefined || b.dbCpuUs === undefined
+        ? undefined
+        : (a.dbCpuUs * a.requests + b.dbCpuUs * b.requests) / 2 / Math.max(1, requests),
+    p50: Math.max(a.p50, b.p50),
+    p99: Math.max(a.p99, b.p99),
+    non2xx: a.non2xx + b.non2xx,
+    errors: a.errors + b.errors,
+    requests,
   };
 }
 
@@ -192,6 +229,11 @@ export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor
 export interface Target {
   url: string;
   pid: number;
+  /**
+   * A second server process on the same database (`--processes 2`): the load is split between the
+   * two, half the connections each, started together, and the results combined (`combine`).
+   */
+  second?: Target;
 }
 
 /**
@@ -209,7 +251,9 @@ export async function againstBare(opts: {
   responseSize: number;
   rounds: number;
   seconds: number;
-  load: (url: string, seconds: number, pid?: number) => Promise<LoadResult>;
+  /** The connections of one load; a target with a second process gets half of them on each. */
+  connections?: number;
+  load: (url: string, seconds: number, pid?: number, connections?: number) => Promise<LoadResult>;
 }): Promise<{ ours: LoadResult[]; bare: LoadResult[]; others: LoadResult[][] }> {
   const server = await startPinned(0, [process.execPath, '--import', 'tsx', 'bench/bare-server.ts'], {
     BODY_SIZE: String(opts.responseSize),
@@ -226,14 +270,31 @@ export async function againstBare(opts: {
         ...(opts.others ?? []).map((t, i) => [t, others[i]!] as const),
         [baseline, bare] as const,
       ]) {
-        await opts.load(target.url, warmup);
-        results.push(await opts.load(target.url, opts.seconds, target.pid));
+        await loadTarget(opts.load, target, warmup, false, opts.connections ?? 50);
+        results.push(await loadTarget(opts.load, target, opts.seconds, true, opts.connections ?? 50));
       }
     }
   } finally {
     await server.stop();
   }
   return { ours, bare, others };
+}
+
+/** Loads a target: one server, or a server and its second process with half the connections each. */
+async function loadTarget(
+  load: (url: string, seconds: number, pid?: number, connections?: number) => Promise<LoadResult>,
+  target: Target,
+  seconds: number,
+  timed: boolean,
+  connections: number,
+): Promise<LoadResult> {
+  if (!target.second) return load(target.url, seconds, timed ? target.pid : undefined);
+  const half = Math.ceil(connections / 2);
+  const [a, b] = await Promise.all([
+    load(target.url, seconds, timed ? target.pid : undefined, half),
+    load(target.second.url, seconds, timed ? target.second.pid : undefined, connections - half),
+  ]);
+  return combine(a, b);
 }
 
 /** Prints every round and the medians: throughput ratio, server CPU per request, p99. */
@@ -252,14 +313,16 @@ export function report(name: string, runs: { ours: LoadResult[]; bare: LoadResul
 }
 
 /**
- * Prints another server's rounds (the same route on PostgreSQL) against the bare route and against
- * ours (SQLite) of the same rounds: throughput ratios, p99 ratio, CPU of the server and database.
+ * Prints another server's rounds (the same route on PostgreSQL, or another build) against the bare
+ * route and against ours of the same rounds: throughput ratios, p99 ratio, CPU of the server and
+ * database.
  */
 export function reportOthers(
   name: string,
   runs: { ours: LoadResult[]; bare: LoadResult[] },
   other: LoadResult[],
   target: string,
+  oursName = 'SQLite',
 ): void {
   const toBare = other.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
   const toOurs = other.map((r, i) => (r.rps / runs.ours[i]!.rps) * 100);
@@ -267,13 +330,54 @@ export function reportOthers(
   other.forEach((r, i) => {
     console.log(`${name} round ${i + 1}: ${fmt(r)}`);
     console.log(
-      `  ${toBare[i]!.toFixed(1)}% of bare, ${toOurs[i]!.toFixed(1)}% of SQLite, p99 ${p99[i]!.toFixed(1)}x SQLite's`,
+      `  ${toBare[i]!.toFixed(1)}% of bare, ${toOurs[i]!.toFixed(1)}% of ${oursName}, p99 ${p99[i]!.toFixed(1)}x ${oursName}'s`,
     );
   });
   const cpu = median(other.map((r) => r.cpuUs ?? 0)).toFixed(0);
   const db = median(other.map((r) => r.dbCpuUs ?? 0)).toFixed(0);
   console.log(
-    `${name} median of ${other.length}: ${median(toBare).toFixed(1)}% of bare, ${median(toOurs).toFixed(1)}% of SQLite (${target}); p99 ${median(p99).toFixed(1)}x SQLite's; server CPU ${cpu} µs + database CPU ${db} µs a request`,
+    `${name} median of ${other.length}: ${median(toBare).toFixed(1)}% of bare, ${median(toOurs).toFixed(1)}% of ${oursName} (${target}); p99 ${median(p99).toFixed(1)}x ${oursName}'s; server CPU ${cpu} µs + database CPU ${db} µs a request`,
+  );
+}
+
+/**
+ * The cores of `--processes 2` on this 2-core machine. The first server and PostgreSQL stay on core
+ * 0 as in the one-process figure; the second server goes to `secondCore`: core 1 (the default) is
+ * the load generator's, so the two servers get more CPU than one only as far as the load generator
+ * leaves core 1 idle; core 0 gives both servers and PostgreSQL the one core, so the factor then shows
+ * only what a second process costs or saves on the same CPU (batching, event-loop waits), not scaling.
+ */
+export function processesNote(secondCore: number): string {
+  return secondCore === 0
+    ? 'two processes: server 1, server 2 and PostgreSQL share core 0, the load generator core 1 (no more CPU than one process: the factor is the cost or gain of splitting, not scaling)'
+    : 'two processes: server 1 and PostgreSQL on core 0, server 2 on core 1 with the load generator (the second server gets only what the load generator leaves of core 1: the factor is bounded by that, not by the server)';
+}
+
+/**
+ * Prints the two-process rounds (`--processes 2`) against the one-process PostgreSQL figure of the
+ * same round and against the bare route: the scaling factor from one process to two, p99 against
+ * one process's, and the CPU per request of both servers and of PostgreSQL.
+ */
+export function reportProcesses(
+  runs: { bare: LoadResult[] },
+  one: LoadResult[],
+  two: LoadResult[],
+  note: string,
+): void {
+  const factor = two.map((r, i) => r.rps / one[i]!.rps);
+  const toBare = two.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
+  const p99 = two.map((r, i) => r.p99 / Math.max(1, one[i]!.p99));
+  console.log(note);
+  two.forEach((r, i) => {
+    console.log(`PostgreSQL, 2 processes round ${i + 1}: ${fmt(r)}`);
+    console.log(
+      `  ${toBare[i]!.toFixed(1)}% of bare, ${factor[i]!.toFixed(2)}x one process, p99 ${p99[i]!.toFixed(1)}x one process's`,
+    );
+  });
+  const cpu = median(two.map((r) => r.cpuUs ?? 0)).toFixed(0);
+  const db = median(two.map((r) => r.dbCpuUs ?? 0)).toFixed(0);
+  console.log(
+    `PostgreSQL, 2 processes median of ${two.length}: ${median(toBare).toFixed(1)}% of bare, scaling factor ${median(factor).toFixed(2)}x one process; p99 ${median(p99).toFixed(1)}x one process's; server CPU ${cpu} µs (both servers) + database CPU ${db} µs a request`,
   );
 }
 
@@ -329,24 +433,61 @@ export async function signIn(base: string, admin: { email: string; password: str
  * to `core`: the server under test shares that core with it, as it shares it with SQLite's work on
  * the embedded database, so both modes get the same CPU.
  */
-export async function startPostgres(core: number): Promise<{ url: string; pids(): number[]; stop(): void }> {
+export async function startPostgres(core: number): Promise<{
+  url: string;
+  pids(): number[];
+  stop(): void;
+  statements(): Promise<void>;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-pg-'));
   chmodSync(dir, 0o755);
   const port = await freePort();
   const script = join(ROOT, 'scripts/pg-server.sh');
+  const stats = Boolean(process.env.BENCH_PG_STATS);
   const url = execFileSync(...pinnedCommand(core, [script, 'start', join(dir, 'pg'), String(port)]), {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      ...(stats
+        ? {
+            PG_OPTIONS:
+              '-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on',
+          }
+        : {}),
+    },
   }).trim();
   const postmaster = Number(readFileSync(join(dir, 'pg/data/postmaster.pid'), 'utf8').split('\n')[0]);
+  if (stats) await pgQuery(url, 'create extension pg_stat_statements');
   return {
     url,
     pids: () => processTree(postmaster),
+    // With BENCH_PG_STATS=1: what each statement cost PostgreSQL over the whole run (pg_stat_statements).
+    statements: async () => {
+      if (!stats) return;
+      const { rows } = await pgQuery(
+        url,
+        `select calls, round(total_exec_time::numeric, 1) as exec_ms, round(total_plan_time::numeric, 1) as plan_ms,
+                plans, rows, shared_blks_hit as hit, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) as query
+           from pg_stat_statements order by total_exec_time + total_plan_time desc limit 15`,
+      );
+      console.table(rows);
+    },
     stop: () => {
       execFileSync(script, ['stop', join(dir, 'pg')], { stdio: 'ignore' });
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export async function pgQuery(url: string, text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
 }
 
 function pinnedCommand(core: number, argv: string[]): [string, string[]] {

@@ -9,6 +9,16 @@
  * (pinned to the server's core), a second server runs on it, and each round loads SQLite's, then
  * PostgreSQL's, then the bare route: PostgreSQL's figures are given against both, in the same run.
  *
+ * With `--processes 2` (and `--database postgres`) a second server process runs on the same
+ * PostgreSQL database, and each round also loads the two together, half the connections each,
+ * started at once: their sum against the one-process PostgreSQL figure of the same round is the
+ * scaling factor from one process to two. Server 1 and PostgreSQL stay on core 0; server 2 goes to
+ * `--second-core` (1, the load generator's, by default; 0 to share core 0), printed with the figures.
+ *
+ * With `--against DIR` another build of Tollgate (a checkout at DIR with its own `npm run build`) runs
+ * as a third server on the same licenses, and each round loads ours, that build's and the bare route
+ * in turn: the regression check of a change as ratios of the same rounds.
+ *
  * The server under test and the baseline are both pinned to core 0 and loaded in turn, round by
  * round; this process (the load generator) should run on core 1.
  */
@@ -25,8 +35,10 @@ import {
   againstBare,
   copyToPostgres,
   load,
+  processesNote,
   report,
   reportOthers,
+  reportProcesses,
   SERVER_NODE,
   startPinned,
   startPostgres,
@@ -39,8 +51,16 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     database: { type: 'string', default: 'sqlite' },
+    processes: { type: 'string', default: '1' },
+    'second-core': { type: 'string', default: '1' },
+    against: { type: 'string' },
   },
 });
+if (values.processes !== '1' && (values.processes !== '2' || values.database !== 'postgres')) {
+  throw new Error('--processes is 1, or 2 with --database postgres');
+}
+const SECOND_CORE = Number(values['second-core']);
+if (values.against && values.database === 'postgres') throw new Error('--against runs on SQLite only');
 if (values.database !== 'sqlite' && values.database !== 'postgres') {
   throw new Error('--database is sqlite or postgres');
 }
@@ -54,11 +74,39 @@ const SAMPLE = 5000;
 const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
 const file = join(dataDir, 'tollgate.sqlite');
 
-async function seed(): Promise<string[]> {
-  const database = openDatabase({ kind: 'sqlite', file, synchronous: 'NORMAL' });
-  await migrateToLatest(database.db, database.dialect);
-  await database.close();
-  const db = openSqlite(file);
+/** The licenses and sites of the run, made once so another build can be seeded with the same ones. */
+interface Row {
+  key: string;
+  sites: { domain: string; installationId: string }[];
+}
+
+function makeRows(): { rows: Row[]; bodies: string[] } {
+  const rows: Row[] = [];
+  const bodies: string[] = [];
+  const every = Math.max(1, Math.floor(LICENSES / SAMPLE));
+  for (let i = 0; i < LICENSES; i++) {
+    const row: Row = { key: `BENCH-${randomHex(10).toUpperCase()}-${i}`, sites: [] };
+    for (let j = 0; j < ACTIVATIONS_PER_LICENSE; j++) {
+      const site = { domain: `site${i}-${j}.example.com`, installationId: uuid() };
+      row.sites.push(site);
+      if (j === i % ACTIVATIONS_PER_LICENSE && i % every === 0) {
+        bodies.push(
+          JSON.stringify({
+            license_key: row.key,
+            domain: `https://${site.domain}/`,
+            installation_id: site.installationId,
+          }),
+        );
+      }
+    }
+    rows.push(row);
+  }
+  return { rows, bodies };
+}
+
+/** Writes the rows into a migrated store's file (ours, or another build's after its own start). */
+function insertRows(sqliteFile: string, rows: Row[]): void {
+  const db = openSqlite(sqliteFile);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
   const now = new Date().toISOString();
@@ -79,48 +127,49 @@ async function seed(): Promise<string[]> {
        user_agent, status, activated_at, activation_revision, updated_at)
      values (?, ?, ?, ?, ?, '127.0.0.1', 'bench', 'active', ?, 1, ?)`,
   );
-  const bodies: string[] = [];
-  const every = Math.max(1, Math.floor(LICENSES / SAMPLE));
-  const started = Date.now();
   const batch = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const key = `BENCH-${randomHex(10).toUpperCase()}-${i}`;
-      const licenseId = Number(insLicense.run(key, now, now).lastInsertRowid);
-      for (let j = 0; j < ACTIVATIONS_PER_LICENSE; j++) {
-        const domain = `site${i}-${j}.example.com`;
-        const installationId = uuid();
-        insActivation.run(
-          licenseId,
-          identityKey(installationId, domain),
-          domain,
-          domain,
-          installationId,
-          now,
-          now,
-        );
-        if (j === i % ACTIVATIONS_PER_LICENSE && i % every === 0) {
-          bodies.push(
-            JSON.stringify({
-              license_key: key,
-              domain: `https://${domain}/`,
-              installation_id: installationId,
-            }),
-          );
-        }
+      const row = rows[i]!;
+      const licenseId = Number(insLicense.run(row.key, now, now).lastInsertRowid);
+      for (const site of row.sites) {
+        const id = site.installationId;
+        insActivation.run(licenseId, identityKey(id, site.domain), site.domain, site.domain, id, now, now);
       }
     }
   });
-  for (let i = 0; i < LICENSES; i += 10_000) batch(i, Math.min(LICENSES, i + 10_000));
+  for (let i = 0; i < rows.length; i += 10_000) batch(i, Math.min(rows.length, i + 10_000));
   if (process.env.BENCH_ANALYZE) db.exec('analyze');
   db.close();
+}
+
+async function seed(): Promise<{ rows: Row[]; bodies: string[] }> {
+  const database = openDatabase({ kind: 'sqlite', file, synchronous: 'NORMAL' });
+  await migrateToLatest(database.db, database.dialect);
+  await database.close();
+  const started = Date.now();
+  const made = makeRows();
+  insertRows(file, made.rows);
   console.log(
     `seeded ${LICENSES} licenses, ${LICENSES * ACTIVATIONS_PER_LICENSE} activations in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
-  return bodies;
+  return made;
+}
+
+/**
+ * Another build (a checkout with its own `npm run build`): started once on an empty directory so it
+ * migrates its own schema, stopped, given the same rows, and started again.
+ */
+async function startAgainst(dir: string, nodeArgs: string[], rows: Row[]) {
+  const dataDirAgainst = mkdtempSync(join(dataDir, 'against-'));
+  const argv = [...nodeArgs, join(dir, 'dist/main.js'), 'serve'];
+  const env = { DATA_DIR: dataDirAgainst, LOG_LEVEL: 'warn' };
+  await (await startPinned(0, argv, env, dir)).stop();
+  insertRows(join(dataDirAgainst, 'tollgate.sqlite'), rows);
+  return startPinned(0, argv, env, dir);
 }
 
 async function main() {
-  const bodies = await seed();
+  const { rows, bodies } = await seed();
   const nodeArgs = [
     ...SERVER_NODE,
     ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/tgprof'] : []),
@@ -130,44 +179,69 @@ async function main() {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   });
-  let pgServer: Awaited<ReturnType<typeof startPinned>> | null = null;
+  let otherServer: Awaited<ReturnType<typeof startPinned>> | null = null;
+  let secondServer: Awaited<ReturnType<typeof startPinned>> | null = null;
   try {
     if (postgres) {
       const database = openDatabase({ kind: 'postgres', url: postgres.url });
       await migrateToLatest(database.db, database.dialect);
       await database.close();
       await copyToPostgres(file, postgres.url, ['users', 'products', 'licenses', 'activations']);
-      pgServer = await startPinned(0, [...nodeArgs, 'dist/main.js', 'serve'], {
+      otherServer = await startPinned(0, [...nodeArgs, 'dist/main.js', 'serve'], {
         DATA_DIR: mkdtempSync(join(dataDir, 'pg-')),
         DATABASE_URL: postgres.url,
         LOG_LEVEL: 'warn',
       });
+      if (values.processes === '2') {
+        secondServer = await startPinned(SECOND_CORE, [...nodeArgs, 'dist/main.js', 'serve'], {
+          DATA_DIR: mkdtempSync(join(dataDir, 'pg2-')),
+          DATABASE_URL: postgres.url,
+          LOG_LEVEL: 'warn',
+        });
+      }
     }
+    if (values.against) otherServer = await startAgainst(values.against, nodeArgs, rows);
     const responseSize = await probe(server.url, bodies[0]!);
-    if (pgServer) await probe(pgServer.url, bodies[0]!);
-    const pgUrl = pgServer && `${pgServer.url}/v1/licenses/validate`;
+    if (otherServer) await probe(otherServer.url, bodies[0]!);
+    if (secondServer) await probe(secondServer.url, bodies[0]!);
+    const otherUrl = otherServer && `${otherServer.url}/v1/licenses/validate`;
+    const secondUrl = secondServer && `${secondServer.url}/v1/licenses/validate`;
+    const other = otherServer && { url: otherUrl!, pid: otherServer.child.pid! };
     const runs = await againstBare({
       ours: { url: `${server.url}/v1/licenses/validate`, pid: server.child.pid! },
-      others: pgServer ? [{ url: pgUrl!, pid: pgServer.child.pid! }] : [],
+      others: other
+        ? [
+            other,
+            ...(secondServer
+              ? [{ ...other, second: { url: secondUrl!, pid: secondServer.child.pid! } }]
+              : []),
+          ]
+        : [],
       responseSize,
       rounds: ROUNDS,
       seconds: SECONDS,
-      load: (url, seconds, pid) =>
+      connections: CONNECTIONS,
+      load: (url, seconds, pid, connections) =>
         load({
           url,
           bodies,
           seconds,
           pid,
-          connections: CONNECTIONS,
-          dbPids: url === pgUrl ? postgres!.pids : undefined,
+          connections: connections ?? CONNECTIONS,
+          dbPids: url === otherUrl || url === secondUrl ? postgres?.pids : undefined,
         }),
     });
     console.log(`licenses:      ${LICENSES}, ${CONNECTIONS} connections`);
     console.log(`response size: ${responseSize} bytes`);
     report('validate', runs, 'target >= 50%, p99 < 5 ms');
-    if (pgServer) reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
+    if (otherServer && values.against)
+      reportOthers('against', runs, runs.others[0]!, 'the other build', 'ours');
+    else if (otherServer)
+      reportOthers('PostgreSQL', runs, runs.others[0]!, 'target >= 33% of SQLite, p99 <= 3x');
+    if (secondServer) reportProcesses(runs, runs.others[0]!, runs.others[1]!, processesNote(SECOND_CORE));
   } finally {
-    await pgServer?.stop();
+    await secondServer?.stop();
+    await otherServer?.stop();
     await server.stop();
     postgres?.stop();
     rmSync(dataDir, { recursive: true, force: true });

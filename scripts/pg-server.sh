@@ -3,6 +3,7 @@
 #   scripts/pg-server.sh start DIR PORT   -> prints the DATABASE_URL
 #   scripts/pg-server.sh stop DIR
 # It runs as a non-root user (PostgreSQL refuses root); installs the server when it is missing.
+# PG_OPTIONS adds server options (e.g. the benchmarks' `-c shared_preload_libraries=pg_stat_statements`).
 set -euo pipefail
 cmd=${1:?start|stop}
 dir=${2:?data directory}
@@ -36,7 +37,7 @@ start)
   [ "$(id -u)" = 0 ] && chown tollgate-pg "$dir"
   as_owner "$initdb" -D "$dir/data" -U tollgate --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1
   as_owner "$pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off" start >&2
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off ${PG_OPTIONS:-}" start >&2
   echo "postgres://tollgate@127.0.0.1:$port/postgres"
   ;;
 stop)

@@ -1,8 +1,16 @@
 import { delimiter, isAbsolute, resolve } from 'node:path';
 
+/** Chosen by measurement: docs/performance.md, 'Pool size'. */
+export const DEFAULT_POOL_SIZE = 10;
+
 export type DatabaseConfig =
   | { kind: 'sqlite'; file: string; synchronous: 'NORMAL' | 'FULL' }
-  | { kind: 'postgres'; url: string };
+  | {
+      kind: 'postgres';
+      url: string;
+      /** Connections this process keeps to the server at most (DATABASE_POOL_SIZE; docs/performance.md, 'Pool size'). */
+      poolSize?: number;
+    };
 
 export interface Config {
   port: number;
@@ -162,7 +170,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
       throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
     }
-    database = { kind: 'postgres', url: env.DATABASE_URL };
+    database = {
+      kind: 'postgres',
+      url: env.DATABASE_URL,
+      poolSize: integer(env, 'DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, 1, 200),
+    };
   } else {
     database = { kind: 'sqlite', file: resolve(dataDir, 'tollgate.sqlite'), synchronous: sync };
   }

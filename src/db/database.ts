@@ -11,7 +11,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { BoundedMap } from '../bounded-map.js';
-import type { DatabaseConfig } from '../config.js';
+import { type DatabaseConfig, DEFAULT_POOL_SIZE } from '../config.js';
 import { TurnBatch } from './batch.js';
 import { Checkpointer } from './checkpointer.js';
 import { namingPool, StatementNames } from './pg-names.js';
@@ -48,6 +48,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** How long an unused PostgreSQL connection is kept: long enough to outlast a lull in traffic. */
+const POOL_IDLE_MS = 5 * 60_000;
+
 // int8 (counts, sums) as JS numbers: every value we store fits in 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -59,7 +62,14 @@ const SQLITE_MMAP_BYTES = 2 * 1024 ** 3;
 
 export function openDatabase(config: DatabaseConfig): Database {
   if (config.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: config.url, max: 10 });
+    const pool = new pg.Pool({
+      connectionString: config.url,
+      max: config.poolSize ?? DEFAULT_POOL_SIZE,
+      // A connection carries the named statements it prepared (src/db/pg-names.ts); closed after
+      // node-postgres's default 10 idle seconds, a store whose traffic pauses for a few seconds
+      // opened new ones and planned every hot statement again (docs/performance.md, 'Pool size').
+      idleTimeoutMillis: POOL_IDLE_MS,
+    });
     // An idle client's network error must not crash the process; the next query reconnects.
     pool.on('error', () => {});
     const db = kysely(new PostgresDialect({ pool: namingPool(pool, new StatementNames()) }));

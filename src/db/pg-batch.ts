@@ -141,3 +141,92 @@ export class PgReadBatch<Row> {
       );
   };
 }
+
+/**
+ * The single-row inserts of one turn of the event loop, sent to PostgreSQL as one
+ * `insert … select * from unnest(…)`: the update check mints a download token per eligible site,
+ * and a statement costs node-postgres about 100 µs of CPU whatever it does (docs/performance.md,
+ * 'Writes of a turn in one statement'). Made from the single statement (`insert into t (…) values
+ * ($1, …, $n) returning …`, every value a caller's), so there is one source for it. The rows the
+ * statement returns are handed back by a unique column of the caller's own (`key`), not by their
+ * order, which PostgreSQL does not promise. A batch that fails is run again call by call: a failed
+ * statement inserted nothing, and one caller's bad value then fails only that caller.
+ */
+export class PgInsertBatch<Row> {
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private readonly batchName: string;
+  private readonly batchText: string;
+  private readonly keySlot: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly name: string,
+    private readonly text: string,
+    slots: (string | undefined)[],
+    /** The PostgreSQL type of each value, e.g. `{ token_hash: 'text' }`. */
+    types: Record<string, string>,
+    /** A value unique to each caller's row (a unique column), by which its returned row is found. */
+    key: string,
+  ) {
+    const values = /\svalues\s*\(([^)]*)\)\s*returning\s/i.exec(text);
+    const columns = /^insert into\s+"[^"]+"\s*\(([^)]*)\)/i.exec(text);
+    const typed = slots.every((s) => s !== undefined && types[s] !== undefined);
+    const expected = slots.map((_, i) => `$${i + 1}`).join(', ');
+    if (!columns || !values || !typed || values[1]!.replace(/\s+/g, ' ').trim() !== expected) {
+      throw new Error(`PgInsertBatch: not a single-row insert of the callers' values: ${text}`);
+    }
+    const keyColumn = columns[1]!.split(',')[slots.indexOf(key)]?.trim();
+    if (!keyColumn) throw new Error(`PgInsertBatch: ${key} is not among the inserted columns`);
+    this.keySlot = slots.indexOf(key);
+    const arrays = slots.map((s, i) => `(select $${i + 1}::${types[s!]}[])`).join(', ');
+    this.batchText =
+      `${text.slice(0, values.index)} select * from unnest(${arrays}) returning ` +
+      `${text.slice(values.index + values[0].length)}, ${keyColumn} as tg_key`;
+    this.batchName = `${name}_b`;
+  }
+
+  /** Inserts the row of these parameters (in the single statement's order) in this turn's batch. */
+  run(parameters: unknown[]): Promise<Row[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ parameters, resolve: resolve as (rows: unknown[]) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  private alone(p: Pending): void {
+    poolQuery(this.pool, { name: this.name, text: this.text, values: p.parameters }).then(
+      (r) => p.resolve(r.rows),
+      p.reject,
+    );
+  }
+
+  private readonly flush = () => {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 1) return this.alone(batch[0]!);
+    const columns = batch[0]!.parameters.map((_, i) => batch.map((p) => p.parameters[i]));
+    poolQuery(this.pool, { name: this.batchName, text: this.batchText, values: columns }).then(
+      (result) => {
+        pgBatchCounts.statements++;
+        const byKey = new Map<unknown, Record<string, unknown>>();
+        for (const { tg_key, ...row } of result.rows as Record<string, unknown>[]) {
+          byKey.set(String(tg_key).trimEnd(), row);
+        }
+        for (const p of batch) {
+          const row = byKey.get(String(p.parameters[this.keySlot]).trimEnd());
+          if (row) p.resolve([row]);
+          else p.reject(new Error('PgInsertBatch: no row came back for a caller'));
+        }
+      },
+      () => {
+        pgBatchCounts.failures++;
+        for (const p of batch) this.alone(p);
+      },
+    );
+  };
+}

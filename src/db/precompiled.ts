@@ -1,6 +1,6 @@
 import { type Compilable, CompiledQuery } from 'kysely';
 import { type Database, prepareRows } from './database.js';
-import { PgReadBatch } from './pg-batch.js';
+import { PgInsertBatch, PgReadBatch } from './pg-batch.js';
 import { poolQuery, statementName } from './pg-names.js';
 
 /**
@@ -38,6 +38,11 @@ export function precompile<Args extends string, Row>(
      * the PostgreSQL type of each value, e.g. `{ key: 'text' }`.
      */
     pgBatch?: Record<Args, string>;
+    /**
+     * A single-row insert whose calls of one turn PostgreSQL may take in one statement
+     * (src/db/pg-batch.ts): the PostgreSQL type of each value, and the value unique to each row.
+     */
+    pgInsertBatch?: { types: Record<Args, string>; key: Args };
   } = {},
 ): Precompiled<Args, Row> {
   const placeholders = Object.fromEntries(names.map((n) => [n, `\u0000${n}\u0000`])) as Record<Args, string>;
@@ -67,7 +72,10 @@ export function precompile<Args extends string, Row>(
     // One name per text, shared by every repository that compiles the same statement.
     const name = statementName(compiled.sql);
     const text = compiled.sql;
-    const batch = options.pgBatch && new PgReadBatch<Row>(pg, name, text, slots, options.pgBatch);
+    const insert = options.pgInsertBatch;
+    const batch = options.pgBatch
+      ? new PgReadBatch<Row>(pg, name, text, slots, options.pgBatch)
+      : insert && new PgInsertBatch<Row>(pg, name, text, slots, insert.types, insert.key);
     const all = batch
       ? (values: Record<Args, unknown>): Promise<Row[]> => batch.run(parametersOf(values))
       : async (values: Record<Args, unknown>): Promise<Row[]> =>

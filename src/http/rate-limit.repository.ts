@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import { type Precompiled, precompile } from '../db/precompiled.js';
 import type { DB } from '../db/schema.js';
 import { on, type Tx } from '../db/transaction.js';
+import { PgCounterBatch } from './rate-batch.js';
 
 type PairArgs = 'a' | 'b' | 'start';
 
@@ -16,8 +17,12 @@ export class RateCountersRepository {
    */
   private pair: Precompiled<PairArgs, { bucket: string; count: number }> | null = null;
 
-  constructor(private readonly database: Pick<Database, 'db' | 'sqlite' | 'groupCommit'>) {
+  /** On PostgreSQL, the pairs of one turn go as one statement (src/http/rate-batch.ts). */
+  private readonly pgPairs: PgCounterBatch | null;
+
+  constructor(private readonly database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'pg'>) {
     this.db = database.db;
+    this.pgPairs = database.pg ? new PgCounterBatch(database.pg) : null;
   }
 
   /** Adds one to the bucket's window and answers the new count. */
@@ -35,9 +40,14 @@ export class RateCountersRepository {
 
   /**
    * Adds one to two buckets' window in a single statement, precompiled (on SQLite it joins the
-   * turn's group commit); answers each bucket's new count.
+   * turn's group commit, on PostgreSQL the turn's counter batch); answers each bucket's new count.
    */
   hitPair(a: string, b: string, start: number): Promise<{ bucket: string; count: number }[]> {
+    if (this.pgPairs) return this.pgPairs.hit([a, b], start, () => this.hitPairAlone(a, b, start));
+    return this.hitPairAlone(a, b, start);
+  }
+
+  private hitPairAlone(a: string, b: string, start: number): Promise<{ bucket: string; count: number }[]> {
     this.pair ??= precompile(
       this.database,
       ['a', 'b', 'start'] as const,

@@ -37,7 +37,7 @@ export class RateCounter {
   private readonly stored: RateCountersRepository;
 
   constructor(
-    database: Pick<Database, 'db' | 'sqlite' | 'groupCommit'>,
+    database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'pg'>,
     private readonly clock: Clock,
     options: RateCounterOptions = {},
   ) {

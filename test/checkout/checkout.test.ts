@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyPassword } from '../../src/modules/accounts/password.js';
 import { Browser, createCoupon } from '../cart/helpers.js';
 import {
   admin,
@@ -422,6 +423,25 @@ describe('submit', () => {
     expect(o2.customer_id).toBe(o1.customer_id);
     const boot = (await b.get('/checkout/bootstrap')).json();
     expect(boot.addresses[0]).toMatchObject({ type: 'billing', email, city: 'London' });
+  });
+
+  it('auto-registration: the account has no password until one is set (a scrypt-shaped hash nothing matches)', async () => {
+    const p = await createProduct(t);
+    const email = uniqueEmail('nopass');
+    await createOrder(
+      t,
+      { items: [{ product_id: p.id, qty: 1 }], billing: billing({ email }) },
+      new Browser(t),
+    );
+    const user = await t.app.services.database.db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow();
+    expect(user.password_hash).toMatch(/^scrypt\$16384\$8\$1\$[A-Za-z0-9+/=]{24}\$[A-Za-z0-9+/=]{44}$/);
+    expect(await verifyPassword('', user.password_hash)).toBe(false);
+    const login = await new Browser(t).post('/auth/login', { email, password: 'a guess at a password' });
+    expect(login.statusCode).not.toBe(200);
   });
 
   it('Idempotency-Key: a retried submit answers the first order', async () => {

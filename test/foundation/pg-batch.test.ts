@@ -3,6 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgBatchCounts } from '../../src/db/pg-batch.js';
 import { precompile } from '../../src/db/precompiled.js';
+import { RateCounter } from '../../src/http/rate-limit.js';
+import { TokensRepository } from '../../src/modules/distribution/tokens.repository.js';
 import { LicenseRepository } from '../../src/modules/licensing/license.repository.js';
 import { ReleasesRepository } from '../../src/modules/releases/releases.repository.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
@@ -114,5 +116,122 @@ describe.runIf(dialectUnderTest === 'postgres')('one statement for the reads of 
     } finally {
       await one.end();
     }
+  });
+
+  it('the counter hits of a turn are one upsert, each caller answered the count its own hit made', async () => {
+    const rates = new RateCounter(d.database, { now: () => new Date(Date.UTC(2026, 10, 22, 12, 0, 30)) });
+    await rates.hitPair('lic-1', 'ip-1', 60);
+    const before = { ...pgBatchCounts };
+    // lic-1 is hit by three callers in the turn: one row of the statement, raised by three.
+    const answers = await Promise.all([
+      rates.hitPair('lic-1', 'ip-2', 60),
+      rates.hitPair('lic-2', 'ip-2', 60),
+      rates.hitPair('lic-1', 'ip-3', 60),
+      rates.hitPair('lic-1', 'ip-1', 60),
+    ]);
+    expect(pgBatchCounts.failures - before.failures).toBe(0);
+    expect(pgBatchCounts.statements - before.statements).toBe(1);
+    expect(answers.map((pair) => pair.map((r) => r.count))).toEqual([
+      [2, 1],
+      [1, 2],
+      [3, 1],
+      [4, 2],
+    ]);
+    const rows = await d.database.db
+      .selectFrom('rate_counters')
+      .select(['bucket', 'count'])
+      .orderBy('bucket')
+      .execute();
+    expect(rows).toEqual([
+      { bucket: 'ip-1', count: 2 },
+      { bucket: 'ip-2', count: 2 },
+      { bucket: 'ip-3', count: 1 },
+      { bucket: 'lic-1', count: 4 },
+      { bucket: 'lic-2', count: 1 },
+    ]);
+  });
+
+  it('a counter batch that fails is run call by call, so each caller still gets its counts', async () => {
+    const rates = new RateCounter(d.database, { now: () => new Date(Date.UTC(2026, 10, 22, 12, 5, 30)) });
+    const before = { ...pgBatchCounts };
+    // A bucket name longer than the column fails the batch; alone, only its own caller fails.
+    const answers = await Promise.allSettled([
+      rates.hitPair('ok-a', 'ok-b', 60),
+      rates.hitPair('x'.repeat(300), 'ok-c', 60),
+    ]);
+    expect(pgBatchCounts.failures - before.failures).toBe(1);
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'rejected']);
+    const counted = await d.database.db
+      .selectFrom('rate_counters')
+      .select(['bucket', 'count'])
+      .where('bucket', 'in', ['ok-a', 'ok-b', 'ok-c'])
+      .orderBy('bucket')
+      .execute();
+    expect(counted).toEqual([
+      { bucket: 'ok-a', count: 1 },
+      { bucket: 'ok-b', count: 1 },
+    ]);
+  });
+
+  const token = (n: number, overrides: { domain_normalized?: string } = {}) => ({
+    token_hash: n.toString(16).padStart(64, '0'),
+    binding_version: 1,
+    policy: 'public' as const,
+    product_id: 1,
+    release_id: 1,
+    artifact_id: 1,
+    artifact_sha256: 'a'.repeat(64),
+    purpose: 'update' as const,
+    license_id: null,
+    activation_id: null,
+    activation_revision: null,
+    identity_key: null,
+    installation_id: null,
+    domain_normalized: `site${n}.example.com`,
+    created_at: '2026-11-28T00:00:00.000Z',
+    expires_at: '2026-11-28T01:00:00.000Z',
+    used_at: null,
+    invalidated_at: null,
+    invalidated_reason: null,
+    ...overrides,
+  });
+
+  it("the tokens minted in a turn are one insert, each caller answered its own row's id", async () => {
+    const tokens = new TokensRepository(d.database);
+    const before = { ...pgBatchCounts };
+    const ids = await Promise.all([1, 2, 3, 4].map((n) => tokens.insert(token(n))));
+    expect(pgBatchCounts.failures - before.failures).toBe(0);
+    expect(pgBatchCounts.statements - before.statements).toBe(1);
+    const rows = await d.database.db
+      .selectFrom('download_tokens')
+      .select(['id', 'domain_normalized'])
+      .where('id', 'in', ids)
+      .execute();
+    const domainOf = new Map(rows.map((r) => [r.id, r.domain_normalized]));
+    expect(ids.map((id) => domainOf.get(id))).toEqual([1, 2, 3, 4].map((n) => `site${n}.example.com`));
+  });
+
+  it('a token batch that fails is run call by call: only the bad row fails, nothing is inserted twice', async () => {
+    const tokens = new TokensRepository(d.database);
+    const before = { ...pgBatchCounts };
+    const answers = await Promise.allSettled([
+      tokens.insert(token(11)),
+      // Longer than the column: this row alone is refused.
+      tokens.insert(token(12, { domain_normalized: `${'x'.repeat(400)}.example.com` })),
+      tokens.insert(token(13)),
+    ]);
+    expect(pgBatchCounts.failures - before.failures).toBe(1);
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const hashes = await d.database.db
+      .selectFrom('download_tokens')
+      .select('token_hash')
+      .where(
+        'token_hash',
+        'in',
+        [11, 12, 13].map((n) => token(n).token_hash),
+      )
+      .orderBy('token_hash')
+      .execute();
+    expect(hashes.map((h) => h.token_hash)).toEqual([11, 13].map((n) => token(n).token_hash));
   });
 });

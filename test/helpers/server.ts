@@ -61,7 +61,8 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
     output: () => out,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        // Gone already, by an exit or a signal (kill): its 'exit' event will not come again.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill('SIGTERM');
       }),

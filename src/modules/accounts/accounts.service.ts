@@ -8,7 +8,7 @@ import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { AccountsRepository, UserRow, UserSort } from './accounts.repository.js';
 import type { PasswordTokenPurpose, Role } from './accounts.tables.js';
-import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
+import { DUMMY_HASH, hashPassword, unusableHash, verifyPassword } from './password.js';
 
 export interface AuthUser {
   id: number;
@@ -67,7 +67,8 @@ export class AccountsService {
   async createUser(
     input: {
       email: string;
-      password: string;
+      /** null: an account no password opens until one is set (`unusableHash`), as checkout makes. */
+      password: string | null;
       role?: Role;
       first_name?: string;
       last_name?: string;
@@ -76,7 +77,7 @@ export class AccountsService {
     },
     actor?: Actor,
   ): Promise<AuthUser> {
-    const password_hash = await hashPassword(input.password);
+    const password_hash = input.password === null ? unusableHash() : await hashPassword(input.password);
     return withTransaction(this.database, async (tx) => {
       const row = await this.repo.insertUser(
         {

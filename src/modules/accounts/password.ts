@@ -62,6 +62,18 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${N}$${R}$${P}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
+/**
+ * A hash that no password matches, for an account made without one (a guest's at checkout, who sets
+ * a password through the "set your password" mail). It has the shape of `hashPassword`'s, with a
+ * random key that was derived from nothing, so checking a password against it costs the same
+ * derivation (no timing oracle for such accounts) and fails; deriving a hash of a random password
+ * instead cost a submit tens of milliseconds of a core (76 ms measured) for a password nobody ever knew
+ * (docs/performance.md, 'The checkout submit').
+ */
+export function unusableHash(): string {
+  return `scrypt$${N}$${R}$${P}$${randomBytes(16).toString('base64')}$${randomBytes(KEY_LEN).toString('base64')}`;
+}
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !key) return false;

@@ -21,9 +21,22 @@ export const isKnownCurrency = (code: string): boolean => KNOWN_CURRENCIES.has(c
 export function currencyDecimals(code: string, settings: Settings): number {
   const configured = settings.currencies.find((c) => c.code === code);
   if (configured) return configured.decimals;
-  return new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions()
-    .maximumFractionDigits as number;
+  let digits = isoDecimals.get(code);
+  if (digits === undefined) {
+    digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions()
+      .maximumFractionDigits as number;
+    isoDecimals.set(code, digits);
+  }
+  return digits;
 }
+
+/**
+ * ICU's minor unit per currency code, asked once: building an Intl.NumberFormat costs tens of
+ * microseconds, and pricing asks several times a request (3.8% of a loaded submit's main thread,
+ * docs/performance.md, 'The checkout submit'). Only codes ICU accepted get here (it throws on
+ * others), so the map holds at most the few hundred ISO codes.
+ */
+const isoDecimals = new Map<string, number>();
 
 /**
  * "49.5" -> 4950 with 2 decimals. Null when the value has more significant fraction digits than

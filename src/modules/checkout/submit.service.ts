@@ -6,7 +6,7 @@ import { withTransaction } from '../../db/transaction.js';
 import { runFlow, type Step } from '../../flow.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
-import { randomHex, sha256 } from '../../random.js';
+import { sha256 } from '../../random.js';
 import { type AccountsService, normaliseEmail } from '../accounts/accounts.service.js';
 import type { CartSession } from '../cart/cart.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
@@ -392,7 +392,8 @@ export class SubmitService {
     try {
       const user = await this.accounts.createUser({
         email: s.email,
-        password: randomHex(24),
+        // No password: the customer sets one from the account mail; hashing a random one cost scrypt.
+        password: null,
         first_name: s.body.billing?.first_name?.slice(0, 100) ?? '',
         last_name: s.body.billing?.last_name?.slice(0, 100) ?? '',
         via: 'checkout',

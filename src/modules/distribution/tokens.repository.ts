@@ -31,6 +31,29 @@ const TOKEN_COLUMNS = [
   'invalidated_reason',
 ] as const satisfies readonly (keyof NewToken)[];
 
+/** Each column's PostgreSQL type, for the arrays of the batched insert. */
+const TOKEN_TYPES: Record<(typeof TOKEN_COLUMNS)[number], string> = {
+  token_hash: 'text',
+  binding_version: 'int4',
+  policy: 'text',
+  product_id: 'int4',
+  release_id: 'int4',
+  artifact_id: 'int4',
+  artifact_sha256: 'text',
+  purpose: 'text',
+  license_id: 'int4',
+  activation_id: 'int4',
+  activation_revision: 'int4',
+  identity_key: 'text',
+  installation_id: 'text',
+  domain_normalized: 'text',
+  created_at: 'text',
+  expires_at: 'text',
+  used_at: 'text',
+  invalidated_at: 'text',
+  invalidated_reason: 'text',
+};
+
 /** How many ids one statement names at most. */
 const ID_SLICE = 500;
 
@@ -42,7 +65,7 @@ export class TokensRepository {
   private readonly insertToken: Precompiled<(typeof TOKEN_COLUMNS)[number], { id: number }>;
 
   /** Redemption opens its transaction on `database`, the database these queries run on. */
-  constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit'>) {
+  constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit' | 'pg'>) {
     this.db = database.db;
     this.dialect = database.dialect;
     this.insertToken = precompile(
@@ -53,7 +76,8 @@ export class TokensRepository {
           .insertInto('download_tokens')
           .values(p as unknown as NewToken)
           .returning('id'),
-      { write: true },
+      // The tokens minted in one turn go to PostgreSQL as one statement (src/db/pg-batch.ts).
+      { write: true, pgInsertBatch: { types: TOKEN_TYPES, key: 'token_hash' } },
     );
   }
 

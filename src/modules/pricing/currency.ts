@@ -24,17 +24,29 @@ export interface CurrencyContext {
 
 /** The symbol a shopper expects ("$", "€", "¥"), from ICU. */
 export function currencySymbol(code: string): string {
+  const known = symbols.get(code);
+  if (known !== undefined) return known;
+  let symbol: string;
   try {
     const parts = new Intl.NumberFormat('en', {
       style: 'currency',
       currency: code,
       currencyDisplay: 'narrowSymbol',
     }).formatToParts(0);
-    return parts.find((p) => p.type === 'currency')?.value ?? code;
+    symbol = parts.find((p) => p.type === 'currency')?.value ?? code;
   } catch {
     return code;
   }
+  symbols.set(code, symbol);
+  return symbol;
 }
+
+/**
+ * Symbols asked of ICU once per code: an Intl.NumberFormat a call cost 2.2% of a loaded submit's
+ * main thread (docs/performance.md, 'The checkout submit'). Codes ICU refuses are not kept, so the
+ * map holds at most the ISO codes.
+ */
+const symbols = new Map<string, string>();
 
 /**
  * The first 16 hex digits of SHA-256 over base currency, currency, rate and the rate's timestamp:

@@ -1,0 +1,93 @@
+/**
+ * bench/profile-summary: where a V8 CPU profile (`--cpu-prof`, as the benchmarks write with
+ * BENCH_PROFILE=1) spends its self time, by module and by function. Run by hand:
+ *
+ *   node --import tsx bench/profile-summary.ts /tmp/tgprof/CPU.….cpuprofile [--top 25]
+ *
+ * Self time is the time of the samples whose top frame is the function, from the profile's
+ * `timeDeltas`. Percentages are of the non-idle time (idle is the event loop waiting). Work done off
+ * the main thread (libuv's pool: scrypt, zlib, file reads; PostgreSQL's own processes) is not in a
+ * V8 profile; the benchmarks' CPU per request counts it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The module a frame belongs to: a package, a Node.js module, a file of ours, or V8's own bucket. */
+function moduleOf(url: string, name: string): string {
+  if (!url) return name.startsWith('(') ? name : '(native)';
+  const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  if (pkg) return pkg[1]!;
+  if (url.startsWith('node:')) return url;
+  const ours = /\/(dist|src)\/(.*)$/.exec(url);
+  if (ours) return `tollgate ${ours[2]}`;
+  return url.split('/').pop()!;
+}
+
+/** The profile file a process wrote into `dir` (its name carries the pid), if any. */
+export function findProfile(dir: string, pid: number): string | null {
+  try {
+    const name = readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && f.includes(`.${pid}.`));
+    return name ? join(dir, name) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The top self time of a profile by module and by function, as printable lines. */
+export function summariseProfile(file: string, top = 25): string {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]!;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  const modules = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let busy = 0;
+  let idle = 0;
+  for (const [id, us] of selfUs) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    if (functionName === '(idle)') {
+      idle += us;
+      continue;
+    }
+    busy += us;
+    const mod = moduleOf(url, functionName);
+    modules.set(mod, (modules.get(mod) ?? 0) + us);
+    const fn = `${functionName || '(anonymous)'} ${url ? `${mod}:${lineNumber + 1}` : ''}`.trim();
+    functions.set(fn, (functions.get(fn) ?? 0) + us);
+  }
+  const lines = [
+    `busy ${(busy / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s; self time, % of busy:`,
+  ];
+  const table = (title: string, m: Map<string, number>) => {
+    lines.push(title);
+    for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      lines.push(`  ${((us / busy) * 100).toFixed(1).padStart(5)}%  ${k}`);
+    }
+  };
+  table('by module:', modules);
+  table('by function:', functions);
+  return lines.join('\n');
+}
+
+if (process.argv[1]?.endsWith('profile-summary.ts')) {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { top: { type: 'string', default: '25' } },
+  });
+  for (const file of positionals) console.log(`${file}\n${summariseProfile(file, Number(values.top))}`);
+}
