@@ -36,14 +36,11 @@ import { sleep, waitFor } from '../helpers/wait.js';
  */
 
 /**
- * The object storage driver (S3_* settings) is not in the server yet: until it is, both processes
- * share one DATA_DIR (one machine), so the artifact one stores is on the other's disk too. s3rver
- * runs and the S3_* settings are passed all the same (the server ignores settings it does not
- * know). Once the driver is in, set this to true: each process then gets its own DATA_DIR, so a
- * download served by the other process can only have come from the bucket, and the test checks
- * the object is in the bucket and that neither vault holds a file.
+ * Each process has its own DATA_DIR and both store artifacts in the bucket (the S3_* settings,
+ * docs/operations.md, 'Object storage'): a download served by the other process can only have
+ * come from the bucket, and the test checks the object is there and that neither vault holds a
+ * file.
  */
-const OBJECT_STORAGE = false;
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SHIPPED_CONF = join(ROOT, 'examples/nginx/tollgate.conf');
@@ -386,7 +383,6 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
       return d;
     };
     s3 = await startS3(mk('s3'));
-    const shared = mk('data');
     const nginxPort = await freePort();
     base = `http://127.0.0.1:${nginxPort}`;
     const vaultKey = randomBytes(32).toString('base64');
@@ -415,11 +411,11 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     // create the same account. Whatever starts is kept for afterAll to stop.
     const started = await Promise.allSettled([
       startServer({
-        ...env(OBJECT_STORAGE ? mk('data-a') : shared, metricsPorts[0]!),
+        ...env(mk('data-a'), metricsPorts[0]!),
         ADMIN_EMAIL: ADMIN.email,
         ADMIN_PASSWORD: ADMIN.password,
       }),
-      startServer(env(OBJECT_STORAGE ? mk('data-b') : shared, metricsPorts[1]!)),
+      startServer(env(mk('data-b'), metricsPorts[1]!)),
     ]);
     for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
     for (const s of started) if (s.status === 'rejected') throw s.reason;
@@ -546,15 +542,13 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     expect(await outcome(metricsOf.a, 'download', 'success')).toBe(0);
     expect(await outcome(metricsOf.a, 'download', 'token_consumed')).toBe(1);
 
-    if (OBJECT_STORAGE) {
-      // The package came from the bucket: neither process's own vault holds a file.
-      const listing = await (await fetch(`${s3!.endpoint}/${BUCKET}?list-type=2&prefix=artifacts/`)).text();
-      expect(listing).toMatch(/<Key>artifacts\/[^<]+<\/Key>/);
-      for (const d of dirs.filter((x) => /data-[ab]-/.test(x))) {
-        const vault = join(d, 'vault');
-        const entries = existsSync(vault) ? readdirSync(vault, { recursive: true, withFileTypes: true }) : [];
-        expect(entries.filter((e) => e.isFile()).map((e) => e.name)).toEqual([]);
-      }
+    // The package came from the bucket: neither process's own vault holds a file.
+    const listing = await (await fetch(`${s3!.endpoint}/${BUCKET}?list-type=2&prefix=artifacts/`)).text();
+    expect(listing).toMatch(/<Key>artifacts\/[^<]+<\/Key>/);
+    for (const d of dirs.filter((x) => /data-[ab]-/.test(x))) {
+      const vault = join(d, 'vault');
+      const entries = existsSync(vault) ? readdirSync(vault, { recursive: true, withFileTypes: true }) : [];
+      expect(entries.filter((e) => e.isFile()).map((e) => e.name)).toEqual([]);
     }
   });
 
