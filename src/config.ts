@@ -30,6 +30,11 @@ export interface Config {
   maxUploadBytes: number;
   /** Port of the second listener that answers GET /metrics (METRICS_PORT); null = no metrics at all (docs/operations.md). */
   metricsPort: number | null;
+  /**
+   * Where the Stripe SDK sends its API requests (STRIPE_API_URL); null = Stripe's own
+   * api.stripe.com. Tests point it at a local stand-in (docs/payments.md, 'Stripe').
+   */
+  stripeApiUrl: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -136,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((k, i) => vaultKey(`VAULT_PREVIOUS_KEYS[${i}]`, k)),
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024),
     metricsPort,
+    stripeApiUrl: env.STRIPE_API_URL ? httpOrigin('STRIPE_API_URL', env.STRIPE_API_URL) : null,
   };
 }
 

@@ -11,7 +11,18 @@ export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1
 /** Request and response headers that carry credentials. */
 const SECRET_HEADERS = ['.authorization', '.cookie', '["x-rest-nonce"]', '["set-cookie"]'];
 /** Body-like fields that carry secrets, wherever a log object holds one. */
-const SECRET_FIELDS = ['password', 'license_key', 'token', 'activation_token', 'card_number', 'smtp_url'];
+const SECRET_FIELDS = [
+  'password',
+  'license_key',
+  'token',
+  'activation_token',
+  'card_number',
+  'smtp_url',
+  // The Stripe gateway's keys, and a PaymentIntent's client secret, which confirms its payment.
+  'stripe_secret_key',
+  'stripe_webhook_secret',
+  'client_secret',
+];
 
 /**
  * Where secrets can sit in a log object. Headers are masked in any `headers` object one or two

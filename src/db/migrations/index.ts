@@ -30,6 +30,7 @@ import * as m2026112594 from './2026112594_release_channels.js';
 import * as m2026112595 from './2026112595_field_reports.js';
 import * as m2026112596 from './2026112596_activation_last_seen.js';
 import * as m2026112597 from './2026112597_refunds_and_order_notes.js';
+import * as m2026112800 from './2026112800_stripe.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -66,4 +67,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112595_field_reports': m2026112595,
   '2026112596_activation_last_seen': m2026112596,
   '2026112597_refunds_and_order_notes': m2026112597,
+  '2026112800_stripe': m2026112800,
 };
