@@ -1,3 +1,4 @@
+import type { Tx } from '../../db/transaction.js';
 import type { OrderRow } from './orders.model.js';
 
 /**
@@ -36,7 +37,8 @@ export interface PaymentGateway {
    * gateway refuses by throwing an ApiError of its own: the refund rolls back and that is the
    * answer. A gateway that took no money here records only. `idempotency_key` is the same for a
    * retry of the same refund (the order, its refunded total before it, the amount), so a provider
-   * that honours it never gives the money back twice. Answers the provider's reference, if any.
+   * that honours it never gives the money back twice. A gateway reads the database in `tx` only
+   * (SQLite has one connection). Answers the provider's reference, if any.
    */
   refund(input: {
     order_id: number;
@@ -44,6 +46,7 @@ export interface PaymentGateway {
     currency: string;
     reason: string;
     idempotency_key: string;
+    tx: Tx;
   }): Promise<string | null>;
 }
 

@@ -110,6 +110,7 @@ export class RefundsService {
         currency: locked.currency,
         reason,
         idempotency_key: `tollgate-refund-${orderId}-${before}-${amount}`,
+        tx,
       });
       const refundId = await this.repo.insertRefund(
         {

@@ -147,8 +147,8 @@ export class SettingsService {
   }
 
   /** The plaintext of a sealed setting ('' when not set); only the module that uses it asks. */
-  async secret(key: SealedSetting): Promise<string> {
-    const stored = (await this.get())[key];
+  async secret(key: SealedSetting, tx?: Tx): Promise<string> {
+    const stored = (await this.get(tx))[key];
     if (!stored.startsWith(SEALED_PREFIX)) return '';
     const plain = await this.vault.openSecret(Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64'));
     return plain.toString('utf8');

@@ -71,8 +71,8 @@ export class StripeService {
   };
 
   /** The SDK client for the stored secret key (made again when the key changes), or null when unset. */
-  private async client(): Promise<Stripe | null> {
-    const secret = await this.settings.secret('stripe_secret_key');
+  private async client(tx?: Tx): Promise<Stripe | null> {
+    const secret = await this.settings.secret('stripe_secret_key', tx);
     if (!secret) return null;
     if (this.cached?.secret !== secret) {
       this.cached = {
@@ -172,10 +172,11 @@ export class StripeService {
     amount: number;
     reason: string;
     idempotency_key: string;
+    tx: Tx;
   }): Promise<string | null> {
-    const stripe = await this.client();
+    const stripe = await this.client(input.tx);
     if (!stripe) throw new ApiError('stripe_not_configured');
-    const payment = await this.repo.payment(input.order_id);
+    const payment = await this.repo.payment(input.order_id, input.tx);
     // An order marked paid by hand, without a Stripe payment, has nothing to give back here.
     if (!payment) return null;
     try {
@@ -211,7 +212,8 @@ export class StripeService {
         secret,
         EVENT_TOLERANCE_S,
         undefined,
-        Math.floor(this.clock.now().getTime() / 1000),
+        // The store's clock (the test clock in tests), in milliseconds as the SDK counts.
+        this.clock.now().getTime(),
       );
     } catch (e) {
       if (e instanceof Stripe.errors.StripeSignatureVerificationError) {
