@@ -40,12 +40,16 @@ export class StripeRepository {
       .executeTakeFirst();
   }
 
-  /** The first PaymentIntent of an order stays its own (a racing request made the same one). */
+  /**
+   * The first PaymentIntent of an order stays its own. A racing request made the same one (the
+   * same idempotency key) and inserts the same row: no conflict target, as on PostgreSQL that row
+   * can collide on either unique key while the first insert is uncommitted.
+   */
   async insertPayment(row: Insertable<StripeTables['stripe_payments']>, tx?: Tx): Promise<void> {
     await on(this.db, tx)
       .insertInto('stripe_payments')
       .values(row)
-      .onConflict((oc) => oc.column('order_id').doNothing())
+      .onConflict((oc) => oc.doNothing())
       .execute();
   }
 
