@@ -26,7 +26,7 @@ type StripeObject = Record<string, unknown> & { id: string };
  * Customers), answering in Stripe's documented shapes, so the official SDK, pointed at it with
  * STRIPE_API_URL, runs as it would against Stripe. Like Stripe, a repeated Idempotency-Key
  * answers the first response again. `declineOffSession` makes an off-session confirmation fail
- * as a card that needs the customer does; `refuseRefunds` makes refunds fail; `dropRefundAnswers`
+ * as a card that needs the customer does; `refuseRefunds` and `refusePaymentIntents` make those fail; `dropRefundAnswers`
  * makes refunds whose answers are lost.
  */
 export class StripeStandIn {
@@ -35,6 +35,7 @@ export class StripeStandIn {
   readonly refunds: StripeObject[] = [];
   declineOffSession = false;
   refuseRefunds = false;
+  refusePaymentIntents = false;
   /** Refunds to make and then lose the answer of (the connection cut), as a network failure would. */
   dropRefundAnswers = 0;
   private readonly idempotent = new Map<string, { status: number; body: unknown }>();
@@ -101,7 +102,12 @@ export class StripeStandIn {
   }
 
   private route(method: string, path: string, p: Record<string, string>): { status: number; body: unknown } {
-    if (method === 'POST' && path === '/v1/payment_intents') return this.createIntent(p);
+    if (method === 'POST' && path === '/v1/payment_intents') {
+      if (this.refusePaymentIntents) {
+        return error(400, 'invalid_request_error', 'amount_too_small', 'Amount must be at least $0.50 usd');
+      }
+      return this.createIntent(p);
+    }
     const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     if (method === 'GET' && intent) {
       const found = this.intents.get(intent[1]!);

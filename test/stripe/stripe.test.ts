@@ -272,6 +272,30 @@ describe('paying an order with Stripe', () => {
     expect(await stock()).toBe(4);
   });
 
+  it('Stripe refusing the PaymentIntent, or keys not set, refuse the payment with their codes and leave the order pending', async () => {
+    const order = await stripeOrder();
+    standIn.refusePaymentIntents = true;
+    try {
+      const res = await order.pay();
+      expect(res.statusCode, res.body).toBe(502);
+      expect(res.json()).toMatchObject({ error_code: 'stripe_unavailable' });
+    } finally {
+      standIn.refusePaymentIntents = false;
+    }
+    await setSettings(t, { stripe_secret_key: '' });
+    try {
+      const res = await order.pay();
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({ error_code: 'gateway_unavailable' });
+    } finally {
+      await setSettings(t, { stripe_secret_key: STRIPE_KEYS.stripe_secret_key });
+    }
+    expect((await getOrder(order.id)).status).toBe('pending');
+    expect(
+      await db().selectFrom('stripe_payments').select('order_id').where('order_id', '=', order.id).execute(),
+    ).toEqual([]);
+  });
+
   it('an amount that is not the order total does not pay it', async () => {
     const order = await stripeOrder();
     const next = (await order.pay()).json().next as Next;
