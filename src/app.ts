@@ -161,6 +161,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('onClose', async () => renewals.stop());
   app.addHook('onListen', async () => staleActivations.start());
   app.addHook('onClose', async () => staleActivations.stop());
+  app.addHook('onListen', async () => services.stripeRenewals.start());
+  app.addHook('onClose', async () => services.stripeRenewals.stop());
   app.addHook('onListen', async () => mailWorker.start());
   app.addHook('onClose', async () => mailWorker.stop());
   // Update checks and downloads are flushed every few seconds while listening, and once more on close.

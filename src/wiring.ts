@@ -47,7 +47,7 @@ import {
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
 import { createSigning, type SigningService } from './modules/signing/signing.module.js';
 import { createStorefront, type MediaService } from './modules/storefront/storefront.module.js';
-import { createStripe, type StripeService } from './modules/stripe/stripe.module.js';
+import { createStripe, type RenewalCharges, type StripeService } from './modules/stripe/stripe.module.js';
 import {
   createSubscriptions,
   type RenewalScheduler,
@@ -103,6 +103,8 @@ export interface Services {
   refunds: RefundsService;
   /** The Stripe gateway: PaymentIntents, its webhook, refunds and disputes (docs/payments.md, 'Stripe'). */
   stripe: StripeService;
+  /** Charges kept cards for renewal orders; started when the server listens (tests call tick()), stopped on close. */
+  stripeRenewals: RenewalCharges;
   subscriptions: SubscriptionsService;
   checkout: CheckoutService;
   /** Creates renewal orders when payments fall due; started when the server listens. */
@@ -253,13 +255,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     baseUrl: () => urls.base,
     log: log('checkout'),
   });
-  const stripe = createStripe({
+  const { stripe, renewalCharges: stripeRenewals } = createStripe({
     database,
     settings,
     orders,
     refunds,
     catalogue,
     clock,
+    testClock,
     apiUrl: config.stripeApiUrl,
     log: log('stripe'),
   });
@@ -310,6 +313,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const { invalidations, tokens } = distribution;
   // Stripe is a gateway like the built-in ones: checkout pays through it, refunds go back through it.
   orders.addGateway(stripe.gateway);
+  // A renewal order is created: a card its customer kept with Stripe is charged (after the commit).
+  orders.onCreated((order, tx) => stripe.renewalCreated(order, tx));
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
   // An order is refunded in full: the subscription it paid for or started is cancelled.
@@ -372,6 +377,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       orders,
       refunds,
       stripe,
+      stripeRenewals,
       subscriptions,
       checkout,
       renewals,

@@ -1,14 +1,40 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { on, type Tx } from '../../db/transaction.js';
+import { OutboxQueries } from '../../outbox/outbox.repository.js';
 import type { StripeTables } from './stripe.tables.js';
 
 export type StripePaymentRow = Selectable<StripeTables['stripe_payments']>;
 export type StripeCustomerRow = Selectable<StripeTables['stripe_customers']>;
+export type RenewalChargeRow = Selectable<StripeTables['stripe_renewal_charges']>;
 
 /** The Stripe gateway's queries (docs/development.md, 'Transactions: one way'). */
 export class StripeRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly db: Kysely<DB>;
+  /** The renewal charges' outbox statements. */
+  readonly outbox: OutboxQueries<'stripe_renewal_charges'>;
+
+  constructor(database: Pick<Database, 'db' | 'dialect'>) {
+    this.db = database.db;
+    this.outbox = new OutboxQueries(database, 'stripe_renewal_charges');
+  }
+
+  /** A renewal order to charge off-session, in the transaction that creates it. */
+  async addRenewalCharge(orderId: number, now: string, tx: Tx): Promise<void> {
+    await on(this.db, tx)
+      .insertInto('stripe_renewal_charges')
+      .values({
+        order_id: orderId,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.column('order_id').doNothing())
+      .execute();
+  }
 
   /**
    * Records an event as handled, in the transaction of its effect; false when it already was. On

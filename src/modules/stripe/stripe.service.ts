@@ -4,6 +4,7 @@ import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
+import { nextAttempt } from '../../outbox/worker.js';
 import { sha256 } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { fromMinor } from '../catalogue/money.js';
@@ -13,10 +14,16 @@ import type { OrderRow } from '../orders/orders.model.js';
 import { type OrdersService, PAID } from '../orders/orders.service.js';
 import type { RefundsService } from '../orders/refunds.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import type { StripeRepository } from './stripe.repository.js';
+import type { RenewalChargeRow, StripeRepository } from './stripe.repository.js';
 
 /** How old a signed event may be, in seconds: Stripe's own default, against replays. */
 export const EVENT_TOLERANCE_S = 300;
+
+/**
+ * Delays before a renewal charge's attempts 2 to 4, in seconds, when Stripe could not be reached;
+ * then the customer pays by the pay link (docs/payments.md, 'Renewals').
+ */
+export const RENEWAL_RETRY_DELAYS = [60, 600, 3600] as const;
 
 /** What the webhook route answers: whether the event changed anything, or was already handled. */
 export interface WebhookOutcome {
@@ -197,6 +204,112 @@ export class StripeService {
   }
 
   /**
+   * A renewal order was created (in its transaction): when its customer kept a card with Stripe,
+   * the charge joins the renewal charges' outbox, made after the commit by the worker.
+   */
+  async renewalCreated(order: OrderRow, tx: Tx): Promise<void> {
+    if (order.created_via !== 'renewal' || order.customer_id === null) return;
+    const customer = await this.repo.customer(order.customer_id, tx);
+    if (!customer?.payment_method_id) return;
+    await this.repo.addRenewalCharge(order.id, iso(this.clock.now()), tx);
+  }
+
+  /** Whether the renewal charges can run: the secret key is set (else they wait). */
+  async canCharge(): Promise<boolean> {
+    return (await this.client()) !== null;
+  }
+
+  /**
+   * One attempt at a renewal charge: a PaymentIntent confirmed off-session with the kept card,
+   * under a key derived from the order (a retried attempt charges once). Stripe's event pays the
+   * order, as any other. A card that is declined or needs the customer (3-D Secure) ends the
+   * attempts: the order becomes `failed`, which sends the customer the "renewal payment failed"
+   * email with its pay link, where the same PaymentIntent is confirmed in the page. Stripe out of
+   * reach is tried again later (RENEWAL_RETRY_DELAYS).
+   */
+  async chargeRenewal(row: RenewalChargeRow, lease: string, stopping: AbortSignal): Promise<void> {
+    const attempt = row.attempts + 1;
+    const started = this.clock.now();
+    const finish = (status: string, error: string | null, retryAt: string | null = null) =>
+      this.repo.outbox.finish(row.id, lease, {
+        status,
+        attempts: attempt,
+        next_attempt_at: retryAt,
+        last_error: error,
+        updated_at: iso(this.clock.now()),
+      });
+    const order = await this.orders.find(row.order_id);
+    const customer = order?.customer_id != null ? await this.repo.customer(order.customer_id) : undefined;
+    const stripe = await this.client();
+    if (!order || order.status !== 'pending' || !customer?.payment_method_id || !stripe) {
+      await finish('failed', 'the order is no longer waiting for payment, or no card is kept');
+      return;
+    }
+    try {
+      stopping.throwIfAborted();
+      const intent = await stripe.paymentIntents.create(
+        {
+          amount: Number(order.total),
+          currency: order.currency.toLowerCase(),
+          customer: customer.customer_id,
+          payment_method: customer.payment_method_id,
+          off_session: true,
+          confirm: true,
+          description: `Renewal order #${order.id}`,
+          metadata: { order_id: String(order.id) },
+        },
+        { idempotencyKey: `tollgate-renewal-${order.id}-${sha256(order.order_key).slice(0, 16)}` },
+      );
+      await this.repo.insertPayment({
+        order_id: order.id,
+        payment_intent_id: intent.id,
+        save_card: 0,
+        created_at: iso(this.clock.now()),
+      });
+      await finish('charged', null);
+    } catch (e) {
+      if (stopping.aborted) throw e;
+      if (e instanceof Stripe.errors.StripeCardError) {
+        await this.renewalDeclined(order, e);
+        await finish('failed', `${e.code ?? 'card_error'}: ${e.message}`);
+        return;
+      }
+      if (!(e instanceof Stripe.errors.StripeError)) throw e;
+      const retryAt = nextAttempt(attempt, RENEWAL_RETRY_DELAYS, started);
+      await finish(retryAt ? 'pending' : 'failed', `${e.type}: ${e.message}`, retryAt);
+      this.log.warn({ order_id: order.id, attempt, type: e.type }, 'renewal charge attempt failed');
+    }
+  }
+
+  /** The kept card was declined or needs the customer: the order fails, so its pay link is emailed. */
+  private async renewalDeclined(order: OrderRow, e: InstanceType<typeof Stripe.errors.StripeCardError>) {
+    const intentId = e.payment_intent?.id;
+    if (intentId) {
+      await this.repo.insertPayment({
+        order_id: order.id,
+        payment_intent_id: intentId,
+        save_card: 0,
+        created_at: iso(this.clock.now()),
+      });
+    }
+    const items = await this.orders.items(order.id);
+    const products = await this.orders.productsOf(items);
+    const settings = await this.settings.get();
+    await withTransaction(this.database, async (tx) => {
+      const locked = await this.orders.lock(order.id, tx);
+      if (!locked) return;
+      await this.refunds.systemNote(
+        order.id,
+        'payment',
+        `Stripe renewal charge${intentId ? ` ${intentId}` : ''} with the kept card failed (${e.code ?? 'card_error'}): the customer was sent the pay link.`,
+        tx,
+      );
+      if (locked.status === 'pending')
+        await this.orders.transition(locked, 'failed', { products, settings }, tx);
+    });
+  }
+
+  /**
    * One delivery of the webhook: the signature (with the SDK, against the raw body, at most
    * EVENT_TOLERANCE_S old) or 400 `stripe_signature_invalid`, then the event's effect. Nothing is
    * sent to Stripe here, so the answer comes within one transaction's time.
@@ -206,15 +319,9 @@ export class StripeService {
     if (!secret) throw new ApiError('stripe_not_configured');
     let event: Stripe.Event;
     try {
-      event = Stripe.webhooks.constructEvent(
-        raw,
-        signature ?? '',
-        secret,
-        EVENT_TOLERANCE_S,
-        undefined,
-        // The store's clock (the test clock in tests), in milliseconds as the SDK counts.
-        this.clock.now().getTime(),
-      );
+      // Against the real time, not the store's clock: Stripe signs with the real time, and a test
+      // clock moved forward must not turn every event stale.
+      event = Stripe.webhooks.constructEvent(raw, signature ?? '', secret, EVENT_TOLERANCE_S);
     } catch (e) {
       if (e instanceof Stripe.errors.StripeSignatureVerificationError) {
         throw new ApiError('stripe_signature_invalid');
