@@ -241,7 +241,7 @@ export class StripeService {
     const order = await this.orders.find(row.order_id);
     const customer = order?.customer_id != null ? await this.repo.customer(order.customer_id) : undefined;
     const stripe = await this.client();
-    if (!order || order.status !== 'pending' || !customer?.payment_method_id || !stripe) {
+    if (order?.status !== 'pending' || !customer?.payment_method_id || !stripe) {
       await finish('failed', 'the order is no longer waiting for payment, or no card is kept');
       return;
     }
