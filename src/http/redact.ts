@@ -2,9 +2,10 @@ import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fa
 import pino from 'pino';
 
 /** Query parameters whose values are secrets: never written to a log line. */
-// `search` too: an administrator searches licenses by key (GET /licenses?search=).
+// `search` too: an administrator searches licenses by key (GET /licenses?search=). Stripe adds
+// the PaymentIntent's client secret to the receipt address it returns the customer to.
 const SECRET_PARAMS =
-  /([?&](?:token|key|license_key|activation_token|state|nonce|password|secret|search)=)[^&#]*/gi;
+  /([?&](?:token|key|license_key|activation_token|state|nonce|password|secret|search|payment_intent_client_secret)=)[^&#]*/gi;
 
 export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1[REDACTED]');
 

@@ -427,8 +427,15 @@ describe('the API document and secrets', () => {
     expect(doc.paths['/v1/stripe/webhook']?.post).toBeDefined();
   });
 
-  it('no log line holds a Stripe secret', () => {
+  it('no log line holds a Stripe secret', async () => {
+    // Stripe returns the customer to the receipt with the client secret in its address.
+    const secret = 'pi_3Returned_secret_abcdef';
+    await t.app.inject({
+      method: 'GET',
+      url: `/checkout/order-received/1?key=order_x&payment_intent=pi_3Returned&payment_intent_client_secret=${secret}&redirect_status=succeeded`,
+    });
     const logs = t.logs();
+    expect(logs).toContain('payment_intent_client_secret=[REDACTED]');
     expect(logs.length).toBeGreaterThan(0);
     expect(logs).not.toContain(STRIPE_KEYS.stripe_secret_key);
     expect(logs).not.toContain(STRIPE_KEYS.stripe_webhook_secret);
