@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRIPE_KEYS, StripeStandIn, signed, stripeEvent, succeededIntent } from '../stripe/helpers.js';
 import { skipBrowserTests } from './chromium.js';
-import { api, checkBothWidths, context, page, server, setUpConsole } from './console.js';
+import { api, checkBothWidths, context, page, server, setUpConsole, signInInBrowser } from './console.js';
 
 const STRIPE_JS = 'https://js.stripe.com/v3/';
 
@@ -105,7 +105,7 @@ describe.skipIf(skipBrowserTests)('Stripe on the checkout page', () => {
     }
   }, 120_000);
 
-  it('with Stripe, checkout loads Stripe.js, mounts the Payment Element, confirms the PaymentIntent, and the signed event pays the order', async () => {
+  it('with Stripe, checkout loads Stripe.js, mounts the Payment Element, confirms the PaymentIntent, the signed event pays the order, and a dispute shows on the console's order screen', async () => {
     expect((await api('PATCH', '/settings', STRIPE_KEYS)).status).toBe(200);
     expect((await api('PATCH', '/payment-gateways/stripe', { enabled: true })).status).toBe(200);
     await page.route(STRIPE_JS, (route) =>
@@ -148,6 +148,29 @@ describe.skipIf(skipBrowserTests)('Stripe on the checkout page', () => {
       await page.reload();
       await page.locator('.license-key').waitFor();
       expect(await page.locator('[data-status]').getAttribute('data-status')).toBe('processing');
+
+      // A chargeback: the console's order screen shows the order disputed, and the dispute's note.
+      const orderId = Number(new URL(page.url()).pathname.split('/').pop());
+      const dispute = signed(
+        stripeEvent('charge.dispute.created', {
+          id: 'dp_browser',
+          object: 'dispute',
+          amount: 1900,
+          currency: 'usd',
+          payment_intent: intent!.id,
+          reason: 'fraudulent',
+          status: 'needs_response',
+        }),
+      );
+      const disputed = await fetch(`${server.url}/v1/stripe/webhook`, {
+        method: 'POST',
+        headers: dispute.headers,
+        body: dispute.payload,
+      });
+      expect(await disputed.json()).toEqual({ received: true, result: 'handled' });
+      await signInInBrowser(`/admin/orders/${orderId}`);
+      await page.getByText('Disputed', { exact: true }).waitFor();
+      await page.getByText(/Stripe dispute dp_browser opened/).waitFor();
     } finally {
       await page.unroute(STRIPE_JS);
     }
