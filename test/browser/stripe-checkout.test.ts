@@ -105,7 +105,7 @@ describe.skipIf(skipBrowserTests)('Stripe on the checkout page', () => {
     }
   }, 120_000);
 
-  it('with Stripe, checkout loads Stripe.js, mounts the Payment Element, confirms the PaymentIntent, the signed event pays the order, and a dispute shows on the console's order screen', async () => {
+  it('with Stripe, checkout loads Stripe.js, mounts the Payment Element, confirms the PaymentIntent, the signed event pays the order, and a dispute shows on the console order screen', async () => {
     expect((await api('PATCH', '/settings', STRIPE_KEYS)).status).toBe(200);
     expect((await api('PATCH', '/payment-gateways/stripe', { enabled: true })).status).toBe(200);
     await page.route(STRIPE_JS, (route) =>
