@@ -237,6 +237,20 @@ describe('paying an order with Stripe', () => {
       headers,
     });
     expectError(huge, 413, 'rest_body_too_large');
+    // Signed, but not shaped as an event: no id, or an object of the wrong type.
+    expectError(
+      await deliver(t, { type: 'payment_intent.succeeded', data: { object: {} } }),
+      400,
+      'rest_invalid_param',
+    );
+    expectError(
+      await deliver(
+        t,
+        stripeEvent('payment_intent.succeeded', { id: 42 } as unknown as Record<string, unknown>),
+      ),
+      400,
+      'rest_invalid_param',
+    );
     // An event Tollgate does not act on, and a PaymentIntent it did not make, are acknowledged.
     expect(
       (await deliver(t, stripeEvent('customer.created', { id: 'cus_x', object: 'customer' }))).json(),

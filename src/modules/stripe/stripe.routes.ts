@@ -4,7 +4,7 @@ import type { App } from '../../http/types.js';
 import type { StripeService } from './stripe.service.js';
 
 /** Stripe's events are a few kilobytes; anything far larger is not one. */
-export const WEBHOOK_BODY_LIMIT = 256 * 1024;
+const WEBHOOK_BODY_LIMIT = 256 * 1024;
 
 const Outcome = Type.Object({
   received: Type.Literal(true),

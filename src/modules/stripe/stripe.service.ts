@@ -17,7 +17,7 @@ import type { SettingsService } from '../settings/settings.service.js';
 import type { RenewalChargeRow, StripeRepository } from './stripe.repository.js';
 
 /** How old a signed event may be, in seconds: Stripe's own default, against replays. */
-export const EVENT_TOLERANCE_S = 300;
+const EVENT_TOLERANCE_S = 300;
 
 /**
  * Delays before a renewal charge's attempts 2 to 4, in seconds, when Stripe could not be reached;
@@ -328,6 +328,11 @@ export class StripeService {
       }
       // Signed, but not JSON: Stripe never sends that.
       throw new ApiError('rest_invalid_json');
+    }
+    // Signed, but not shaped as Stripe's events are: nothing to act on safely.
+    const object = event.data?.object as { id?: unknown } | undefined;
+    if (typeof event.id !== 'string' || typeof event.type !== 'string' || typeof object?.id !== 'string') {
+      throw new ApiError('rest_invalid_param', { data: { params: { event: 'not a Stripe event' } } });
     }
     switch (event.type) {
       case 'payment_intent.succeeded':
