@@ -2,7 +2,13 @@
  * bench/profile-summary: where a V8 CPU profile (`--cpu-prof`, as the benchmarks write with
  * BENCH_PROFILE=1) spends its self time, by module and by function. Run by hand:
  *
- *   node --import tsx bench/profile-summary.ts /tmp/tgprof/CPU.….cpuprofile [--top 25]
+ *   node --import tsx bench/profile-summary.ts /tmp/tgprof/CPU.….cpuprofile [--top 25] [--within a,b]
+ *
+ * `--within` names functions (as `name`, or `name@file` with the file's name, e.g.
+ * `record@field.js`) and prints the share of the busy time spent inside any of them, callees
+ * included: the cost of a piece of code as a fraction of the whole server's, which the machine's
+ * load does not move as it moves throughput (docs/performance.md, 'Regression check of channels,
+ * rollouts, the field report and last seen').
  *
  * Self time is the time of the samples whose top frame is the function, from the profile's
  * `timeDeltas`. Percentages are of the non-idle time (idle is the event loop waiting). Work done off
@@ -16,6 +22,7 @@ import { parseArgs } from 'node:util';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 
 interface Profile {
@@ -84,10 +91,47 @@ export function summariseProfile(file: string, top = 25): string {
   return lines.join('\n');
 }
 
+/** The share of a profile's busy time whose stack holds one of `names` (`fn` or `fn@file`), callees included. */
+export function shareWithin(file: string, names: string[]): string {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const matches = (n: ProfileNode) =>
+    names.some((want) => {
+      const [fn, fileName] = want.split('@');
+      const { functionName, url } = n.callFrame;
+      return functionName === fn && (!fileName || url.endsWith(`/${fileName}`));
+    });
+  // Whether a node's stack (itself or an ancestor) holds a named function, memoised per node.
+  const inside = new Map<number, boolean>();
+  const isInside = (id: number): boolean => {
+    const known = inside.get(id);
+    if (known !== undefined) return known;
+    const up = parent.get(id);
+    const answer = matches(byId.get(id)!) || (up !== undefined && isInside(up));
+    inside.set(id, answer);
+    return answer;
+  };
+  let busy = 0;
+  let within = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]!;
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    const us = profile.timeDeltas[i] ?? 0;
+    busy += us;
+    if (isInside(id)) within += us;
+  }
+  return `inside ${names.join(', ')}: ${((within / busy) * 100).toFixed(2)}% of busy (${(within / 1e3).toFixed(0)} of ${(busy / 1e3).toFixed(0)} ms)`;
+}
+
 if (process.argv[1]?.endsWith('profile-summary.ts')) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { top: { type: 'string', default: '25' } },
+    options: { top: { type: 'string', default: '25' }, within: { type: 'string' } },
   });
-  for (const file of positionals) console.log(`${file}\n${summariseProfile(file, Number(values.top))}`);
+  for (const file of positionals) {
+    console.log(`${file}\n${summariseProfile(file, Number(values.top))}`);
+    if (values.within) console.log(shareWithin(file, values.within.split(',')));
+  }
 }

@@ -31,6 +31,7 @@ import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
 import { storefrontRoutes } from './modules/storefront/storefront.routes.js';
+import { stripeRoutes } from './modules/stripe/stripe.routes.js';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { listeningPort } from './modules/webhooks/target.js';
@@ -160,6 +161,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.addHook('onClose', async () => renewals.stop());
   app.addHook('onListen', async () => staleActivations.start());
   app.addHook('onClose', async () => staleActivations.stop());
+  app.addHook('onListen', async () => services.stripeRenewals.start());
+  app.addHook('onClose', async () => services.stripeRenewals.stop());
   app.addHook('onListen', async () => mailWorker.start());
   app.addHook('onClose', async () => mailWorker.stop());
   // Update checks and downloads are flushed every few seconds while listening, and once more on close.
@@ -217,6 +220,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(distributionRoutes, { ...distribution, counters, field });
       await api.register(ordersRoutes, { orders });
       await api.register(refundsRoutes, { refunds });
+      await api.register(stripeRoutes, { stripe: services.stripe });
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports, fieldReport });

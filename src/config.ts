@@ -38,6 +38,11 @@ export interface Config {
   maxUploadBytes: number;
   /** Port of the second listener that answers GET /metrics (METRICS_PORT); null = no metrics at all (docs/operations.md). */
   metricsPort: number | null;
+  /**
+   * Where the Stripe SDK sends its API requests (STRIPE_API_URL); null = Stripe's own
+   * api.stripe.com. Tests point it at a local stand-in (docs/payments.md, 'Stripe').
+   */
+  stripeApiUrl: string | null;
   /** Object storage for new artifacts (S3_*: docs/operations.md, 'Object storage'); null = the vault. */
   s3: S3Config | null;
 }
@@ -227,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 512 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024),
     metricsPort,
     s3: s3Config(env),
+    stripeApiUrl: env.STRIPE_API_URL ? httpOrigin('STRIPE_API_URL', env.STRIPE_API_URL) : null,
   };
 }
 

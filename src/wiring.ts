@@ -48,6 +48,7 @@ import {
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
 import { createSigning, type SigningService } from './modules/signing/signing.module.js';
 import { createStorefront, type MediaService } from './modules/storefront/storefront.module.js';
+import { createStripe, type RenewalCharges, type StripeService } from './modules/stripe/stripe.module.js';
 import {
   createSubscriptions,
   type RenewalScheduler,
@@ -103,6 +104,10 @@ export interface Services {
   orders: OrdersService;
   /** Refunds and order notes (docs/payments.md). */
   refunds: RefundsService;
+  /** The Stripe gateway: PaymentIntents, its webhook, refunds and disputes (docs/payments.md, 'Stripe'). */
+  stripe: StripeService;
+  /** Charges kept cards for renewal orders; started when the server listens (tests call tick()), stopped on close. */
+  stripeRenewals: RenewalCharges;
   subscriptions: SubscriptionsService;
   checkout: CheckoutService;
   /** Creates renewal orders when payments fall due; started when the server listens. */
@@ -175,7 +180,15 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const secrets = new AppSecrets(appState);
   const rates = new RateCounter(database, clock);
   const audit = createAudit({ database, clock });
-  const settings = createSettings({ database, audit });
+  const settings = createSettings({
+    database,
+    audit,
+    // The Stripe keys are sealed with the vault key of the releases' storage, made below.
+    vault: {
+      sealSecret: (plain) => releasesModule.storage.sealSecret(plain),
+      openSecret: (sealed) => releasesModule.storage.openSecret(sealed),
+    },
+  });
   const accounts = createAccounts({ database, clock, rates, audit });
   const catalogue = createCatalogue({ database, clock, settings, audit });
   const cart = createCart({ database, catalogue, settings, clock, log: log('cart'), secrets });
@@ -245,6 +258,17 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     baseUrl: () => urls.base,
     log: log('checkout'),
   });
+  const { stripe, renewalCharges: stripeRenewals } = createStripe({
+    database,
+    settings,
+    orders,
+    refunds,
+    catalogue,
+    clock,
+    testClock,
+    apiUrl: config.stripeApiUrl,
+    log: log('stripe'),
+  });
   const distribution = createDistribution({
     database,
     clock,
@@ -290,6 +314,10 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
   const now = () => iso(clock.now());
   const { invalidations, tokens } = distribution;
+  // Stripe is a gateway like the built-in ones: checkout pays through it, refunds go back through it.
+  orders.addGateway(stripe.gateway);
+  // A renewal order is created: a card its customer kept with Stripe is charged (after the commit).
+  orders.onCreated((order, tx) => stripe.renewalCreated(order, tx));
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
   // An order is refunded in full: the subscription it paid for or started is cancelled.
@@ -352,6 +380,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       distribution,
       orders,
       refunds,
+      stripe,
+      stripeRenewals,
       subscriptions,
       checkout,
       renewals,

@@ -12,6 +12,7 @@ import type { ReleasesTables } from '../modules/releases/releases.tables.js';
 import type { ReportsTables } from '../modules/reports/reports.tables.js';
 import type { SigningTables } from '../modules/signing/signing.tables.js';
 import type { StorefrontTables } from '../modules/storefront/storefront.tables.js';
+import type { StripeTables } from '../modules/stripe/stripe.tables.js';
 import type { SubscriptionsTables } from '../modules/subscriptions/subscriptions.tables.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
@@ -39,6 +40,7 @@ export interface DB
     ReportsTables,
     StorefrontTables,
     MailTables,
-    SigningTables {}
+    SigningTables,
+    StripeTables {}
 
 export type Id = Generated<number>;

@@ -250,6 +250,10 @@ const catalogue = {
     'amount must be a positive decimal in the order currency, with no more decimal places than it allows.',
   ],
   order_refunded: [409, 'The order was refunded; its status can no longer change.'],
+  // the Stripe gateway (docs/payments.md, 'Stripe')
+  stripe_not_configured: [503, 'The Stripe gateway is not configured: set its keys in the settings.'],
+  stripe_signature_invalid: [400, 'The Stripe-Signature header is missing, wrong or too old.'],
+  stripe_unavailable: [502, 'Stripe could not be reached or refused the request; nothing was changed.'],
   // reports (docs/api.md, 'Reports')
   invalid_report_days: [400, 'days must be a whole number from 1 to 366.'],
   invalid_field_range: [

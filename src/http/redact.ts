@@ -2,16 +2,16 @@ import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fa
 import pino from 'pino';
 
 /** Query parameters whose values are secrets: never written to a log line. */
-// `search` too: an administrator searches licenses by key (GET /licenses?search=).
+// `search` too: an administrator searches licenses by key (GET /licenses?search=). Stripe adds
+// the PaymentIntent's client secret to the receipt address it returns the customer to.
 const SECRET_PARAMS =
-  /([?&](?:token|key|license_key|activation_token|state|nonce|password|secret|search)=)[^&#]*/gi;
+  /([?&](?:token|key|license_key|activation_token|state|nonce|password|secret|search|payment_intent_client_secret)=)[^&#]*/gi;
 
 export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1[REDACTED]');
 
 /** Request and response headers that carry credentials. */
 const SECRET_HEADERS = ['.authorization', '.cookie', '["x-rest-nonce"]', '["set-cookie"]'];
 /** Body-like fields that carry secrets, wherever a log object holds one. */
-// `secretAccessKey`: the S3 credentials, should an SDK object or the configuration reach a log line.
 const SECRET_FIELDS = [
   'password',
   'license_key',
@@ -19,7 +19,12 @@ const SECRET_FIELDS = [
   'activation_token',
   'card_number',
   'smtp_url',
+  // The S3 credentials, should an SDK object or the configuration reach a log line.
   'secretAccessKey',
+  // The Stripe gateway's keys, and a PaymentIntent's client secret, which confirms its payment.
+  'stripe_secret_key',
+  'stripe_webhook_secret',
+  'client_secret',
 ];
 
 /**

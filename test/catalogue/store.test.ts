@@ -181,11 +181,12 @@ describe('shipping zones', () => {
 });
 
 describe('payment gateways', () => {
-  it('lists the three built-in gateways', async () => {
+  it('lists the built-in gateways, Stripe switched off until its keys are set', async () => {
     expect(await list('/payment-gateways')).toEqual([
       { id: 'bacs', title: 'Direct bank transfer', enabled: true, currencies: [], instructions: '' },
       { id: 'cheque', title: 'Check payments', enabled: true, currencies: [], instructions: '' },
       { id: 'test_card', title: 'Card (test gateway)', enabled: true, currencies: [], instructions: '' },
+      { id: 'stripe', title: 'Card (Stripe)', enabled: false, currencies: [], instructions: '' },
     ]);
   });
 

@@ -79,6 +79,10 @@ describe('settings', () => {
       reinstall_takeover: false,
       stale_activation_days: null,
       refund_license_action: 'revoke',
+      stripe_publishable_key: '',
+      stripe_secret_key: '',
+      stripe_webhook_secret: '',
+      stripe_statement_descriptor: '',
       renewal_url: null,
     });
   });

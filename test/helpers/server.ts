@@ -89,10 +89,12 @@ export interface Cluster {
 
 /**
  * Real server processes sharing one fresh database, for concurrency tests over real HTTP: on
- * PostgreSQL two processes, so only database locks keep results exact.
+ * PostgreSQL two processes, so only database locks keep results exact. `env` adds to their
+ * environment (e.g. STRIPE_API_URL).
  */
 export async function startCluster(
   admin = { email: 'cluster-admin@example.com', password: 'cluster admin password' },
+  env: Record<string, string> = {},
 ): Promise<Cluster> {
   const database = await freshDatabase();
   // On SQLite the database file's own (fresh) directory; on PostgreSQL one made for the cluster.
@@ -100,14 +102,15 @@ export async function startCluster(
     database.config.kind === 'postgres'
       ? mkdtempSync(join(tmpdir(), 'tollgate-cluster-'))
       : dirname(database.config.file);
-  const env: Record<string, string> = {
+  const serverEnv: Record<string, string> = {
     ADMIN_EMAIL: admin.email,
     ADMIN_PASSWORD: admin.password,
     DATA_DIR: dataDir,
     ...(database.config.kind === 'postgres' ? { DATABASE_URL: database.config.url } : {}),
+    ...env,
   };
-  const servers = [await startServer(env)];
-  if (dialectUnderTest === 'postgres') servers.push(await startServer(env));
+  const servers = [await startServer(serverEnv)];
+  if (dialectUnderTest === 'postgres') servers.push(await startServer(serverEnv));
   const adminHeaders = await signIn(servers[0]!.url, admin.email, admin.password);
   return {
     servers,

@@ -7705,6 +7705,14 @@ export interface paths {
               store_logo: string;
               store_name: string;
               store_terms_url: '' | string;
+              /** @description Stripe publishable key (pk_live_… or pk_test_…); empty = not set */
+              stripe_publishable_key: '' | string;
+              /** @description Stripe secret key; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
+              stripe_secret_key: '' | '********' | string;
+              /** @description What the customer's card statement shows after the account's prefix; empty = the account's default */
+              stripe_statement_descriptor: string;
+              /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
+              stripe_webhook_secret: '' | '********' | string;
               /** @description Download token lifetime in minutes, clamped 1 to 60 */
               token_expiry: number;
               webhook_secret: string;
@@ -7826,6 +7834,14 @@ export interface paths {
             store_logo?: string;
             store_name?: string;
             store_terms_url?: '' | string;
+            /** @description Stripe publishable key (pk_live_… or pk_test_…); empty = not set */
+            stripe_publishable_key?: '' | string;
+            /** @description Stripe secret key; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
+            stripe_secret_key?: '' | '********' | string;
+            /** @description What the customer's card statement shows after the account's prefix; empty = the account's default */
+            stripe_statement_descriptor?: string;
+            /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
+            stripe_webhook_secret?: '' | '********' | string;
             /** @description Download token lifetime in minutes, clamped 1 to 60 */
             token_expiry?: number;
             webhook_secret?: string;
@@ -7899,6 +7915,14 @@ export interface paths {
               store_logo: string;
               store_name: string;
               store_terms_url: '' | string;
+              /** @description Stripe publishable key (pk_live_… or pk_test_…); empty = not set */
+              stripe_publishable_key: '' | string;
+              /** @description Stripe secret key; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
+              stripe_secret_key: '' | '********' | string;
+              /** @description What the customer's card statement shows after the account's prefix; empty = the account's default */
+              stripe_statement_descriptor: string;
+              /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
+              stripe_webhook_secret: '' | '********' | string;
               /** @description Download token lifetime in minutes, clamped 1 to 60 */
               token_expiry: number;
               webhook_secret: string;
@@ -14094,6 +14118,128 @@ export interface paths {
     };
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/stripe/webhook': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Stripe webhook endpoint
+     * @description Receives the events of the Stripe account (payment_intent.succeeded, payment_intent.payment_failed, charge.dispute.created), signed in the Stripe-Signature header with the endpoint's signing secret (setting stripe_webhook_secret). The body is the event as Stripe sends it (application/json, at most 256 KiB). An unsigned, wrongly signed or more than 5 minutes old event changes nothing (400 stripe_signature_invalid); each event id acts once.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: {
+          'stripe-signature'?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              received: true;
+              /** @description handled: its effect committed now; duplicate: an earlier delivery of this event id was handled; ignored: not an event Tollgate acts on, or a PaymentIntent it did not make */
+              result: 'handled' | 'duplicate' | 'ignored';
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
     delete?: never;
     options?: never;
     head?: never;

@@ -30,6 +30,8 @@ import * as m2026112594 from './2026112594_release_channels.js';
 import * as m2026112595 from './2026112595_field_reports.js';
 import * as m2026112596 from './2026112596_activation_last_seen.js';
 import * as m2026112597 from './2026112597_refunds_and_order_notes.js';
+import * as m2026112800 from './2026112800_stripe.js';
+import * as m2026112801 from './2026112801_stripe_renewal_charges.js';
 import * as m2026112810 from './2026112810_artifact_stored_etag.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
@@ -67,5 +69,7 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112595_field_reports': m2026112595,
   '2026112596_activation_last_seen': m2026112596,
   '2026112597_refunds_and_order_notes': m2026112597,
+  '2026112800_stripe': m2026112800,
+  '2026112801_stripe_renewal_charges': m2026112801,
   '2026112810_artifact_stored_etag': m2026112810,
 };

@@ -4,7 +4,7 @@ import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { safeEqual } from '../../random.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
 import { fromMinor } from '../catalogue/money.js';
-import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
+import { acceptsCurrency } from '../orders/gateways.js';
 import type { OrderRow } from '../orders/orders.model.js';
 import { type OrderCoupon, type OrdersService, PAID, type ShippingLine } from '../orders/orders.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -109,7 +109,8 @@ export class PaymentService {
    * The four rules of pay-order (docs/checkout.md, 'Failure bodies and HTTP statuses') in order:
    * access, not already paid, an open renewal window (a closed one cancels the subscription's open
    * renewal orders), the original gateway. Then the gateway runs; the status change, license
-   * issuance and renewal effects commit together.
+   * issuance and renewal effects commit together. A gateway whose payment the customer confirms
+   * with the provider (Stripe) leaves the order `pending` (a failed one takes its stock again).
    */
   async pay(
     id: number,
@@ -132,11 +133,12 @@ export class PaymentService {
       );
     }
     const gateway = await this.checkout.catalogue.gateways.find(body.payment_method);
-    const impl = gateway?.enabled ? gatewayImplementation(gateway.id) : null;
+    const impl = gateway?.enabled ? this.orders.gateway(gateway.id) : null;
     if (!gateway || !impl || !acceptsCurrency(gateway, order.currency)) {
       throw payRefusal('gateway_unavailable');
     }
     const outcome = await impl.pay({
+      order,
       total: order.total,
       currency: order.currency,
       payment_data: body.payment_data ?? {},
@@ -172,6 +174,12 @@ export class PaymentService {
     if (!outcome.ok) {
       throw payRefusal('payment_declined', undefined, outcome.messages ?? ['The payment was declined.']);
     }
-    return { ok: true, redirect: this.submit.urls(order).thankyou_url };
+    // A pending payment (Stripe) is confirmed by the customer on the page, which needs `next`; the
+    // order is paid later, by the provider's event.
+    return {
+      ok: true,
+      redirect: this.submit.urls(order).thankyou_url,
+      ...(outcome.next ? { next: outcome.next } : {}),
+    };
   }
 }

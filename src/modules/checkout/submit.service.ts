@@ -10,7 +10,7 @@ import { sha256 } from '../../random.js';
 import { type AccountsService, normaliseEmail } from '../accounts/accounts.service.js';
 import type { CartSession } from '../cart/cart.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
-import { acceptsCurrency, gatewayImplementation } from '../orders/gateways.js';
+import { acceptsCurrency } from '../orders/gateways.js';
 import type { NewOrder, OrderRow } from '../orders/orders.model.js';
 import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
 import { type CurrencyContext, rateAgeSeconds, resolveCurrency } from '../pricing/currency.js';
@@ -271,7 +271,7 @@ export class SubmitService {
       throw refusal('currency_rate_stale');
     }
     const gateway = await this.checkout.catalogue.gateways.find(s.body.payment_method ?? '');
-    if (!gateway?.enabled || !gatewayImplementation(gateway.id)) {
+    if (!gateway?.enabled || !this.orders.gateway(gateway.id)) {
       throw refusal('invalid_payment_method');
     }
     if (!acceptsCurrency(gateway, s.ctx.code)) {

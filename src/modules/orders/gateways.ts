@@ -1,22 +1,31 @@
+import type { Tx } from '../../db/transaction.js';
+import type { OrderRow } from './orders.model.js';
+
 /**
  * Payment gateways behind one interface (docs/catalogue.md, 'Payment gateways'). Offline gateways
  * take no money here: the order waits `on-hold` for the store to confirm the transfer. `test_card`
  * is an online gateway for tests and demos: 4242424242424242 pays, 4000000000000002 is declined,
- * anything else is refused as an invalid card.
+ * anything else is refused as an invalid card. Stripe is added by src/wiring.ts (docs/payments.md).
  */
 
 export interface PaymentOutcome {
   ok: boolean;
-  /** The status a successful payment moves the order to. */
-  status?: 'processing' | 'on-hold';
+  /**
+   * The status a successful payment moves the order to; `pending` when the customer still
+   * confirms the payment with the provider, which tells the store later (Stripe's event).
+   */
+  status?: 'processing' | 'on-hold' | 'pending';
   /** Why the payment failed, for the customer. */
   messages?: string[];
+  /** What the page needs to finish a `pending` payment (Stripe's publishable key and client secret). */
+  next?: Record<string, string>;
 }
 
 export interface PaymentGateway {
   id: string;
   offline: boolean;
   pay(input: {
+    order: OrderRow;
     total: number;
     currency: string;
     payment_data: Record<string, unknown>;
@@ -26,13 +35,23 @@ export interface PaymentGateway {
    * 'Refunds'). Called inside the refund's transaction, once the order's refunded total has been
    * raised under its row lock, so a gateway is never asked for more than the order's total. A
    * gateway refuses by throwing an ApiError of its own: the refund rolls back and that is the
-   * answer. A gateway that took no money here records only.
+   * answer. A gateway that took no money here records only. `idempotency_key` is the same for a
+   * retry of the same refund (the order, its refunded total before it, the amount), so a provider
+   * that honours it never gives the money back twice. A gateway reads the database in `tx` only
+   * (SQLite has one connection). Answers the provider's reference, if any.
    */
-  refund(input: { order_id: number; amount: number; currency: string; reason: string }): Promise<void>;
+  refund(input: {
+    order_id: number;
+    amount: number;
+    currency: string;
+    reason: string;
+    idempotency_key: string;
+    tx: Tx;
+  }): Promise<string | null>;
 }
 
 /** Nothing to give back here: the store returns the transfer or cheque itself. */
-const recordOnly = async (): Promise<void> => {};
+const recordOnly = async (): Promise<null> => null;
 
 const offline = (id: string): PaymentGateway => ({
   id,
@@ -64,8 +83,21 @@ const BUILT_IN = new Map<string, PaymentGateway>([
   ['test_card', testCard],
 ]);
 
-/** The implementation behind a gateway id (the catalogue holds titles, switches and currencies). */
-export const gatewayImplementation = (id: string): PaymentGateway | null => BUILT_IN.get(id) ?? null;
+/**
+ * The implementations behind the gateway ids (the catalogue holds titles, switches and
+ * currencies): the built-in ones, and those src/wiring.ts adds from other modules.
+ */
+export class Gateways {
+  private readonly impls = new Map(BUILT_IN);
+
+  add(gateway: PaymentGateway): void {
+    this.impls.set(gateway.id, gateway);
+  }
+
+  get(id: string): PaymentGateway | null {
+    return this.impls.get(id) ?? null;
+  }
+}
 
 /** Whether a gateway accepts a currency: its list is empty (all) or names it. */
 export const acceptsCurrency = (g: { currencies: string[] }, currency: string): boolean =>

@@ -4,6 +4,7 @@ import type { AuditService } from '../audit/audit.module.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import { Gateways } from './gateways.js';
 import { OrdersRepository } from './orders.repository.js';
 import { OrdersService } from './orders.service.js';
 import { RefundsRepository } from './refunds.repository.js';
@@ -31,6 +32,7 @@ export function createOrders(deps: {
 }): OrdersModule {
   const repo = new OrdersRepository(deps.database.db, deps.database.dialect);
   const refundsRepo = new RefundsRepository(deps.database.db);
+  const gateways = new Gateways();
   return {
     orders: new OrdersService(
       deps.database,
@@ -41,6 +43,7 @@ export function createOrders(deps: {
       deps.clock,
       deps.audit,
       refundsRepo,
+      gateways,
     ),
     refunds: new RefundsService(
       deps.database,
@@ -50,6 +53,7 @@ export function createOrders(deps: {
       deps.settings,
       deps.clock,
       deps.audit,
+      gateways,
     ),
   };
 }

@@ -13,6 +13,7 @@ import type { EntitlementPolicyInput } from '../licensing/policy.js';
 import type { CurrencyContext } from '../pricing/currency.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import type { Gateways, PaymentGateway } from './gateways.js';
 import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
 import type { OrderFilter, OrderSort, OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
@@ -87,7 +88,18 @@ export class OrdersService {
     private readonly clock: Clock,
     private readonly audit: AuditService,
     private readonly notes: RefundsRepository,
+    private readonly gateways: Gateways,
   ) {}
+
+  /** Adds a gateway implemented by another module (src/wiring.ts: Stripe). */
+  addGateway(gateway: PaymentGateway): void {
+    this.gateways.add(gateway);
+  }
+
+  /** The implementation behind a gateway id, or null for none. */
+  gateway(id: string): PaymentGateway | null {
+    return this.gateways.get(id);
+  }
 
   /** Runs inside the transaction of every order that enters a paid status (subscriptions, renewals). */
   onPaid(hook: OrderPaidHook): void {
@@ -446,6 +458,7 @@ export class OrdersService {
       renewal_due_at: order.renewal_due_at,
       paid_at: order.paid_at,
       refunded_total: money(Number(order.refunded_total)),
+      disputed_at: order.disputed_at,
       items: items.map((i) => ({
         id: i.id,
         product_id: i.product_id,

@@ -63,6 +63,8 @@ export interface OrdersTables {
     paid_at: string | null;
     /** What the order's refunds add up to, in minor units (docs/payments.md). */
     refunded_total: Generated<number>;
+    /** When a chargeback was first opened against the order (docs/payments.md, 'Disputes'). */
+    disputed_at: string | null;
     created_at: string;
     updated_at: string;
   };

@@ -7,10 +7,11 @@ import type { AuditService } from '../audit/audit.service.js';
 import { fromMinor, toMinor } from '../catalogue/money.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import { gatewayImplementation } from './gateways.js';
+import type { Gateways } from './gateways.js';
 import type { OrderRow } from './orders.model.js';
 import type { OrdersRepository } from './orders.repository.js';
 import { PAID, parseHolds } from './orders.service.js';
+import type { OrderNoteKind } from './orders.tables.js';
 import type { NoteRow, RefundRow, RefundsRepository } from './refunds.repository.js';
 
 /** What runs inside the transaction of a full refund (src/wiring.ts: the order's subscriptions are cancelled). */
@@ -64,6 +65,7 @@ export class RefundsService {
     private readonly settings: SettingsService,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly gateways: Gateways,
   ) {}
 
   /** Runs inside the transaction of every full refund, after the order became `refunded`. */
@@ -89,7 +91,7 @@ export class RefundsService {
     const reason = (input.reason ?? '').trim();
     const restock = input.restock ?? true;
     const { refund_license_action: action } = await this.settings.get();
-    const gateway = gatewayImplementation(order.payment_method);
+    const gateway = this.gateways.get(order.payment_method);
     const id = await withTransaction(this.database, async (tx) => {
       const locked = await this.orders.lock(orderId, tx);
       if (!locked) throw new ApiError('order_not_found');
@@ -100,7 +102,16 @@ export class RefundsService {
       const before = Number(locked.refunded_total);
       const refunded = before + amount;
       const full = refunded === Number(locked.total);
-      await gateway?.refund({ order_id: orderId, amount, currency: locked.currency, reason });
+      // The key names this refund by the refunded total before it: a retry of the same refund
+      // (after this transaction rolled back) sends the same key, a later refund another.
+      const reference = await gateway?.refund({
+        order_id: orderId,
+        amount,
+        currency: locked.currency,
+        reason,
+        idempotency_key: `tollgate-refund-${orderId}-${before}-${amount}`,
+        tx,
+      });
       const refundId = await this.repo.insertRefund(
         {
           order_id: orderId,
@@ -114,7 +125,7 @@ export class RefundsService {
         tx,
       );
       const money = (minor: number) => `${fromMinor(minor, locked.decimals)} ${locked.currency}`;
-      const body = `${full ? 'Refunded in full' : 'Partly refunded'}: ${money(amount)} (${money(refunded)} of ${money(Number(locked.total))} refunded).${reason ? ` Reason: ${reason}` : ''}`;
+      const body = `${full ? 'Refunded in full' : 'Partly refunded'}: ${money(amount)} (${money(refunded)} of ${money(Number(locked.total))} refunded).${reference ? ` Reference: ${reference}.` : ''}${reason ? ` Reason: ${reason}` : ''}`;
       await this.repo.insertNote(
         { order_id: orderId, kind: 'refund', body, ...actorColumns(actor), created_at: now },
         tx,
@@ -158,14 +169,47 @@ export class RefundsService {
       patch.stock_held = '[]';
     }
     await this.orders.update(order.id, patch, tx);
-    if (opts.action !== 'keep') {
-      for (const licenseId of await this.licenses.idsOfOrder(order.id, tx)) {
-        if (opts.action === 'revoke') await this.licenses.revokeIn(licenseId, tx, actor);
-        else await this.licenses.suspendIn(licenseId, tx, actor);
-      }
-    }
+    await this.applyLicenseAction(order.id, opts.action, tx, actor);
     const refunded = { ...order, ...patch };
     for (const hook of this.refundedHooks) await hook(refunded, tx);
+  }
+
+  /** What `refund_license_action` does to the order's licenses: revoke, suspend or keep them. */
+  private async applyLicenseAction(
+    orderId: number,
+    action: 'revoke' | 'suspend' | 'keep',
+    tx: Tx,
+    actor?: Actor,
+  ): Promise<void> {
+    if (action === 'keep') return;
+    for (const licenseId of await this.licenses.idsOfOrder(orderId, tx)) {
+      if (action === 'revoke') await this.licenses.revokeIn(licenseId, tx, actor);
+      else await this.licenses.suspendIn(licenseId, tx, actor);
+    }
+  }
+
+  /** A note written by Tollgate itself (a gateway's payment or refund), in the caller's transaction. */
+  async systemNote(orderId: number, kind: OrderNoteKind, body: string, tx: Tx): Promise<void> {
+    await this.repo.insertNote(
+      { order_id: orderId, kind, body, ...actorColumns(), created_at: iso(this.clock.now()) },
+      tx,
+    );
+  }
+
+  /**
+   * A chargeback opened against the order (docs/payments.md, 'Disputes'), in the caller's
+   * transaction: the order is flagged (`disputed_at`, its first dispute's time), the note is
+   * written, and its licenses follow `refund_license_action` as for a full refund. The money and
+   * the order's status stay as they are: the dispute is the card issuer's to decide.
+   */
+  async recordDispute(orderId: number, body: string, tx: Tx): Promise<void> {
+    const locked = await this.orders.lock(orderId, tx);
+    if (!locked) return;
+    const now = iso(this.clock.now());
+    await this.orders.update(orderId, { disputed_at: locked.disputed_at ?? now, updated_at: now }, tx);
+    await this.systemNote(orderId, 'dispute', body, tx);
+    const { refund_license_action: action } = await this.settings.get(tx);
+    await this.applyLicenseAction(orderId, action, tx);
   }
 
   async listRefunds(orderId: number) {

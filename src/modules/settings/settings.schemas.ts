@@ -109,6 +109,38 @@ const properties = {
     description:
       "What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep",
   }),
+  // The Stripe gateway (docs/payments.md, 'Stripe'). The two secrets are stored sealed with the
+  // vault key and shown as SECRET_MASK when set, '' when not.
+  stripe_publishable_key: Type.Union(
+    [Type.Literal(''), Type.String({ pattern: '^pk_(test|live)_[A-Za-z0-9]{1,250}$' })],
+    {
+      description: 'Stripe publishable key (pk_live_… or pk_test_…); empty = not set',
+    },
+  ),
+  stripe_secret_key: Type.Union(
+    [
+      Type.Literal(''),
+      Type.Literal('********'),
+      Type.String({ pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9]{1,250}$' }),
+    ],
+    {
+      description:
+        "Stripe secret key; answered as '********' when set, '' when not; '********' in a PATCH keeps it",
+    },
+  ),
+  stripe_webhook_secret: Type.Union(
+    [Type.Literal(''), Type.Literal('********'), Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]{1,250}$' })],
+    {
+      description:
+        "Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it",
+    },
+  ),
+  stripe_statement_descriptor: Type.String({
+    pattern: '^([A-Za-z0-9 .,_-]*[A-Za-z][A-Za-z0-9 .,_-]*)?$',
+    maxLength: 22,
+    description:
+      "What the customer's card statement shows after the account's prefix; empty = the account's default",
+  }),
   renewal_url: Type.Union(
     [Type.Null(), Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 })],
     {
@@ -120,6 +152,13 @@ const properties = {
 
 /** What GET /settings shows in place of the SMTP password; sent back in a PATCH it keeps the stored one. */
 export const SMTP_PASSWORD_MASK = '********';
+
+/** What GET /settings shows in place of a set secret (the Stripe keys); sent back in a PATCH it keeps the stored one. */
+export const SECRET_MASK = '********';
+
+/** Settings stored sealed with the vault key: never answered, logged or recorded in the audit trail. */
+export const SEALED_SETTINGS = ['stripe_secret_key', 'stripe_webhook_secret'] as const;
+export type SealedSetting = (typeof SEALED_SETTINGS)[number];
 
 export const Settings = Type.Object(properties, { additionalProperties: false });
 export type Settings = Static<typeof Settings>;
@@ -187,5 +226,9 @@ export const DEFAULT_SETTINGS: Settings = {
   reinstall_takeover: false,
   stale_activation_days: null,
   refund_license_action: 'revoke',
+  stripe_publishable_key: '',
+  stripe_secret_key: '',
+  stripe_webhook_secret: '',
+  stripe_statement_descriptor: '',
   renewal_url: null,
 };

@@ -6,10 +6,22 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsRepository } from './settings.repository.js';
 import {
   DEFAULT_SETTINGS,
+  SEALED_SETTINGS,
+  SECRET_MASK,
+  type SealedSetting,
   type Settings,
   type SettingsPatch,
   SMTP_PASSWORD_MASK,
 } from './settings.schemas.js';
+
+/** Seals and opens small secrets with the vault key (the releases module's storage does it). */
+export interface SecretVault {
+  sealSecret(plain: Buffer): Promise<Buffer>;
+  openSecret(sealed: Buffer): Promise<Buffer>;
+}
+
+/** How a sealed setting is stored: this prefix and the base64 of the vault's sealed bytes. */
+const SEALED_PREFIX = 'sealed:';
 
 const CAPTCHA_VERIFY_URLS: Record<string, string> = {
   turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
@@ -17,7 +29,7 @@ const CAPTCHA_VERIFY_URLS: Record<string, string> = {
 };
 
 /** Settings whose values never reach the audit trail. */
-const SECRET_SETTINGS = ['webhook_secret', 'captcha_secret'] as const;
+const SECRET_SETTINGS = ['webhook_secret', 'captcha_secret', ...SEALED_SETTINGS] as const;
 
 /**
  * smtp_url with its password replaced by SMTP_PASSWORD_MASK: what the API answers and the audit
@@ -81,6 +93,7 @@ export class SettingsService {
     private readonly database: Pick<Database, 'db'>,
     private readonly repo: SettingsRepository,
     private readonly audit: AuditService,
+    private readonly vault: SecretVault,
   ) {}
 
   /** With `tx`, a cached value or a read inside the caller's transaction (SQLite has one connection). */
@@ -125,15 +138,35 @@ export class SettingsService {
     return s.captcha_verify_url || CAPTCHA_VERIFY_URLS[s.captcha_provider] || '';
   }
 
-  /** The settings as the API shows them: the SMTP password masked. */
+  /** The settings as the API shows them: the SMTP password masked, a sealed secret only as set or not. */
   async view(): Promise<Settings> {
     const value = await this.get();
-    return { ...value, smtp_url: maskSmtpUrl(value.smtp_url) };
+    const shown = { ...value, smtp_url: maskSmtpUrl(value.smtp_url) };
+    for (const key of SEALED_SETTINGS) shown[key] = value[key] ? SECRET_MASK : '';
+    return shown;
+  }
+
+  /** The plaintext of a sealed setting ('' when not set); only the module that uses it asks. */
+  async secret(key: SealedSetting, tx?: Tx): Promise<string> {
+    const stored = (await this.get(tx))[key];
+    if (!stored.startsWith(SEALED_PREFIX)) return '';
+    const plain = await this.vault.openSecret(Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64'));
+    return plain.toString('utf8');
   }
 
   /** `actor` is the administrator who asked (the route passes it); a change by the server itself has none and is not recorded. */
   async update(patch: SettingsPatch, actor?: Actor): Promise<Settings> {
     const normalised = normalise(patch);
+    // Sealed before the transaction: the vault may read or create its key file. The mask keeps
+    // what is stored, as the console sends back what it was shown.
+    for (const key of SEALED_SETTINGS) {
+      const value = normalised[key];
+      if (value === SECRET_MASK) delete normalised[key];
+      else if (value) {
+        const sealed = await this.vault.sealSecret(Buffer.from(value, 'utf8'));
+        normalised[key] = `${SEALED_PREFIX}${sealed.toString('base64')}`;
+      }
+    }
     const entries = Object.entries(normalised);
     this.generation++;
     if (entries.length > 0) {

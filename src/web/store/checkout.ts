@@ -41,21 +41,49 @@ const CAPTCHA = {
 } as const;
 
 /**
- * The pages' policy (src/web/layout.ts) plus, on checkout with a CAPTCHA provider, that
- * provider's script and frames: nothing else from another origin ever runs.
+ * Stripe.js, which the checkout and pay pages load only while the Stripe gateway is on
+ * (docs/payments.md, 'Stripe'), and the origins Stripe's own CSP guidance names for the Payment
+ * Element: its script, its frames (3-D Secure included) and its API.
  */
-function storeCsp(captcha: (typeof CAPTCHA)[keyof typeof CAPTCHA] | null): string {
-  const extra = captcha ? captcha.origins.join(' ') : '';
+const STRIPE_JS = {
+  script: 'https://js.stripe.com/v3/',
+  scripts: ['https://js.stripe.com'],
+  frames: ['https://js.stripe.com', 'https://hooks.stripe.com'],
+  connect: ['https://api.stripe.com'],
+} as const;
+
+/**
+ * The pages' policy (src/web/layout.ts) plus, on checkout with a CAPTCHA provider, that
+ * provider's script and frames, and with Stripe on, Stripe.js: nothing else from another origin
+ * ever runs.
+ */
+function storeCsp(captcha: (typeof CAPTCHA)[keyof typeof CAPTCHA] | null, stripe = false): string {
+  const captchaOrigins = captcha ? captcha.origins : [];
+  const list = (...origins: readonly string[]) => (origins.length ? ` ${origins.join(' ')}` : '');
   return [
     "default-src 'self'",
-    `script-src 'self'${extra ? ` ${extra}` : ''}`,
-    `frame-src 'self'${extra ? ` ${extra}` : ''}`,
-    `connect-src 'self'${extra ? ` ${extra}` : ''}`,
+    `script-src 'self'${list(...captchaOrigins, ...(stripe ? STRIPE_JS.scripts : []))}`,
+    `frame-src 'self'${list(...captchaOrigins, ...(stripe ? STRIPE_JS.frames : []))}`,
+    `connect-src 'self'${list(...captchaOrigins, ...(stripe ? STRIPE_JS.connect : []))}`,
     "base-uri 'none'",
     "frame-ancestors 'none'",
     "object-src 'none'",
     "form-action 'self'",
   ].join('; ');
+}
+
+/**
+ * The Payment Element's place in the payment fieldset, hidden until Stripe is the chosen method,
+ * and Stripe.js itself. `saveCard` offers to keep the card for a subscription's renewals (the
+ * checkout's script shows it when the cart holds a subscription).
+ */
+function stripeField(publishableKey: string, saveCard: boolean): Html {
+  return html`<div class="field" id="stripe-field" data-publishable-key="${publishableKey}" hidden>
+        <div id="payment-element"></div>
+        <div class="check" id="stripe-save"${saveCard ? '' : html` hidden`}><input type="checkbox" id="stripe_save_card" name="stripe_save_card">
+          <label for="stripe_save_card">Keep this card to pay my subscription's renewals</label></div>
+      </div>
+      <script src="${STRIPE_JS.script}" id="stripe-js" async></script>`;
 }
 
 function currencySwitcher(s: Settings): Html | string {
@@ -131,6 +159,12 @@ export const STATUS_WORDS: Record<string, string> = {
 export async function checkoutPages(app: FastifyInstance, opts: CheckoutPagesOptions) {
   const { catalogue, payments, licenses, settings } = opts;
 
+  /** The publishable key while Stripe is switched on and has both its keys; else null (no Stripe.js). */
+  async function stripeKey(s: Settings): Promise<string | null> {
+    if (!s.stripe_publishable_key || !s.stripe_secret_key) return null;
+    return (await catalogue.gateways.find('stripe'))?.enabled ? s.stripe_publishable_key : null;
+  }
+
   // Served with the pages' security headers; the text changes only with a release.
   app.get(STORE_SCRIPT_PATH, async (_request, reply) =>
     reply
@@ -156,8 +190,12 @@ ${needsScript('The cart')}
     const s = await settings.get();
     const store = identityOf(s);
     const captcha = s.captcha_provider === 'none' ? null : CAPTCHA[s.captcha_provider];
-    reply.header('content-security-policy', storeCsp(captcha));
-    const gateways = (await catalogue.gateways.list()).filter((g) => g.enabled);
+    const stripe = await stripeKey(s);
+    reply.header('content-security-policy', storeCsp(captcha, stripe !== null));
+    // Stripe switched on without its keys cannot take a payment: it is not offered.
+    const gateways = (await catalogue.gateways.list()).filter(
+      (g) => g.enabled && (g.id !== 'stripe' || stripe !== null),
+    );
     const body = html`<h1>Checkout</h1>
 ${alertRegion}
 ${needsScript('Checkout')}
@@ -184,6 +222,7 @@ ${needsScript('Checkout')}
         <p class="muted hint" id="card_number-hint">Test gateway: 4242 4242 4242 4242 pays, 4000 0000 0000 0002 is declined.</p>
         <p class="field-error" id="card_number-error" hidden></p>
       </div>
+      ${stripe ? stripeField(stripe, false) : ''}
     </fieldset>
     ${
       captcha
@@ -279,9 +318,10 @@ ${
     const key = (request.query as Record<string, unknown>).key;
     const r = await receiptOf((request.params as { id: string }).id, key);
     if (!r) return notFound(reply, store);
-    reply.header('content-security-policy', storeCsp(null));
-    const receiptLink = `/checkout/order-received/${r.id}?key=${encodeURIComponent(String(key))}`;
     const open = r.status === 'pending' || r.status === 'failed';
+    const stripe = open && r.available_gateways.some((g) => g.id === 'stripe') ? await stripeKey(s) : null;
+    reply.header('content-security-policy', storeCsp(null, stripe !== null));
+    const receiptLink = `/checkout/order-received/${r.id}?key=${encodeURIComponent(String(key))}`;
     const body = html`<h1>Pay for order #${r.number}</h1>
 ${alertRegion}
 <section class="card">${orderTable(r)}</section>
@@ -290,7 +330,7 @@ ${
     ? html`<section class="card"><p>${PAID.has(r.status) ? 'This order is already paid.' : `This order cannot be paid: ${STATUS_WORDS[r.status] ?? r.status}.`}</p>
 <p><a href="${receiptLink}">See the order</a></p></section>`
     : html`${needsScript('Paying')}
-<form id="pay-form" class="card" data-store-page="pay" data-order="${r.id}" data-key="${String(key)}" novalidate hidden>
+<form id="pay-form" class="card" data-store-page="pay" data-order="${r.id}" data-key="${String(key)}" data-amount="${String(Math.round(r.total * 10 ** r.decimals))}" data-currency="${r.currency}" novalidate hidden>
   <fieldset><legend>Payment method</legend>
   ${r.available_gateways.map(
     (
@@ -305,6 +345,7 @@ ${
     <input id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" maxlength="19" aria-describedby="card_number-error">
     <p class="field-error" id="card_number-error" hidden></p>
   </div>
+  ${stripe ? stripeField(stripe, r.subscription !== null && r.created_via !== 'renewal') : ''}
   <button type="submit">Pay ${amount(r, r.total)}</button>
 </form>`
 }`;

@@ -57,6 +57,8 @@ var WORDS = {
   gateway_mismatch: 'This order must be paid with the payment method it was placed with.',
   gateway_unavailable: 'This payment method is not available. Choose another one.',
   payment_declined: 'Your card was declined. Nothing was charged. Try another card.',
+  stripe_incomplete: 'Check your card details.',
+  stripe_unavailable: 'The card payment could not be started. Nothing was charged. Please try again.',
   required: 'This field is required.',
   required_fields: 'Please fill in the fields marked below.',
   invalid_email: 'Enter an email address such as name@example.com.',
@@ -377,26 +379,75 @@ function selectedGateway(form) {
 function syncCardField(form) {
   var card = byId('card-field');
   if (card) card.hidden = selectedGateway(form) !== 'test_card';
+  var stripe = byId('stripe-field');
+  if (stripe) stripe.hidden = selectedGateway(form) !== 'stripe';
 }
 function paymentData(form) {
+  if (selectedGateway(form) === 'stripe') {
+    var save = byId('stripe_save_card');
+    return { save_card: !!(save && save.checked && !byId('stripe-save').hidden) };
+  }
   if (selectedGateway(form) !== 'test_card') return undefined;
   return { card_number: byId('card_number').value.replace(/[^0-9]/g, '') };
 }
 function receiptUrl(id, key) { return '/checkout/order-received/' + id + '?key=' + encodeURIComponent(key); }
 function payUrl(id, key) { return '/checkout/pay/' + id + '?key=' + encodeURIComponent(key); }
-function pay(form, id, key, button) {
-  return call('POST', '/checkout/pay-order/' + id, { key: key, payment_method: selectedGateway(form), payment_data: paymentData(form) }).then(function (res) {
+
+/* ---- Stripe: the Payment Element, on pages that load Stripe.js (the gateway is on) ---- */
+/* Mounts the Payment Element for an amount in minor units of a currency, once Stripe.js has loaded. */
+function mountStripe(amount, currency) {
+  var box = byId('stripe-field');
+  if (!box) return null;
+  var handle = { stripe: null, elements: null };
+  function mount() {
+    if (!window.Stripe || handle.stripe) return;
+    handle.stripe = window.Stripe(box.getAttribute('data-publishable-key'));
+    handle.elements = handle.stripe.elements({ mode: 'payment', amount: amount, currency: currency.toLowerCase() });
+    handle.elements.create('payment').mount('#payment-element');
+  }
+  if (window.Stripe) mount();
+  else byId('stripe-js').addEventListener('load', mount);
+  return handle;
+}
+function minorUnits(total, decimals) { return Math.round(Number(total) * Math.pow(10, decimals)); }
+/* Stripe checks the card fields before anything is placed or paid: {error} when they are incomplete. */
+function stripeReady(form, stripe) {
+  if (selectedGateway(form) !== 'stripe') return Promise.resolve({});
+  if (!stripe || !stripe.elements) return Promise.resolve({ code: 'gateway_unavailable' });
+  return stripe.elements.submit().then(function (r) { return r && r.error ? { code: 'stripe_incomplete' } : {}; });
+}
+/* Confirms the order's PaymentIntent in the page: 3-D Secure and other steps run in Stripe's own frames. */
+function confirmStripe(stripe, next, id, key, button) {
+  return stripe.stripe.confirmPayment({
+    elements: stripe.elements,
+    clientSecret: next.client_secret,
+    confirmParams: { return_url: window.location.origin + receiptUrl(id, key) },
+    redirect: 'if_required'
+  }).then(function (result) {
     busy(button, false);
+    if (result && result.error) {
+      showError('payment_declined', undefined, el('p', {}, [el('a', { href: payUrl(id, key), text: 'Pay for this order with another card or method' })]));
+      return;
+    }
+    window.location.assign(receiptUrl(id, key));
+  });
+}
+function pay(form, id, key, button, stripe) {
+  return call('POST', '/checkout/pay-order/' + id, { key: key, payment_method: selectedGateway(form), payment_data: paymentData(form) }).then(function (res) {
     if (res.code) {
+      busy(button, false);
       showError(res.code, res.body.data, el('p', {}, [el('a', { href: payUrl(id, key), text: 'Pay for this order with another card or method' })]));
       return;
     }
+    if (res.body.next && res.body.next.gateway === 'stripe' && stripe && stripe.stripe) return confirmStripe(stripe, res.body.next, id, key, button);
+    busy(button, false);
     window.location.assign(receiptUrl(id, key));
   });
 }
 function checkoutPage(form) {
   var boot = null;
   var cart = null;
+  var stripe = null;
   var fields = [];
   var idempotency = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
   Promise.all([call('GET', '/checkout/bootstrap'), call('GET', '/cart')]).then(function (all) {
@@ -424,6 +475,9 @@ function checkoutPage(form) {
     var postcode = byId('shipping_postcode');
     if (postcode) postcode.addEventListener('change', loadRates);
     summarize(cart);
+    stripe = mountStripe(minorUnits(cart.total, cart.decimals), cart.currency);
+    var save = byId('stripe-save');
+    if (save) save.hidden = !cart.items.some(function (i) { return i.subscription; });
     syncCardField(form);
     form.hidden = false;
   });
@@ -500,7 +554,11 @@ function checkoutPage(form) {
     if (token && token.value) body.captcha_token = token.value;
     var button = byId('place-order');
     busy(button, true);
-    call('POST', '/checkout/submit', body, { 'idempotency-key': idempotency }).then(function (res) {
+    stripeReady(form, stripe).then(function (ready) {
+      if (ready.code) { busy(button, false); showError(ready.code); return; }
+      return call('POST', '/checkout/submit', body, { 'idempotency-key': idempotency });
+    }).then(function (res) {
+      if (!res) return;
       if (res.code) {
         busy(button, false);
         // A failed order after creation keeps its id and key: it can still be paid.
@@ -515,13 +573,14 @@ function checkoutPage(form) {
         return;
       }
       if (res.body.nonce) nonce = res.body.nonce;
-      return pay(form, res.body.order_id, res.body.order_key, button);
+      return pay(form, res.body.order_id, res.body.order_key, button, stripe);
     });
   });
 }
 
 /* ---- pay an unpaid order ---- */
 function payPage(form) {
+  var stripe = mountStripe(Number(form.getAttribute('data-amount')), form.getAttribute('data-currency'));
   form.hidden = false;
   syncCardField(form);
   form.addEventListener('change', function () { syncCardField(form); });
@@ -537,7 +596,10 @@ function payPage(form) {
     setFieldError('card_number', '');
     var button = form.querySelector('button[type=submit]');
     busy(button, true);
-    pay(form, form.getAttribute('data-order'), form.getAttribute('data-key'), button);
+    stripeReady(form, stripe).then(function (ready) {
+      if (ready.code) { busy(button, false); showError(ready.code); return; }
+      return pay(form, form.getAttribute('data-order'), form.getAttribute('data-key'), button, stripe);
+    });
   });
 }
 

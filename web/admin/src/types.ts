@@ -218,6 +218,8 @@ export interface Order {
   paid_at: string | null;
   /** What the order's refunds add up to (docs/payments.md). */
   refunded_total: string;
+  /** When a chargeback was first opened against the order (docs/payments.md, 'Disputes'). */
+  disputed_at: string | null;
   items: OrderItem[];
   created_at: string;
   updated_at: string;

@@ -134,6 +134,15 @@ export function OrderPage({ id }: { id: number }) {
             {o.payment_method_title || o.payment_method || '—'}
             {o.paid_at ? `, paid ${when(o.paid_at)}` : ', not paid'}
           </dd>
+          {o.disputed_at ? (
+            <>
+              <dt>Dispute</dt>
+              <dd>
+                <strong>Disputed</strong> {when(o.disputed_at)}: see the notes, and answer it in the Stripe
+                Dashboard
+              </dd>
+            </>
+          ) : null}
           <dt>Placed</dt>
           <dd>
             {when(o.created_at)} <span className="muted">({o.created_via})</span>

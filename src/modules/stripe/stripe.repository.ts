@@ -1,0 +1,105 @@
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import { on, type Tx } from '../../db/transaction.js';
+import { OutboxQueries } from '../../outbox/outbox.repository.js';
+import type { StripeTables } from './stripe.tables.js';
+
+export type StripePaymentRow = Selectable<StripeTables['stripe_payments']>;
+export type StripeCustomerRow = Selectable<StripeTables['stripe_customers']>;
+export type RenewalChargeRow = Selectable<StripeTables['stripe_renewal_charges']>;
+
+/** The Stripe gateway's queries (docs/development.md, 'Transactions: one way'). */
+export class StripeRepository {
+  private readonly db: Kysely<DB>;
+  /** The renewal charges' outbox statements. */
+  readonly outbox: OutboxQueries<'stripe_renewal_charges'>;
+
+  constructor(database: Pick<Database, 'db' | 'dialect'>) {
+    this.db = database.db;
+    this.outbox = new OutboxQueries(database, 'stripe_renewal_charges');
+  }
+
+  /** A renewal order to charge off-session, in the transaction that creates it. */
+  async addRenewalCharge(orderId: number, now: string, tx: Tx): Promise<void> {
+    await on(this.db, tx)
+      .insertInto('stripe_renewal_charges')
+      .values({
+        order_id: orderId,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.column('order_id').doNothing())
+      .execute();
+  }
+
+  /**
+   * Records an event as handled, in the transaction of its effect; false when it already was. On
+   * PostgreSQL a second delivery racing the first waits on the key until the first commits.
+   */
+  async claimEvent(id: string, type: string, now: string, tx: Tx): Promise<boolean> {
+    const row = await on(this.db, tx)
+      .insertInto('stripe_events')
+      .values({ id, type, received_at: now })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  payment(orderId: number, tx?: Tx): Promise<StripePaymentRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('stripe_payments')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .executeTakeFirst();
+  }
+
+  paymentByIntent(paymentIntentId: string, tx?: Tx): Promise<StripePaymentRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('stripe_payments')
+      .selectAll()
+      .where('payment_intent_id', '=', paymentIntentId)
+      .executeTakeFirst();
+  }
+
+  /**
+   * The first PaymentIntent of an order stays its own. A racing request made the same one (the
+   * same idempotency key) and inserts the same row: no conflict target, as on PostgreSQL that row
+   * can collide on either unique key while the first insert is uncommitted.
+   */
+  async insertPayment(row: Insertable<StripeTables['stripe_payments']>, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .insertInto('stripe_payments')
+      .values(row)
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+
+  customer(userId: number, tx?: Tx): Promise<StripeCustomerRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('stripe_customers')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  async insertCustomer(userId: number, customerId: string, now: string, tx?: Tx): Promise<void> {
+    await on(this.db, tx)
+      .insertInto('stripe_customers')
+      .values({ user_id: userId, customer_id: customerId, payment_method_id: null, updated_at: now })
+      .onConflict((oc) => oc.column('user_id').doNothing())
+      .execute();
+  }
+
+  async savePaymentMethod(userId: number, paymentMethodId: string, now: string, tx: Tx): Promise<void> {
+    await on(this.db, tx)
+      .updateTable('stripe_customers')
+      .set({ payment_method_id: paymentMethodId, updated_at: now })
+      .where('user_id', '=', userId)
+      .execute();
+  }
+}

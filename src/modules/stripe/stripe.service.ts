@@ -1,0 +1,470 @@
+import type { FastifyBaseLogger } from 'fastify';
+import Stripe from 'stripe';
+import { type Clock, iso } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
+import { ApiError } from '../../http/errors.js';
+import { nextAttempt } from '../../outbox/worker.js';
+import { sha256 } from '../../random.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { fromMinor } from '../catalogue/money.js';
+import { refusal } from '../checkout/checkout.errors.js';
+import type { PaymentGateway, PaymentOutcome } from '../orders/gateways.js';
+import type { OrderRow } from '../orders/orders.model.js';
+import { type OrdersService, PAID } from '../orders/orders.service.js';
+import type { RefundsService } from '../orders/refunds.service.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import type { RenewalChargeRow, StripeRepository } from './stripe.repository.js';
+
+/** How old a signed event may be, in seconds: Stripe's own default, against replays. */
+const EVENT_TOLERANCE_S = 300;
+
+/**
+ * Delays before a renewal charge's attempts 2 to 4, in seconds, when Stripe could not be reached;
+ * then the customer pays by the pay link (docs/payments.md, 'Renewals').
+ */
+export const RENEWAL_RETRY_DELAYS = [60, 600, 3600] as const;
+
+/** What the webhook route answers: whether the event changed anything, or was already handled. */
+export interface WebhookOutcome {
+  received: true;
+  /** `handled` (its effect committed now), `duplicate` (an earlier delivery's did) or `ignored`. */
+  result: 'handled' | 'duplicate' | 'ignored';
+}
+
+/** Where the SDK sends its requests: Stripe's own API unless STRIPE_API_URL names a stand-in. */
+function apiOptions(apiUrl: string | null): Pick<Stripe.StripeConfig, 'host' | 'port' | 'protocol'> {
+  if (!apiUrl) return {};
+  const url = new URL(apiUrl);
+  return {
+    host: url.hostname,
+    port: url.port || (url.protocol === 'https:' ? 443 : 80),
+    protocol: url.protocol === 'https:' ? 'https' : 'http',
+  };
+}
+
+const money = (minor: number, order: Pick<OrderRow, 'decimals' | 'currency'>) =>
+  `${fromMinor(minor, order.decimals)} ${order.currency}`;
+
+/**
+ * The Stripe gateway (docs/payments.md, 'Stripe'), through the official SDK. Paying an order makes
+ * (once per order, under an idempotency key derived from it) a PaymentIntent that the customer
+ * confirms on the page with the Payment Element; the order is paid only by the signed
+ * `payment_intent.succeeded` event. Every event is handled in one transaction with the insert of
+ * its id, so a repeated delivery acts once. Refunds go through Stripe's refund API, disputes flag
+ * the order and act on its licenses as a full refund would.
+ */
+export class StripeService {
+  private cached: { secret: string; stripe: Stripe } | null = null;
+
+  constructor(
+    private readonly database: Pick<Database, 'db'>,
+    private readonly repo: StripeRepository,
+    private readonly settings: SettingsService,
+    private readonly orders: OrdersService,
+    private readonly refunds: RefundsService,
+    private readonly catalogue: CatalogueService,
+    private readonly clock: Clock,
+    private readonly apiUrl: string | null,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** The gateway other modules see (src/wiring.ts adds it to the orders module's gateways). */
+  readonly gateway: PaymentGateway = {
+    id: 'stripe',
+    offline: false,
+    pay: (input) => this.pay(input.order, input.payment_data),
+    refund: (input) => this.refund(input),
+  };
+
+  /** The SDK client for the stored secret key (made again when the key changes), or null when unset. */
+  private async client(tx?: Tx): Promise<Stripe | null> {
+    const secret = await this.settings.secret('stripe_secret_key', tx);
+    if (!secret) return null;
+    if (this.cached?.secret !== secret) {
+      this.cached = {
+        secret,
+        stripe: new Stripe(secret, {
+          ...apiOptions(this.apiUrl),
+          // One retry of a request that failed in transit: the idempotency key makes it safe.
+          maxNetworkRetries: 1,
+          timeout: 20_000,
+          telemetry: false,
+          appInfo: { name: 'Tollgate' },
+        }),
+      };
+    }
+    return this.cached.stripe;
+  }
+
+  /**
+   * The PaymentIntent of an order: the one already made for it, else a new one under a key
+   * derived from the order (its id and a hash of its key, so another store on the same Stripe
+   * account never meets it), so two submits at once, or a retry, make one PaymentIntent. A
+   * subscription customer who agreed (`payment_data.save_card`) gets the card kept for renewals.
+   */
+  private async pay(order: OrderRow, data: Record<string, unknown>): Promise<PaymentOutcome> {
+    const stripe = await this.client();
+    const settings = await this.settings.get();
+    if (!stripe || !settings.stripe_publishable_key) throw refusal('gateway_unavailable');
+    const existing = await this.repo.payment(order.id);
+    let intent: Stripe.PaymentIntent;
+    try {
+      if (existing) {
+        intent = await stripe.paymentIntents.retrieve(existing.payment_intent_id);
+      } else {
+        const saveCard = data.save_card === true && order.customer_id !== null;
+        const customer = saveCard ? await this.customerOf(stripe, order) : null;
+        intent = await stripe.paymentIntents.create(
+          {
+            amount: Number(order.total),
+            currency: order.currency.toLowerCase(),
+            automatic_payment_methods: { enabled: true },
+            description: `Order #${order.id}`,
+            metadata: { order_id: String(order.id) },
+            ...(settings.stripe_statement_descriptor
+              ? { statement_descriptor_suffix: settings.stripe_statement_descriptor }
+              : {}),
+            ...(customer ? { customer, setup_future_usage: 'off_session' as const } : {}),
+          },
+          { idempotencyKey: `tollgate-order-${order.id}-${sha256(order.order_key).slice(0, 16)}` },
+        );
+        await this.repo.insertPayment({
+          order_id: order.id,
+          payment_intent_id: intent.id,
+          save_card: customer ? 1 : 0,
+          created_at: iso(this.clock.now()),
+        });
+      }
+    } catch (e) {
+      if (!(e instanceof Stripe.errors.StripeError)) throw e;
+      this.log.warn({ order_id: order.id, type: e.type, code: e.code }, 'Stripe refused a PaymentIntent');
+      throw refusal('stripe_unavailable');
+    }
+    return {
+      ok: true,
+      status: 'pending',
+      next: {
+        gateway: 'stripe',
+        publishable_key: settings.stripe_publishable_key,
+        client_secret: intent.client_secret ?? '',
+        payment_intent: intent.id,
+      },
+    };
+  }
+
+  /** The customer's Stripe customer, made once (under a key derived from the user) and kept. */
+  private async customerOf(stripe: Stripe, order: OrderRow): Promise<string> {
+    const userId = order.customer_id!;
+    const known = await this.repo.customer(userId);
+    if (known) return known.customer_id;
+    const email = (JSON.parse(order.billing) as { email?: string }).email;
+    const made = await stripe.customers.create(
+      { ...(email ? { email } : {}), metadata: { user_id: String(userId) } },
+      { idempotencyKey: `tollgate-customer-${userId}-${sha256(order.order_key).slice(0, 16)}` },
+    );
+    await this.repo.insertCustomer(userId, made.id, iso(this.clock.now()));
+    return (await this.repo.customer(userId))!.customer_id;
+  }
+
+  /**
+   * Gives back part or all of a Stripe order's payment through Stripe's refund API, inside the
+   * refund's transaction (src/modules/orders/refunds.service.ts). The idempotency key is the
+   * refund's own (the order, its refunded total before, the amount): when the transaction rolls
+   * back after Stripe refunded (a lost connection, a crash), the administrator's retry of the same
+   * refund gets the same Stripe refund back instead of a second one.
+   */
+  private async refund(input: {
+    order_id: number;
+    amount: number;
+    reason: string;
+    idempotency_key: string;
+    tx: Tx;
+  }): Promise<string | null> {
+    const stripe = await this.client(input.tx);
+    if (!stripe) throw new ApiError('stripe_not_configured');
+    const payment = await this.repo.payment(input.order_id, input.tx);
+    // An order marked paid by hand, without a Stripe payment, has nothing to give back here.
+    if (!payment) return null;
+    try {
+      const made = await stripe.refunds.create(
+        {
+          payment_intent: payment.payment_intent_id,
+          amount: input.amount,
+          metadata: { order_id: String(input.order_id) },
+        },
+        { idempotencyKey: input.idempotency_key },
+      );
+      return made.id;
+    } catch (e) {
+      if (!(e instanceof Stripe.errors.StripeError)) throw e;
+      this.log.warn({ order_id: input.order_id, type: e.type, code: e.code }, 'Stripe refused a refund');
+      throw new ApiError('stripe_unavailable');
+    }
+  }
+
+  /**
+   * A renewal order was created (in its transaction): when its customer kept a card with Stripe,
+   * the charge joins the renewal charges' outbox, made after the commit by the worker.
+   */
+  async renewalCreated(order: OrderRow, tx: Tx): Promise<void> {
+    if (order.created_via !== 'renewal' || order.customer_id === null) return;
+    const customer = await this.repo.customer(order.customer_id, tx);
+    if (!customer?.payment_method_id) return;
+    await this.repo.addRenewalCharge(order.id, iso(this.clock.now()), tx);
+  }
+
+  /** Whether the renewal charges can run: the secret key is set (else they wait). */
+  async canCharge(): Promise<boolean> {
+    return (await this.client()) !== null;
+  }
+
+  /**
+   * One attempt at a renewal charge: a PaymentIntent confirmed off-session with the kept card,
+   * under a key derived from the order (a retried attempt charges once). Stripe's event pays the
+   * order, as any other. A card that is declined or needs the customer (3-D Secure) ends the
+   * attempts: the order becomes `failed`, which sends the customer the "renewal payment failed"
+   * email with its pay link, where the same PaymentIntent is confirmed in the page. Stripe out of
+   * reach is tried again later (RENEWAL_RETRY_DELAYS).
+   */
+  async chargeRenewal(row: RenewalChargeRow, lease: string, stopping: AbortSignal): Promise<void> {
+    const attempt = row.attempts + 1;
+    const started = this.clock.now();
+    const finish = (status: string, error: string | null, retryAt: string | null = null) =>
+      this.repo.outbox.finish(row.id, lease, {
+        status,
+        attempts: attempt,
+        next_attempt_at: retryAt,
+        last_error: error,
+        updated_at: iso(this.clock.now()),
+      });
+    const order = await this.orders.find(row.order_id);
+    const customer = order?.customer_id != null ? await this.repo.customer(order.customer_id) : undefined;
+    const stripe = await this.client();
+    if (order?.status !== 'pending' || !customer?.payment_method_id || !stripe) {
+      await finish('failed', 'the order is no longer waiting for payment, or no card is kept');
+      return;
+    }
+    try {
+      stopping.throwIfAborted();
+      const intent = await stripe.paymentIntents.create(
+        {
+          amount: Number(order.total),
+          currency: order.currency.toLowerCase(),
+          customer: customer.customer_id,
+          payment_method: customer.payment_method_id,
+          off_session: true,
+          confirm: true,
+          description: `Renewal order #${order.id}`,
+          metadata: { order_id: String(order.id) },
+        },
+        { idempotencyKey: `tollgate-renewal-${order.id}-${sha256(order.order_key).slice(0, 16)}` },
+      );
+      await this.repo.insertPayment({
+        order_id: order.id,
+        payment_intent_id: intent.id,
+        save_card: 0,
+        created_at: iso(this.clock.now()),
+      });
+      await finish('charged', null);
+    } catch (e) {
+      if (stopping.aborted) throw e;
+      if (e instanceof Stripe.errors.StripeCardError) {
+        await this.renewalDeclined(order, e);
+        await finish('failed', `${e.code ?? 'card_error'}: ${e.message}`);
+        return;
+      }
+      if (!(e instanceof Stripe.errors.StripeError)) throw e;
+      const retryAt = nextAttempt(attempt, RENEWAL_RETRY_DELAYS, started);
+      await finish(retryAt ? 'pending' : 'failed', `${e.type}: ${e.message}`, retryAt);
+      this.log.warn({ order_id: order.id, attempt, type: e.type }, 'renewal charge attempt failed');
+    }
+  }
+
+  /** The kept card was declined or needs the customer: the order fails, so its pay link is emailed. */
+  private async renewalDeclined(order: OrderRow, e: InstanceType<typeof Stripe.errors.StripeCardError>) {
+    const intentId = e.payment_intent?.id;
+    if (intentId) {
+      await this.repo.insertPayment({
+        order_id: order.id,
+        payment_intent_id: intentId,
+        save_card: 0,
+        created_at: iso(this.clock.now()),
+      });
+    }
+    const items = await this.orders.items(order.id);
+    const products = await this.orders.productsOf(items);
+    const settings = await this.settings.get();
+    await withTransaction(this.database, async (tx) => {
+      const locked = await this.orders.lock(order.id, tx);
+      if (!locked) return;
+      await this.refunds.systemNote(
+        order.id,
+        'payment',
+        `Stripe renewal charge${intentId ? ` ${intentId}` : ''} with the kept card failed (${e.code ?? 'card_error'}): the customer was sent the pay link.`,
+        tx,
+      );
+      if (locked.status === 'pending')
+        await this.orders.transition(locked, 'failed', { products, settings }, tx);
+    });
+  }
+
+  /**
+   * One delivery of the webhook: the signature (with the SDK, against the raw body, at most
+   * EVENT_TOLERANCE_S old) or 400 `stripe_signature_invalid`, then the event's effect. Nothing is
+   * sent to Stripe here, so the answer comes within one transaction's time.
+   */
+  async webhook(raw: Buffer, signature: string | undefined): Promise<WebhookOutcome> {
+    const secret = await this.settings.secret('stripe_webhook_secret');
+    if (!secret) throw new ApiError('stripe_not_configured');
+    let event: Stripe.Event;
+    try {
+      // Against the real time, not the store's clock: Stripe signs with the real time, and a test
+      // clock moved forward must not turn every event stale.
+      event = Stripe.webhooks.constructEvent(raw, signature ?? '', secret, EVENT_TOLERANCE_S);
+    } catch (e) {
+      if (e instanceof Stripe.errors.StripeSignatureVerificationError) {
+        throw new ApiError('stripe_signature_invalid');
+      }
+      // Signed, but not JSON: Stripe never sends that.
+      throw new ApiError('rest_invalid_json');
+    }
+    // Signed, but not shaped as Stripe's events are: nothing to act on safely.
+    const object = event.data?.object as { id?: unknown } | undefined;
+    if (typeof event.id !== 'string' || typeof event.type !== 'string' || typeof object?.id !== 'string') {
+      throw new ApiError('rest_invalid_param', { data: { params: { event: 'not a Stripe event' } } });
+    }
+    switch (event.type) {
+      case 'payment_intent.succeeded':
+        return this.succeeded(event.id, event.type, event.data.object);
+      case 'payment_intent.payment_failed':
+        return this.failed(event.id, event.type, event.data.object);
+      case 'charge.dispute.created':
+        return this.disputed(event.id, event.type, event.data.object);
+      default:
+        return { received: true, result: 'ignored' };
+    }
+  }
+
+  /**
+   * Runs `effect` with the event claimed in the same transaction: `duplicate` when an earlier
+   * delivery's claim committed (its effect with it).
+   */
+  private async once(
+    eventId: string,
+    type: string,
+    effect: (tx: Tx, now: string) => Promise<void>,
+  ): Promise<WebhookOutcome> {
+    const handled = await withTransaction(this.database, async (tx) => {
+      const now = iso(this.clock.now());
+      if (!(await this.repo.claimEvent(eventId, type, now, tx))) return false;
+      await effect(tx, now);
+      return true;
+    });
+    return { received: true, result: handled ? 'handled' : 'duplicate' };
+  }
+
+  /** The order of one of our PaymentIntents; null for a PaymentIntent another system made. */
+  private async orderOf(paymentIntentId: string) {
+    const payment = await this.repo.paymentByIntent(paymentIntentId);
+    const order = payment ? await this.orders.find(payment.order_id) : undefined;
+    return payment && order ? { payment, order } : null;
+  }
+
+  /**
+   * The payment succeeded: the order becomes `processing` (its licenses issued, subscriptions
+   * started) unless it is already paid, refunded or cancelled, or the amount is not its total;
+   * those are left as they are, with a note for the store owner. A card the customer agreed to
+   * keep is saved for the renewals.
+   */
+  private async succeeded(
+    eventId: string,
+    type: string,
+    intent: Stripe.PaymentIntent,
+  ): Promise<WebhookOutcome> {
+    const found = await this.orderOf(intent.id);
+    if (!found) return { received: true, result: 'ignored' };
+    const { payment, order } = found;
+    const items = await this.orders.items(order.id);
+    const products = await this.orders.productsOf(items);
+    const settings = await this.settings.get();
+    const title = (await this.catalogue.gateways.find('stripe'))?.title ?? 'Stripe';
+    return this.once(eventId, type, async (tx, now) => {
+      const locked = await this.orders.lock(order.id, tx);
+      if (!locked) return;
+      const paid = money(intent.amount_received, locked);
+      const note = (text: string) => this.refunds.systemNote(order.id, 'payment', text, tx);
+      if (PAID.has(locked.status) || locked.status === 'refunded' || locked.status === 'cancelled') {
+        await note(
+          `Stripe payment ${intent.id} of ${paid} succeeded, but the order was already ${locked.status}: refund it if it should not be charged.`,
+        );
+        return;
+      }
+      if (
+        intent.amount_received !== Number(locked.total) ||
+        intent.currency !== locked.currency.toLowerCase()
+      ) {
+        await note(
+          `Stripe payment ${intent.id} of ${intent.amount_received} ${intent.currency.toUpperCase()} (minor units) does not match the order's total; the order was not marked paid.`,
+        );
+        return;
+      }
+      let current = locked;
+      if (locked.status === 'failed' && locked.stock_held === '[]') {
+        const held = await this.orders.holdAgain(locked, items, products, tx);
+        if (!held) {
+          await note(
+            `Stripe payment ${intent.id} of ${paid} succeeded, but the items are out of stock: refund it or restock and mark the order paid.`,
+          );
+          return;
+        }
+        current = held;
+      }
+      if (current.payment_method !== 'stripe') {
+        await this.orders.update(current.id, { payment_method: 'stripe', payment_method_title: title }, tx);
+        current = { ...current, payment_method: 'stripe', payment_method_title: title };
+      }
+      await note(`Stripe payment ${intent.id} succeeded: ${paid}.`);
+      await this.orders.transition(current, 'processing', { products, settings }, tx);
+      const method =
+        typeof intent.payment_method === 'string' ? intent.payment_method : intent.payment_method?.id;
+      if (payment.save_card === 1 && method && current.customer_id !== null) {
+        await this.repo.savePaymentMethod(current.customer_id, method, now, tx);
+      }
+    });
+  }
+
+  /** The payment failed: a pending order becomes `failed` (its stock given back), with a note. */
+  private async failed(eventId: string, type: string, intent: Stripe.PaymentIntent): Promise<WebhookOutcome> {
+    const found = await this.orderOf(intent.id);
+    if (!found) return { received: true, result: 'ignored' };
+    const { order } = found;
+    const items = await this.orders.items(order.id);
+    const products = await this.orders.productsOf(items);
+    const settings = await this.settings.get();
+    return this.once(eventId, type, async (tx) => {
+      const locked = await this.orders.lock(order.id, tx);
+      if (!locked) return;
+      const why = intent.last_payment_error?.message ?? 'declined';
+      await this.refunds.systemNote(order.id, 'payment', `Stripe payment ${intent.id} failed: ${why}`, tx);
+      if (locked.status === 'pending')
+        await this.orders.transition(locked, 'failed', { products, settings }, tx);
+    });
+  }
+
+  /** A chargeback: the order is flagged, noted, and its licenses follow `refund_license_action`. */
+  private async disputed(eventId: string, type: string, dispute: Stripe.Dispute): Promise<WebhookOutcome> {
+    const intentId =
+      typeof dispute.payment_intent === 'string' ? dispute.payment_intent : dispute.payment_intent?.id;
+    const found = intentId ? await this.orderOf(intentId) : null;
+    if (!found) return { received: true, result: 'ignored' };
+    const { order } = found;
+    return this.once(eventId, type, (tx) =>
+      this.refunds.recordDispute(
+        order.id,
+        `Stripe dispute ${dispute.id} opened: ${money(dispute.amount, order)}, reason ${dispute.reason}, status ${dispute.status}.`,
+        tx,
+      ),
+    );
+  }
+}
