@@ -122,10 +122,16 @@ function insertRows(sqliteFile: string, rows: Row[]): void {
     `insert into licenses (license_key, product_id, variation_id, user_id, status, activation_limit, created_at, updated_at)
      values (?, 1, 0, 1, 'active', 3, ?, ?)`,
   );
+  // Sites seen just now, as on a store that runs: otherwise each sampled site's first validate
+  // writes its last_seen_at (once an hour on a live store), and a short run counts those writes.
+  // A build from before last_seen_at has no such column.
+  const seenColumn = (db.prepare('pragma table_info(activations)').all() as { name: string }[]).some(
+    (c) => c.name === 'last_seen_at',
+  );
   const insActivation = db.prepare(
     `insert into activations (license_id, identity_key, domain, domain_normalized, installation_id, ip_address,
-       user_agent, status, activated_at, activation_revision, updated_at)
-     values (?, ?, ?, ?, ?, '127.0.0.1', 'bench', 'active', ?, 1, ?)`,
+       user_agent, status, activated_at, activation_revision, updated_at${seenColumn ? ', last_seen_at' : ''})
+     values (?, ?, ?, ?, ?, '127.0.0.1', 'bench', 'active', ?, 1, ?${seenColumn ? ', ?' : ''})`,
   );
   const batch = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
@@ -133,7 +139,8 @@ function insertRows(sqliteFile: string, rows: Row[]): void {
       const licenseId = Number(insLicense.run(row.key, now, now).lastInsertRowid);
       for (const site of row.sites) {
         const id = site.installationId;
-        insActivation.run(licenseId, identityKey(id, site.domain), site.domain, site.domain, id, now, now);
+        const values = [licenseId, identityKey(id, site.domain), site.domain, site.domain, id, now, now];
+        insActivation.run(...(seenColumn ? [...values, now] : values));
       }
     }
   });
