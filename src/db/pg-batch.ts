@@ -15,6 +15,57 @@ interface Pending {
 export const pgBatchCounts = { statements: 0, failures: 0 };
 
 /**
+ * What the batches below share: the calls of one turn of the event loop are queued and, at its end
+ * (`setImmediate`), a caller alone runs the single named statement and several go to `send` as
+ * one. A batch that fails is run again call by call (`fallBack`).
+ */
+abstract class PgTurnBatch<Row> {
+  private queue: Pending[] = [];
+  private scheduled = false;
+
+  constructor(
+    protected readonly pool: pg.Pool,
+    private readonly name: string,
+    private readonly text: string,
+  ) {}
+
+  /** Runs the statement with these parameters (in the single statement's order) in this turn's batch. */
+  run(parameters: unknown[]): Promise<Row[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ parameters, resolve: resolve as (rows: unknown[]) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  /** Sends the calls of a turn (two or more) as one statement and answers each caller. */
+  protected abstract send(batch: Pending[]): void;
+
+  /** After a failed batch: each call on its own, so a bad value fails only its caller. */
+  protected fallBack(batch: Pending[]): void {
+    pgBatchCounts.failures++;
+    for (const p of batch) this.alone(p);
+  }
+
+  private alone(p: Pending): void {
+    poolQuery(this.pool, { name: this.name, text: this.text, values: p.parameters }).then(
+      (r) => p.resolve(r.rows),
+      p.reject,
+    );
+  }
+
+  private readonly flush = () => {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 1) this.alone(batch[0]!);
+    else this.send(batch);
+  };
+}
+
+/**
  * The calls of one hot read made in the same turn of the event loop, sent to PostgreSQL as one
  * statement. A query costs node-postgres about 100 µs of CPU whatever it asks (building protocol
  * messages, a socket write and read, parsing the answer), more than SQLite's whole validate
@@ -28,9 +79,7 @@ export const pgBatchCounts = { statements: 0, failures: 0 };
  * ordinal and are handed back to each caller in the single query's order. A batch that fails is
  * run again call by call, so one caller's bad value fails only that caller.
  */
-export class PgReadBatch<Row> {
-  private queue: Pending[] = [];
-  private scheduled = false;
+export class PgReadBatch<Row> extends PgTurnBatch<Row> {
   private readonly batchName: string;
   private readonly batchText: string;
   /** The position, among the arrays, of each `$n` that takes a caller's value (-1: a constant). */
@@ -40,14 +89,15 @@ export class PgReadBatch<Row> {
   private readonly arrays: number;
 
   constructor(
-    private readonly pool: pg.Pool,
-    private readonly name: string,
-    private readonly text: string,
+    pool: pg.Pool,
+    name: string,
+    text: string,
     /** For each `$n` of `text` (n - 1), the caller's value it takes, or undefined for a constant. */
     slots: (string | undefined)[],
     /** The PostgreSQL type of each named value, e.g. `{ key: 'text' }`. */
     types: Record<string, string>,
   ) {
+    super(pool, name, text);
     const names = Object.keys(types);
     const missing = slots.filter((s) => s !== undefined && !names.includes(s));
     if (missing.length > 0) throw new Error(`PgReadBatch: no type for ${missing.join(', ')}`);
@@ -79,29 +129,7 @@ export class PgReadBatch<Row> {
     this.batchName = `${name}_b`;
   }
 
-  /** Runs the query with these parameters (in the single statement's order) in this turn's batch. */
-  run(parameters: unknown[]): Promise<Row[]> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ parameters, resolve: resolve as (rows: unknown[]) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
-    });
-  }
-
-  private alone(p: Pending): void {
-    poolQuery(this.pool, { name: this.name, text: this.text, values: p.parameters }).then(
-      (r) => p.resolve(r.rows),
-      p.reject,
-    );
-  }
-
-  private readonly flush = () => {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 1) return this.alone(batch[0]!);
+  protected send(batch: Pending[]): void {
     // One array per named value, a caller's value at the caller's index; the constants, the same
     // for every caller, once.
     const arrays = Array.from({ length: this.arrays }, () => new Array<unknown>(batch.length));
@@ -134,12 +162,9 @@ export class PgReadBatch<Row> {
             p.resolve(rows[i]!);
           });
         },
-        () => {
-          pgBatchCounts.failures++;
-          for (const p of batch) this.alone(p);
-        },
+        () => this.fallBack(batch),
       );
-  };
+  }
 }
 
 /**
@@ -152,23 +177,22 @@ export class PgReadBatch<Row> {
  * order, which PostgreSQL does not promise. A batch that fails is run again call by call: a failed
  * statement inserted nothing, and one caller's bad value then fails only that caller.
  */
-export class PgInsertBatch<Row> {
-  private queue: Pending[] = [];
-  private scheduled = false;
+export class PgInsertBatch<Row> extends PgTurnBatch<Row> {
   private readonly batchName: string;
   private readonly batchText: string;
   private readonly keySlot: number;
 
   constructor(
-    private readonly pool: pg.Pool,
-    private readonly name: string,
-    private readonly text: string,
+    pool: pg.Pool,
+    name: string,
+    text: string,
     slots: (string | undefined)[],
     /** The PostgreSQL type of each value, e.g. `{ token_hash: 'text' }`. */
     types: Record<string, string>,
     /** A value unique to each caller's row (a unique column), by which its returned row is found. */
     key: string,
   ) {
+    super(pool, name, text);
     const values = /\svalues\s*\(([^)]*)\)\s*returning\s/i.exec(text);
     const columns = /^insert into\s+"[^"]+"\s*\(([^)]*)\)/i.exec(text);
     const typed = slots.every((s) => s !== undefined && types[s] !== undefined);
@@ -186,29 +210,7 @@ export class PgInsertBatch<Row> {
     this.batchName = `${name}_b`;
   }
 
-  /** Inserts the row of these parameters (in the single statement's order) in this turn's batch. */
-  run(parameters: unknown[]): Promise<Row[]> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ parameters, resolve: resolve as (rows: unknown[]) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
-    });
-  }
-
-  private alone(p: Pending): void {
-    poolQuery(this.pool, { name: this.name, text: this.text, values: p.parameters }).then(
-      (r) => p.resolve(r.rows),
-      p.reject,
-    );
-  }
-
-  private readonly flush = () => {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 1) return this.alone(batch[0]!);
+  protected send(batch: Pending[]): void {
     const columns = batch[0]!.parameters.map((_, i) => batch.map((p) => p.parameters[i]));
     poolQuery(this.pool, { name: this.batchName, text: this.batchText, values: columns }).then(
       (result) => {
@@ -223,10 +225,7 @@ export class PgInsertBatch<Row> {
           else p.reject(new Error('PgInsertBatch: no row came back for a caller'));
         }
       },
-      () => {
-        pgBatchCounts.failures++;
-        for (const p of batch) this.alone(p);
-      },
+      () => this.fallBack(batch),
     );
-  };
+  }
 }
