@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SettingsService } from '../../src/modules/settings/settings.service.js';
 import { BILLING } from '../helpers/factories.js';
 import { type Cluster, startCluster } from '../helpers/server.js';
+import { sleep } from '../helpers/wait.js';
 import { STRIPE_KEYS, StripeStandIn, signed, stripeEvent, succeededIntent } from './helpers.js';
 
 /**
@@ -34,6 +36,9 @@ it('one event delivered six times across the processes at once issues the licens
     call(first, method, path, body, cluster.adminHeaders);
   expect((await admin('PATCH', '/settings', { ...STRIPE_KEYS, checkout_rate_limit: 1000 })).status).toBe(200);
   expect((await admin('PATCH', '/payment-gateways/stripe', { enabled: true })).status).toBe(200);
+  // The other process reads the settings (the Stripe keys) again once its cached copy is older
+  // than CACHE_MS; paid before that, it still finds Stripe unconfigured (gateway_unavailable).
+  await sleep(SettingsService.CACHE_MS + 250);
   const product = await admin('POST', '/products', {
     name: 'Cluster Pro',
     price: '15.00',
