@@ -113,7 +113,10 @@ describe.skipIf(skipBrowserTests)('Stripe on the checkout page', () => {
     );
     try {
       await toCheckout('stripe.buyer@example.com');
-      await page.getByLabel('Card (Stripe)').check();
+      // From the keyboard alone: Space chooses Stripe, Enter on the focused button places the order.
+      await page.getByLabel('Card (Stripe)').focus();
+      await page.keyboard.press('Space');
+      expect(await page.getByLabel('Card (Stripe)').isChecked()).toBe(true);
       await page.locator('#payment-element[data-mounted="payment"]').waitFor();
       expect(await page.locator('#stripe-field').isVisible()).toBe(true);
       const calls = await stripeCalls();
@@ -127,7 +130,8 @@ describe.skipIf(skipBrowserTests)('Stripe on the checkout page', () => {
       expect(await page.locator('#stripe-save').isHidden()).toBe(true);
       await checkBothWidths('checkout-stripe', 'store');
 
-      await page.getByRole('button', { name: 'Place order' }).click();
+      await page.getByRole('button', { name: 'Place order' }).focus();
+      await page.keyboard.press('Enter');
       await page.waitForURL(/\/checkout\/order-received\/\d+\?key=/);
       const after = await stripeCalls();
       const [intent] = [...standIn.intents.values()];
