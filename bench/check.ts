@@ -32,12 +32,14 @@ import { parseArgs } from 'node:util';
 import { makeZip } from '../test/helpers/factories.js';
 import {
   againstBare,
+  checkServerOptions,
   load,
   processesNote,
   report,
   reportOthers,
   reportProcesses,
   SERVER_NODE,
+  SERVER_OPTIONS,
   signIn,
   startPinned,
   startPostgres,
@@ -49,20 +51,10 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     eligible: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
-    database: { type: 'string', default: 'sqlite' },
-    processes: { type: 'string', default: '1' },
-    'second-core': { type: 'string', default: '1' },
-    against: { type: 'string' },
+    ...SERVER_OPTIONS,
   },
 });
-if (values.processes !== '1' && (values.processes !== '2' || values.database !== 'postgres')) {
-  throw new Error('--processes is 1, or 2 with --database postgres');
-}
-const SECOND_CORE = Number(values['second-core']);
-if (values.against && values.database === 'postgres') throw new Error('--against runs on SQLite only');
-if (values.database !== 'sqlite' && values.database !== 'postgres') {
-  throw new Error('--database is sqlite or postgres');
-}
+const SECOND_CORE = checkServerOptions(values);
 const LICENSES = Number(values.licenses);
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);

@@ -554,3 +554,31 @@ export async function copyToPostgres(sqliteFile: string, url: string, tables: st
     source.close();
   }
 }
+
+/**
+ * The options bench/check and bench/validate share: which database, how many server processes
+ * (and the second one's core), and another build to compare in the same rounds.
+ */
+export const SERVER_OPTIONS = {
+  database: { type: 'string', default: 'sqlite' },
+  processes: { type: 'string', default: '1' },
+  'second-core': { type: 'string', default: '1' },
+  against: { type: 'string' },
+} as const;
+
+/** Refuses a combination of SERVER_OPTIONS the benchmarks cannot run; answers the second core. */
+export function checkServerOptions(values: {
+  database: string;
+  processes: string;
+  'second-core': string;
+  against?: string;
+}): number {
+  if (values.database !== 'sqlite' && values.database !== 'postgres') {
+    throw new Error('--database is sqlite or postgres');
+  }
+  if (values.processes !== '1' && (values.processes !== '2' || values.database !== 'postgres')) {
+    throw new Error('--processes is 1, or 2 with --database postgres');
+  }
+  if (values.against && values.database === 'postgres') throw new Error('--against runs on SQLite only');
+  return Number(values['second-core']);
+}

@@ -33,6 +33,7 @@ import { identityKey } from '../src/modules/identity/identity.js';
 import { randomHex, uuid } from '../src/random.js';
 import {
   againstBare,
+  checkServerOptions,
   copyToPostgres,
   load,
   processesNote,
@@ -40,6 +41,7 @@ import {
   reportOthers,
   reportProcesses,
   SERVER_NODE,
+  SERVER_OPTIONS,
   startPinned,
   startPostgres,
 } from './lib.js';
@@ -50,20 +52,10 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
-    database: { type: 'string', default: 'sqlite' },
-    processes: { type: 'string', default: '1' },
-    'second-core': { type: 'string', default: '1' },
-    against: { type: 'string' },
+    ...SERVER_OPTIONS,
   },
 });
-if (values.processes !== '1' && (values.processes !== '2' || values.database !== 'postgres')) {
-  throw new Error('--processes is 1, or 2 with --database postgres');
-}
-const SECOND_CORE = Number(values['second-core']);
-if (values.against && values.database === 'postgres') throw new Error('--against runs on SQLite only');
-if (values.database !== 'sqlite' && values.database !== 'postgres') {
-  throw new Error('--database is sqlite or postgres');
-}
+const SECOND_CORE = checkServerOptions(values);
 const LICENSES = Number(values.licenses);
 const ACTIVATIONS_PER_LICENSE = 3;
 const SECONDS = Number(values.seconds);
