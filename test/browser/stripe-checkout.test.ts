@@ -175,6 +175,7 @@ describe.skipIf(skipBrowserTests)('Stripe on the checkout page', () => {
       await signInInBrowser(`/admin/orders/${orderId}`);
       await page.getByText('Disputed', { exact: true }).waitFor();
       await page.getByText(/Stripe dispute dp_browser opened/).waitFor();
+      await checkBothWidths('order-disputed');
     } finally {
       await page.unroute(STRIPE_JS);
     }

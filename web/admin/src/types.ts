@@ -301,6 +301,12 @@ export interface Settings {
   captcha_site_key: string;
   captcha_secret: string;
   captcha_verify_url: string;
+  stripe_publishable_key: string;
+  /** The two Stripe secrets are shown as ******** when set, '' when not (docs/payments.md). */
+  stripe_secret_key: string;
+  stripe_webhook_secret: string;
+  stripe_statement_descriptor: string;
+  renewal_url: string | null;
   base_currency: string;
   currencies: Currency[];
   currency_rate_max_age: number;

@@ -1,5 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { Link } from 'wouter';
 import { ApiError, get, patch } from '../api';
 import type { Gateway } from '../types';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
@@ -61,6 +62,12 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
       <p className="muted">
         <code>{gateway.id}</code>
       </p>
+      {gateway.id === 'stripe' ? (
+        <p className="hint">
+          Its keys and the webhook signing secret are under <Link href="/settings">Settings → Stripe</Link>.
+          Until both keys are set the checkout page does not offer it.
+        </p>
+      ) : null}
       <Notice>{notice}</Notice>
       <ErrorNote error={error} />
       <div className="buttons gateway-switch">

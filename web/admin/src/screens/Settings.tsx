@@ -16,11 +16,20 @@ type Kind =
   | 'text'
   | 'secret'
   | 'url'
+  /** A URL that may be left empty: empty is sent as null (none). */
+  | 'optional-url'
   | 'lines'
   | { choices: [string, string][] };
 /** The form's values: a list setting is edited as text, one entry a line. */
-type FormValues = Omit<Settings, 'staging_patterns'> & { staging_patterns: string };
-const toForm = (s: Settings): FormValues => ({ ...s, staging_patterns: s.staging_patterns.join('\n') });
+type FormValues = Omit<Settings, 'staging_patterns' | 'renewal_url'> & {
+  staging_patterns: string;
+  renewal_url: string;
+};
+const toForm = (s: Settings): FormValues => ({
+  ...s,
+  staging_patterns: s.staging_patterns.join('\n'),
+  renewal_url: s.renewal_url ?? '',
+});
 const lines = (text: string) =>
   text
     .split(/[\s,]+/)
@@ -86,6 +95,12 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
         'How long a renewal order may still be paid.',
       ],
       [
+        'renewal_url',
+        'Renewal page URL',
+        'optional-url',
+        'Where a site’s update check sends a customer to buy or renew a product this store does not sell; empty = none.',
+      ],
+      [
         'receipt_grace_days',
         'Offline receipts are good for (days)',
         'number',
@@ -125,6 +140,35 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
       ['captcha_site_key', 'Captcha site key', 'text'],
       ['captcha_secret', 'Captcha secret', 'secret'],
       ['captcha_verify_url', 'Captcha verification URL', 'url', 'Empty = the provider’s own.'],
+    ],
+  },
+  {
+    title: 'Stripe',
+    fields: [
+      [
+        'stripe_publishable_key',
+        'Publishable key',
+        'text',
+        'pk_test_… or pk_live_…, from the Stripe Dashboard: Developers → API keys.',
+      ],
+      [
+        'stripe_secret_key',
+        'Secret key',
+        'secret',
+        'sk_… or a restricted rk_… key. Stored sealed and shown as ********; leave it so to keep it, empty it to remove it.',
+      ],
+      [
+        'stripe_webhook_secret',
+        'Webhook signing secret',
+        'secret',
+        'whsec_…, of the endpoint that sends to /v1/stripe/webhook on this store. Stored sealed, like the secret key.',
+      ],
+      [
+        'stripe_statement_descriptor',
+        'Card statement suffix',
+        'text',
+        'At most 22 letters, digits and spaces, after the account’s prefix; empty = the account’s default.',
+      ],
     ],
   },
   {
@@ -232,7 +276,12 @@ function SettingsForm({ settings }: { settings: Settings }) {
     setNotice('');
     const changes: Partial<Record<Key, unknown>> = {};
     for (const key of Object.keys(dirtyFields) as Key[]) {
-      changes[key] = key === 'staging_patterns' ? lines(f.staging_patterns) : f[key];
+      changes[key] =
+        key === 'staging_patterns'
+          ? lines(f.staging_patterns)
+          : key === 'renewal_url'
+            ? f.renewal_url.trim() || null
+            : f[key];
     }
     if (Object.keys(changes).length === 0) {
       setNotice('Nothing was changed.');
@@ -296,7 +345,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
                   ) : (
                     <input
                       {...p}
-                      type={kind === 'secret' ? 'password' : kind === 'url' ? 'url' : 'text'}
+                      type={kind === 'secret' ? 'password' : kind === 'text' ? 'text' : 'url'}
                       autoComplete="off"
                       {...register(key)}
                     />
