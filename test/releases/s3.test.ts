@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -9,8 +10,10 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { encryptedSize } from '../../src/modules/releases/storage/crypto-stream.js';
+import { keyIdOf } from '../../src/modules/releases/storage/keyring.js';
 import { sha256 } from '../../src/random.js';
 import { type Fixture, issue, protectedFixture, tokenOf } from '../distribution/helpers.js';
 import { createTestApp, expectError, postForm, setSettings, type TestApp } from '../helpers/app.js';
@@ -350,6 +353,114 @@ describe('deletion', () => {
       client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}${a.storage_key}` })),
     ).rejects.toMatchObject({ name: 'NotFound' });
     expect((await artifactOf(a.id)).state).toBe('deleted');
+  });
+});
+
+describe('key rotation', () => {
+  it('re-seals sealed objects under the new key as new objects; a corrupt or missing one is reported and left as it was', async () => {
+    const zip = makeZip(120_000);
+    const f = await published('local_encrypted', zip);
+    const a = await artifactOf(f.release.artifact_id);
+    expect(a.driver).toBe('s3_encrypted');
+    const corrupt = await artifactOf((await published('local_encrypted', makeZip(3000))).release.artifact_id);
+    const sealed = await objectBytes(`${PREFIX}${corrupt.storage_key}`);
+    sealed[sealed.length - 40] = sealed[sealed.length - 40]! ^ 0x01;
+    await putObject(`${PREFIX}${corrupt.storage_key}`, sealed);
+    const gone = await artifactOf((await published('local_encrypted', makeZip(3000))).release.artifact_id);
+    await client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}${gone.storage_key}` }));
+
+    // The new key in VAULT_KEY; the old one is the generated DATA_DIR/vault.key, still read.
+    const keyB = randomBytes(32);
+    const rotating = await buildApp({ ...t.config, vaultKey: keyB, vaultPreviousKeys: [] }, t.db.database);
+    try {
+      const before = await objectKeys();
+      const res = await rotating.inject({
+        method: 'POST',
+        url: '/v1/software/storage/rotate-key',
+        headers: t.adminAuth,
+      });
+      expect(res.statusCode).toBe(200);
+      const body = res.json() as {
+        key_id: string;
+        results: { artifact_id: number; from_key_id: string; ok: boolean; error?: string }[];
+      };
+      expect(body.key_id).toBe(keyIdOf(keyB));
+      const resultOf = (id: number) => body.results.find((r) => r.artifact_id === id);
+      expect(resultOf(a.id)).toEqual({ artifact_id: a.id, from_key_id: a.key_id, ok: true });
+      expect(resultOf(corrupt.id)).toMatchObject({ ok: false, error: 'authentication_failed' });
+      expect(resultOf(gone.id)).toMatchObject({ ok: false, error: 'missing' });
+
+      // The artifact names a new object, sealed with the new key; the old object is gone.
+      const after = await artifactOf(a.id);
+      expect(after.storage_key).not.toBe(a.storage_key);
+      expect(after).toMatchObject({
+        driver: 's3_encrypted',
+        key_id: keyIdOf(keyB),
+        stored_size: encryptedSize(zip.length),
+        file_sha256: a.file_sha256,
+      });
+      const keys = await objectKeys();
+      expect(keys).toContain(`${PREFIX}${after.storage_key}`);
+      expect(keys).not.toContain(`${PREFIX}${a.storage_key}`);
+      // The failures changed nothing: same rows, the corrupt object as it was, nothing new left.
+      expect(await artifactOf(corrupt.id)).toEqual(corrupt);
+      expect(await artifactOf(gone.id)).toEqual(gone);
+      expect((await objectBytes(`${PREFIX}${corrupt.storage_key}`)).equals(sealed)).toBe(true);
+      expect(keys.length).toBe(before.length);
+      expect(after.stored_etag).toBe(
+        (
+          await client.send(
+            new HeadObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}${after.storage_key}` }),
+          )
+        ).ETag,
+      );
+
+      // It downloads byte for byte, the ETag check trusted (the object is read once).
+      const answer = await issue(t, f);
+      const u = new URL(answer.download_url);
+      const download = await rotating.inject({ method: 'GET', url: `${u.pathname}${u.search}` });
+      expect(download.statusCode).toBe(200);
+      expect(download.rawPayload.equals(zip)).toBe(true);
+
+      const audit = await rotating.inject({
+        method: 'GET',
+        url: `/v1/audit-events?entity_type=artifact&entity_id=${a.id}`,
+        headers: t.adminAuth,
+      });
+      expect(audit.json()).toEqual([
+        expect.objectContaining({
+          action: 'rotate_key',
+          changes: { key_id: { before: a.key_id, after: keyIdOf(keyB) } },
+        }),
+      ]);
+      const status = await rotating.inject({
+        method: 'GET',
+        url: '/v1/software/storage/status',
+        headers: t.adminAuth,
+      });
+      // What is still on the old key is what could not be re-sealed (and earlier tests' leftovers).
+      const onPrevious = await db()
+        .selectFrom('artifacts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('driver', 'in', ['s3_encrypted', 'local_encrypted'])
+        .where('state', '!=', 'deleted')
+        .where('key_id', '!=', keyIdOf(keyB))
+        .executeTakeFirstOrThrow();
+      expect(status.json().encryption.artifacts_on_previous_keys).toBe(Number(onPrevious.n));
+      expect(Number(onPrevious.n)).toBeGreaterThanOrEqual(2);
+      // Run again: the re-sealed one is not touched, the failures are reported again.
+      const again = (
+        await rotating.inject({
+          method: 'POST',
+          url: '/v1/software/storage/rotate-key',
+          headers: t.adminAuth,
+        })
+      ).json() as typeof body;
+      expect(again.results.find((r) => r.artifact_id === a.id)).toBeUndefined();
+      expect((await artifactOf(a.id)).storage_key).toBe(after.storage_key);
+    } finally {
+      await rotating.close();
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
-import { withTransaction } from '../../db/transaction.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { uuid } from '../../random.js';
 import { type Actor, diff } from '../audit/audit.model.js';
@@ -315,8 +315,8 @@ export class ArtifactsService {
     for (const a of counts.artifacts) {
       byDriver[a.driver] = (byDriver[a.driver] ?? 0) + a.n;
       byState[a.state] = (byState[a.state] ?? 0) + a.n;
-      // Sealed objects in the bucket count too: rotate-key re-seals only the vault's files, so
-      // their older key must stay configured (docs/releases.md, 'Rotating the key').
+      // The vault's files and the bucket's sealed objects alike: rotate-key re-seals both
+      // (docs/releases.md, 'Rotating the key').
       const sealed = a.driver === 'local_encrypted' || a.driver === 's3_encrypted';
       if (sealed && a.state !== 'deleted' && a.key_id && a.key_id !== keys.keyId) {
         if (keys.previousKeyIds.includes(a.key_id)) onPrevious += a.n;
@@ -372,44 +372,101 @@ export class ArtifactsService {
 
   /**
    * Re-seals every encrypted artifact not on the current key (after VAULT_KEY changed and the
-   * old key went to VAULT_PREVIOUS_KEYS). Each file is replaced in one rename after its new copy
-   * verified; a failure leaves that file as it was and is reported. Each re-sealed artifact's new
-   * key id is stored and recorded in the audit trail in one transaction: the key ids (hash
-   * prefixes, docs/releases.md) and never a key.
+   * old key went to VAULT_PREVIOUS_KEYS): the vault's files and the bucket's sealed objects. A
+   * vault file is replaced in one rename after its new copy verified; a sealed object is written
+   * anew under a new storage key, verified, and the artifact's row switched to it before the old
+   * object is deleted. A failure leaves that artifact as it was and is reported. Each re-sealed
+   * artifact's new key id is stored and recorded in the audit trail in one transaction: the key
+   * ids (hash prefixes, docs/releases.md) and never a key.
    */
   async rotateKey(actor?: Actor) {
     const { keyId } = await this.storage.keyring.currentKey();
     const results: { artifact_id: number; from_key_id: string | null; ok: boolean; error?: string }[] = [];
-    for (const a of await this.repo.listArtifactsByDriver('local_encrypted')) {
+    const sealed = [
+      ...(await this.repo.listArtifactsByDriver('local_encrypted')),
+      ...(await this.repo.listArtifactsByDriver('s3_encrypted')),
+    ];
+    for (const a of sealed) {
       if (a.key_id === keyId) continue;
       try {
-        const out = await this.storage.encrypted.reseal(refOf(a));
-        if (out.storedSize !== encryptedSize(Number(a.file_size))) throw new IntegrityError('size_mismatch');
-        await withTransaction(this.database, async (tx) => {
-          await this.repo.updateArtifact(
-            a.id,
-            { key_id: out.keyId, stored_size: out.storedSize, updated_at: iso(this.clock.now()) },
-            tx,
-          );
-          if (actor && out.keyId !== a.key_id) {
-            await this.audit.record(
-              actor,
-              {
-                entity_type: 'artifact',
-                entity_id: a.id,
-                action: 'rotate_key',
-                changes: { key_id: { before: a.key_id, after: out.keyId } },
-              },
-              tx,
-            );
-          }
-        });
+        if (a.driver === 's3_encrypted') await this.resealObject(a, actor);
+        else await this.resealFile(a, actor);
         results.push({ artifact_id: a.id, from_key_id: a.key_id, ok: true });
       } catch (e) {
-        const error = e instanceof IntegrityError ? e.reason : 'io_error';
+        const error =
+          e instanceof IntegrityError
+            ? e.reason
+            : e instanceof ApiError
+              ? e.code
+              : (e as NodeJS.ErrnoException).code === 'ENOENT'
+                ? 'missing'
+                : 'io_error';
         results.push({ artifact_id: a.id, from_key_id: a.key_id, ok: false, error });
       }
     }
     return { key_id: keyId, resealed: results.filter((r) => r.ok).length, results };
+  }
+
+  private async resealFile(a: ArtifactRow, actor?: Actor) {
+    const out = await this.storage.encrypted.reseal(refOf(a));
+    if (out.storedSize !== encryptedSize(Number(a.file_size))) throw new IntegrityError('size_mismatch');
+    await withTransaction(this.database, async (tx) => {
+      await this.repo.updateArtifact(
+        a.id,
+        { key_id: out.keyId, stored_size: out.storedSize, updated_at: iso(this.clock.now()) },
+        tx,
+      );
+      await this.recordRotation(a, out.keyId, actor, tx);
+    });
+  }
+
+  /**
+   * A sealed object is never rewritten in place: a download may be reading it, and its row names
+   * its ETag. A crash before the switch leaves a new object no row names, after it the old one:
+   * either is removed by the sweep of objects no artifact names (a day later, at a start).
+   */
+  private async resealObject(a: ArtifactRow, actor?: Actor) {
+    if (!this.storage.objects) throw new ApiError('storage_unavailable', { data: { storage: 'bucket' } });
+    const objects = this.storage.objects;
+    const storageKey = storageKeyFor(uuid(), 's3_encrypted');
+    const out = await objects.encrypted.reseal(refOf(a), storageKey);
+    const remove = (key: string) => objects.store.remove(key).catch(() => {});
+    if (out.storedSize !== encryptedSize(Number(a.file_size))) {
+      await remove(storageKey);
+      throw new IntegrityError('size_mismatch');
+    }
+    const switched = await withTransaction(this.database, async (tx) => {
+      const moved = await this.repo.switchArtifactObject(
+        a.id,
+        a.storage_key,
+        {
+          storage_key: storageKey,
+          key_id: out.keyId,
+          stored_size: out.storedSize,
+          stored_etag: out.etag,
+          updated_at: iso(this.clock.now()),
+        },
+        tx,
+      );
+      if (moved) await this.recordRotation(a, out.keyId, actor, tx);
+      return moved;
+    });
+    // A row that changed meanwhile (deleted, or re-sealed by another process) keeps its object.
+    await remove(switched ? a.storage_key : storageKey);
+    if (!switched) throw new ApiError('artifact_changed');
+  }
+
+  private async recordRotation(a: ArtifactRow, keyId: string, actor: Actor | undefined, tx: Tx) {
+    if (!actor || keyId === a.key_id) return;
+    await this.audit.record(
+      actor,
+      {
+        entity_type: 'artifact',
+        entity_id: a.id,
+        action: 'rotate_key',
+        changes: { key_id: { before: a.key_id, after: keyId } },
+      },
+      tx,
+    );
   }
 }

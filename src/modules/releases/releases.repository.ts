@@ -285,6 +285,21 @@ export class ReleasesRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
+  /**
+   * Points an available artifact at another object of the bucket (a re-sealed copy), only while
+   * it still names `fromKey`: false when its row changed meanwhile.
+   */
+  async switchArtifactObject(id: number, fromKey: string, values: ArtifactUpdate, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
+      .updateTable('artifacts')
+      .set(values)
+      .where('id', '=', id)
+      .where('storage_key', '=', fromKey)
+      .where('state', '=', 'available')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
   /** Storage keys of artifacts kept in a bucket (any state: a deleted one's key is never reused). */
   async bucketStorageKeys(tx?: Tx): Promise<string[]> {
     const rows = await on(this.db, tx)

@@ -1,4 +1,4 @@
-import { type Readable, Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
@@ -13,6 +13,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { BoundedMap } from '../../../bounded-map.js';
 import type { S3Config } from '../../../config.js';
 import { ApiError } from '../../../http/errors.js';
+import { Inspector } from '../inspect.js';
 import {
   decryptSealed,
   EncryptStream,
@@ -128,15 +129,20 @@ export class ObjectStore {
       queueSize: QUEUE_SIZE,
     });
     let storeFailure: Error | null = null;
+    // Whether the store failed while the bytes still flowed; else the source failed first (a
+    // client gone, a size limit, a sealed source that fails authentication) and the upload only
+    // gave up on the body it saw destroyed, with the source's own error.
+    let storeFirst = false;
     const done = upload.done().catch((e: unknown) => {
       storeFailure = e instanceof Error ? e : new Error(String(e));
+      storeFirst = !counted.destroyed;
       // The bytes have nowhere to go: stop the request body rather than wait on it forever.
       counted.destroy(storeFailure);
       throw storeFailure;
     });
     const [sent, piped] = await Promise.allSettled([done, pipeline([source, ...through, counted])]);
-    // The request body's own failure (a client gone, a size limit) is the one to answer with.
-    if (piped.status === 'rejected' && piped.reason !== storeFailure) {
+    // The source's own failure is the one to answer with.
+    if (piped.status === 'rejected' && !storeFirst) {
       if (sent.status === 'fulfilled') await this.remove(storageKey).catch(() => {});
       throw piped.reason;
     }
@@ -358,6 +364,32 @@ export class S3Driver implements StorageDriver {
     const keyring = this.keyring;
     if (!keyring) return bodyChunks(object.body);
     return decryptSealed(bodyReader(object.body, object.size), (id) => keyring.get(id), ref.keyId);
+  }
+
+  /**
+   * Re-seals a sealed object with the current key (key rotation) into a new object `storageKey`:
+   * the old object is read in full, each record authenticated (whatever its ETag now: an object
+   * copied between stores gets another, and the plaintext's SHA-256 is checked here anyway),
+   * re-encrypted on its way up while the plaintext is hashed, and the new object is removed again
+   * unless size and SHA-256 are the artifact's. The old object is left as it was: the caller
+   * switches the artifact's row to the new one, then deletes it.
+   */
+  async reseal(
+    ref: ArtifactRef,
+    storageKey: string,
+  ): Promise<{ keyId: string; storedSize: number; etag: string | null }> {
+    if (!this.keyring) throw new Error('only sealed objects are re-sealed');
+    const inspector = new Inspector();
+    // Plaintext chunks are fresh buffers (never reused), so a stream may queue them.
+    const head = await this.store.head(ref.storageKey);
+    if (!head) throw Object.assign(new Error('no such object'), { code: 'ENOENT' });
+    const plain = Readable.from(await this.openChecked(ref, head.etag), { objectMode: false });
+    const staged = await this.put(plain, storageKey, inspector);
+    if (inspector.sha256 !== ref.sha256 || (ref.fileSize !== null && inspector.size !== ref.fileSize)) {
+      await staged.discard();
+      throw new IntegrityError('hash_mismatch');
+    }
+    return { keyId: staged.keyId!, storedSize: staged.storedSize, etag: staged.etag ?? null };
   }
 
   async stat(ref: ArtifactRef): Promise<StatSnapshot> {
