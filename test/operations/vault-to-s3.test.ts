@@ -121,6 +121,21 @@ describe('switching a store to the bucket', () => {
       expect(Number(o.ContentLength)).toBe(Number(a.stored_size));
       await o.Body!.transformToByteArray();
       await downloadsWhole(withBucket, f);
+      // The move is in the audit trail, Tollgate's own doing on the operator's command.
+      const trail = await t.app.inject({
+        method: 'GET',
+        url: `/v1/audit-events?entity_type=artifact&entity_id=${a.id}`,
+        headers: t.adminAuth,
+      });
+      expect(trail.json()).toEqual([
+        expect.objectContaining({
+          action: 'move_storage',
+          actor: expect.objectContaining({ kind: 'system', name: 'vault_migration' }),
+          changes: {
+            storage_driver: { before: driver === 's3' ? 'local' : 'local_encrypted', after: driver },
+          },
+        }),
+      ]);
     }
     expect(vaultFiles(t.config.vaultDir)).toEqual([]);
     const again = await bucketApp.services.bucketMigration.run();
@@ -151,6 +166,12 @@ describe('switching a store to the bucket', () => {
     expect(result.moved).toEqual([]);
     expect(result.failed).toEqual([{ artifact_id: a.id, reason: 'hash_mismatch' }]);
     expect((await artifactOf(a.id)).driver).toBe('local');
+    const trail = await t.app.inject({
+      method: 'GET',
+      url: `/v1/audit-events?entity_type=artifact&entity_id=${a.id}`,
+      headers: t.adminAuth,
+    });
+    expect(trail.json()).toEqual([]);
     await expect(
       client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}${a.storage_key}` })),
     ).rejects.toMatchObject({ name: 'NoSuchKey' });

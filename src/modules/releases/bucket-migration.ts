@@ -3,6 +3,8 @@ import { unlink } from 'node:fs/promises';
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { withTransaction } from '../../db/transaction.js';
+import { systemActor } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { ArtifactRow } from './releases.model.js';
 import type { ReleasesRepository } from './releases.repository.js';
 import { IntegrityError, type VerifyFailure } from './storage/driver.js';
@@ -20,12 +22,16 @@ export interface BucketMigrationResult {
 /** Thrown when an artifact's row changed while its bytes were being copied. */
 class Changed extends Error {}
 
+/** Who moves the artifacts in the audit trail: Tollgate itself, run by the operator's command. */
+export const MIGRATION_ACTOR = systemActor('vault_migration');
+
 /**
  * Moves a vault to the bucket (`tollgate vault:migrate-to-s3`, docs/operations.md): every
  * `local` and `local_encrypted` artifact still available is copied as it is stored (an encrypted
  * file stays sealed under its own key), read back in full from the bucket (size, SHA-256, and
  * authentication for sealed bytes), then its row switches to `s3` / `s3_encrypted` in one
- * transaction, and only then is the vault file removed. A crash at any point leaves each artifact
+ * transaction with its audit entry (actor Tollgate, `vault_migration`), and only then is the vault
+ * file removed. A crash at any point leaves each artifact
  * either in the vault (its row unchanged; an object copied meanwhile is overwritten by the next
  * run) or in the bucket (a vault file left behind is removed by the next run), so running it
  * again is always safe.
@@ -36,6 +42,7 @@ export class BucketMigration {
     private readonly repo: ReleasesRepository,
     private readonly storage: ArtifactStorage,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   async run(): Promise<BucketMigrationResult> {
@@ -79,6 +86,16 @@ export class BucketMigration {
         tx,
       );
       if (!switched) throw new Changed();
+      await this.audit.record(
+        MIGRATION_ACTOR,
+        {
+          entity_type: 'artifact',
+          entity_id: artifact.id,
+          action: 'move_storage',
+          changes: { storage_driver: { before: from, after: to } },
+        },
+        tx,
+      );
     });
     await unlink(path).catch(() => {});
   }

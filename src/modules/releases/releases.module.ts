@@ -92,7 +92,7 @@ export function createReleases(deps: {
     deps.clock,
     deps.audit,
   );
-  const bucketMigration = new BucketMigration(deps.database, repo, storage, deps.clock);
+  const bucketMigration = new BucketMigration(deps.database, repo, storage, deps.clock, deps.audit);
   return {
     releases,
     artifacts,

@@ -91,7 +91,10 @@ function Changes({ changes }: { changes: AuditEvent['changes'] }) {
 }
 
 /** The jobs of Tollgate itself that record changes, in words (docs/admin.md, 'Audit trail'). */
-const JOBS: Record<string, string> = { stale_activations: 'stale activation' };
+const JOBS: Record<string, string> = {
+  stale_activations: 'stale activation',
+  vault_migration: 'vault moved to the bucket',
+};
 
 /** Who made a change: a person's email, a site, or Tollgate itself and which of its jobs. */
 function actorName(actor: AuditEvent['actor']): string {
