@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import type { SqliteStatement } from 'kysely';
+import { TurnQueue } from './turn-queue.js';
 
 interface Pending {
   statement: SqliteStatement;
@@ -32,8 +33,7 @@ interface Pending {
  * statement through Kysely, which waits its turn: nothing reads or joins a transaction half-done.
  */
 export class TurnBatch {
-  private queue: Pending[] = [];
-  private scheduled = false;
+  private readonly turn = new TurnQueue<Pending>((batch) => this.flush(batch));
   private readonly begin: SQLite.Statement;
   private readonly commit: SQLite.Statement;
 
@@ -54,18 +54,11 @@ export class TurnBatch {
     alone: () => Promise<unknown[]>,
   ): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ statement, parameters, resolve, reject, alone });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
+      this.turn.push({ statement, parameters, resolve, reject, alone });
     });
   }
 
-  private readonly flush = () => {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
+  private flush(batch: Pending[]): void {
     if (this.sqlite.inTransaction) {
       for (const p of batch) p.alone().then(p.resolve, p.reject);
       return;
@@ -104,5 +97,5 @@ export class TurnBatch {
     }
     this.onCommit();
     for (const [p, rows] of done) p.resolve(rows);
-  };
+  }
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { poolQuery } from './pg-names.js';
+import { TurnQueue } from './turn-queue.js';
 
 interface Pending {
   parameters: unknown[];
@@ -15,13 +16,15 @@ interface Pending {
 export const pgBatchCounts = { statements: 0, failures: 0 };
 
 /**
- * What the batches below share: the calls of one turn of the event loop are queued and, at its end
- * (`setImmediate`), a caller alone runs the single named statement and several go to `send` as
- * one. A batch that fails is run again call by call (`fallBack`).
+ * What the batches below share: the calls of one turn of the event loop (TurnQueue); at its end a
+ * caller alone runs the single named statement and several go to `send` as one. A batch that fails
+ * is run again call by call (`fallBack`).
  */
 abstract class PgTurnBatch<Row> {
-  private queue: Pending[] = [];
-  private scheduled = false;
+  private readonly turn = new TurnQueue<Pending>((batch) => {
+    if (batch.length === 1) this.alone(batch[0]!);
+    else this.send(batch);
+  });
 
   constructor(
     protected readonly pool: pg.Pool,
@@ -32,11 +35,7 @@ abstract class PgTurnBatch<Row> {
   /** Runs the statement with these parameters (in the single statement's order) in this turn's batch. */
   run(parameters: unknown[]): Promise<Row[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ parameters, resolve: resolve as (rows: unknown[]) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
+      this.turn.push({ parameters, resolve: resolve as (rows: unknown[]) => void, reject });
     });
   }
 
@@ -55,14 +54,6 @@ abstract class PgTurnBatch<Row> {
       p.reject,
     );
   }
-
-  private readonly flush = () => {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 1) this.alone(batch[0]!);
-    else this.send(batch);
-  };
 }
 
 /**

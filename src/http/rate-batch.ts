@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { pgBatchCounts } from '../db/pg-batch.js';
 import { poolQuery, statementName } from '../db/pg-names.js';
+import { TurnQueue } from '../db/turn-queue.js';
 
 interface Waiter {
   buckets: string[];
@@ -24,8 +25,7 @@ interface Waiter {
  * call: a failed statement changed nothing.
  */
 export class PgCounterBatch {
-  private queue: Waiter[] = [];
-  private scheduled = false;
+  private readonly turn = new TurnQueue<Waiter>((batch) => this.flush(batch));
   private static readonly TEXT =
     'insert into "rate_counters" ("bucket", "window_start", "count") ' +
     'select * from unnest((select $1::varchar[]), (select $2::int8[]), (select $3::int4[])) ' +
@@ -42,19 +42,15 @@ export class PgCounterBatch {
     alone: () => Promise<{ bucket: string; count: number }[]>,
   ): Promise<{ bucket: string; count: number }[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ buckets, start, resolve, reject, alone });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
+      this.turn.push({ buckets, start, resolve, reject, alone });
     });
   }
 
-  private readonly flush = () => {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 1) return this.runAlone(batch[0]!);
+  private flush(batch: Waiter[]): void {
+    if (batch.length === 1) {
+      this.runAlone(batch[0]!);
+      return;
+    }
     // How many hits each (window, bucket) takes in this turn, in call order.
     const hits = new Map<string, { bucket: string; start: number; n: number }>();
     for (const w of batch) {
@@ -98,7 +94,7 @@ export class PgCounterBatch {
         for (const w of batch) this.runAlone(w);
       },
     );
-  };
+  }
 
   private runAlone(w: Waiter): void {
     w.alone().then(w.resolve, w.reject);
