@@ -10,7 +10,7 @@ import { type Config, loadConfig } from '../../src/config.js';
 import type { App } from '../../src/http/types.js';
 import { sha256 } from '../../src/random.js';
 import { download, type Fixture, issue, protectedFixture } from '../distribution/helpers.js';
-import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { admin, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
 import { cli } from '../helpers/cli.js';
 import { dialectUnderTest } from '../helpers/db.js';
 import { makeZip, publish } from '../helpers/factories.js';
@@ -122,11 +122,7 @@ describe('switching a store to the bucket', () => {
       await o.Body!.transformToByteArray();
       await downloadsWhole(withBucket, f);
       // The move is in the audit trail, Tollgate's own doing on the operator's command.
-      const trail = await t.app.inject({
-        method: 'GET',
-        url: `/v1/audit-events?entity_type=artifact&entity_id=${a.id}`,
-        headers: t.adminAuth,
-      });
+      const trail = await admin(t, 'GET', `/audit-events?entity_type=artifact&entity_id=${a.id}`);
       expect(trail.json()).toEqual([
         expect.objectContaining({
           action: 'move_storage',
@@ -166,11 +162,7 @@ describe('switching a store to the bucket', () => {
     expect(result.moved).toEqual([]);
     expect(result.failed).toEqual([{ artifact_id: a.id, reason: 'hash_mismatch' }]);
     expect((await artifactOf(a.id)).driver).toBe('local');
-    const trail = await t.app.inject({
-      method: 'GET',
-      url: `/v1/audit-events?entity_type=artifact&entity_id=${a.id}`,
-      headers: t.adminAuth,
-    });
+    const trail = await admin(t, 'GET', `/audit-events?entity_type=artifact&entity_id=${a.id}`);
     expect(trail.json()).toEqual([]);
     await expect(
       client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}${a.storage_key}` })),

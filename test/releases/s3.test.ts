@@ -16,7 +16,7 @@ import { encryptedSize } from '../../src/modules/releases/storage/crypto-stream.
 import { keyIdOf } from '../../src/modules/releases/storage/keyring.js';
 import { sha256 } from '../../src/random.js';
 import { type Fixture, issue, protectedFixture, tokenOf } from '../distribution/helpers.js';
-import { createTestApp, expectError, postForm, setSettings, type TestApp } from '../helpers/app.js';
+import { admin, createTestApp, expectError, postForm, setSettings, type TestApp } from '../helpers/app.js';
 import { makeZip, softwareProduct, uploadRelease } from '../helpers/factories.js';
 import { startS3, type TestBucket } from '../helpers/s3.js';
 import { stagingFiles, vaultFiles } from '../helpers/vault.js';
@@ -422,11 +422,7 @@ describe('key rotation', () => {
       expect(download.statusCode).toBe(200);
       expect(download.rawPayload.equals(zip)).toBe(true);
 
-      const audit = await rotating.inject({
-        method: 'GET',
-        url: `/v1/audit-events?entity_type=artifact&entity_id=${a.id}`,
-        headers: t.adminAuth,
-      });
+      const audit = await admin(t, 'GET', `/audit-events?entity_type=artifact&entity_id=${a.id}`);
       expect(audit.json()).toEqual([
         expect.objectContaining({
           action: 'rotate_key',

@@ -436,9 +436,9 @@ export class ArtifactsService {
       throw new IntegrityError('size_mismatch');
     }
     const switched = await withTransaction(this.database, async (tx) => {
-      const moved = await this.repo.switchArtifactObject(
+      const moved = await this.repo.moveArtifact(
         a.id,
-        a.storage_key,
+        a,
         {
           storage_key: storageKey,
           key_id: out.keyId,

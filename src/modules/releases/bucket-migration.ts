@@ -79,9 +79,9 @@ export class BucketMigration {
       throw new IntegrityError(check.reason);
     }
     await withTransaction(this.database, async (tx) => {
-      const switched = await this.repo.moveArtifactStorage(
+      const switched = await this.repo.moveArtifact(
         artifact.id,
-        from,
+        { driver: from, storage_key: artifact.storage_key },
         { driver: to, stored_etag: etag, updated_at: iso(this.clock.now()) },
         tx,
       );

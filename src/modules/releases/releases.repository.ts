@@ -273,28 +273,22 @@ export class ReleasesRepository {
       .executeTakeFirst();
   }
 
-  /** Points an artifact at another store, unless its driver is no longer `from`; answers whether it did. */
-  async moveArtifactStorage(id: number, from: string, values: ArtifactUpdate, tx?: Tx): Promise<boolean> {
-    const r = await on(this.db, tx)
-      .updateTable('artifacts')
-      .set(values)
-      .where('id', '=', id)
-      .where('driver', '=', from)
-      .where('state', '=', 'available')
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
-  }
-
   /**
-   * Points an available artifact at another object of the bucket (a re-sealed copy), only while
-   * it still names `fromKey`: false when its row changed meanwhile.
+   * Points an available artifact at other bytes (another store, or a re-sealed object), only while
+   * it is still stored as `from` says: false when its row changed meanwhile.
    */
-  async switchArtifactObject(id: number, fromKey: string, values: ArtifactUpdate, tx?: Tx): Promise<boolean> {
+  async moveArtifact(
+    id: number,
+    from: { driver: string; storage_key: string },
+    values: ArtifactUpdate,
+    tx?: Tx,
+  ): Promise<boolean> {
     const r = await on(this.db, tx)
       .updateTable('artifacts')
       .set(values)
       .where('id', '=', id)
-      .where('storage_key', '=', fromKey)
+      .where('driver', '=', from.driver)
+      .where('storage_key', '=', from.storage_key)
       .where('state', '=', 'available')
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
