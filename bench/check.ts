@@ -18,8 +18,9 @@
  *
  * With `--against DIR` another build of Tollgate (a checkout at DIR with its own `npm run build`,
  * e.g. the commit before a change) runs as a third server, seeded the same way through the API, and
- * each round loads ours, that build's and the bare route in turn: the regression check of a change
- * as ratios of the same rounds (docs/performance.md, 'How to run the benchmarks').
+ * each round loads ours, that build's and the bare route in turn (the two builds taking turns going
+ * first): the regression check of a change as ratios of the same rounds (docs/performance.md, 'How
+ * to run the benchmarks').
  *
  * Without --eligible every site is up to date (the common case: no token minted); with it every
  * check is eligible and mints a single-use token.
@@ -173,6 +174,7 @@ async function main() {
           ]
         : [],
       responseSize: size,
+      alternate: Boolean(values.against),
       rounds: ROUNDS,
       seconds: SECONDS,
       load: (url, seconds, pid, connections) =>

@@ -253,6 +253,13 @@ export async function againstBare(opts: {
   seconds: number;
   /** The connections of one load; a target with a second process gets half of them on each. */
   connections?: number;
+  /**
+   * Loads the others before ours in every second round. The server loaded second in a round comes
+   * out a few percent ahead whichever it is (docs/performance.md, 'Regression check of channels,
+   * rollouts, the field report and last seen'), so comparing two builds (`--against`) alternates
+   * and the medians carry both orders alike.
+   */
+  alternate?: boolean;
   load: (url: string, seconds: number, pid?: number, connections?: number) => Promise<LoadResult>;
 }): Promise<{ ours: LoadResult[]; bare: LoadResult[]; others: LoadResult[][] }> {
   const server = await startPinned(0, [process.execPath, '--import', 'tsx', 'bench/bare-server.ts'], {
@@ -265,11 +272,10 @@ export async function againstBare(opts: {
   try {
     for (let round = 0; round < opts.rounds; round++) {
       const warmup = round === 0 ? 3 : 1;
-      for (const [target, results] of [
-        [opts.ours, ours] as const,
-        ...(opts.others ?? []).map((t, i) => [t, others[i]!] as const),
-        [baseline, bare] as const,
-      ]) {
+      const first = [opts.ours, ours] as const;
+      const rest = (opts.others ?? []).map((t, i) => [t, others[i]!] as const);
+      const order = opts.alternate && round % 2 === 1 ? [...rest, first] : [first, ...rest];
+      for (const [target, results] of [...order, [baseline, bare] as const]) {
         await loadTarget(opts.load, target, warmup, false, opts.connections ?? 50);
         results.push(await loadTarget(opts.load, target, opts.seconds, true, opts.connections ?? 50));
       }

@@ -17,7 +17,8 @@
  *
  * With `--against DIR` another build of Tollgate (a checkout at DIR with its own `npm run build`) runs
  * as a third server on the same licenses, and each round loads ours, that build's and the bare route
- * in turn: the regression check of a change as ratios of the same rounds.
+ * in turn (the two builds taking turns going first): the regression check of a change as ratios of
+ * the same rounds (docs/performance.md, 'How to run the benchmarks').
  *
  * The server under test and the baseline are both pinned to core 0 and loaded in turn, round by
  * round; this process (the load generator) should run on core 1.
@@ -217,6 +218,7 @@ async function main() {
           ]
         : [],
       responseSize,
+      alternate: Boolean(values.against),
       rounds: ROUNDS,
       seconds: SECONDS,
       connections: CONNECTIONS,
