@@ -223,7 +223,12 @@ export function combine(a: LoadResult, b: LoadResult): LoadResult {
   };
 }
 
-export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The middle value; of an even count (`--against` wants one), the mean of the two middle ones. */
+export const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 
 /** A server under load: where to send requests, and its pid for the CPU figure. */
 export interface Target {
@@ -344,6 +349,14 @@ export function reportOthers(
   console.log(
     `${name} median of ${other.length}: ${median(toBare).toFixed(1)}% of bare, ${median(toOurs).toFixed(1)}% of ${oursName} (${target}); p99 ${median(p99).toFixed(1)}x ${oursName}'s; server CPU ${cpu} µs + database CPU ${db} µs a request`,
   );
+  if (oursName === 'ours') {
+    // The regression check's own figure, the other way round: ours as a share of the other build.
+    const oursOf = other.map((r, i) => (runs.ours[i]!.rps / r.rps) * 100);
+    const ourCpu = median(runs.ours.map((r) => r.cpuUs ?? 0)).toFixed(0);
+    console.log(
+      `ours, of the other build: median ${median(oursOf).toFixed(1)}% (rounds ${Math.min(...oursOf).toFixed(1)}–${Math.max(...oursOf).toFixed(1)}%); server CPU ${ourCpu} vs ${cpu} µs a request`,
+    );
+  }
 }
 
 /**
