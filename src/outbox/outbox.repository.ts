@@ -4,16 +4,18 @@ import type { DB, Id } from '../db/schema.js';
 import { forUpdate, on, type Tx } from '../db/transaction.js';
 
 /**
- * The columns every outbox table has (docs/development.md, 'Outboxes'). A row waits as `pending`
- * until `next_attempt_at`; `locked_until` is the lease of the process handling it.
+ * The columns every outbox table has (docs/development.md, 'Outboxes'); a module's table is these
+ * and its own (`OutboxColumns & { … }`). A row waits as `pending` until `next_attempt_at`;
+ * `locked_until` is the lease of the process handling it.
  */
-interface OutboxColumns {
+export interface OutboxColumns {
   id: Id;
   status: string;
   attempts: number;
   next_attempt_at: string | null;
   locked_until: string | null;
   last_error: string | null;
+  created_at: string;
   updated_at: string;
 }
 

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import type { TestApp } from '../helpers/app.js';
-import { adminOk, setSettings } from '../helpers/app.js';
+import { adminOk, createTestApp, setSettings, type TestAppOptions } from '../helpers/app.js';
 
 export const STRIPE_KEYS = {
   stripe_publishable_key: 'pk_test_tollgate',
@@ -207,6 +207,23 @@ const missing = (what: string) => error(404, 'invalid_request_error', 'resource_
 export async function enableStripe(t: TestApp, extra: Record<string, unknown> = {}) {
   await setSettings(t, { ...STRIPE_KEYS, ...extra });
   await adminOk(t, 'PATCH', '/payment-gateways/stripe', { enabled: true });
+}
+
+/**
+ * A store whose Stripe gateway is on and talks to a fresh stand-in, with the checkout limit out of
+ * the way; `opts.env` adds to STRIPE_API_URL. The caller closes both (`stopStripeStore`).
+ */
+export async function startStripeStore(opts: TestAppOptions = {}) {
+  const standIn = await new StripeStandIn().start();
+  const t = await createTestApp({ ...opts, env: { ...opts.env, STRIPE_API_URL: standIn.url } });
+  await setSettings(t, { checkout_rate_limit: 1000 });
+  await enableStripe(t);
+  return { t, standIn };
+}
+
+export async function stopStripeStore(store: { t?: TestApp; standIn?: StripeStandIn }) {
+  await store.t?.close();
+  await store.standIn?.stop();
 }
 
 let events = 0;

@@ -1,9 +1,16 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
 import { payOrder } from '../checkout/helpers.js';
-import { advanceClock, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { advanceClock, type TestApp } from '../helpers/app.js';
 import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
-import { deliver, enableStripe, StripeStandIn, stripeEvent, succeededIntent } from './helpers.js';
+import {
+  deliver,
+  type StripeStandIn,
+  startStripeStore,
+  stopStripeStore,
+  stripeEvent,
+  succeededIntent,
+} from './helpers.js';
 
 /**
  * Renewals of a subscription bought with Stripe by a customer who kept the card: charged
@@ -13,15 +20,9 @@ import { deliver, enableStripe, StripeStandIn, stripeEvent, succeededIntent } fr
 let t: TestApp;
 let standIn: StripeStandIn;
 beforeAll(async () => {
-  standIn = await new StripeStandIn().start();
-  t = await createTestApp({ env: { STRIPE_API_URL: standIn.url, TEST_CLOCK: '1' } });
-  await setSettings(t, { checkout_rate_limit: 1000 });
-  await enableStripe(t);
+  ({ t, standIn } = await startStripeStore({ env: { TEST_CLOCK: '1' } }));
 });
-afterAll(async () => {
-  await t.close();
-  await standIn.stop();
-});
+afterAll(() => stopStripeStore({ t, standIn }));
 
 const db = () => t.app.services.database.db;
 

@@ -2,15 +2,16 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
 import { licensesOfOrder, payOrder } from '../checkout/helpers.js';
-import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
+import { admin, adminOk, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   deliver,
-  enableStripe,
   STRIPE_KEYS,
-  StripeStandIn,
+  type StripeStandIn,
   signed,
+  startStripeStore,
+  stopStripeStore,
   stripeEvent,
   succeededIntent,
 } from './helpers.js';
@@ -18,15 +19,9 @@ import {
 let t: TestApp;
 let standIn: StripeStandIn;
 beforeAll(async () => {
-  standIn = await new StripeStandIn().start();
-  t = await createTestApp({ env: { STRIPE_API_URL: standIn.url }, captureLogs: true });
-  await setSettings(t, { checkout_rate_limit: 1000 });
-  await enableStripe(t);
+  ({ t, standIn } = await startStripeStore({ captureLogs: true }));
 });
-afterAll(async () => {
-  await t.close();
-  await standIn.stop();
-});
+afterAll(() => stopStripeStore({ t, standIn }));
 
 const db = () => t.app.services.database.db;
 

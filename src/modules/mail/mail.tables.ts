@@ -1,11 +1,10 @@
-import type { Id } from '../../db/schema.js';
+import type { OutboxColumns } from '../../outbox/outbox.repository.js';
 
 /** `pending` waits for the worker (also while smtp_url is empty); `failed` gave up after every attempt. */
 export type MailStatus = 'pending' | 'sent' | 'failed';
 
 export interface MailTables {
-  mail_messages: {
-    id: Id;
+  mail_messages: OutboxColumns & {
     kind: string;
     recipient: string;
     subject: string;
@@ -13,12 +12,6 @@ export interface MailTables {
     data: string;
     dedupe_key: string | null;
     status: MailStatus;
-    attempts: number;
-    next_attempt_at: string | null;
-    locked_until: string | null;
-    last_error: string | null;
     sent_at: string | null;
-    created_at: string;
-    updated_at: string;
   };
 }

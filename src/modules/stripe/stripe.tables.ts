@@ -1,4 +1,4 @@
-import type { Id } from '../../db/schema.js';
+import type { OutboxColumns } from '../../outbox/outbox.repository.js';
 
 /** The Stripe gateway's own tables (docs/payments.md, 'Stripe'). */
 export interface StripeTables {
@@ -20,16 +20,9 @@ export interface StripeTables {
   /** Every event handled, inserted in the transaction of its effect: an event acts once. */
   stripe_events: { id: string; type: string; received_at: string };
   /** The outbox of off-session renewal charges (docs/development.md, 'Outboxes'). */
-  stripe_renewal_charges: {
-    id: Id;
+  stripe_renewal_charges: OutboxColumns & {
     order_id: number;
     /** pending, charged or failed. */
     status: string;
-    attempts: number;
-    next_attempt_at: string | null;
-    locked_until: string | null;
-    last_error: string | null;
-    created_at: string;
-    updated_at: string;
   };
 }

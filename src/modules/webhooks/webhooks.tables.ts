@@ -1,4 +1,5 @@
 import type { Id } from '../../db/schema.js';
+import type { OutboxColumns } from '../../outbox/outbox.repository.js';
 
 export type WebhookEventName =
   | 'license.renewed'
@@ -10,18 +11,11 @@ export type WebhookEventName =
 export type WebhookEventStatus = 'pending' | 'delivered' | 'abandoned' | 'skipped';
 
 export interface WebhooksTables {
-  webhook_events: {
-    id: Id;
+  webhook_events: OutboxColumns & {
     event_id: string;
     event: WebhookEventName;
     payload: string;
     status: WebhookEventStatus;
-    attempts: number;
-    next_attempt_at: string | null;
-    locked_until: string | null;
-    last_error: string | null;
-    created_at: string;
-    updated_at: string;
   };
   webhook_attempts: {
     id: Id;
