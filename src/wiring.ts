@@ -213,6 +213,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     publicOrigin: () => urls.origin,
     // Uploads are signed with the store's signing key, made just below (it seals with this vault).
     signer: { signDigest: (sha384) => signing.signDigest(sha384) },
+    sealedSecrets: () => [settings, signing],
   });
   const releases = releasesModule.releases;
   // The signing keys' private halves are sealed with the vault key of the releases' storage.

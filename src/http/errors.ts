@@ -198,7 +198,7 @@ const catalogue = {
   software_slug_required: [409, "Configure the product's software slug before publishing releases."],
   vault_not_private: [409, 'The vault lies under a public root; use local_encrypted or move the vault.'],
   storage_unavailable: [503, 'The artifact vault is not writable.'],
-  vault_key_unavailable: [500, 'The key that sealed this artifact is not configured.'],
+  vault_key_unavailable: [500, 'The key that sealed this artifact or secret is not configured.'],
   legacy_download_not_found: [404, 'Catalogue download not found.'],
   no_public_source: [409, 'This release has no public catalogue source.'],
   public_source_mismatch: [409, 'The public file differs from the protected copy; it was left in place.'],

@@ -188,10 +188,11 @@ describe.skipIf(skipBrowserTests)("the console's vault screens in a real browser
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await page.getByRole('button', { name: 'Re-seal with the current key' }).click();
     const rotated = page.waitForResponse((r) => r.url().endsWith('/v1/software/storage/rotate-key'));
-    await dialog.getByRole('button', { name: 'Re-seal files' }).click();
+    await dialog.getByRole('button', { name: 'Re-seal', exact: true }).click();
     expect((await rotated).status()).toBe(200);
-    // Every file of this store was sealed with its one key: the outcome says there was nothing to do.
-    await page.getByText('Every file was already sealed with the current key').waitFor();
+    // Every file and secret of this store was sealed with its one key: nothing to do.
+    await page.getByText('Every file and secret was already sealed with the current key').waitFor();
+    expect(await page.getByTestId('secrets-on-previous-keys').textContent()).toBe('0');
 
     for (const viewport of [WIDE, NARROW]) {
       await page.setViewportSize(viewport);

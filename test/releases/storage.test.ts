@@ -10,6 +10,7 @@ import { keyIdOf } from '../../src/modules/releases/storage/keyring.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { publish, softwareProduct } from '../helpers/factories.js';
 import { stagingFiles } from '../helpers/vault.js';
+import { enableStripe, STRIPE_KEYS, signed, stripeEvent } from '../stripe/helpers.js';
 
 describe('configuration of the vault', () => {
   it('VAULT_KEY must be base64 of 32 bytes, with a message saying so', () => {
@@ -62,26 +63,48 @@ describe('staging sweep at start', () => {
   });
 });
 
+/** A store sealing with `key`, and other apps on its data and database with other vault keys. */
+async function keyedStore(key: Buffer) {
+  const t = await createTestApp({ env: { VAULT_KEY: key.toString('base64') } });
+  const apps: App[] = [];
+  return {
+    t,
+    async withKeys(current: Buffer, previous: Buffer[]): Promise<App> {
+      const app = await buildApp(
+        { ...t.config, vaultKey: current, vaultPreviousKeys: previous },
+        t.db.database,
+      );
+      apps.push(app);
+      return app;
+    },
+    /** The storage status's `encryption`, as `app` sees it. */
+    async encryption(app: App) {
+      const res = await app.inject({
+        method: 'GET',
+        url: '/v1/software/storage/status',
+        headers: t.adminAuth,
+      });
+      return res.json().encryption;
+    },
+    async close() {
+      for (const app of apps) await app.close();
+      await t.close();
+    },
+  };
+}
+
 describe('encryption keys: generated, configured, rotated', () => {
   const keyA = randomBytes(32);
   const keyB = randomBytes(32);
+  let store: Awaited<ReturnType<typeof keyedStore>>;
   let t: TestApp;
   let productId: number;
   let versionId: number;
-  const extra: App[] = [];
-
-  /** Another app on the same data and database with other keys. */
-  async function withKeys(current: Buffer, previous: Buffer[]): Promise<App> {
-    const app = await buildApp(
-      { ...t.config, vaultKey: current, vaultPreviousKeys: previous },
-      t.db.database,
-    );
-    extra.push(app);
-    return app;
-  }
+  const withKeys = (current: Buffer, previous: Buffer[]) => store.withKeys(current, previous);
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { VAULT_KEY: keyA.toString('base64') } });
+    store = await keyedStore(keyA);
+    t = store.t;
     const product = await softwareProduct(t, { storage_driver: 'local_encrypted' });
     productId = product.id;
     const r = await publish(t, productId, '1.0.0');
@@ -93,8 +116,7 @@ describe('encryption keys: generated, configured, rotated', () => {
     });
   });
   afterAll(async () => {
-    for (const app of extra) await app.close();
-    await t?.close();
+    await store?.close();
   });
 
   it('the storage status names the key source and id, never the key', async () => {
@@ -128,12 +150,7 @@ describe('encryption keys: generated, configured, rotated', () => {
 
   it('rotation re-seals with the new key; afterwards the old key is no longer needed', async () => {
     const rotating = await withKeys(keyB, [keyA]);
-    const before = await rotating.inject({
-      method: 'GET',
-      url: '/v1/software/storage/status',
-      headers: t.adminAuth,
-    });
-    expect(before.json().encryption).toMatchObject({
+    expect(await store.encryption(rotating)).toMatchObject({
       key_id: keyIdOf(keyB),
       previous_key_ids: [keyIdOf(keyA)],
       artifacts_on_previous_keys: 1,
@@ -145,12 +162,7 @@ describe('encryption keys: generated, configured, rotated', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ key_id: keyIdOf(keyB), resealed: 1 });
-    const after = await rotating.inject({
-      method: 'GET',
-      url: '/v1/software/storage/status',
-      headers: t.adminAuth,
-    });
-    expect(after.json().encryption.artifacts_on_previous_keys).toBe(0);
+    expect((await store.encryption(rotating)).artifacts_on_previous_keys).toBe(0);
     const onlyB = await withKeys(keyB, []);
     const republish = await onlyB.inject({
       method: 'POST',
@@ -182,5 +194,103 @@ describe('encryption keys: generated, configured, rotated', () => {
       401,
       'rest_not_logged_in',
     );
+  });
+});
+
+describe('key rotation re-seals the secrets other modules seal with the vault key', () => {
+  const keyA = randomBytes(32);
+  const keyB = randomBytes(32);
+  let store: Awaited<ReturnType<typeof keyedStore>>;
+  afterAll(async () => {
+    await store?.close();
+  });
+  /** A signed Stripe event the webhook route acknowledges: only a store that can open the secret verifies it. */
+  const stripeDelivery = (app: App) => {
+    const { payload, headers } = signed(stripeEvent('customer.created', { id: 'cus_rotation' }));
+    return app.inject({ method: 'POST', url: '/v1/stripe/webhook', payload, headers });
+  };
+
+  it('the Stripe secrets and the signing key move to the new key, are recorded, and work with only it', async () => {
+    store = await keyedStore(keyA);
+    const { t, withKeys } = store;
+    const status = (app: App) => store.encryption(app);
+    await enableStripe(t);
+    const product = await softwareProduct(t, { storage_driver: 'local_encrypted' });
+    await publish(t, product.id, '1.0.0'); // signs, so the signing key exists, sealed with key A
+
+    // Only the new key, before rotating: the webhook secret cannot be opened.
+    expectError(await stripeDelivery(await withKeys(keyB, [])), 500, 'vault_key_unavailable');
+
+    const rotating = await withKeys(keyB, [keyA]);
+    expect(await status(rotating)).toMatchObject({
+      artifacts_on_previous_keys: 1,
+      secrets_on_previous_keys: 3,
+      secrets_with_unknown_key: 0,
+    });
+    const res = await rotating.inject({
+      method: 'POST',
+      url: '/v1/software/storage/rotate-key',
+      headers: t.adminAuth,
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ key_id: keyIdOf(keyB), resealed: 1, secrets_resealed: 3 });
+    const names = body.secrets.map((s: { secret: string }) => s.secret).sort();
+    expect(names.slice(0, 2)).toEqual(['settings.stripe_secret_key', 'settings.stripe_webhook_secret']);
+    expect(names[2]).toMatch(/^signing_key\.k1-[0-9a-f]+$/);
+    for (const s of body.secrets) expect(s).toMatchObject({ from_key_id: keyIdOf(keyA), ok: true });
+    expect(await status(rotating)).toMatchObject({
+      artifacts_on_previous_keys: 0,
+      secrets_on_previous_keys: 0,
+    });
+
+    // The trail names the key ids of each secret, never a secret or a key.
+    const trail = await rotating.inject({
+      method: 'GET',
+      url: '/v1/audit-events?entity_type=settings',
+      headers: t.adminAuth,
+    });
+    const rotations = (trail.json() as { action: string; changes: Record<string, unknown> }[]).filter(
+      (e) => e.action === 'rotate_key',
+    );
+    expect(rotations.map((e) => Object.keys(e.changes)[0]).sort()).toEqual([
+      'stripe_secret_key.key_id',
+      'stripe_webhook_secret.key_id',
+    ]);
+    for (const e of rotations) {
+      expect(Object.values(e.changes)).toEqual([{ before: keyIdOf(keyA), after: keyIdOf(keyB) }]);
+    }
+    for (const secret of [
+      STRIPE_KEYS.stripe_secret_key,
+      STRIPE_KEYS.stripe_webhook_secret,
+      keyA.toString('base64'),
+    ]) {
+      expect(trail.body).not.toContain(secret);
+    }
+    const signingTrail = await rotating.inject({
+      method: 'GET',
+      url: '/v1/audit-events?entity_type=signing_key',
+      headers: t.adminAuth,
+    });
+    expect(signingTrail.json()).toContainEqual(
+      expect.objectContaining({
+        action: 'rotate_key',
+        changes: { 'private_key.key_id': { before: keyIdOf(keyA), after: keyIdOf(keyB) } },
+      }),
+    );
+
+    // With only the new key: the webhook verifies, and a new upload is signed.
+    const onlyB = await withKeys(keyB, []);
+    expect((await stripeDelivery(onlyB)).statusCode).toBe(200);
+    const upload = await publish({ ...t, app: onlyB }, product.id, '1.1.0');
+    expect(upload.signature).toEqual(expect.any(String));
+
+    // Nothing left on an old key: a second rotation does nothing.
+    const again = await onlyB.inject({
+      method: 'POST',
+      url: '/v1/software/storage/rotate-key',
+      headers: t.adminAuth,
+    });
+    expect(again.json()).toMatchObject({ resealed: 0, secrets_resealed: 0, secrets: [] });
   });
 });

@@ -13958,7 +13958,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Re-seal every encrypted artifact with the current VAULT_KEY */
+    /** Re-seal every encrypted artifact and sealed secret with the current VAULT_KEY */
     post: {
       parameters: {
         query?: never;

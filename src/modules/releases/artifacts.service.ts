@@ -8,7 +8,7 @@ import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { uuid } from '../../random.js';
-import { type Actor, diff } from '../audit/audit.model.js';
+import { type Actor, diff, type EntityType } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { Inspector } from './inspect.js';
@@ -18,7 +18,7 @@ import type { ReleasesService } from './releases.service.js';
 import { encryptedSize } from './storage/crypto-stream.js';
 import { IntegrityError } from './storage/driver.js';
 import { hashFile } from './storage/local.js';
-import { type ArtifactStorage, refOf } from './storage/storage.js';
+import { ArtifactStorage, refOf } from './storage/storage.js';
 import { moveFile } from './storage/vault.js';
 import { mapStreamError, storageKeyFor } from './upload.js';
 
@@ -48,6 +48,23 @@ export interface LegacyDownload {
 }
 
 /**
+ * A module that keeps small secrets sealed with the vault key (the Stripe settings, the signing
+ * key's private half): rotate-key re-seals them with the artifacts, and the storage status counts
+ * those still on an old key (docs/releases.md, 'Rotating the key').
+ */
+export interface SealedSecretHolder {
+  /** Names the holder in reports and the audit trail: `settings`, `signing_key`. */
+  readonly sealedName: EntityType;
+  /**
+   * Every sealed value held: under an id of the holder's (a setting's name, a signing key's id),
+   * with the row and field the audit trail names (the settings are row 0).
+   */
+  sealedSecrets(): Promise<{ id: string; entityId: number; field: string; sealed: Buffer }[]>;
+  /** Stores `after` in place of `before` within `tx`; false when the value changed meanwhile. */
+  replaceSealed(id: string, before: Buffer, after: Buffer, tx: Tx): Promise<boolean>;
+}
+
+/**
  * Artifacts beyond publication: the legacy catalogue's public uploads folder, protecting such a
  * file into the vault, removing its public copy, template checks, storage diagnostics and key
  * rotation.
@@ -60,7 +77,13 @@ export class ArtifactsService {
     private readonly releases: ReleasesService,
     private readonly catalogue: CatalogueService,
     private readonly clock: Clock,
-    private readonly opts: { maxUploadBytes: number; publicOrigin: () => string; envKeySet: boolean },
+    private readonly opts: {
+      maxUploadBytes: number;
+      publicOrigin: () => string;
+      envKeySet: boolean;
+      /** The other modules' sealed secrets (built after this module, hence a function). */
+      sealedSecrets: () => SealedSecretHolder[];
+    },
     /** Records the administrator's key rotation (docs/admin.md, 'Audit trail'). */
     private readonly audit: AuditService,
   ) {}
@@ -301,12 +324,13 @@ export class ArtifactsService {
   }
 
   async status() {
-    const [health, auto, staging, counts, keys] = await Promise.all([
+    const [health, auto, staging, counts, keys, secrets] = await Promise.all([
       this.storage.vault.health(),
       this.storage.automatic(),
       this.storage.vault.stagingUsage(),
       this.repo.counts(),
       this.storage.keyring.status(this.opts.envKeySet),
+      this.sealedSecrets(),
     ]);
     const byDriver: Record<string, number> = {};
     const byState: Record<string, number> = {};
@@ -358,6 +382,12 @@ export class ArtifactsService {
         previous_key_ids: keys.previousKeyIds,
         artifacts_on_previous_keys: onPrevious,
         artifacts_with_unknown_key: unknownKey,
+        secrets_on_previous_keys: secrets.filter(
+          (x) => x.keyId !== keys.keyId && keys.previousKeyIds.includes(x.keyId ?? ''),
+        ).length,
+        secrets_with_unknown_key: secrets.filter(
+          (x) => x.keyId !== keys.keyId && !keys.previousKeyIds.includes(x.keyId ?? ''),
+        ).length,
       },
       staging: { path: this.storage.vault.stagingDir, ...staging },
       counts: {
@@ -404,7 +434,78 @@ export class ArtifactsService {
         results.push({ artifact_id: a.id, from_key_id: a.key_id, ok: false, error });
       }
     }
-    return { key_id: keyId, resealed: results.filter((r) => r.ok).length, results };
+    const secrets: { secret: string; from_key_id: string | null; ok: boolean; error?: string }[] = [];
+    for (const x of await this.sealedSecrets()) {
+      if (x.keyId === keyId) continue;
+      try {
+        // A secret the administrator changed meanwhile is sealed with the current key already;
+        // it is reported, and the next rotation finds nothing left to do for it.
+        if (await this.resealSecret(x, keyId, actor))
+          secrets.push({ secret: x.name, from_key_id: x.keyId, ok: true });
+        else secrets.push({ secret: x.name, from_key_id: x.keyId, ok: false, error: 'changed' });
+      } catch (e) {
+        const error = e instanceof IntegrityError ? e.reason : e instanceof ApiError ? e.code : 'io_error';
+        secrets.push({ secret: x.name, from_key_id: x.keyId, ok: false, error });
+      }
+    }
+    return {
+      key_id: keyId,
+      resealed: results.filter((r) => r.ok).length,
+      results,
+      secrets_resealed: secrets.filter((r) => r.ok).length,
+      secrets,
+    };
+  }
+
+  /** Every sealed secret of the other modules, named `holder.id`, with the key id that sealed it. */
+  private async sealedSecrets() {
+    const all = [];
+    for (const holder of this.opts.sealedSecrets()) {
+      for (const secret of await holder.sealedSecrets()) {
+        const keyId = ArtifactStorage.secretKeyId(secret.sealed);
+        all.push({ ...secret, holder, name: `${holder.sealedName}.${secret.id}`, keyId });
+      }
+    }
+    return all;
+  }
+
+  /**
+   * Opened with whichever configured key sealed it, sealed again with the current key, and swapped
+   * in only if it is still the value read (a change by the administrator meanwhile wins: false),
+   * in one transaction with its audit entry (key ids only, never a secret).
+   */
+  private async resealSecret(
+    x: {
+      holder: SealedSecretHolder;
+      id: string;
+      entityId: number;
+      field: string;
+      sealed: Buffer;
+      keyId: string | null;
+    },
+    keyId: string,
+    actor?: Actor,
+  ) {
+    const plain = await this.storage.openSecret(x.sealed);
+    const after = await this.storage.sealSecret(plain);
+    plain.fill(0);
+    const replaced = await withTransaction(this.database, async (tx) => {
+      if (!(await x.holder.replaceSealed(x.id, x.sealed, after, tx))) return false;
+      if (actor) {
+        await this.audit.record(
+          actor,
+          {
+            entity_type: x.holder.sealedName,
+            entity_id: x.entityId,
+            action: 'rotate_key',
+            changes: { [`${x.field}.key_id`]: { before: x.keyId, after: keyId } },
+          },
+          tx,
+        );
+      }
+      return true;
+    });
+    return replaced;
   }
 
   private async resealFile(a: ArtifactRow, actor?: Actor) {

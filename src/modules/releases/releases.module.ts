@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import type { AuditService } from '../audit/audit.module.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import { ArtifactsService } from './artifacts.service.js';
+import { ArtifactsService, type SealedSecretHolder } from './artifacts.service.js';
 import { BucketMigration } from './bucket-migration.js';
 import { DeletionsService } from './deletions.service.js';
 import { ReleasesRepository } from './releases.repository.js';
@@ -12,6 +12,7 @@ import { ReleaseSignatures, type ReleaseSigner } from './signatures.js';
 import { partSizeFor } from './storage/s3.js';
 import { ArtifactStorage } from './storage/storage.js';
 
+export type { SealedSecretHolder } from './artifacts.service.js';
 export type { BucketMigration, BucketMigrationResult } from './bucket-migration.js';
 export type { Release } from './releases.model.js';
 export type { OpenedArtifact, OutstandingTokenCounter, WithdrawHook } from './releases.service.js';
@@ -43,6 +44,8 @@ export function createReleases(deps: {
   audit: AuditService;
   /** Signs every stored artifact (the signing module; docs/releases.md, 'Signatures and Content-MD5'). */
   signer: ReleaseSigner;
+  /** The secrets other modules seal with the vault key, which rotate-key re-seals too. */
+  sealedSecrets: () => SealedSecretHolder[];
 }): ReleasesModule {
   const { config } = deps;
   const repo = new ReleasesRepository(deps.database);
@@ -80,6 +83,7 @@ export function createReleases(deps: {
       maxUploadBytes: config.maxUploadBytes,
       publicOrigin: deps.publicOrigin,
       envKeySet: config.vaultKey !== null,
+      sealedSecrets: deps.sealedSecrets,
     },
     deps.audit,
   );

@@ -242,7 +242,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
       ...admin,
       schema: {
         tags,
-        summary: 'Re-seal every encrypted artifact with the current VAULT_KEY',
+        summary: 'Re-seal every encrypted artifact and sealed secret with the current VAULT_KEY',
         body: EmptyBody,
         response: { 200: StorageStatusResponse, ...errors(400, 401, 403) },
       },

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
+import { ApiError } from '../../http/errors.js';
 import type { Actor } from '../audit/audit.model.js';
 import { diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
@@ -146,12 +147,45 @@ export class SettingsService {
     return shown;
   }
 
-  /** The plaintext of a sealed setting ('' when not set); only the module that uses it asks. */
+  /**
+   * The plaintext of a sealed setting ('' when not set); only the module that uses it asks. Sealed
+   * with a key that is no longer configured (or damaged), it is 500 `vault_key_unavailable`.
+   */
   async secret(key: SealedSetting, tx?: Tx): Promise<string> {
     const stored = (await this.get(tx))[key];
     if (!stored.startsWith(SEALED_PREFIX)) return '';
-    const plain = await this.vault.openSecret(Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64'));
+    let plain: Buffer;
+    try {
+      plain = await this.vault.openSecret(Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64'));
+    } catch {
+      throw new ApiError('vault_key_unavailable');
+    }
     return plain.toString('utf8');
+  }
+
+  // ---- the sealed settings, for rotate-key (docs/releases.md, 'Rotating the key') ----
+
+  readonly sealedName = 'settings' as const;
+
+  /** The sealed settings that are set, read past the cache. */
+  async sealedSecrets(): Promise<{ id: string; entityId: number; field: string; sealed: Buffer }[]> {
+    const value = await this.readIn();
+    return SEALED_SETTINGS.filter((key) => value[key].startsWith(SEALED_PREFIX)).map((key) => ({
+      id: key,
+      entityId: 0,
+      field: key,
+      sealed: Buffer.from(value[key].slice(SEALED_PREFIX.length), 'base64'),
+    }));
+  }
+
+  /** The same secret sealed anew, stored only if the setting still holds `before`. */
+  async replaceSealed(id: string, before: Buffer, after: Buffer, tx: Tx): Promise<boolean> {
+    const key = SEALED_SETTINGS.find((k) => k === id);
+    if (!key || (await this.readIn(tx))[key] !== `${SEALED_PREFIX}${before.toString('base64')}`) return false;
+    this.generation++;
+    await this.repo.put(key, JSON.stringify(`${SEALED_PREFIX}${after.toString('base64')}`), tx);
+    this.cached = null;
+    return true;
   }
 
   /** `actor` is the administrator who asked (the route passes it); a change by the server itself has none and is not recorded. */

@@ -51,6 +51,27 @@ export class SigningRepository {
     await on(this.db, tx).insertInto('signing_keys').values(row).execute();
   }
 
+  /** The keys that still have a private half (sealed with the vault key). */
+  withPrivateHalf(): Promise<{ id: number; key_id: string; private_key: string | null }[]> {
+    return this.db
+      .selectFrom('signing_keys')
+      .select(['id', 'key_id', 'private_key'])
+      .where('private_key', 'is not', null)
+      .orderBy('id')
+      .execute();
+  }
+
+  /** Replaces a key's sealed private half if it is still `before`; false when it changed. */
+  async resealPrivateHalf(keyId: string, before: string, after: string, tx: Tx): Promise<boolean> {
+    const result = await tx
+      .updateTable('signing_keys')
+      .set({ private_key: after })
+      .where('key_id', '=', keyId)
+      .where('private_key', '=', before)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   /** Retires a key and drops its private half: from now on it only verifies. */
   async retire(id: number, at: string, tx?: Tx): Promise<void> {
     await on(this.db, tx)

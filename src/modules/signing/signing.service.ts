@@ -9,7 +9,7 @@ import {
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { withTransaction } from '../../db/transaction.js';
+import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
 import type { Actor } from '../audit/audit.model.js';
@@ -208,6 +208,25 @@ export class SigningService {
       },
       key: { id, privateKey },
     };
+  }
+
+  // ---- the sealed private halves, for rotate-key (docs/releases.md, 'Rotating the key') ----
+
+  readonly sealedName = 'signing_key' as const;
+
+  async sealedSecrets(): Promise<{ id: string; entityId: number; field: string; sealed: Buffer }[]> {
+    const rows = await this.repo.withPrivateHalf();
+    return rows.map((r) => ({
+      id: r.key_id,
+      entityId: r.id,
+      field: 'private_key',
+      sealed: Buffer.from(r.private_key ?? '', 'base64'),
+    }));
+  }
+
+  /** The same private half sealed with the current vault key; the key itself does not change. */
+  replaceSealed(id: string, before: Buffer, after: Buffer, tx: Tx): Promise<boolean> {
+    return this.repo.resealPrivateHalf(id, before.toString('base64'), after.toString('base64'), tx);
   }
 
   /**

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { S3Config } from '../../../config.js';
 import { ApiError } from '../../../http/errors.js';
 import type { ArtifactRow } from '../releases.model.js';
-import { openBytes, sealBytes } from './crypto-stream.js';
+import { openBytes, parseHeader, sealBytes } from './crypto-stream.js';
 import type { ArtifactRef, StorageDriver, VerifyFailure } from './driver.js';
 import { EncryptedVaultDriver } from './encrypted.js';
 import { ExternalLinkDriver } from './external.js';
@@ -170,6 +170,11 @@ export class ArtifactStorage {
   async openSecret(sealed: Buffer): Promise<Buffer> {
     await this.keyring.load();
     return openBytes(sealed, (id) => this.keyring.get(id));
+  }
+
+  /** The id of the vault key that sealed a secret of `sealSecret` (null when it is not in that format). */
+  static secretKeyId(sealed: Buffer): string | null {
+    return parseHeader(sealed)?.keyId ?? null;
   }
 
   /** Full verification of a stored artifact (bounded memory), or the matching error. */

@@ -31,6 +31,8 @@ interface StorageStatus {
     previous_key_ids: string[];
     artifacts_on_previous_keys: number;
     artifacts_with_unknown_key: number;
+    secrets_on_previous_keys: number;
+    secrets_with_unknown_key: number;
   };
   staging: { path: string; files: number; bytes: number };
   counts: {
@@ -42,11 +44,13 @@ interface StorageStatus {
   };
 }
 
-/** `POST /v1/software/storage/rotate-key`: the current key, and each artifact it tried. */
+/** `POST /v1/software/storage/rotate-key`: the current key, and each artifact and secret it tried. */
 interface Rotation {
   key_id: string;
   resealed: number;
   results: { artifact_id: number; from_key_id: string | null; ok: boolean; error?: string }[];
+  secrets_resealed: number;
+  secrets: { secret: string; from_key_id: string | null; ok: boolean; error?: string }[];
 }
 
 const yesNo = (v: boolean) => (v ? 'yes' : 'no');
@@ -76,7 +80,8 @@ export function Storage() {
         <>
           <p>
             Every encrypted file not sealed with the current key is decrypted, sealed again with it, checked
-            against its SHA-256 and then swapped in. A file that fails stays as it was, and is listed.
+            against its SHA-256 and then swapped in. The Stripe secrets and the signing key are sealed again
+            too. A file or secret that fails stays as it was, and is listed.
           </p>
           <p>
             Start the server with the new key in <code>VAULT_KEY</code> and the old one in{' '}
@@ -84,7 +89,7 @@ export function Storage() {
           </p>
         </>
       ),
-      confirmLabel: 'Re-seal files',
+      confirmLabel: 'Re-seal',
       action: async () => {
         setRotation(null);
         const outcome = await post<Rotation>('/software/storage/rotate-key', {});
@@ -167,10 +172,15 @@ export function Storage() {
               <dd data-testid="on-previous-keys">{s.encryption.artifacts_on_previous_keys}</dd>
               <dt>Files on an unknown key</dt>
               <dd>{s.encryption.artifacts_with_unknown_key}</dd>
+              <dt>Secrets on a previous key</dt>
+              <dd data-testid="secrets-on-previous-keys">{s.encryption.secrets_on_previous_keys}</dd>
+              <dt>Secrets on an unknown key</dt>
+              <dd>{s.encryption.secrets_with_unknown_key}</dd>
             </dl>
             <p className="hint">
-              Key ids are hash prefixes that tell keys apart; the key itself is never shown. Re-sealing is
-              recorded in the audit trail, file by file.
+              Key ids are hash prefixes that tell keys apart; the key itself is never shown. Secrets are the
+              Stripe keys and the signing key, which the vault key seals in the database. Re-sealing is
+              recorded in the audit trail, file by file and secret by secret.
             </p>
             <div className="buttons">
               <button type="button" className="primary" onClick={rotate}>
@@ -186,21 +196,30 @@ export function Storage() {
   );
 }
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 function RotationOutcome({ rotation }: { rotation: Rotation }) {
-  const failed = rotation.results.filter((r) => !r.ok);
+  const failed = rotation.results.filter((r) => !r.ok).length + rotation.secrets.filter((r) => !r.ok).length;
+  const done = rotation.resealed + rotation.secrets_resealed;
   return (
-    <div className={`note ${failed.length > 0 ? 'error' : 'ok'}`} role="status">
+    <div className={`note ${failed > 0 ? 'error' : 'ok'}`} role="status">
       <p>
-        {rotation.resealed === 0 && failed.length === 0
-          ? 'Every file was already sealed with the current key: nothing to do.'
-          : `${rotation.resealed} ${rotation.resealed === 1 ? 'file' : 'files'} re-sealed with key ${rotation.key_id}.`}
-        {failed.length > 0 ? ` ${failed.length} could not be re-sealed and stay as they were:` : ''}
+        {done === 0 && failed === 0
+          ? 'Every file and secret was already sealed with the current key: nothing to do.'
+          : `${plural(rotation.resealed, 'file', 'files')} and ${plural(rotation.secrets_resealed, 'secret', 'secrets')} re-sealed with key ${rotation.key_id}.`}
+        {failed > 0 ? ` ${failed} could not be re-sealed and stay as they were:` : ''}
       </p>
-      {rotation.results.length > 0 ? (
+      {rotation.results.length + rotation.secrets.length > 0 ? (
         <ul>
           {rotation.results.map((r) => (
             <li key={r.artifact_id}>
               Artifact {r.artifact_id} (from key {r.from_key_id ?? 'none'}):{' '}
+              {r.ok ? 're-sealed' : <span data-code={r.error}>failed, {r.error}</span>}
+            </li>
+          ))}
+          {rotation.secrets.map((r) => (
+            <li key={r.secret}>
+              <code>{r.secret}</code> (from key {r.from_key_id ?? 'none'}):{' '}
               {r.ok ? 're-sealed' : <span data-code={r.error}>failed, {r.error}</span>}
             </li>
           ))}
