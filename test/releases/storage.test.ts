@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { withTransaction } from '../../src/db/transaction.js';
 import type { App } from '../../src/http/types.js';
 import { keyIdOf } from '../../src/modules/releases/storage/keyring.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { ADMIN, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import { publish, softwareProduct } from '../helpers/factories.js';
 import { stagingFiles } from '../helpers/vault.js';
 import { enableStripe, STRIPE_KEYS, signed, stripeEvent } from '../stripe/helpers.js';
@@ -292,5 +293,22 @@ describe('key rotation re-seals the secrets other modules seal with the vault ke
       headers: t.adminAuth,
     });
     expect(again.json()).toMatchObject({ resealed: 0, secrets_resealed: 0, secrets: [] });
+  });
+
+  it('a secret changed after rotation read it is left with its new value', async () => {
+    const app = await store.withKeys(keyB, []);
+    const { settings, signing } = app.services;
+    const [read] = (await settings.sealedSecrets()).filter((x) => x.id === 'stripe_secret_key');
+    const [key] = await signing.sealedSecrets();
+    await setSettings({ ...store.t, app }, { stripe_secret_key: 'sk_test_changedMeanwhile' });
+    await signing.rotate({ user_id: 1, email: ADMIN.email }); // retires the key read above, erasing its private half
+    const stale = Buffer.from('stale');
+    const replaced = await withTransaction(store.t.db.database, async (tx) => [
+      await settings.replaceSealed(read!.id, read!.sealed, stale, tx),
+      await signing.replaceSealed(key!.id, key!.sealed, stale, tx),
+    ]);
+    expect(replaced).toEqual([false, false]);
+    expect(await settings.secret('stripe_secret_key')).toBe('sk_test_changedMeanwhile');
+    expect((await signing.sealedSecrets()).map((k) => k.id)).not.toContain(key!.id);
   });
 });
