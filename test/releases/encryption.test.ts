@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   mkdtempSync,
@@ -221,5 +222,53 @@ describe('local_encrypted: AES-256-GCM in 64 KiB authenticated chunks', () => {
     const { ref, path } = await store(randomBytes(100));
     expect(ref.keyId).toBe(keyIdOf(key));
     expect(parseHeader(readFileSync(path))?.keyId).toBe(keyIdOf(key));
+  });
+});
+
+describe('the generated key file, shared by server processes', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const freshFile = () => {
+    const d = mkdtempSync(join(tmpdir(), 'tollgate-keyring-'));
+    dirs.push(d);
+    return join(d, 'data', 'vault.key');
+  };
+
+  it('four processes generating it at once, 60 times: each time all use the one key written, whole', async () => {
+    // Before the key file was linked into place whole, about one round in twenty had a process
+    // read the winner's file before its key was written in (an error, then a 500 on every request).
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-keyring-race-'));
+    dirs.push(dir);
+    const rounds = 60;
+    const t0 = Date.now() + 4000; // after the four have started
+    const run = () =>
+      new Promise<string[]>((resolve, reject) => {
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', 'test/helpers/keyring-race.ts', dir, String(t0), String(rounds)],
+          (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as string[])),
+        );
+      });
+    const outs = await Promise.all([run(), run(), run(), run()]);
+    for (let round = 0; round < rounds; round++) {
+      const written = Buffer.from(
+        readFileSync(join(dir, String(round), 'vault.key'), 'utf8').trim(),
+        'base64',
+      );
+      expect(outs.map((ids) => ids[round])).toEqual(Array(4).fill(keyIdOf(written)));
+      expect(readdirSync(join(dir, String(round)))).toEqual(['vault.key']);
+    }
+  }, 30_000);
+
+  it('a keyring that found no key file reads the key another process generated later', async () => {
+    const file = freshFile();
+    const early = new Keyring(null, [], file);
+    expect((await early.status(false)).source).toBe('not_generated');
+    const { keyId } = await new Keyring(null, [], file).currentKey();
+    await early.load();
+    expect(early.get(keyId)).not.toBeNull();
+    expect((await early.currentKey()).keyId).toBe(keyId);
   });
 });

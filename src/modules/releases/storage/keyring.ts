@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
@@ -43,7 +43,11 @@ export class Keyring {
     for (const k of [...previous, ...(envKey ? [envKey] : [])]) this.keys.set(keyIdOf(k), k);
   }
 
-  /** Reads the generated key file when there is one (so artifacts sealed with it stay readable). */
+  /**
+   * Reads the generated key file when there is one (so artifacts sealed with it stay readable).
+   * While there is neither a file nor VAULT_KEY it looks again each time: another server process
+   * on the same DATA_DIR may generate the key and seal with it (a secret, the signing key).
+   */
   async load(): Promise<void> {
     if (this.loaded) return;
     const text = await readFile(this.keyFile, 'utf8').catch((e: NodeJS.ErrnoException) => {
@@ -55,7 +59,7 @@ export class Keyring {
       this.keys.set(keyIdOf(key), key);
       this.current ??= key;
     }
-    this.loaded = true;
+    this.loaded = text !== null || this.current !== null;
   }
 
   /** The key new artifacts are sealed with; generates the key file on first use. */
@@ -64,18 +68,42 @@ export class Keyring {
     if (!this.current) {
       await mkdir(dirname(this.keyFile), { recursive: true, mode: 0o700 });
       const fresh = randomBytes(32);
-      try {
-        // Exclusive create: of several processes starting at once, one key wins and all use it.
-        await writeFile(this.keyFile, `${fresh.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
-        this.current = fresh;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        this.current = parseKeyFile(await readFile(this.keyFile, 'utf8'));
-      }
+      this.current = (await this.publish(fresh)) ? fresh : parseKeyFile(await readFile(this.keyFile, 'utf8'));
       await chmod(this.keyFile, 0o600).catch(() => {});
       this.keys.set(keyIdOf(this.current), this.current);
+      this.loaded = true;
     }
     return { keyId: keyIdOf(this.current), key: this.current };
+  }
+
+  /**
+   * Puts a new key file in place whole, or not at all: written and synced under a name of its own,
+   * then hard-linked to the key file's name, which fails when the name exists. Of several processes
+   * generating at once, one key wins and the others read it (false), never a file still being
+   * written; and a crash cannot leave an empty key file behind while files sealed with it survive.
+   */
+  private async publish(key: Buffer): Promise<boolean> {
+    const temporary = `${this.keyFile}.${process.pid}.${randomBytes(6).toString('hex')}.new`;
+    const handle = await open(temporary, 'wx', 0o600);
+    try {
+      await handle.writeFile(`${key.toString('base64')}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await link(temporary, this.keyFile);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e;
+    } finally {
+      await unlink(temporary).catch(() => {});
+    }
+    // The new name is durable once its directory is.
+    const dir = await open(dirname(this.keyFile), 'r');
+    await dir.sync().catch(() => {});
+    await dir.close();
+    return true;
   }
 
   /** The key with this id, or null when it is not configured (a rotated-away key). */
