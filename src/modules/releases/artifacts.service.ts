@@ -8,7 +8,8 @@ import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { uuid } from '../../random.js';
-import { type Actor, diff, type EntityType } from '../audit/audit.model.js';
+import type { SealedSecret, SealedSecretHolder } from '../../sealed-secrets.js';
+import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { Inspector } from './inspect.js';
@@ -24,6 +25,9 @@ import { mapStreamError, storageKeyFor } from './upload.js';
 
 /** A vault file without a row is an orphan only once no upload can still be committing it. */
 export const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
+
+/** A sealed secret of another module, with its holder, its name in reports and the key id that sealed it. */
+type HeldSecret = SealedSecret & { holder: SealedSecretHolder; name: string; keyId: string | null };
 
 /** Catalogue file names: the client's base name, reduced to safe characters. */
 export function sanitiseUploadName(raw: string): string {
@@ -47,21 +51,11 @@ export interface LegacyDownload {
   public_url: string;
 }
 
-/**
- * A module that keeps small secrets sealed with the vault key (the Stripe settings, the signing
- * key's private half): rotate-key re-seals them with the artifacts, and the storage status counts
- * those still on an old key (docs/releases.md, 'Rotating the key').
- */
-export interface SealedSecretHolder {
-  /** Names the holder in reports and the audit trail: `settings`, `signing_key`. */
-  readonly sealedName: EntityType;
-  /**
-   * Every sealed value held: under an id of the holder's (a setting's name, a signing key's id),
-   * with the row and field the audit trail names (the settings are row 0).
-   */
-  sealedSecrets(): Promise<{ id: string; entityId: number; field: string; sealed: Buffer }[]>;
-  /** Stores `after` in place of `before` within `tx`; false when the value changed meanwhile. */
-  replaceSealed(id: string, before: Buffer, after: Buffer, tx: Tx): Promise<boolean>;
+/** What a failed re-seal reports: the integrity check's reason, the error's code, or the file's state. */
+function resealFailure(e: unknown): string {
+  if (e instanceof IntegrityError) return e.reason;
+  if (e instanceof ApiError) return e.code;
+  return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'io_error';
 }
 
 /**
@@ -347,6 +341,8 @@ export class ArtifactsService {
         else unknownKey += a.n;
       }
     }
+    const secretsOld = secrets.filter((x) => x.keyId !== keys.keyId);
+    const secretsOnPrevious = secretsOld.filter((x) => keys.previousKeyIds.includes(x.keyId ?? '')).length;
     return {
       vault: {
         path: health.path,
@@ -382,12 +378,8 @@ export class ArtifactsService {
         previous_key_ids: keys.previousKeyIds,
         artifacts_on_previous_keys: onPrevious,
         artifacts_with_unknown_key: unknownKey,
-        secrets_on_previous_keys: secrets.filter(
-          (x) => x.keyId !== keys.keyId && keys.previousKeyIds.includes(x.keyId ?? ''),
-        ).length,
-        secrets_with_unknown_key: secrets.filter(
-          (x) => x.keyId !== keys.keyId && !keys.previousKeyIds.includes(x.keyId ?? ''),
-        ).length,
+        secrets_on_previous_keys: secretsOnPrevious,
+        secrets_with_unknown_key: secretsOld.length - secretsOnPrevious,
       },
       staging: { path: this.storage.vault.stagingDir, ...staging },
       counts: {
@@ -423,15 +415,7 @@ export class ArtifactsService {
         else await this.resealFile(a, actor);
         results.push({ artifact_id: a.id, from_key_id: a.key_id, ok: true });
       } catch (e) {
-        const error =
-          e instanceof IntegrityError
-            ? e.reason
-            : e instanceof ApiError
-              ? e.code
-              : (e as NodeJS.ErrnoException).code === 'ENOENT'
-                ? 'missing'
-                : 'io_error';
-        results.push({ artifact_id: a.id, from_key_id: a.key_id, ok: false, error });
+        results.push({ artifact_id: a.id, from_key_id: a.key_id, ok: false, error: resealFailure(e) });
       }
     }
     const secrets: { secret: string; from_key_id: string | null; ok: boolean; error?: string }[] = [];
@@ -444,8 +428,7 @@ export class ArtifactsService {
           secrets.push({ secret: x.name, from_key_id: x.keyId, ok: true });
         else secrets.push({ secret: x.name, from_key_id: x.keyId, ok: false, error: 'changed' });
       } catch (e) {
-        const error = e instanceof IntegrityError ? e.reason : e instanceof ApiError ? e.code : 'io_error';
-        secrets.push({ secret: x.name, from_key_id: x.keyId, ok: false, error });
+        secrets.push({ secret: x.name, from_key_id: x.keyId, ok: false, error: resealFailure(e) });
       }
     }
     return {
@@ -458,8 +441,8 @@ export class ArtifactsService {
   }
 
   /** Every sealed secret of the other modules, named `holder.id`, with the key id that sealed it. */
-  private async sealedSecrets() {
-    const all = [];
+  private async sealedSecrets(): Promise<HeldSecret[]> {
+    const all: HeldSecret[] = [];
     for (const holder of this.opts.sealedSecrets()) {
       for (const secret of await holder.sealedSecrets()) {
         const keyId = ArtifactStorage.secretKeyId(secret.sealed);
@@ -474,22 +457,11 @@ export class ArtifactsService {
    * in only if it is still the value read (a change by the administrator meanwhile wins: false),
    * in one transaction with its audit entry (key ids only, never a secret).
    */
-  private async resealSecret(
-    x: {
-      holder: SealedSecretHolder;
-      id: string;
-      entityId: number;
-      field: string;
-      sealed: Buffer;
-      keyId: string | null;
-    },
-    keyId: string,
-    actor?: Actor,
-  ) {
+  private async resealSecret(x: HeldSecret, keyId: string, actor?: Actor): Promise<boolean> {
     const plain = await this.storage.openSecret(x.sealed);
     const after = await this.storage.sealSecret(plain);
     plain.fill(0);
-    const replaced = await withTransaction(this.database, async (tx) => {
+    return withTransaction(this.database, async (tx) => {
       if (!(await x.holder.replaceSealed(x.id, x.sealed, after, tx))) return false;
       if (actor) {
         await this.audit.record(
@@ -505,7 +477,6 @@ export class ArtifactsService {
       }
       return true;
     });
-    return replaced;
   }
 
   private async resealFile(a: ArtifactRow, actor?: Actor) {

@@ -1,9 +1,10 @@
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
+import type { SealedSecretHolder } from '../../sealed-secrets.js';
 import type { AuditService } from '../audit/audit.module.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import { ArtifactsService, type SealedSecretHolder } from './artifacts.service.js';
+import { ArtifactsService } from './artifacts.service.js';
 import { BucketMigration } from './bucket-migration.js';
 import { DeletionsService } from './deletions.service.js';
 import { ReleasesRepository } from './releases.repository.js';
@@ -12,7 +13,6 @@ import { ReleaseSignatures, type ReleaseSigner } from './signatures.js';
 import { partSizeFor } from './storage/s3.js';
 import { ArtifactStorage } from './storage/storage.js';
 
-export type { SealedSecretHolder } from './artifacts.service.js';
 export type { BucketMigration, BucketMigrationResult } from './bucket-migration.js';
 export type { Release } from './releases.model.js';
 export type { OpenedArtifact, OutstandingTokenCounter, WithdrawHook } from './releases.service.js';

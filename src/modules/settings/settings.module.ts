@@ -1,9 +1,10 @@
 import type { Database } from '../../db/database.js';
+import type { SecretVault } from '../../sealed-secrets.js';
 import type { AuditService } from '../audit/audit.module.js';
 import { SettingsRepository } from './settings.repository.js';
-import { type SecretVault, SettingsService } from './settings.service.js';
+import { SettingsService } from './settings.service.js';
 
-export type { SecretVault, SettingsService } from './settings.service.js';
+export type { SettingsService } from './settings.service.js';
 
 /** Builds the settings module: the one service every module reads the store settings through. */
 export function createSettings(deps: {

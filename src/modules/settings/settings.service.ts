@@ -1,6 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
+import type { SealedSecret, SealedSecretHolder, SecretVault } from '../../sealed-secrets.js';
 import type { Actor } from '../audit/audit.model.js';
 import { diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
@@ -14,12 +15,6 @@ import {
   type SettingsPatch,
   SMTP_PASSWORD_MASK,
 } from './settings.schemas.js';
-
-/** Seals and opens small secrets with the vault key (the releases module's storage does it). */
-export interface SecretVault {
-  sealSecret(plain: Buffer): Promise<Buffer>;
-  openSecret(sealed: Buffer): Promise<Buffer>;
-}
 
 /** How a sealed setting is stored: this prefix and the base64 of the vault's sealed bytes. */
 const SEALED_PREFIX = 'sealed:';
@@ -82,7 +77,7 @@ function normalise(patch: SettingsPatch): SettingsPatch {
  * Store settings, read by every module through this one service. Reads are cached for a second
  * (other server processes see a change within that), and a write here clears the cache at once.
  */
-export class SettingsService {
+export class SettingsService implements SealedSecretHolder {
   private cached: { at: number; value: Settings } | null = null;
   /** Counts writes: a read that a write overtook must not refill the cache with what it read. */
   private generation = 0;
@@ -168,7 +163,7 @@ export class SettingsService {
   readonly sealedName = 'settings' as const;
 
   /** The sealed settings that are set, read past the cache. */
-  async sealedSecrets(): Promise<{ id: string; entityId: number; field: string; sealed: Buffer }[]> {
+  async sealedSecrets(): Promise<SealedSecret[]> {
     const value = await this.readIn();
     return SEALED_SETTINGS.filter((key) => value[key].startsWith(SEALED_PREFIX)).map((key) => ({
       id: key,

@@ -1,10 +1,11 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import type { SecretVault } from '../../sealed-secrets.js';
 import type { AuditService } from '../audit/audit.module.js';
 import { SigningRepository } from './signing.repository.js';
-import { type SecretVault, SigningService } from './signing.service.js';
+import { SigningService } from './signing.service.js';
 
-export type { PublicSigningKey, SecretVault, Signature } from './signing.service.js';
+export type { PublicSigningKey, Signature } from './signing.service.js';
 export { SigningService } from './signing.service.js';
 
 /**

@@ -12,6 +12,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
+import type { SealedSecret, SealedSecretHolder, SecretVault } from '../../sealed-secrets.js';
 import type { Actor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type {
@@ -32,15 +33,6 @@ export const ALGORITHM = 'ed25519';
  */
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
-/**
- * Seals and opens the private halves with the vault key (the releases module's artifact storage
- * does it in the encrypted vault's format; docs/releases.md).
- */
-export interface SecretVault {
-  sealSecret(plain: Buffer): Promise<Buffer>;
-  openSecret(sealed: Buffer): Promise<Buffer>;
-}
 
 /** A key as every answer shows it: never any private material. */
 export interface PublicSigningKey {
@@ -81,7 +73,7 @@ const view = (row: PublicSigningKeyRow): PublicSigningKey => ({
  * process is seen at once, one by another process within CACHE_MS (the old key stays listed, so
  * what it signs meanwhile verifies).
  */
-export class SigningService {
+export class SigningService implements SealedSecretHolder {
   static readonly CACHE_MS = 30_000;
   private cached: { at: number; key: ActiveKey } | null = null;
   private loading: Promise<ActiveKey> | null = null;
@@ -214,7 +206,7 @@ export class SigningService {
 
   readonly sealedName = 'signing_key' as const;
 
-  async sealedSecrets(): Promise<{ id: string; entityId: number; field: string; sealed: Buffer }[]> {
+  async sealedSecrets(): Promise<SealedSecret[]> {
     const rows = await this.repo.withPrivateHalf();
     return rows.map((r) => ({
       id: r.key_id,
