@@ -78,6 +78,10 @@ async function keyedStore(key: Buffer) {
       apps.push(app);
       return app;
     },
+    /** `POST /v1/software/storage/rotate-key` on `app`, as the administrator. */
+    rotate(app: App) {
+      return app.inject({ method: 'POST', url: '/v1/software/storage/rotate-key', headers: t.adminAuth });
+    },
     /** The storage status's `encryption`, as `app` sees it. */
     async encryption(app: App) {
       const res = await app.inject({
@@ -156,11 +160,7 @@ describe('encryption keys: generated, configured, rotated', () => {
       previous_key_ids: [keyIdOf(keyA)],
       artifacts_on_previous_keys: 1,
     });
-    const res = await rotating.inject({
-      method: 'POST',
-      url: '/v1/software/storage/rotate-key',
-      headers: t.adminAuth,
-    });
+    const res = await store.rotate(rotating);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ key_id: keyIdOf(keyB), resealed: 1 });
     expect((await store.encryption(rotating)).artifacts_on_previous_keys).toBe(0);
@@ -228,11 +228,7 @@ describe('key rotation re-seals the secrets other modules seal with the vault ke
       secrets_on_previous_keys: 3,
       secrets_with_unknown_key: 0,
     });
-    const res = await rotating.inject({
-      method: 'POST',
-      url: '/v1/software/storage/rotate-key',
-      headers: t.adminAuth,
-    });
+    const res = await store.rotate(rotating);
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ key_id: keyIdOf(keyB), resealed: 1, secrets_resealed: 3 });
@@ -287,11 +283,7 @@ describe('key rotation re-seals the secrets other modules seal with the vault ke
     expect(upload.signature).toEqual(expect.any(String));
 
     // Nothing left on an old key: a second rotation does nothing.
-    const again = await onlyB.inject({
-      method: 'POST',
-      url: '/v1/software/storage/rotate-key',
-      headers: t.adminAuth,
-    });
+    const again = await store.rotate(onlyB);
     expect(again.json()).toMatchObject({ resealed: 0, secrets_resealed: 0, secrets: [] });
   });
 
