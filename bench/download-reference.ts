@@ -4,8 +4,8 @@ import { createServer } from 'node:http';
 import { basename, dirname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { EncryptedVaultDriver } from '../src/modules/releases/storage/encrypted.js';
-import { Keyring } from '../src/modules/releases/storage/keyring.js';
 import { Vault } from '../src/modules/releases/storage/vault.js';
+import { Keyring } from '../src/modules/vault/keyring.js';
 
 /**
  * The reference a download is measured against: no framework, no database, no token. Per

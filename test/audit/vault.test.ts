@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import type { App } from '../../src/http/types.js';
-import { keyIdOf } from '../../src/modules/releases/storage/keyring.js';
+import { keyIdOf } from '../../src/modules/vault/keyring.js';
 import { ADMIN, admin, createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { publish, softwareProduct } from '../helpers/factories.js';
 

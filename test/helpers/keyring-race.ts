@@ -2,7 +2,7 @@
 // (test/releases/encryption.test.ts): in round r it waits, spinning, until T0 + r * 25 ms, so that
 // every process generates DIR/r/vault.key at the same moment, then prints the key id each round got
 // (or `error:` and why) as one JSON array.  Arguments: DIR T0 ROUNDS.
-import { Keyring } from '../../src/modules/releases/storage/keyring.js';
+import { Keyring } from '../../src/modules/vault/keyring.js';
 
 const [dir, t0, rounds] = process.argv.slice(2);
 const ids: string[] = [];

@@ -24,9 +24,9 @@ import {
 } from '../../src/modules/releases/storage/crypto-stream.js';
 import type { ArtifactRef } from '../../src/modules/releases/storage/driver.js';
 import { EncryptedVaultDriver } from '../../src/modules/releases/storage/encrypted.js';
-import { Keyring, keyIdOf } from '../../src/modules/releases/storage/keyring.js';
 import { hashChunks, openVaultFile, readChunks } from '../../src/modules/releases/storage/local.js';
 import { Vault } from '../../src/modules/releases/storage/vault.js';
+import { Keyring, keyIdOf } from '../../src/modules/vault/keyring.js';
 import { sha256 } from '../../src/random.js';
 
 let dir: string;

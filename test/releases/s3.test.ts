@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { encryptedSize } from '../../src/modules/releases/storage/crypto-stream.js';
-import { keyIdOf } from '../../src/modules/releases/storage/keyring.js';
+import { keyIdOf } from '../../src/modules/vault/keyring.js';
 import { sha256 } from '../../src/random.js';
 import { type Fixture, issue, protectedFixture, tokenOf } from '../distribution/helpers.js';
 import { admin, createTestApp, expectError, postForm, setSettings, type TestApp } from '../helpers/app.js';

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import type { App } from '../../src/http/types.js';
-import { keyIdOf } from '../../src/modules/releases/storage/keyring.js';
+import { keyIdOf } from '../../src/modules/vault/keyring.js';
 import { ADMIN, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import { publish, softwareProduct } from '../helpers/factories.js';
 import { stagingFiles } from '../helpers/vault.js';

@@ -1,9 +1,9 @@
 import { ApiError } from '../../http/errors.js';
-import { normalisePolicy } from '../licensing/policy.js';
 import { isSubscriptionType, isVariableType, type ProductRow } from './catalogue.model.js';
 import type { ProductUpdate, VariationInsert } from './catalogue.repository.js';
 import type { ProductPatchBody, VariationInput } from './catalogue.schemas.js';
 import { toMinor } from './money.js';
+import { normalisePolicy } from './policy.js';
 
 /** Turns validated product bodies into columns, and checks the rules that span several fields. */
 

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { PlainText } from '../../http/schemas.js';
-import { EntitlementPolicyInput } from '../licensing/policy.js';
+import { EntitlementPolicyInput } from './policy.js';
 
 /** Shapes shared by the catalogue's resources. */
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { PlainText } from '../../http/schemas.js';
+import { EntitlementPolicyInput } from '../catalogue/policy.js';
 import { LICENSE_KEY_PATTERN } from './license-key.js';
-import { EntitlementPolicyInput } from './policy.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });

@@ -4,6 +4,7 @@ import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { type Actor, diff, maskKey } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
+import { type EntitlementPolicyInput, snapshotPolicy, usageExpiryOf } from '../catalogue/policy.js';
 import { normaliseDomain } from '../identity/domain.js';
 import { isInstallationId } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -20,7 +21,6 @@ import type {
 import { type ActivationView, activationView, type LicenseView, licenseView } from './license.view.js';
 import { generateLicenseKey } from './license-key.js';
 import type { LicenseRecord } from './licensing.model.js';
-import { type EntitlementPolicyInput, snapshotPolicy, usageExpiryOf } from './policy.js';
 
 export interface CreateLicenseInput {
   product_id: number;

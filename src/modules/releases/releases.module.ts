@@ -1,9 +1,9 @@
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
-import type { SealedSecretHolder } from '../../sealed-secrets.js';
 import type { AuditService } from '../audit/audit.module.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import type { SealedSecretHolder } from '../vault/vault.model.js';
 import { ArtifactsService } from './artifacts.service.js';
 import { BucketMigration } from './bucket-migration.js';
 import { DeletionsService } from './deletions.service.js';

@@ -1,10 +1,10 @@
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
-import type { SealedSecret, SealedSecretHolder, SecretVault } from '../../sealed-secrets.js';
 import type { Actor } from '../audit/audit.model.js';
 import { diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
+import type { SealedSecret, SealedSecretHolder, SecretVault } from '../vault/vault.model.js';
 import type { SettingsRepository } from './settings.repository.js';
 import {
   DEFAULT_SETTINGS,

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
-import type { SecretVault } from '../../sealed-secrets.js';
 import type { AuditService } from '../audit/audit.module.js';
+import type { SecretVault } from '../vault/vault.model.js';
 import { SigningRepository } from './signing.repository.js';
 import { SigningService } from './signing.service.js';
 

@@ -12,9 +12,9 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
-import type { SealedSecret, SealedSecretHolder, SecretVault } from '../../sealed-secrets.js';
 import type { Actor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
+import type { SealedSecret, SealedSecretHolder, SecretVault } from '../vault/vault.model.js';
 import type {
   NewSigningKey,
   PublicSigningKeyRow,

@@ -1,4 +1,5 @@
 import { Readable, type Transform } from 'node:stream';
+import type { Keyring } from '../../vault/keyring.js';
 import { Inspector } from '../inspect.js';
 import { decryptChunks, EncryptStream, encryptedSize, makeHeader } from './crypto-stream.js';
 import {
@@ -10,7 +11,6 @@ import {
   type StorageDriver,
   type VerifyResult,
 } from './driver.js';
-import type { Keyring } from './keyring.js';
 import { deleteVaultFile, hashChunks, openVaultFile, statVaultFile } from './local.js';
 import type { Vault } from './vault.js';
 

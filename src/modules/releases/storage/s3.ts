@@ -13,6 +13,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { BoundedMap } from '../../../bounded-map.js';
 import type { S3Config } from '../../../config.js';
 import { ApiError } from '../../../http/errors.js';
+import type { Keyring } from '../../vault/keyring.js';
 import { Inspector } from '../inspect.js';
 import {
   decryptSealed,
@@ -30,7 +31,6 @@ import {
   type StorageDriver,
   type VerifyResult,
 } from './driver.js';
-import type { Keyring } from './keyring.js';
 import { closingUnread, hashChunks } from './local.js';
 import { STORAGE_KEY } from './vault.js';
 

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import type { S3Config } from '../../../config.js';
 import { ApiError } from '../../../http/errors.js';
+import { Keyring } from '../../vault/keyring.js';
 import type { ArtifactRow } from '../releases.model.js';
 import { openBytes, parseHeader, sealBytes } from './crypto-stream.js';
 import type { ArtifactRef, StorageDriver, VerifyFailure } from './driver.js';
 import { EncryptedVaultDriver } from './encrypted.js';
 import { ExternalLinkDriver } from './external.js';
-import { Keyring } from './keyring.js';
 import { LocalVaultDriver } from './local.js';
 import { StorageRegistry } from './registry.js';
 import { MIN_PART_SIZE, ObjectStore, S3Driver } from './s3.js';

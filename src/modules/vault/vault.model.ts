@@ -1,5 +1,5 @@
-import type { Tx } from './db/transaction.js';
-import type { EntityType } from './modules/audit/audit.model.js';
+import type { Tx } from '../../db/transaction.js';
+import type { EntityType } from '../audit/audit.model.js';
 
 /**
  * Small secrets that other modules keep in the database sealed with the vault key (the Stripe
