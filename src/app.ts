@@ -34,6 +34,7 @@ import { storefrontRoutes } from './modules/storefront/storefront.routes.js';
 import { stripeRoutes } from './modules/stripe/stripe.routes.js';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
+import { vaultRoutes } from './modules/vault/vault.routes.js';
 import { listeningPort } from './modules/webhooks/target.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { adminConsole } from './web/admin.js';
@@ -217,6 +218,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       });
       await api.register(webhooksRoutes, { webhooks });
       await api.register(releasesRoutes, { module: releasesModule });
+      await api.register(vaultRoutes, { vault: services.vault });
       await api.register(distributionRoutes, { ...distribution, counters, field });
       await api.register(ordersRoutes, { orders });
       await api.register(refundsRoutes, { refunds });

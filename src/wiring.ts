@@ -54,6 +54,7 @@ import {
   type RenewalScheduler,
   type SubscriptionsService,
 } from './modules/subscriptions/subscriptions.module.js';
+import { createVault, type KeyVault } from './modules/vault/vault.module.js';
 import {
   createWebhooks,
   type Outbox,
@@ -89,6 +90,8 @@ export interface Services {
   receipts: ReceiptService;
   /** The store's signing keys: what receipts (and signed releases) are signed with (docs/administration.md). */
   signing: SigningService;
+  /** The store's vault keys: sealing, and rotate-key over every sealed value (docs/releases.md). */
+  vault: KeyVault;
   /** Signs artifacts stored before releases were signed: run after the migrations by src/cli.ts. */
   releaseSignatures: ReleaseSignatures;
   /** Moves the vault's artifacts to the bucket: the `vault:migrate-to-s3` command of src/cli.ts. */
@@ -180,15 +183,11 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const secrets = new AppSecrets(appState);
   const rates = new RateCounter(database, clock);
   const audit = createAudit({ database, clock });
-  const settings = createSettings({
-    database,
-    audit,
-    // The Stripe keys are sealed with the vault key of the releases' storage, made below.
-    vault: {
-      sealSecret: (plain) => releasesModule.storage.sealSecret(plain),
-      openSecret: (sealed) => releasesModule.storage.openSecret(sealed),
-    },
-  });
+  const { vault } = createVault({ database, config, audit });
+  // The Stripe keys are sealed with the vault key.
+  const settings = createSettings({ database, audit, vault });
+  // The signing keys' private halves are sealed with the vault key.
+  const { signing } = createSigning({ database, clock, vault, audit });
   const accounts = createAccounts({ database, clock, rates, audit });
   const catalogue = createCatalogue({ database, clock, settings, audit });
   const cart = createCart({ database, catalogue, settings, clock, log: log('cart'), secrets });
@@ -211,13 +210,11 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     clock,
     config,
     publicOrigin: () => urls.origin,
-    // Uploads are signed with the store's signing key, made just below (it seals with this vault).
-    signer: { signDigest: (sha384) => signing.signDigest(sha384) },
-    sealedSecrets: () => [settings, signing],
+    // Uploads are signed with the store's signing key.
+    signer: signing,
+    vault,
   });
   const releases = releasesModule.releases;
-  // The signing keys' private halves are sealed with the vault key of the releases' storage.
-  const { signing } = createSigning({ database, clock, vault: releasesModule.storage, audit });
   const licensing = createLicensing({
     database,
     clock,
@@ -315,6 +312,11 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
   const now = () => iso(clock.now());
   const { invalidations, tokens } = distribution;
+  // The vault key is rotated: the encrypted artifacts are re-sealed, then the Stripe settings and
+  // the signing keys' private halves (the order of rotate-key's report).
+  vault.holdFiles(releasesModule.artifacts);
+  vault.holdSecrets(settings);
+  vault.holdSecrets(signing);
   // Stripe is a gateway like the built-in ones: checkout pays through it, refunds go back through it.
   orders.addGateway(stripe.gateway);
   // A renewal order is created: a card its customer kept with Stripe is charged (after the commit).
@@ -373,6 +375,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       oauth,
       receipts,
       signing,
+      vault,
       releaseSignatures: releasesModule.signatures,
       bucketMigration: releasesModule.bucketMigration,
       webhooks,

@@ -21,4 +21,7 @@ export const PlainText = (opts: { minLength?: number; maxLength: number; descrip
 
 export const Email = Type.String({ format: 'email', maxLength: 254 });
 
+/** A body that must be absent or `{}`: any field is refused. */
+export const EmptyBody = Type.Object({}, { additionalProperties: false });
+
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });

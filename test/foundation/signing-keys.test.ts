@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import type { AuditService } from '../../src/modules/audit/audit.service.js';
-import { openBytes, sealBytes } from '../../src/modules/releases/storage/crypto-stream.js';
-import { ArtifactStorage } from '../../src/modules/releases/storage/storage.js';
 import { createSigning, type SigningService } from '../../src/modules/signing/signing.module.js';
 import { keyIdOf } from '../../src/modules/signing/signing.service.js';
 import { keyIdOf as vaultKeyIdOf } from '../../src/modules/vault/keyring.js';
+import { openBytes, sealBytes } from '../../src/modules/vault/seal.js';
+import { createVault } from '../../src/modules/vault/vault.module.js';
 import { admin, adminOk, createTestApp, expectError, post, type TestApp } from '../helpers/app.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { createCustomer, identity, licenseFixture } from '../helpers/factories.js';
@@ -37,16 +37,9 @@ const db = () => t.app.services.database.db;
 const publicList = () => t.app.inject({ method: 'GET', url: '/v1/software/signing-keys' });
 const rows = () => db().selectFrom('signing_keys').selectAll().orderBy('id').execute();
 
-/** The storage a server process on this DATA_DIR seals with (the same vault key file). */
-const storageOf = (app: TestApp) =>
-  new ArtifactStorage({
-    dataDir: app.config.dataDir,
-    vaultDir: app.config.vaultDir,
-    publicRoots: app.config.publicRoots,
-    vaultKey: app.config.vaultKey,
-    vaultPreviousKeys: app.config.vaultPreviousKeys,
-    durableFiles: false,
-  });
+/** The vault a server process on this DATA_DIR seals with (the same vault key file). */
+const vaultOf = (app: TestApp) =>
+  createVault({ database: app.app.services.database, config: app.config, audit: noAudit }).vault;
 
 /** The generated vault key of a test app's DATA_DIR (no VAULT_KEY is set in tests). */
 const vaultKey = (app: TestApp) =>
@@ -222,7 +215,7 @@ describe('the first key, made once by processes that need it at once', () => {
   function signer(): SigningService {
     const database = openDatabase(shared.config);
     extra.push(database);
-    const storage = storageOf(t);
+    const storage = vaultOf(t);
     const vault = {
       sealSecret: async (plain: Buffer) => {
         sealed++;
@@ -286,7 +279,7 @@ describe('an active key that cannot be opened: 500 signing_key_unavailable, and 
     const other = generateKeyPairSync('ed25519')
       .privateKey.export({ format: 'der', type: 'pkcs8' })
       .subarray(16);
-    const storage = storageOf(u);
+    const storage = vaultOf(u);
     const cases = [
       // sealed with a vault key that is not configured here
       sealBytes(foreign, vaultKeyIdOf(foreign), seed).toString('base64'),

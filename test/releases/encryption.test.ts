@@ -13,20 +13,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CHUNK_SIZE,
-  EncryptStream,
-  encryptedSize,
-  HEADER_SIZE,
-  makeHeader,
-  parseHeader,
-  RECORD_OVERHEAD,
-} from '../../src/modules/releases/storage/crypto-stream.js';
+import { EncryptStream, encryptedSize } from '../../src/modules/releases/storage/crypto-stream.js';
 import type { ArtifactRef } from '../../src/modules/releases/storage/driver.js';
 import { EncryptedVaultDriver } from '../../src/modules/releases/storage/encrypted.js';
 import { hashChunks, openVaultFile, readChunks } from '../../src/modules/releases/storage/local.js';
 import { Vault } from '../../src/modules/releases/storage/vault.js';
 import { Keyring, keyIdOf } from '../../src/modules/vault/keyring.js';
+import {
+  CHUNK_SIZE,
+  HEADER_SIZE,
+  makeHeader,
+  parseHeader,
+  RECORD_OVERHEAD,
+} from '../../src/modules/vault/seal.js';
 import { sha256 } from '../../src/random.js';
 
 let dir: string;

@@ -51,7 +51,7 @@ export const UpdateBody = Type.Object(
   { additionalProperties: false },
 );
 export const RemoveBody = Type.Object({ cart_item_key: ItemKey }, { additionalProperties: false });
-export const EmptyBody = Type.Object({}, { additionalProperties: false });
+export { EmptyBody } from '../../http/schemas.js';
 export const CouponBody = Type.Object({ coupon_code: CouponCode }, { additionalProperties: false });
 
 /** A decimal amount in the cart's currency, as a string ("49.00", "5000", "1.250"). */

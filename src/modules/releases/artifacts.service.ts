@@ -11,7 +11,12 @@ import { uuid } from '../../random.js';
 import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import type { SealedSecret, SealedSecretHolder } from '../vault/vault.model.js';
+import {
+  type FileResealResult,
+  type KeyVault,
+  resealFailure,
+  type SealedFileHolder,
+} from '../vault/vault.module.js';
 import { Inspector } from './inspect.js';
 import { type ArtifactRow, checkVersion, compareWithTemplate, type TemplateCheck } from './releases.model.js';
 import type { ReleasesRepository } from './releases.repository.js';
@@ -19,15 +24,12 @@ import type { ReleasesService } from './releases.service.js';
 import { encryptedSize } from './storage/crypto-stream.js';
 import { IntegrityError } from './storage/driver.js';
 import { hashFile } from './storage/local.js';
-import { ArtifactStorage, refOf } from './storage/storage.js';
+import { type ArtifactStorage, refOf } from './storage/storage.js';
 import { moveFile } from './storage/vault.js';
 import { mapStreamError, storageKeyFor } from './upload.js';
 
 /** A vault file without a row is an orphan only once no upload can still be committing it. */
 export const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
-
-/** A sealed secret of another module, with its holder, its name in reports and the key id that sealed it. */
-type HeldSecret = SealedSecret & { holder: SealedSecretHolder; name: string; keyId: string | null };
 
 /** Catalogue file names: the client's base name, reduced to safe characters. */
 export function sanitiseUploadName(raw: string): string {
@@ -51,19 +53,12 @@ export interface LegacyDownload {
   public_url: string;
 }
 
-/** What a failed re-seal reports: the integrity check's reason, the error's code, or the file's state. */
-function resealFailure(e: unknown): string {
-  if (e instanceof IntegrityError) return e.reason;
-  if (e instanceof ApiError) return e.code;
-  return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'io_error';
-}
-
 /**
  * Artifacts beyond publication: the legacy catalogue's public uploads folder, protecting such a
- * file into the vault, removing its public copy, template checks, storage diagnostics and key
- * rotation.
+ * file into the vault, removing its public copy, template checks, storage diagnostics, and the
+ * encrypted artifacts' part of the vault's key rotation.
  */
-export class ArtifactsService {
+export class ArtifactsService implements SealedFileHolder {
   constructor(
     private readonly database: Pick<Database, 'db'>,
     private readonly repo: ReleasesRepository,
@@ -74,12 +69,11 @@ export class ArtifactsService {
     private readonly opts: {
       maxUploadBytes: number;
       publicOrigin: () => string;
-      envKeySet: boolean;
-      /** The other modules' sealed secrets (built after this module, hence a function). */
-      sealedSecrets: () => SealedSecretHolder[];
     },
     /** Records the administrator's key rotation (docs/admin.md, 'Audit trail'). */
     private readonly audit: AuditService,
+    /** The store's key vault: the status's encryption part, and the key rotation that calls back here. */
+    private readonly vault: KeyVault,
   ) {}
 
   // ---- the legacy catalogue's public folder ----
@@ -318,31 +312,19 @@ export class ArtifactsService {
   }
 
   async status() {
-    const [health, auto, staging, counts, keys, secrets] = await Promise.all([
+    const [health, auto, staging, counts, encryption] = await Promise.all([
       this.storage.vault.health(),
       this.storage.automatic(),
       this.storage.vault.stagingUsage(),
       this.repo.counts(),
-      this.storage.keyring.status(this.opts.envKeySet),
-      this.sealedSecrets(),
+      this.vault.status(),
     ]);
     const byDriver: Record<string, number> = {};
     const byState: Record<string, number> = {};
-    let onPrevious = 0;
-    let unknownKey = 0;
     for (const a of counts.artifacts) {
       byDriver[a.driver] = (byDriver[a.driver] ?? 0) + a.n;
       byState[a.state] = (byState[a.state] ?? 0) + a.n;
-      // The vault's files and the bucket's sealed objects alike: rotate-key re-seals both
-      // (docs/releases.md, 'Rotating the key').
-      const sealed = a.driver === 'local_encrypted' || a.driver === 's3_encrypted';
-      if (sealed && a.state !== 'deleted' && a.key_id && a.key_id !== keys.keyId) {
-        if (keys.previousKeyIds.includes(a.key_id)) onPrevious += a.n;
-        else unknownKey += a.n;
-      }
     }
-    const secretsOld = secrets.filter((x) => x.keyId !== keys.keyId);
-    const secretsOnPrevious = secretsOld.filter((x) => keys.previousKeyIds.includes(x.keyId ?? '')).length;
     return {
       vault: {
         path: health.path,
@@ -368,19 +350,7 @@ export class ArtifactsService {
           }
         : null,
       max_upload_bytes: this.opts.maxUploadBytes,
-      encryption: {
-        algorithm: 'AES-256-GCM',
-        chunk_size: 65536,
-        key_source: keys.source,
-        key_id: keys.keyId,
-        key_file: keys.source === 'env' ? null : keys.keyFile,
-        key_file_mode: keys.source === 'env' ? null : keys.keyFileMode,
-        previous_key_ids: keys.previousKeyIds,
-        artifacts_on_previous_keys: onPrevious,
-        artifacts_with_unknown_key: unknownKey,
-        secrets_on_previous_keys: secretsOnPrevious,
-        secrets_with_unknown_key: secretsOld.length - secretsOnPrevious,
-      },
+      encryption,
       staging: { path: this.storage.vault.stagingDir, ...staging },
       counts: {
         artifacts: byDriver,
@@ -393,17 +363,27 @@ export class ArtifactsService {
   }
 
   /**
-   * Re-seals every encrypted artifact not on the current key (after VAULT_KEY changed and the
-   * old key went to VAULT_PREVIOUS_KEYS): the vault's files and the bucket's sealed objects. A
-   * vault file is replaced in one rename after its new copy verified; a sealed object is written
-   * anew under a new storage key, verified, and the artifact's row switched to it before the old
-   * object is deleted. A failure leaves that artifact as it was and is reported. Each re-sealed
-   * artifact's new key id is stored and recorded in the audit trail in one transaction: the key
-   * ids (hash prefixes, docs/releases.md) and never a key.
+   * The live sealed artifacts by the key id that sealed them: the vault's files and the bucket's
+   * sealed objects alike, which the vault's rotation re-seals both (docs/releases.md, 'Rotating the key').
    */
-  async rotateKey(actor?: Actor) {
-    const { keyId } = await this.storage.keyring.currentKey();
-    const results: { artifact_id: number; from_key_id: string | null; ok: boolean; error?: string }[] = [];
+  async sealedKeyCounts(): Promise<{ keyId: string; n: number }[]> {
+    return (await this.repo.counts()).artifacts.flatMap((a) =>
+      (a.driver === 'local_encrypted' || a.driver === 's3_encrypted') && a.state !== 'deleted' && a.key_id
+        ? [{ keyId: a.key_id, n: a.n }]
+        : [],
+    );
+  }
+
+  /**
+   * The encrypted artifacts' part of the vault's rotation: every one not on `keyId`. A vault file
+   * is replaced in one rename after its new copy verified; a sealed object is written anew under a
+   * new storage key, verified, and the artifact's row switched to it before the old object is
+   * deleted. A failure leaves that artifact as it was and is reported. Each re-sealed artifact's new
+   * key id is stored and recorded in the audit trail in one transaction: the key ids (hash
+   * prefixes, docs/releases.md) and never a key.
+   */
+  async resealFiles(keyId: string, actor?: Actor): Promise<FileResealResult[]> {
+    const results: FileResealResult[] = [];
     const sealed = [
       ...(await this.repo.listArtifactsByDriver('local_encrypted')),
       ...(await this.repo.listArtifactsByDriver('s3_encrypted')),
@@ -418,65 +398,7 @@ export class ArtifactsService {
         results.push({ artifact_id: a.id, from_key_id: a.key_id, ok: false, error: resealFailure(e) });
       }
     }
-    const secrets: { secret: string; from_key_id: string | null; ok: boolean; error?: string }[] = [];
-    for (const x of await this.sealedSecrets()) {
-      if (x.keyId === keyId) continue;
-      try {
-        // A secret the administrator changed meanwhile is sealed with the current key already;
-        // it is reported, and the next rotation finds nothing left to do for it.
-        if (await this.resealSecret(x, keyId, actor))
-          secrets.push({ secret: x.name, from_key_id: x.keyId, ok: true });
-        else secrets.push({ secret: x.name, from_key_id: x.keyId, ok: false, error: 'changed' });
-      } catch (e) {
-        secrets.push({ secret: x.name, from_key_id: x.keyId, ok: false, error: resealFailure(e) });
-      }
-    }
-    return {
-      key_id: keyId,
-      resealed: results.filter((r) => r.ok).length,
-      results,
-      secrets_resealed: secrets.filter((r) => r.ok).length,
-      secrets,
-    };
-  }
-
-  /** Every sealed secret of the other modules, named `holder.id`, with the key id that sealed it. */
-  private async sealedSecrets(): Promise<HeldSecret[]> {
-    const all: HeldSecret[] = [];
-    for (const holder of this.opts.sealedSecrets()) {
-      for (const secret of await holder.sealedSecrets()) {
-        const keyId = ArtifactStorage.secretKeyId(secret.sealed);
-        all.push({ ...secret, holder, name: `${holder.sealedName}.${secret.id}`, keyId });
-      }
-    }
-    return all;
-  }
-
-  /**
-   * Opened with whichever configured key sealed it, sealed again with the current key, and swapped
-   * in only if it is still the value read (a change by the administrator meanwhile wins: false),
-   * in one transaction with its audit entry (key ids only, never a secret).
-   */
-  private async resealSecret(x: HeldSecret, keyId: string, actor?: Actor): Promise<boolean> {
-    const plain = await this.storage.openSecret(x.sealed);
-    const after = await this.storage.sealSecret(plain);
-    plain.fill(0);
-    return withTransaction(this.database, async (tx) => {
-      if (!(await x.holder.replaceSealed(x.id, x.sealed, after, tx))) return false;
-      if (actor) {
-        await this.audit.record(
-          actor,
-          {
-            entity_type: x.holder.sealedName,
-            entity_id: x.entityId,
-            action: 'rotate_key',
-            changes: { [`${x.field}.key_id`]: { before: x.keyId, after: keyId } },
-          },
-          tx,
-        );
-      }
-      return true;
-    });
+    return results;
   }
 
   private async resealFile(a: ArtifactRow, actor?: Actor) {

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import type { AuditService } from '../audit/audit.module.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import type { SealedSecretHolder } from '../vault/vault.model.js';
+import type { KeyVault } from '../vault/vault.module.js';
 import { ArtifactsService } from './artifacts.service.js';
 import { BucketMigration } from './bucket-migration.js';
 import { DeletionsService } from './deletions.service.js';
@@ -44,8 +44,8 @@ export function createReleases(deps: {
   audit: AuditService;
   /** Signs every stored artifact (the signing module; docs/releases.md, 'Signatures and Content-MD5'). */
   signer: ReleaseSigner;
-  /** The secrets other modules seal with the vault key, which rotate-key re-seals too. */
-  sealedSecrets: () => SealedSecretHolder[];
+  /** The store's key vault: encrypted artifacts are sealed with its keys, and its rotation re-seals them. */
+  vault: KeyVault;
 }): ReleasesModule {
   const { config } = deps;
   const repo = new ReleasesRepository(deps.database);
@@ -53,8 +53,7 @@ export function createReleases(deps: {
     dataDir: config.dataDir,
     vaultDir: config.vaultDir,
     publicRoots: config.publicRoots,
-    vaultKey: config.vaultKey,
-    vaultPreviousKeys: config.vaultPreviousKeys,
+    keyring: deps.vault.keyring,
     // Files are exactly as durable as the rows that reference them: PostgreSQL commits and
     // SQLITE_SYNCHRONOUS=FULL survive power loss, so their artifacts are fsynced; with SQLite's
     // default NORMAL the last commits (and uploads) may roll back on power loss, never on a crash.
@@ -82,10 +81,9 @@ export function createReleases(deps: {
     {
       maxUploadBytes: config.maxUploadBytes,
       publicOrigin: deps.publicOrigin,
-      envKeySet: config.vaultKey !== null,
-      sealedSecrets: deps.sealedSecrets,
     },
     deps.audit,
+    deps.vault,
   );
   const deletions = new DeletionsService(
     deps.database,

@@ -236,20 +236,6 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
     () => artifacts.status(),
   );
 
-  app.post(
-    '/software/storage/rotate-key',
-    {
-      ...admin,
-      schema: {
-        tags,
-        summary: 'Re-seal every encrypted artifact and sealed secret with the current VAULT_KEY',
-        body: EmptyBody,
-        response: { 200: StorageStatusResponse, ...errors(400, 401, 403) },
-      },
-    },
-    (request) => artifacts.rotateKey(actorOf(request)),
-  );
-
   // ---- artifact deletion ----
 
   app.post(

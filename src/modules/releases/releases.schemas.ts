@@ -90,7 +90,7 @@ export type ReleaseUpdateBody = {
 export const RolloutBody = Type.Object({ rollout_percent: RolloutPercent }, { additionalProperties: false });
 export type RolloutBody = Static<typeof RolloutBody>;
 
-export const EmptyBody = Type.Object({}, { additionalProperties: false });
+export { EmptyBody } from '../../http/schemas.js';
 
 export const RepublishBody = Type.Object(
   { set_current: Type.Optional(Type.Boolean()) },

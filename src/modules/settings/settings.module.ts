@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { AuditService } from '../audit/audit.module.js';
-import type { SecretVault } from '../vault/vault.model.js';
+import type { SecretVault } from '../vault/vault.module.js';
 import { SettingsRepository } from './settings.repository.js';
 import { SettingsService } from './settings.service.js';
 

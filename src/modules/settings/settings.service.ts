@@ -4,7 +4,7 @@ import { ApiError } from '../../http/errors.js';
 import type { Actor } from '../audit/audit.model.js';
 import { diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
-import type { SealedSecret, SealedSecretHolder, SecretVault } from '../vault/vault.model.js';
+import type { SealedSecret, SealedSecretHolder, SecretVault } from '../vault/vault.module.js';
 import type { SettingsRepository } from './settings.repository.js';
 import {
   DEFAULT_SETTINGS,

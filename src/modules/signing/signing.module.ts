@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { AuditService } from '../audit/audit.module.js';
-import type { SecretVault } from '../vault/vault.model.js';
+import type { SecretVault } from '../vault/vault.module.js';
 import { SigningRepository } from './signing.repository.js';
 import { SigningService } from './signing.service.js';
 
@@ -15,7 +15,7 @@ export { SigningService } from './signing.service.js';
 export function createSigning(deps: {
   database: Database;
   clock: Clock;
-  /** Seals the private halves at rest with the vault key (the releases module's artifact storage). */
+  /** Seals the private halves at rest with the store's vault key (the vault module). */
   vault: SecretVault;
   /** Records rotations (docs/admin.md, 'Audit trail'). */
   audit: AuditService;

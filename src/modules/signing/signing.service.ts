@@ -14,7 +14,7 @@ import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
 import type { Actor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
-import type { SealedSecret, SealedSecretHolder, SecretVault } from '../vault/vault.model.js';
+import type { SealedSecret, SealedSecretHolder, SecretVault } from '../vault/vault.module.js';
 import type {
   NewSigningKey,
   PublicSigningKeyRow,

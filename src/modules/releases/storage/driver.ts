@@ -1,4 +1,8 @@
 import type { Readable, Transform } from 'node:stream';
+import type { VerifyFailure } from '../../vault/seal.js';
+
+// Where a stored artifact's bytes fail their checks: the vault's format raises them too.
+export { IntegrityError, type VerifyFailure } from '../../vault/seal.js';
 
 /**
  * The one small interface every artifact store implements. A capability a driver lacks is simply
@@ -42,13 +46,6 @@ export interface StatSnapshot {
 
 export type DeleteOutcome = { outcome: 'deleted' } | { outcome: 'absent' };
 
-export type VerifyFailure =
-  | 'missing'
-  | 'size_mismatch'
-  | 'hash_mismatch'
-  | 'authentication_failed'
-  | 'key_unavailable';
-
 export type VerifyResult = { ok: true; snapshot: StatSnapshot } | { ok: false; reason: VerifyFailure };
 
 export interface StorageDriver {
@@ -91,11 +88,4 @@ export function isValidDeleteOutcome(d: unknown): d is DeleteOutcome {
   if (typeof d !== 'object' || d === null) return false;
   const o = (d as Record<string, unknown>).outcome;
   return o === 'deleted' || o === 'absent';
-}
-
-/** Thrown by streams that read stored bytes when they fail authentication or a size check. */
-export class IntegrityError extends Error {
-  constructor(readonly reason: VerifyFailure) {
-    super(`artifact integrity: ${reason}`);
-  }
 }

@@ -1,7 +1,8 @@
 import { Readable, type Transform } from 'node:stream';
 import type { Keyring } from '../../vault/keyring.js';
+import { makeHeader } from '../../vault/seal.js';
 import { Inspector } from '../inspect.js';
-import { decryptChunks, EncryptStream, encryptedSize, makeHeader } from './crypto-stream.js';
+import { decryptChunks, EncryptStream, encryptedSize } from './crypto-stream.js';
 import {
   type ArtifactRef,
   type DeleteOutcome,
@@ -14,7 +15,7 @@ import {
 import { deleteVaultFile, hashChunks, openVaultFile, statVaultFile } from './local.js';
 import type { Vault } from './vault.js';
 
-/** `local_encrypted`: the private vault, AES-256-GCM at rest (format in crypto-stream.ts). */
+/** `local_encrypted`: the private vault, AES-256-GCM at rest (format in src/modules/vault/seal.ts). */
 export class EncryptedVaultDriver implements StorageDriver {
   readonly name = 'local_encrypted';
   readonly managed = true;

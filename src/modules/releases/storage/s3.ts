@@ -14,14 +14,9 @@ import { BoundedMap } from '../../../bounded-map.js';
 import type { S3Config } from '../../../config.js';
 import { ApiError } from '../../../http/errors.js';
 import type { Keyring } from '../../vault/keyring.js';
+import { makeHeader } from '../../vault/seal.js';
 import { Inspector } from '../inspect.js';
-import {
-  decryptSealed,
-  EncryptStream,
-  encryptedSize,
-  makeHeader,
-  type SealedReader,
-} from './crypto-stream.js';
+import { decryptSealed, EncryptStream, encryptedSize, type SealedReader } from './crypto-stream.js';
 import {
   type ArtifactRef,
   type DeleteOutcome,
@@ -281,7 +276,7 @@ function bodyChunks(body: Readable): AsyncGenerator<Buffer, void, undefined> {
 
 /**
  * `s3` and `s3_encrypted`: artifacts as objects in a bucket, plain or sealed in the encrypted
- * vault's format (crypto-stream.ts), under the prefix and the same generated storage keys.
+ * vault's format (src/modules/vault/seal.ts), under the prefix and the same generated storage keys.
  *
  * The pre-claim check (verify) asks the store, not the bytes, when it can: the ETag the store
  * gave the object when this service wrote it is kept with the artifact (`stored_etag`), and the

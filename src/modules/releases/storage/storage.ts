@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import type { S3Config } from '../../../config.js';
 import { ApiError } from '../../../http/errors.js';
-import { Keyring } from '../../vault/keyring.js';
+import type { Keyring } from '../../vault/keyring.js';
 import type { ArtifactRow } from '../releases.model.js';
-import { openBytes, parseHeader, sealBytes } from './crypto-stream.js';
 import type { ArtifactRef, StorageDriver, VerifyFailure } from './driver.js';
 import { EncryptedVaultDriver } from './encrypted.js';
 import { ExternalLinkDriver } from './external.js';
@@ -16,8 +15,8 @@ export interface StorageOptions {
   dataDir: string;
   vaultDir: string;
   publicRoots: string[];
-  vaultKey: Buffer | null;
-  vaultPreviousKeys: Buffer[];
+  /** The store's vault keys (the vault module), which the encrypted drivers seal with. */
+  keyring: Keyring;
   /** fsync artifacts before their release commits: as durable as the rows that reference them. */
   durableFiles: boolean;
   /** A bucket for new artifacts (S3_BUCKET); none keeps them in the vault. */
@@ -56,7 +55,7 @@ export function verifyError(reason: VerifyFailure): ApiError {
 }
 
 /**
- * The vault, its keys and the driver registry: the storage half of the releases module.
+ * The vault, the driver registry and the keys they seal with: the storage half of the releases module.
  * The automatic driver (upload without storage_driver, product driver unset) is `local` when
  * the vault is writable and outside every public root, else `local_encrypted` when the vault is
  * at least writable (only ciphertext could then be exposed), else none (503 storage_unavailable).
@@ -75,7 +74,7 @@ export class ArtifactStorage {
 
   constructor(opts: StorageOptions) {
     this.vault = new Vault(opts.vaultDir, opts.publicRoots, opts.durableFiles);
-    this.keyring = new Keyring(opts.vaultKey, opts.vaultPreviousKeys, join(opts.dataDir, 'vault.key'));
+    this.keyring = opts.keyring;
     this.local = new LocalVaultDriver(this.vault);
     this.encrypted = new EncryptedVaultDriver(this.vault, this.keyring);
     this.registry.register(this.local);
@@ -154,27 +153,6 @@ export class ArtifactStorage {
     }
     if (requested) this.driver(requested); // unknown: 501 unsupported_storage_driver
     return 's3';
-  }
-
-  /**
-   * A small secret sealed with the vault's current key (VAULT_KEY, or the generated key file), in
-   * the encrypted vault's format: what another module stores in the database at rest (the signing
-   * keys, docs/administration.md, 'Signing keys').
-   */
-  async sealSecret(plain: Buffer): Promise<Buffer> {
-    const { keyId, key } = await this.keyring.currentKey();
-    return sealBytes(key, keyId, plain);
-  }
-
-  /** The plaintext of `sealSecret`, with whichever configured vault key sealed it; else an IntegrityError. */
-  async openSecret(sealed: Buffer): Promise<Buffer> {
-    await this.keyring.load();
-    return openBytes(sealed, (id) => this.keyring.get(id));
-  }
-
-  /** The id of the vault key that sealed a secret of `sealSecret` (null when it is not in that format). */
-  static secretKeyId(sealed: Buffer): string | null {
-    return parseHeader(sealed)?.keyId ?? null;
   }
 
   /** Full verification of a stored artifact (bounded memory), or the matching error. */
