@@ -3,8 +3,8 @@ import { rfc3339 } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 
 /**
- * The entitlement policy an administrator gives a license (its shape: docs/catalogue.md,
- * 'Products').
+ * The entitlement policy an administrator gives a product, and a license snapshots (its shape:
+ * docs/catalogue.md, 'Products'): the catalogue's, which licensing and orders read.
  */
 const Days = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
 export const EntitlementPolicyInput = Type.Object(
