@@ -21,7 +21,7 @@ export const HEADER_SIZE = 36;
 const MAGIC = Buffer.from('TGVE', 'ascii');
 const FORMAT_VERSION = 1;
 export const NONCE = 12;
-export const TAG = 16;
+const TAG = 16;
 export const RECORD_OVERHEAD = NONCE + TAG;
 
 export function makeHeader(keyId: string, chunkSize = CHUNK_SIZE): Buffer {
@@ -94,8 +94,19 @@ export function openBytes(sealed: Buffer, keyFor: (keyId: string) => Buffer | nu
   }
   const key = keyFor(parsed.keyId);
   if (!key) throw new IntegrityError('key_unavailable');
+  return openRecord(key, sealed.subarray(0, HEADER_SIZE), 0n, true, record);
+}
+
+/** One record's plaintext, once its tag verified against the header, its index and finality. */
+export function openRecord(
+  key: Buffer,
+  header: Buffer,
+  index: bigint,
+  final: boolean,
+  record: Buffer,
+): Buffer {
   const decipher = createDecipheriv('aes-256-gcm', key, record.subarray(0, NONCE));
-  decipher.setAAD(aad(sealed.subarray(0, HEADER_SIZE), 0n, true));
+  decipher.setAAD(aad(header, index, final));
   decipher.setAuthTag(record.subarray(record.length - TAG));
   const plain = decipher.update(record.subarray(NONCE, record.length - TAG));
   try {

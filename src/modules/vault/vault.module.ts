@@ -6,13 +6,7 @@ import { Keyring } from './keyring.js';
 import { KeyVault } from './vault.service.js';
 
 export type { Keyring } from './keyring.js';
-export type {
-  FileResealResult,
-  SealedFileHolder,
-  SealedSecret,
-  SealedSecretHolder,
-  SecretVault,
-} from './vault.model.js';
+export type * from './vault.model.js';
 export { KeyVault, resealFailure } from './vault.service.js';
 
 /**

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { shortLived } from '../../../memory.js';
@@ -8,11 +8,10 @@ import {
   HEADER_SIZE,
   IntegrityError,
   NONCE,
+  openRecord,
   parseHeader,
   RECORD_OVERHEAD,
-  TAG,
 } from '../../vault/seal.js';
-
 import { borrowReadBuffer, closingUnread, returnReadBuffer } from './local.js';
 
 /** Streams of the vault's sealed format (src/modules/vault/seal.ts): a whole artifact in bounded memory. */
@@ -158,15 +157,7 @@ async function* decryptRecords(
         const record = batch.subarray(at, Math.min(at + recordSize, length));
         const final = remaining === 0 && at + recordSize >= length;
         if (record.length < RECORD_OVERHEAD) throw new IntegrityError('authentication_failed');
-        const decipher = createDecipheriv('aes-256-gcm', key, record.subarray(0, NONCE));
-        decipher.setAAD(aad(header, index, final));
-        decipher.setAuthTag(record.subarray(record.length - TAG));
-        const plain = decipher.update(record.subarray(NONCE, record.length - TAG));
-        try {
-          decipher.final();
-        } catch {
-          throw new IntegrityError('authentication_failed');
-        }
+        const plain = openRecord(key, header, index, final, record);
         index += 1n;
         shortLived(plain.length);
         yield plain;
