@@ -94,7 +94,8 @@ export interface Variation {
   activation_limit: number | null;
 }
 
-export interface Product {
+/** A product carries its software configuration's fields too. */
+export interface Product extends Omit<SoftwareConfig, 'product_id'> {
   id: number;
   name: string;
   status: string;
@@ -106,14 +107,6 @@ export interface Product {
   subscription: { period: string; interval: number } | null;
   entitlement_policy: Policy | null;
   variations: Variation[];
-  slug: string | null;
-  filename_template: string;
-  storage_driver: string;
-  licensing_enabled: string | null;
-  software_enabled: string;
-  /** WordPress's icon and banner: hashes of /media/<hash>-icon-128.webp and the others (docs/catalogue.md). */
-  icon: string | null;
-  banner: string | null;
   short_description: string;
   description: string;
   /** The image's hash: /media/<image>-400.webp and -1200.webp (docs/storefront.md). */
@@ -129,6 +122,7 @@ export interface SoftwareConfig {
   storage_driver: string;
   licensing_enabled: string | null;
   software_enabled: string;
+  /** WordPress's icon and banner: hashes of /media/<hash>-icon-128.webp and the others (docs/catalogue.md). */
   icon: string | null;
   banner: string | null;
 }
