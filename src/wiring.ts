@@ -51,16 +51,16 @@ import { createStorefront, type MediaService } from './modules/storefront/storef
 import { createStripe, type RenewalCharges, type StripeService } from './modules/stripe/stripe.module.js';
 import {
   createSubscriptions,
-  type RenewalScheduler,
+  type RenewalWorker,
   type SubscriptionsService,
 } from './modules/subscriptions/subscriptions.module.js';
 import { createVault, type KeyVault } from './modules/vault/vault.module.js';
 import {
   createWebhooks,
   type Outbox,
-  type WebhookDispatcher,
   type WebhooksService,
   type WebhookTargetFilter,
+  type WebhookWorker,
 } from './modules/webhooks/webhooks.module.js';
 
 /** Absolute URLs the service hands out; the origin is final only once the server listens. */
@@ -102,7 +102,7 @@ export interface Services {
   /** Package issuance, update checks, download tokens and their redemption (docs/distribution.md). */
   distribution: DistributionModule;
   /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
-  dispatcher: WebhookDispatcher;
+  dispatcher: WebhookWorker;
   /** Orders, status changes and license issuance on payment (docs/checkout.md). */
   orders: OrdersService;
   /** Refunds and order notes (docs/payments.md). */
@@ -114,7 +114,7 @@ export interface Services {
   subscriptions: SubscriptionsService;
   checkout: CheckoutService;
   /** Creates renewal orders when payments fall due; started when the server listens. */
-  renewals: RenewalScheduler;
+  renewals: RenewalWorker;
   /** Releases sites unseen for `stale_activation_days` (docs/licensing.md); started when the server listens. */
   staleActivations: StaleActivationJob;
   /** Every administrator change, recorded in the change's own transaction (docs/admin.md, 'Audit trail'). */

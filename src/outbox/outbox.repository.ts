@@ -183,3 +183,17 @@ export class OutboxQueries<T extends OutboxTable> {
     return { depth: Number(row.depth), oldestDue: row.oldest_due ?? null };
   }
 }
+
+/**
+ * The repository of a module's outbox table: its own queries on `db`, and `outbox`, the statements
+ * every outbox shares, for its worker's claim, release and finish, and the resend.
+ */
+export abstract class OutboxRepository<T extends OutboxTable> {
+  protected readonly db: Kysely<DB>;
+  readonly outbox: OutboxQueries<T>;
+
+  constructor(database: Pick<Database, 'db' | 'dialect'>, table: T) {
+    this.db = database.db;
+    this.outbox = new OutboxQueries(database, table);
+  }
+}

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { TestClock } from '../../src/clock.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { RETRY_DELAYS as MAIL_DELAYS } from '../../src/modules/mail/mail.worker.js';
-import { RETRY_DELAYS as WEBHOOK_DELAYS } from '../../src/modules/webhooks/dispatcher.js';
+import { RETRY_DELAYS as WEBHOOK_DELAYS } from '../../src/modules/webhooks/webhooks.worker.js';
 import { OutboxQueries } from '../../src/outbox/outbox.repository.js';
 import { nextAttempt, type Outbox, OutboxWorker } from '../../src/outbox/worker.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';

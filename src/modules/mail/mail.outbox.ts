@@ -108,7 +108,7 @@ export class MailOutbox {
     await this.enqueue('order_on_hold', facts.to, { ...facts.data, instructions }, tx);
   }
 
-  /** A renewal order created (by the scheduler or an administrator): its payment is due. */
+  /** A renewal order created (by the renewal worker or an administrator): its payment is due. */
   async renewalCreated(order: OrderRow, tx: Tx): Promise<void> {
     if (order.created_via !== 'renewal') return;
     const facts = await this.renewalFacts(order, tx);

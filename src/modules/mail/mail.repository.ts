@@ -1,8 +1,7 @@
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Database } from '../../db/database.js';
-import type { DB } from '../../db/schema.js';
 import { on, type Tx } from '../../db/transaction.js';
-import { OutboxQueries } from '../../outbox/outbox.repository.js';
+import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import type { MailStatus, MailTables } from './mail.tables.js';
 
 export type MailRow = Selectable<MailTables['mail_messages']>;
@@ -26,14 +25,9 @@ export interface ExpiringLicense {
  * subscriptions and users, read in the transaction of the change that causes the message, as
  * orders.repository.ts reads the licenses of an order). Timestamps are ISO text.
  */
-export class MailRepository {
-  private readonly db: Kysely<DB>;
-  /** The worker's claim, release and finish, and the resend (src/outbox/outbox.repository.ts). */
-  readonly outbox: OutboxQueries<'mail_messages'>;
-
+export class MailRepository extends OutboxRepository<'mail_messages'> {
   constructor(database: Pick<Database, 'db' | 'dialect'>) {
-    this.db = database.db;
-    this.outbox = new OutboxQueries(database, 'mail_messages');
+    super(database, 'mail_messages');
   }
 
   /** Adds a message in the caller's transaction; one with a dedupe key that exists already is not added. */

@@ -7,20 +7,20 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
-import { RenewalScheduler } from './renewal.scheduler.js';
+import { RenewalWorker } from './renewal.worker.js';
 import { SubscriptionsRepository } from './subscriptions.repository.js';
 import { SubscriptionsService } from './subscriptions.service.js';
 
-export type { RenewalScheduler } from './renewal.scheduler.js';
+export type { RenewalWorker } from './renewal.worker.js';
 export type { SubscriptionsService } from './subscriptions.service.js';
 
 export interface SubscriptionsModule {
   subscriptions: SubscriptionsService;
   /** Creates renewal orders when payments fall due; started when the server listens. */
-  renewals: RenewalScheduler;
+  renewals: RenewalWorker;
 }
 
-/** Builds the subscriptions module and its renewal scheduler. */
+/** Builds the subscriptions module and its renewal worker. */
 export function createSubscriptions(deps: {
   database: Database;
   orders: OrdersService;
@@ -44,5 +44,5 @@ export function createSubscriptions(deps: {
     deps.clock,
     deps.audit,
   );
-  return { subscriptions, renewals: new RenewalScheduler(subscriptions, deps.testClock, deps.log) };
+  return { subscriptions, renewals: new RenewalWorker(subscriptions, deps.testClock, deps.log) };
 }

@@ -54,7 +54,7 @@ export interface CheckoutSubscription {
 
 /**
  * Subscriptions (docs/checkout.md, 'Subscriptions and renewals'): status changes with their event,
- * renewal orders (by hand and by the scheduler), and what paying an order means for them: the first
+ * renewal orders (by hand and by the renewal worker), and what paying an order means for them: the first
  * payment activates the checkout's subscriptions, a renewal payment extends the linked licenses and
  * moves the next payment on.
  */
@@ -343,7 +343,7 @@ export class SubscriptionsService {
           ],
           tx,
         );
-        // Made at the administrator's request (the scheduler's have no actor): recorded as the
+        // Made at the administrator's request (the renewal worker's have no actor): recorded as the
         // order's creation. An order found again above was made before and records nothing.
         if (actor) {
           const changes = diff(
@@ -373,7 +373,7 @@ export class SubscriptionsService {
     }
   }
 
-  /** Active subscriptions whose next payment is due and has no renewal order yet (scheduler). */
+  /** Active subscriptions whose next payment is due and has no renewal order yet (renewal worker). */
   async createDueRenewals(limit = 50): Promise<number> {
     const due = await this.repo.dueWithoutRenewal(iso(this.clock.now()), limit);
     for (const { id } of due) await this.createRenewalOrder(id);
@@ -381,7 +381,7 @@ export class SubscriptionsService {
   }
 
   /**
-   * Overdue subscriptions (scheduler): an `active` subscription whose due payment has a renewal
+   * Overdue subscriptions (renewal worker): an `active` subscription whose due payment has a renewal
    * order but is not paid goes `on-hold` (reason `renewal_payment_overdue`); an `on-hold` one
    * whose due date is more than `renewal_window_days` past with that payment still unpaid goes
    * `expired` (reason `renewal_window_expired`) and its open renewal orders are cancelled, as

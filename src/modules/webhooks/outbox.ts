@@ -28,7 +28,7 @@ function onlyAllowed<E extends WebhookEventName>(event: E, data: EventData[E]): 
 /**
  * The one way other modules emit a webhook: `record` writes the event row with the caller's
  * transaction, so a committed change always has its event and a rolled-back one never does.
- * The dispatcher delivers what is recorded here.
+ * The webhook worker (webhooks.worker.ts) delivers what is recorded here.
  */
 export class Outbox {
   constructor(

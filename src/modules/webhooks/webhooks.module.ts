@@ -3,16 +3,16 @@ import type { Clock, TestClock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import { createDispatcher, type WebhookDispatcher } from './dispatcher.js';
 import { Outbox } from './outbox.js';
 import { TargetResolver, type WebhookTargetFilter } from './target.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
+import { createWebhookWorker, type WebhookWorker } from './webhooks.worker.js';
 
-export type { WebhookDispatcher } from './dispatcher.js';
 export type { EventData, Outbox } from './outbox.js';
 export type { WebhookTarget, WebhookTargetFilter } from './target.js';
 export type { WebhooksService } from './webhooks.service.js';
+export type { WebhookWorker } from './webhooks.worker.js';
 
 export interface WebhooksModule {
   /** Administration: the attempt log and redelivery. */
@@ -20,7 +20,7 @@ export interface WebhooksModule {
   /** How other modules add an event inside their own transaction. */
   outbox: Outbox;
   /** Delivers the outbox; app.ts starts it when the server listens and stops it on close. */
-  dispatcher: WebhookDispatcher;
+  dispatcher: WebhookWorker;
 }
 
 /** Wires the webhook module. */
@@ -39,7 +39,7 @@ export function createWebhooks(deps: {
 }): WebhooksModule {
   const repository = new WebhooksRepository(deps.database);
   const targets = new TargetResolver(repository, deps.settings, deps.clock, deps.filter);
-  const dispatcher = createDispatcher({
+  const dispatcher = createWebhookWorker({
     database: deps.database,
     repository,
     targets,

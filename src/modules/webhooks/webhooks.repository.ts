@@ -1,8 +1,7 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { Database } from '../../db/database.js';
-import type { DB } from '../../db/schema.js';
 import { on, type Tx } from '../../db/transaction.js';
-import { OutboxQueries } from '../../outbox/outbox.repository.js';
+import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import type { WebhooksTables } from './webhooks.tables.js';
 
 export type EventRow = Selectable<WebhooksTables['webhook_events']>;
@@ -34,14 +33,9 @@ const ROTATION_KEY = 'webhook_secret_rotation';
  * Queries of the outbox, the attempt log and the remembered secret rotation. Timestamps are ISO
  * text, so comparisons are textual.
  */
-export class WebhooksRepository {
-  private readonly db: Kysely<DB>;
-  /** The dispatcher's claim, release and finish, and the redelivery (src/outbox/outbox.repository.ts). */
-  readonly outbox: OutboxQueries<'webhook_events'>;
-
+export class WebhooksRepository extends OutboxRepository<'webhook_events'> {
   constructor(database: Pick<Database, 'db' | 'dialect'>) {
-    this.db = database.db;
-    this.outbox = new OutboxQueries(database, 'webhook_events');
+    super(database, 'webhook_events');
   }
 
   /** Adds an event to the outbox, in the caller's transaction (src/modules/webhooks/outbox.ts). */

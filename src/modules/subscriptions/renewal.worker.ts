@@ -6,11 +6,11 @@ export const RENEWAL_TICK_MS = 1000;
 
 /**
  * Creates renewal orders when payments fall due, on the injected clock (the test clock too:
- * within a tick of it being moved). Runs in every serving process like the webhook dispatcher;
+ * within a tick of it being moved). Runs in every serving process like the webhook worker;
  * the unique `renewal_of` of orders makes each due payment one order however many processes race.
  * Then puts overdue subscriptions on hold and expires those past `renewal_window_days`.
  */
-export class RenewalScheduler {
+export class RenewalWorker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 

@@ -22,7 +22,7 @@ export const LEASE_MS = 30_000;
 export const SKIP_GRACE_MS = 5000;
 const MAX_IN_FLIGHT = 8;
 
-export interface DispatcherDeps {
+export interface WebhookWorkerDeps {
   database: Pick<Database, 'db'>;
   repository: WebhooksRepository;
   targets: TargetResolver;
@@ -36,7 +36,7 @@ export interface DispatcherDeps {
 }
 
 /** Delivers the webhook outbox through the shared worker (src/outbox/worker.ts). */
-export type WebhookDispatcher = OutboxWorker<EventRow, DeliveryTarget>;
+export type WebhookWorker = OutboxWorker<EventRow, DeliveryTarget>;
 
 /** The target of one tick's deliveries, resolved once per tick (target.ts). */
 type DeliveryTarget = { url: string; secret: string; previousSecret: string | null };
@@ -46,7 +46,7 @@ type DeliveryTarget = { url: string; secret: string; previousSecret: string | nu
  * and schedules the next one; while webhook_url is empty due events are skipped instead
  * (docs/webhooks.md, 'Delivery, retries and the attempt log').
  */
-export function createDispatcher(deps: DispatcherDeps): WebhookDispatcher {
+export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
   const { repository, clock, log } = deps;
   return new OutboxWorker<EventRow, DeliveryTarget>(
     {
@@ -73,7 +73,7 @@ export function createDispatcher(deps: DispatcherDeps): WebhookDispatcher {
 
 /** One attempt at one event: the POST, its line in the attempt log and the event's next state. */
 async function deliver(
-  deps: DispatcherDeps,
+  deps: WebhookWorkerDeps,
   event: EventRow,
   lease: string,
   target: DeliveryTarget,
