@@ -194,6 +194,11 @@ const catalogue = {
   invalid_external_url: [400, 'external_url must be an absolute https URL without credentials.'],
   invalid_file_sha256: [400, 'file_sha256 must be 64 lowercase hexadecimal characters.'],
   version_exists: [409, 'This product already has a release with this version.'],
+  release_version_mismatch: [
+    400,
+    "The version given is not the version in the zip's plugin or theme header; send version_override to publish it anyway.",
+  ],
+  duplicate_artifact: [409, 'This file is already the artifact of another release of this product.'],
   release_state_conflict: [409, 'The release cannot make this transition from its current status.'],
   software_slug_required: [409, "Configure the product's software slug before publishing releases."],
   vault_not_private: [409, 'The vault lies under a public root; use local_encrypted or move the vault.'],

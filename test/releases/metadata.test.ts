@@ -1,90 +1,19 @@
-import { crc32, deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readMetadata, ZipHeaderScanner } from '../../src/modules/releases/wp-headers.js';
+import { readPackage, ZipHeaderScanner } from '../../src/modules/releases/wp-headers.js';
 import { call, pkg, protectedFixture } from '../distribution/helpers.js';
 import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import { publish, softwareProduct } from '../helpers/factories.js';
-import { zipParts } from '../helpers/zip.js';
+import { pluginHeader, zipOf, zipParts } from '../helpers/zip.js';
 
 // What WordPress shows of a release (docs/releases.md, 'Metadata WordPress shows';
 // docs/distribution.md, 'Release metadata').
-
-interface Entry {
-  name: string;
-  data: Buffer | string;
-  /** Deflate the entry, as most zip tools do. */
-  deflate?: boolean;
-  /** Sizes in a data descriptor after the bytes (bit 3), as streaming zip writers do. */
-  descriptor?: boolean;
-}
-
-/** A zip of stored or deflated entries, with or without data descriptors. */
-function zipOf(entries: Entry[]): Buffer {
-  const parts: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const e of entries) {
-    const data = Buffer.from(e.data);
-    const body = e.deflate ? deflateRawSync(data) : data;
-    const name = Buffer.from(e.name);
-    const crc = crc32(data);
-    const flags = (e.descriptor ? 0x08 : 0) | 0x800;
-    const method = e.deflate ? 8 : 0;
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(flags, 6);
-    local.writeUInt16LE(method, 8);
-    if (!e.descriptor) {
-      local.writeUInt32LE(crc, 14);
-      local.writeUInt32LE(body.length, 18);
-      local.writeUInt32LE(data.length, 22);
-    }
-    local.writeUInt16LE(name.length, 26);
-    const descriptor = Buffer.alloc(e.descriptor ? 16 : 0);
-    if (e.descriptor) {
-      descriptor.writeUInt32LE(0x08074b50, 0);
-      descriptor.writeUInt32LE(crc, 4);
-      descriptor.writeUInt32LE(body.length, 8);
-      descriptor.writeUInt32LE(data.length, 12);
-    }
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(flags, 8);
-    central.writeUInt16LE(method, 10);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(offset, 42);
-    centrals.push(central, name);
-    const part = Buffer.concat([local, name, body, descriptor]);
-    parts.push(part);
-    offset += part.length;
-  }
-  const cd = Buffer.concat(centrals);
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(entries.length, 8);
-  eocd.writeUInt16LE(entries.length, 10);
-  eocd.writeUInt32LE(cd.length, 12);
-  eocd.writeUInt32LE(offset, 16);
-  return Buffer.concat([...parts, cd, eocd]);
-}
 
 /** The metadata read from a zip fed in chunks of `size` bytes (as an upload streams). */
 async function metadataOf(zip: Buffer, size = 65536) {
   const scanner = new ZipHeaderScanner();
   for (let i = 0; i < zip.length; i += size) scanner.push(zip.subarray(i, i + size));
-  return readMetadata(scanner.captures);
+  return (await readPackage(scanner.captures)).metadata;
 }
-
-const pluginHeader = (fields: Record<string, string>) =>
-  `<?php\n/**\n${Object.entries(fields)
-    .map(([k, v]) => ` * ${k}: ${v}\n`)
-    .join('')} */\n\nfunction acme() {}\n`;
 
 const ACME = pluginHeader({
   'Plugin Name': 'Acme Widget',
@@ -258,7 +187,7 @@ describe('releases: read at upload, edited by the administrator', () => {
       product.id,
       '1.0.0',
       [],
-      pluginZip({ 'Plugin Name': 'Acme', 'Requires at least': '6.1' }, README),
+      pluginZip({ 'Plugin Name': 'Acme', Version: '1.0.0', 'Requires at least': '6.1' }, README),
     );
     expect(r).toMatchObject({
       name: 'Acme',
@@ -360,7 +289,7 @@ describe('the answers carry the metadata of the release offered', () => {
   it('check, package and changelog', async () => {
     const f = await protectedFixture(t, {
       zip: pluginZip(
-        { 'Plugin Name': 'Acme', 'Requires at least': '5.0', 'Requires PHP': '7.4' },
+        { 'Plugin Name': 'Acme', Version: '1.0.0', 'Requires at least': '5.0', 'Requires PHP': '7.4' },
         'Tested up to: 6.0\n',
       ),
     });
@@ -372,6 +301,7 @@ describe('the answers carry the metadata of the release offered', () => {
       pluginZip(
         {
           'Plugin Name': 'Acme Pro',
+          Version: '1.1.0',
           Description: 'More widgets.',
           'Plugin URI': 'https://acme.example/pro',
           Author: 'Acme Ltd',

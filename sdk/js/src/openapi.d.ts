@@ -12446,7 +12446,7 @@ export interface paths {
     put?: never;
     /**
      * Publish a release: multipart upload, or JSON for an external link or a protected catalogue file
-     * @description multipart/form-data fields: file (.zip, required), version, storage_driver (local|local_encrypted, or s3|s3_encrypted when a bucket is configured, before file), changelog (text or JSON), set_current (true|false), filename, status (published|draft), channel (stable|rc|beta|alpha), rollout_percent (0-100). application/json: {version, external_url, file_sha256, file_size?, file_name?, changelog?, set_current?, status?, channel?, rollout_percent?} or {version, legacy_download_id, changelog?, set_current?, status?, channel?, rollout_percent?}.
+     * @description multipart/form-data fields: file (.zip, required), version, storage_driver (local|local_encrypted, or s3|s3_encrypted when a bucket is configured, before file), changelog (text or JSON), set_current (true|false), filename, status (published|draft), channel (stable|rc|beta|alpha), rollout_percent (0-100), version_override (true|1: publish although version differs from the zip's plugin or theme header Version, else 400 release_version_mismatch; audited). An upload whose SHA-256 is already a release of the product is 409 duplicate_artifact. application/json: {version, external_url, file_sha256, file_size?, file_name?, changelog?, set_current?, status?, channel?, rollout_percent?} or {version, legacy_download_id, changelog?, set_current?, status?, channel?, rollout_percent?}.
      */
     post: {
       parameters: {

@@ -2,6 +2,8 @@ import type { Selectable } from 'kysely';
 import { mysqlTime } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import type { ArtifactState, ReleaseChannel, ReleaseStatus, ReleasesTables } from './releases.tables.js';
+import { versionCompare } from './version-compare.js';
+import { type PackageHeader, plain } from './wp-headers.js';
 
 export type ReleaseRow = Selectable<ReleasesTables['releases']>;
 export type ArtifactRow = Selectable<ReleasesTables['artifacts']>;
@@ -159,6 +161,46 @@ export function compareWithTemplate(
   if (!fileName.toLowerCase().endsWith('.zip')) reasons.push('not_zip');
   if (fileName.toLowerCase() !== expected.toLowerCase()) reasons.push('template_mismatch');
   return { valid: reasons.length === 0, expected_file_name: expected, template, reasons };
+}
+
+/** `version_override`: a boolean, or the text `true`/`1` or `false`/`0` of a form. */
+export function parseOverride(value: unknown): boolean {
+  if (value === undefined || value === false || value === 'false' || value === '0') return false;
+  if (value === true || value === 'true' || value === '1') return true;
+  throw new ApiError('rest_invalid_param', { data: { params: { version_override: 'true or false' } } });
+}
+
+/**
+ * A release is what its zip says (docs/releases.md, 'The version is the zip's'): the version given
+ * must equal the `Version:` of the zip's plugin or theme header as PHP's `version_compare(a, b,
+ * '=')` decides, the comparison WordPress makes before it offers an update, so a site that
+ * installed it is never offered the same bytes again. A header without a `Version:` is read by
+ * WordPress as the empty version, which equals none. A zip without such a header is not checked.
+ * `override` accepts a mismatch: the answer is the header version it accepted (for the audit
+ * trail), else undefined.
+ */
+export function checkHeaderVersion(
+  version: string,
+  header: PackageHeader | null,
+  override: boolean,
+): { header_version: string | null } | undefined {
+  if (!header || (header.version !== null && versionCompare(version, header.version) === 0)) return undefined;
+  // Shown, never trusted: one line of bounded text.
+  const shown = plain(header.version, 80);
+  if (override) return { header_version: shown };
+  throw new ApiError('release_version_mismatch', {
+    message:
+      shown === null
+        ? `The version given is ${version}, but the zip's ${header.kind} header (${plain(header.file, 200)}) gives no Version; send version_override to publish it anyway.`
+        : `The version given is ${version}, but the zip's ${header.kind} header says ${shown}; send version_override to publish it anyway.`,
+    data: {
+      params: { version: 'differs from the zip' },
+      version,
+      header_version: shown,
+      header: header.kind,
+      header_file: plain(header.file, 200),
+    },
+  });
 }
 
 /** Multipart and JSON give set_current as a boolean or the strings "true"/"false". */

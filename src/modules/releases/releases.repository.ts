@@ -178,6 +178,24 @@ export class ReleasesRepository {
       .executeTakeFirst();
   }
 
+  /** The first release of a product whose artifact, not deleted, has these bytes. */
+  findReleaseBySha(
+    productId: number,
+    sha256: string,
+    tx?: Tx,
+  ): Promise<{ id: number; version: string } | undefined> {
+    return on(this.db, tx)
+      .selectFrom('releases as r')
+      .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
+      .select(['r.id', 'r.version'])
+      .where('r.product_id', '=', productId)
+      .where('a.file_sha256', '=', sha256)
+      .where('a.state', '!=', 'deleted')
+      .orderBy('r.id')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
   /** Every release of a product (the administrator's list), in candidate order. */
   listReleases(productId: number, tx?: Tx): Promise<ReleaseRow[]> {
     return on(this.db, tx)

@@ -14,12 +14,14 @@ import {
   type ArtifactRow,
   type Changelog,
   checkFileName,
+  checkHeaderVersion,
   checkVersion,
   compareWithTemplate,
   METADATA_FIELDS,
   type MetadataField,
   parseBool,
   parseChangelog,
+  parseOverride,
   type Release,
   type ReleaseRow,
   renderFileName,
@@ -66,6 +68,8 @@ interface Publication {
   /** docs/distribution.md, 'Channels and staged rollouts': stable and 100 unless given. */
   channel: ReleaseChannel;
   rolloutPercent: number;
+  /** An upload published with `version_override` against its zip's header version (audited). */
+  versionOverride?: { header_version: string | null };
 }
 
 /** What the distribution module streams after a successful claim. */
@@ -354,12 +358,24 @@ export class ReleasesService {
     binding: { file_size: number | null; file_sha256: string },
     beforeCommit?: () => Promise<void>,
     actor?: Actor,
+    /** An upload: refused when its bytes are already another release's (docs/releases.md, 'Duplicates'). */
+    refuseDuplicate = false,
   ): Promise<number> {
     const now = iso(this.clock.now());
     try {
       return await withTransaction(this.database, async (tx) => {
         await this.repo.lockProduct(productId, tx);
         if (await this.repo.findVersion(productId, pub.version, tx)) throw new ApiError('version_exists');
+        if (refuseDuplicate) {
+          // Under the product's lock: of two uploads of the same bytes at once, one is refused.
+          const same = await this.repo.findReleaseBySha(productId, binding.file_sha256, tx);
+          if (same) {
+            throw new ApiError('duplicate_artifact', {
+              message: `This file is already release ${same.version} (id ${same.id}) of this product.`,
+              data: { release_id: same.id, version: same.version },
+            });
+          }
+        }
         let artifactId: number;
         if ('id' in artifact) {
           const a = await this.repo.lockArtifact(artifact.id, tx);
@@ -408,6 +424,9 @@ export class ReleasesService {
             ...Object.fromEntries(Object.entries(pub.metadata).filter(([, v]) => v !== null)),
             ...(pub.channel !== 'stable' ? { channel: pub.channel } : {}),
             ...(pub.rolloutPercent !== 100 ? { rollout_percent: pub.rolloutPercent } : {}),
+            ...(pub.versionOverride
+              ? { version_override: true, header_version: pub.versionOverride.header_version ?? '' }
+              : {}),
           },
         );
         await this.recordIn(actor, id, 'create', changes, tx);
@@ -433,14 +452,17 @@ export class ReleasesService {
         'storage_driver',
         'channel',
         'rollout_percent',
+        'version_override',
       ] as const) {
         const v = upload.fields[name];
         if (v !== undefined && typeof v !== 'string') {
           throw new ApiError('rest_invalid_param', { data: { params: { [name]: 'text' } } });
         }
       }
-      const pub = { ...this.publication(product, upload.fields, true), metadata: file.metadata };
+      const pub: Publication = { ...this.publication(product, upload.fields, true), metadata: file.metadata };
+      const override = parseOverride(upload.fields.version_override);
       if (!file.isZip) throw new ApiError('invalid_archive');
+      pub.versionOverride = checkHeaderVersion(pub.version, file.header, override);
       const integrity = await this.signedIntegrity(file);
       let committed = false;
       const id = await this.insert(
@@ -471,6 +493,7 @@ export class ReleasesService {
           committed = true;
         },
         actor,
+        true,
       ).catch(async (e) => {
         // The rename happened but the transaction did not commit: take the file back out.
         if (committed) {

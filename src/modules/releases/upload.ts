@@ -6,7 +6,7 @@ import { uuid } from '../../random.js';
 import { Inspector, UploadTooLarge } from './inspect.js';
 import type { StagedFile } from './storage/driver.js';
 import type { ArtifactStorage, ManagedDriverName } from './storage/storage.js';
-import { EMPTY_METADATA, type PackageMetadata, readMetadata } from './wp-headers.js';
+import { EMPTY_PACKAGE, type PackageHeader, type PackageMetadata, readPackage } from './wp-headers.js';
 
 /** A file received into private staging with what was learnt while it streamed. */
 export interface ReceivedFile {
@@ -25,6 +25,8 @@ export interface ReceivedFile {
   clientFileName: string;
   /** What the plugin or theme header and readme.txt inside the zip say (docs/releases.md). */
   metadata: PackageMetadata;
+  /** The plugin or theme header WordPress identifies the zip by, with its version; null for any other zip. */
+  header: PackageHeader | null;
 }
 
 export interface ReceivedUpload {
@@ -131,6 +133,8 @@ export async function receiveUpload(
         await staged.discard();
         throw new ApiError('upload_too_large');
       }
+      // Never fails the upload: an unreadable header is no header (the staged file stays owned).
+      const pkg = await readPackage(inspector.headers.captures).catch(() => EMPTY_PACKAGE);
       file = {
         staged,
         driver,
@@ -142,8 +146,8 @@ export async function receiveUpload(
         sha384: inspector.integrity.sha384,
         isZip: inspector.isZip(),
         clientFileName,
-        // Never fails the upload: an unreadable header is no header (the staged file stays owned).
-        metadata: await readMetadata(inspector.headers.captures).catch(() => EMPTY_METADATA),
+        metadata: pkg.metadata,
+        header: pkg.header,
       };
     }
   } catch (e) {

@@ -284,7 +284,7 @@ export function isWebUrl(value: string): boolean {
 }
 
 /** One line of plain text within `max` characters, else null (a header is never trusted). */
-function plain(value: string | null, max: number): string | null {
+export function plain(value: string | null, max: number): string | null {
   if (value === null) return null;
   let text = '';
   for (const ch of value) text += hasControl(ch, 0x1f) ? ' ' : ch;
@@ -295,12 +295,34 @@ const version = (v: string | null) => (v !== null && WP_VERSION.test(v) ? v : nu
 const url = (v: string | null) => (v !== null && isWebUrl(v) ? v : null);
 
 /**
+ * The header WordPress identifies a package by: a plugin's main file or a theme's `style.css`,
+ * and its `Version:` exactly as `get_file_data()` reads it (null when the header has none). A zip
+ * with neither header (a Node app, a library) has none.
+ */
+export interface PackageHeader {
+  kind: 'plugin' | 'theme';
+  /** The file it was read from, as named in the archive. */
+  file: string;
+  version: string | null;
+}
+
+/** What an upload's zip says about itself: WordPress's metadata, and the header with its version. */
+export interface PackageInfo {
+  metadata: PackageMetadata;
+  header: PackageHeader | null;
+}
+
+export const EMPTY_PACKAGE: PackageInfo = { metadata: EMPTY_METADATA, header: null };
+
+/**
  * The metadata of the captured files: the main plugin file (a top-level `.php` with a `Plugin
  * Name` header, the one named after its folder first), else a theme's `style.css` (`Theme Name`);
  * `readme.txt` (next to the main file first) fills the versions the header does not give. A value
  * that is not what its field takes (a version like `6.1`, an http(s) URL, bounded text) is left out.
+ * The header's `Version:` is kept as WordPress reads it (the release's version is checked against
+ * it: docs/releases.md, 'The version is the zip's').
  */
-export async function readMetadata(captures: readonly Capture[]): Promise<PackageMetadata> {
+export async function readPackage(captures: readonly Capture[]): Promise<PackageInfo> {
   const files: { name: string; text: string }[] = [];
   for (const c of captures) {
     const bytes = await firstBytes(c, HEADER_BYTES);
@@ -322,7 +344,7 @@ export async function readMetadata(captures: readonly Capture[]): Promise<Packag
   const get = (header: string) => (main ? headerValue(main.text, header) : null);
   const fromReadme = (header: string) => (readme ? headerValue(readme.text, header) : null);
   const either = (header: string) => version(get(header)) ?? version(fromReadme(header));
-  return {
+  const metadata = {
     name: plain(get(plugin ? 'Plugin Name' : 'Theme Name'), MAX_NAME),
     description: plain(get('Description'), MAX_DESCRIPTION),
     homepage: url(get(plugin ? 'Plugin URI' : 'Theme URI')),
@@ -331,6 +353,10 @@ export async function readMetadata(captures: readonly Capture[]): Promise<Packag
     tested: either('Tested up to'),
     requires_php: either('Requires PHP'),
   };
+  const header: PackageHeader | null = main
+    ? { kind: plugin ? 'plugin' : 'theme', file: main.name, version: get('Version') }
+    : null;
+  return { metadata, header };
 }
 
 function isNamedAfterFolder(name: string): boolean {

@@ -142,6 +142,8 @@ export interface Release {
   file_sha256: string;
   storage_driver: string;
   external_url: string | null;
+  /** `available`, or where its deletion is: `delete_pending`, `delete_failed`, `deleted`. */
+  artifact_state: string;
   /** What WordPress shows (docs/releases.md, 'Metadata WordPress shows'). */
   requires: string | null;
   tested: string | null;

@@ -60,8 +60,8 @@ export function ArtifactDeletion({
 }: {
   productId: number;
   release: Release;
-  /** The releases changed (withdrawn, file deleted): the list is to be read again. */
-  onChanged: () => void;
+  /** The releases changed (withdrawn, file deleted): the list is to be read again; a finished deletion says so in words. */
+  onChanged: (message?: string) => void;
   onClose: () => void;
 }) {
   const [preview, setPreview] = useState<Preview | null>(null);
@@ -75,6 +75,18 @@ export function ArtifactDeletion({
   const ackId = useId();
   const ackHint = useId();
   const targets = { release_ids: [release.version_id] };
+  /** "the file of 1.0.0": an artifact in words, by the versions the preview bound to it. */
+  const fileOf = (artifactId: number) => {
+    const versions = preview?.targets
+      .find((t) => t.artifact_id === artifactId)
+      ?.releases.map((r) => r.version);
+    return `the file of ${versions && versions.length > 0 ? versions.join(' and ') : release.version}`;
+  };
+  const finished = (j: Job) => {
+    setJob(j);
+    const what = j.artifact_ids.length > 0 ? j.artifact_ids.map(fileOf).join(', ') : fileOf(0);
+    onChanged(j.status === 'completed' ? `Deleted ${what}.` : undefined);
+  };
 
   const load = async () => {
     setLoading(true);
@@ -100,14 +112,13 @@ export function ArtifactDeletion({
     setBusy(true);
     setError(null);
     try {
-      setJob(
+      finished(
         await post<Job>(`/software/products/${productId}/artifact-deletions`, {
           ...targets,
           acknowledgement: typed,
           fingerprint: preview.fingerprint,
         }),
       );
-      onChanged();
     } catch (e) {
       setError(e);
       const failed = jobOf(e);
@@ -125,8 +136,7 @@ export function ArtifactDeletion({
     setBusy(true);
     setError(null);
     try {
-      setJob(await post<Job>(`/software/artifact-deletions/${encodeURIComponent(op)}/retry`, {}));
-      onChanged();
+      finished(await post<Job>(`/software/artifact-deletions/${encodeURIComponent(op)}/retry`, {}));
     } catch (e) {
       setError(e);
       const failed = jobOf(e);
@@ -155,7 +165,7 @@ export function ArtifactDeletion({
       {loading ? <Loading what="what would be deleted" /> : null}
       <ErrorNote error={error} title={job ? 'Deletion failed' : 'Deletion refused'} />
       {job ? (
-        <JobView job={job} busy={busy} onRetry={() => retry(job.op_id)} />
+        <JobView job={job} busy={busy} fileOf={fileOf} onRetry={() => retry(job.op_id)} />
       ) : preview ? (
         <>
           <p>
@@ -246,7 +256,24 @@ export function ArtifactDeletion({
   );
 }
 
-function JobView({ job, busy, onRetry }: { job: Job; busy: boolean; onRetry: () => void }) {
+const JOB_STATUS = { running: 'is under way', completed: 'is done', failed: 'failed' } as const;
+const RESULT_STATE: Record<string, string> = {
+  deleted: 'deleted',
+  delete_pending: 'waiting to be deleted',
+  delete_failed: 'could not be deleted',
+};
+
+function JobView({
+  job,
+  busy,
+  fileOf,
+  onRetry,
+}: {
+  job: Job;
+  busy: boolean;
+  fileOf: (artifactId: number) => string;
+  onRetry: () => void;
+}) {
   return (
     <div
       className={`note ${job.status === 'failed' ? 'error' : 'ok'}`}
@@ -254,13 +281,15 @@ function JobView({ job, busy, onRetry }: { job: Job; busy: boolean; onRetry: () 
       data-status={job.status}
     >
       <p>
-        Deletion <code>{job.op_id}</code>: <Badge value={job.status} /> after {job.attempts}{' '}
+        The deletion {JOB_STATUS[job.status] ?? job.status} <Badge value={job.status} /> after {job.attempts}{' '}
         {job.attempts === 1 ? 'attempt' : 'attempts'} ({when(job.updated_at)}).
       </p>
       <ul>
         {job.results.map((r) => (
           <li key={r.artifact_id}>
-            Artifact {r.artifact_id}: {r.state}
+            {job.status === 'completed' && r.state === 'deleted'
+              ? `Deleted ${fileOf(r.artifact_id)}.`
+              : `${fileOf(r.artifact_id).replace(/^t/, 'T')}: ${RESULT_STATE[r.state] ?? r.state}.`}
             {r.error_code ? <span data-code={r.error_code}> ({r.error_code})</span> : null}
           </li>
         ))}

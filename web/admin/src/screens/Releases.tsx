@@ -9,6 +9,7 @@ import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
+import { zipHeader } from '../zip';
 import { ArtifactDeletion } from './ArtifactDeletion';
 
 /**
@@ -26,6 +27,7 @@ export function Releases({ productId }: { productId: number }) {
   const [rolling, setRolling] = useState<Release | null>(null);
   const rollOpener = useRef<HTMLElement | null>(null);
   const deleteOpener = useRef<HTMLElement | null>(null);
+  const listHeading = useRef<HTMLHeadingElement>(null);
   const valid = Number.isInteger(productId) && productId > 0;
   const product = useQuery({
     queryKey: ['product', productId],
@@ -54,7 +56,7 @@ export function Releases({ productId }: { productId: number }) {
   };
 
   const publish = (r: Release) =>
-    act(() => post(`${base}/${r.version_id}/republish`, {}), `Version ${r.version} is published.`);
+    act(() => post(`${base}/${r.version_id}/republish`, {}), `Published ${r.version}.`);
   const makeCurrent = (r: Release) =>
     act(
       () => put(`${base}/${r.version_id}`, { is_current: true }),
@@ -85,8 +87,10 @@ export function Releases({ productId }: { productId: number }) {
   };
   const endDeletion = () => {
     setDeleting(null);
-    // Back to the button that opened it, as a dialog would.
-    deleteOpener.current?.focus();
+    // Back to the button that opened it, as a dialog would; once the file is deleted that button
+    // is gone, and the list (with the notice saying so) takes the focus.
+    if (deleteOpener.current?.isConnected) deleteOpener.current.focus();
+    else listHeading.current?.focus();
   };
 
   const col = columnsFor<Release>();
@@ -97,7 +101,8 @@ export function Releases({ productId }: { productId: number }) {
       cell: (c) => (
         <>
           <Badge value={c.getValue()} /> {c.row.original.is_current ? <Badge value="current" /> : null}{' '}
-          {c.row.original.channel !== 'stable' ? <Badge value={c.row.original.channel} /> : null}
+          {c.row.original.channel !== 'stable' ? <Badge value={c.row.original.channel} /> : null}{' '}
+          {c.row.original.artifact_state === 'deleted' ? <Badge value="file deleted" /> : null}
         </>
       ),
     }),
@@ -131,7 +136,8 @@ export function Releases({ productId }: { productId: number }) {
         const r = c.row.original;
         return (
           <div className="row-actions">
-            {r.status !== 'published' ? (
+            {/* A release whose file is gone (or going) cannot be published again (artifact_not_available). */}
+            {r.status !== 'published' && r.artifact_state === 'available' ? (
               <button type="button" className="small primary" onClick={() => publish(r)}>
                 Publish<span className="sr-only"> {r.version}</span>
               </button>
@@ -167,7 +173,7 @@ export function Releases({ productId }: { productId: number }) {
             >
               Channel and rollout<span className="sr-only"> of {r.version}</span>
             </button>
-            {!r.external_url ? (
+            {!r.external_url && r.artifact_state !== 'deleted' ? (
               <button
                 type="button"
                 className="small danger"
@@ -203,14 +209,19 @@ export function Releases({ productId }: { productId: number }) {
       ) : null}
       <UploadPanel
         productId={productId}
-        onUploaded={(r) => refresh(`Version ${r.version} is uploaded (${r.status}).`)}
+        onUploaded={(r) =>
+          refresh(r.status === 'published' ? `Published ${r.version}.` : `Uploaded ${r.version} as a draft.`)
+        }
       />
       {deleting ? (
         <ArtifactDeletion
           key={deleting.version_id}
           productId={productId}
           release={deleting}
-          onChanged={() => void client.invalidateQueries({ queryKey: ['versions', productId] })}
+          onChanged={(message) => {
+            if (message) setNotice(message);
+            void client.invalidateQueries({ queryKey: ['versions', productId] });
+          }}
           onClose={endDeletion}
         />
       ) : null}
@@ -239,7 +250,9 @@ export function Releases({ productId }: { productId: number }) {
         />
       ) : null}
       <section aria-labelledby="release-list">
-        <h2 id="release-list">All releases</h2>
+        <h2 id="release-list" ref={listHeading} tabIndex={-1}>
+          All releases
+        </h2>
         <Notice>{notice}</Notice>
         <ErrorNote error={actionError} />
         <ErrorNote error={versions.error} />
@@ -499,6 +512,14 @@ interface UploadForm {
   set_current: boolean;
   channel: Channel;
   rollout_percent: string;
+  version_override: boolean;
+}
+
+/** A refusal's `release_version_mismatch` data: the version sent and the one the zip's header says. */
+interface Mismatch {
+  version: string;
+  header_version: string | null;
+  header: string;
 }
 
 interface Progress {
@@ -514,13 +535,20 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<{ release: Release; local: string | null } | null>(null);
   const abort = useRef<(() => void) | null>(null);
+  /** What the owner typed in Version last: a file without a header gives the field back to it. */
+  const typed = useRef('');
+  /** The file whose header is being read: an older read that ends later changes nothing. */
+  const reading = useRef<File | null>(null);
+  const [fromZip, setFromZip] = useState<string | null>(null);
+  const [mismatch, setMismatch] = useState<Mismatch | null>(null);
   const inputId = useId();
   const progressId = useId();
   const {
     register,
     handleSubmit,
     setValue,
-    getValues,
+    setError: setFieldError,
+    clearErrors,
     formState: { errors },
   } = useForm<UploadForm>({
     defaultValues: {
@@ -530,8 +558,16 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
       set_current: true,
       channel: 'stable',
       rollout_percent: '100',
+      version_override: false,
     },
   });
+
+  /** A new file or a new version: a refusal of the last one says nothing about it. */
+  const forgetMismatch = () => {
+    setMismatch(null);
+    setValue('version_override', false);
+    clearErrors('version');
+  };
 
   const choose = (f: File | null | undefined) => {
     setError(null);
@@ -545,7 +581,20 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
       return;
     }
     setFile(f);
-    if (!getValues('version')) setValue('version', versionFromFileName(f.name));
+    forgetMismatch();
+    reading.current = f;
+    // The version is the zip's (docs/admin.md, 'Releases'): its header's when it has one, else what
+    // the owner typed, else a guess from the file name; never the previous file's. The guess stands
+    // at once, the header's version replaces it once read.
+    setFromZip(null);
+    setValue('version', typed.current || versionFromFileName(f.name));
+    void zipHeader(f)
+      .catch(() => null)
+      .then((header) => {
+        if (reading.current !== f || !header?.version) return;
+        setFromZip(header.version);
+        setValue('version', header.version, { shouldValidate: true });
+      });
   };
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
@@ -572,6 +621,7 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
       ['rollout_percent', f.rollout_percent.trim()],
     ];
     if (f.changelog.trim()) fields.push(['changelog', f.changelog.trim()]);
+    if (mismatch && f.version_override) fields.push(['version_override', 'true']);
     const job = upload<Release>(`/software/products/${productId}/versions`, fields, file, (sent, total) =>
       setProgress({ sent, total }),
     );
@@ -580,11 +630,36 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
       const release = await job.done;
       setDone({ release, local: await local });
       setFile(null);
+      reading.current = null;
+      typed.current = '';
+      setFromZip(null);
+      forgetMismatch();
       setValue('version', '');
       setValue('changelog', '');
       onUploaded(release);
     } catch (e) {
-      setError(e);
+      if (e instanceof ApiError && e.code === 'release_version_mismatch') {
+        const m = e.data as unknown as Mismatch;
+        setMismatch(m);
+        setFieldError('version', {
+          type: 'server',
+          message:
+            m.header_version === null
+              ? `The zip's ${m.header} header gives no version, so WordPress would offer it again and again.`
+              : `The zip's ${m.header} header says ${m.header_version}, not ${m.version}: sites would be offered it again and again.`,
+        });
+      } else if (e instanceof ApiError && e.code === 'duplicate_artifact') {
+        setError(
+          new ApiError(
+            e.status,
+            e.code,
+            `This file is already version ${String(e.data.version)} of this product. Choose the zip of the new version.`,
+            e.data,
+          ),
+        );
+      } else {
+        setError(e);
+      }
     } finally {
       abort.current = null;
       setProgress(null);
@@ -618,21 +693,37 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
           <span className="hint">{file ? bytes(file.size) : 'or press to choose it'}</span>
         </label>
         <div className="two">
-          <Field label="Version" hint="e.g. 1.4.0" error={errors.version}>
-            {(p) => (
-              <input
-                {...p}
-                autoComplete="off"
-                {...register('version', {
-                  required: 'Enter the version.',
-                  pattern: {
-                    value: /^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$/,
-                    message: 'Letters, digits, . + _ - ; starting with a letter or digit.',
-                  },
-                })}
-              />
-            )}
-          </Field>
+          <div>
+            <Field
+              label="Version"
+              hint={fromZip !== null ? `From the zip's header: ${fromZip}` : 'e.g. 1.4.0'}
+              error={errors.version}
+            >
+              {(p) => (
+                <input
+                  {...p}
+                  autoComplete="off"
+                  {...register('version', {
+                    onChange: (e: { target: { value: string } }) => {
+                      typed.current = e.target.value;
+                      forgetMismatch();
+                    },
+                    required: 'Enter the version.',
+                    pattern: {
+                      value: /^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$/,
+                      message: 'Letters, digits, . + _ - ; starting with a letter or digit.',
+                    },
+                  })}
+                />
+              )}
+            </Field>
+            {mismatch ? (
+              <label className="check">
+                <input type="checkbox" {...register('version_override')} /> Publish under this version anyway
+                (the override is recorded in the audit trail)
+              </label>
+            ) : null}
+          </div>
           <Field label="After the upload">
             {(p) => (
               <select {...p} {...register('status')}>
