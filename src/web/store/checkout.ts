@@ -6,6 +6,7 @@ import { availableCurrencies } from '../../modules/pricing/currency.js';
 import type { Settings } from '../../modules/settings/settings.schemas.js';
 import type { SettingsService } from '../../modules/settings/settings.service.js';
 import { type Html, html } from '../html.js';
+import { compressedAsset, REVALIDATE, sendAsset } from '../static.js';
 import { identityOf, type StoreIdentity, sendStorePage } from './layout.js';
 import { STORE_SCRIPT, STORE_SCRIPT_PATH } from './script.js';
 
@@ -165,12 +166,11 @@ export async function checkoutPages(app: FastifyInstance, opts: CheckoutPagesOpt
     return (await catalogue.gateways.find('stripe'))?.enabled ? s.stripe_publishable_key : null;
   }
 
-  // Served with the pages' security headers; the text changes only with a release.
-  app.get(STORE_SCRIPT_PATH, async (_request, reply) =>
-    reply
-      .type('text/javascript; charset=utf-8')
-      .header('cache-control', 'public, max-age=3600')
-      .send(STORE_SCRIPT),
+  // Served with the pages' security headers, compressed; its name has no hash, so a browser
+  // revalidates it (ETag) and sees a new release's script at once.
+  const script = compressedAsset(STORE_SCRIPT);
+  app.get(STORE_SCRIPT_PATH, async (request, reply) =>
+    sendAsset(request, reply, script, { type: 'text/javascript; charset=utf-8', cacheControl: REVALIDATE }),
   );
 
   app.get('/cart', async (_request, reply) => {
