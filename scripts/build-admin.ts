@@ -11,22 +11,30 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotli, COMPRESSIBLE, gzip } from '../src/web/static.js';
+import { CONSOLE_LIMITS } from './console-limits.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SOURCES = join(ROOT, 'web', 'admin');
 export const CONSOLE_DIR = join(ROOT, 'dist', 'admin');
 const STAMP = join(CONSOLE_DIR, '.source-hash');
 
-/** SHA-256 over every file of web/admin (path and bytes), package-lock.json and this script. */
+/** Files of the server's source the console's build uses: the statuses' words it bundles, and the compression. */
+const SHARED = [join(ROOT, 'src', 'web', 'status-labels.ts'), join(ROOT, 'src', 'web', 'static.ts')];
+
+/**
+ * SHA-256 over every file of web/admin (path and bytes), the shared files, package-lock.json, this
+ * script and the inputs' limits as the route schemas give them now.
+ */
 export function consoleSourceHash(): string {
   const hash = createHash('sha256');
   const files = readdirSync(SOURCES, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
     .sort();
-  for (const file of [...files, join(ROOT, 'package-lock.json'), fileURLToPath(import.meta.url)]) {
+  for (const file of [...files, ...SHARED, join(ROOT, 'package-lock.json'), fileURLToPath(import.meta.url)]) {
     hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
   }
+  hash.update(JSON.stringify(CONSOLE_LIMITS));
   return hash.digest('hex');
 }
 

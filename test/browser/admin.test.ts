@@ -310,19 +310,21 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
     const rowOf = (action: string) =>
       table.getByRole('row').filter({ has: page.getByRole('cell', { name: action, exact: true }) });
     // Newest first: the revocation, then the deactivation, the expiry and the limit change.
-    const revoke = rowOf('revoke');
+    const revoke = rowOf('Revoked');
     await revoke.first().waitFor();
     await expect.poll(() => revoke.count()).toBe(1);
-    expect(await revoke.getByRole('link', { name: `license #${licenseId}` }).count()).toBe(1);
+    expect(await revoke.getByRole('link', { name: `License #${licenseId}` }).count()).toBe(1);
     expect(await revoke.textContent()).toContain('active → revoked');
     expect(await revoke.textContent()).toContain(OWNER.email);
-    const limitChange = rowOf('update').filter({ hasText: 'activation_limit' });
+    // The fields and actions in words, never the API's names.
+    const limitChange = rowOf('Changed').filter({ hasText: 'Activation limit' });
     expect(await limitChange.count()).toBe(1);
-    expect(await limitChange.textContent()).toMatch(/activation_limit: \S+ → 5/);
-    expect(await rowOf('deactivate_activation').count()).toBe(1);
+    expect(await limitChange.textContent()).toMatch(/Activation limit: \S+ → 5/);
+    expect(await table.textContent()).not.toMatch(/activation_limit|deactivate_activation|license #/);
+    expect(await rowOf('Site deactivated').count()).toBe(1);
     const order = await table.getByRole('row').allTextContents();
     const at = (needle: string) => order.findIndex((t) => t.includes(needle));
-    expect(at('revoke')).toBeLessThan(at('activation_limit'));
+    expect(at('Revoked')).toBeLessThan(at('Activation limit'));
     // The API agrees with the screen.
     const events = (
       await api<{ action: string }[]>('GET', `/audit-events?entity_type=license&entity_id=${licenseId}`)
@@ -330,11 +332,11 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
     expect(events.map((e) => e.action)).toContain('revoke');
 
     // The link leads to the license, whose History shows the same changes.
-    await revoke.getByRole('link', { name: `license #${licenseId}` }).click();
+    await revoke.getByRole('link', { name: `License #${licenseId}` }).click();
     await page.getByRole('heading', { level: 1, name: `License ${licenseKey}` }).waitFor();
     const history = page.getByRole('region', { name: 'History', exact: true });
-    await history.getByRole('cell', { name: 'revoke', exact: true }).waitFor();
-    expect(await history.getByText(/activation_limit: \S+ → 5/).count()).toBe(1);
+    await history.getByRole('cell', { name: 'Revoked', exact: true }).waitFor();
+    expect(await history.getByText(/Activation limit: \S+ → 5/).count()).toBe(1);
   }, 60_000);
 
   it('payment gateways: disables one and limits another to a currency', async () => {

@@ -6,6 +6,7 @@ import type { AuditEvent } from '../types';
 import { ErrorNote, Loading, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor, DataTable } from '../ui/table';
+import { actionLabel, fieldLabel, humanise } from '../words';
 
 const ENTITY_TYPES = [
   ['license', 'License'],
@@ -59,15 +60,14 @@ function entityHref(type: string, id: number): string | null {
   }
 }
 
+/** The entity types' words, for the filter and for each entry's object. */
+const ENTITY_WORDS: Record<string, string> = Object.fromEntries(ENTITY_TYPES);
+/** Objects of which the store has one: no number after their name. */
+const SINGLE = new Set(['settings', 'payment_gateway', 'signing_key']);
+
 function Entity({ type, id }: { type: string; id: number }) {
-  const words =
-    type === 'settings'
-      ? 'Settings'
-      : type === 'payment_gateway'
-        ? 'Payment gateways'
-        : type === 'signing_key'
-          ? 'Signing keys'
-          : `${type} #${id}`;
+  const name = ENTITY_WORDS[type] ?? humanise(type);
+  const words = SINGLE.has(type) ? name : `${name} #${id}`;
   const href = entityHref(type, id);
   return href ? <Link href={href}>{words}</Link> : <span>{words}</span>;
 }
@@ -82,8 +82,8 @@ function Changes({ changes }: { changes: AuditEvent['changes'] }) {
   return (
     <ul className="changes">
       {fields.map(([field, c]) => (
-        <li key={field}>
-          <code>{field}</code>: {shown(c?.before)} → {shown(c?.after)}
+        <li key={field} data-field={field}>
+          <span className="field-name">{fieldLabel(field)}</span>: {shown(c?.before)} → {shown(c?.after)}
         </li>
       ))}
     </ul>
@@ -112,7 +112,10 @@ const whoWhen = [
   }),
 ];
 const rest = [
-  col.accessor('action', { header: 'Action', cell: (c) => <code>{c.getValue()}</code> }),
+  col.accessor('action', {
+    header: 'Action',
+    cell: (c) => <span data-action={c.getValue()}>{actionLabel(c.getValue())}</span>,
+  }),
   col.accessor('changes', { header: 'Changes', cell: (c) => <Changes changes={c.getValue()} /> }),
 ];
 const columns = [
