@@ -92,9 +92,16 @@ describe.skipIf(skipBrowserTests)('words people read, in a real browser', () => 
         ORDER_STATUSES.map((s) => [s, { owner: ORDER_STATUS_LABELS[s], buyer: ORDER_STATUS_LABELS[s] }]),
       ),
     );
+    // The order's history tells its status changes in the same words.
+    await page.goto(`${server.url}/admin/orders/${id}`);
+    const history = page.getByRole('region', { name: 'History', exact: true });
+    await history.getByText('Status: Waiting for payment → Paid').first().waitFor();
+    expect(await history.textContent()).not.toMatch(/→ (processing|on-hold|pending)\b/);
     // The list's filter offers the same words, never the API's names.
     await page.goto(`${server.url}/admin/orders`);
-    const options = await page.getByLabel('Status', { exact: true }).locator('option').allTextContents();
+    const filter = page.getByLabel('Status', { exact: true });
+    await filter.locator('option').nth(1).waitFor({ state: 'attached' });
+    const options = await filter.locator('option').allTextContents();
     for (const s of ORDER_STATUSES) expect(options).toContain(ORDER_STATUS_LABELS[s]);
     expect(options).not.toContain('processing');
   }, 120_000);

@@ -6,7 +6,7 @@ import type { AuditEvent } from '../types';
 import { ErrorNote, Loading, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor, DataTable } from '../ui/table';
-import { actionLabel, fieldLabel, humanise } from '../words';
+import { actionLabel, fieldLabel, humanise, orderStatusLabel, subscriptionStatusLabel } from '../words';
 
 const ENTITY_TYPES = [
   ['license', 'License'],
@@ -75,15 +75,24 @@ function Entity({ type, id }: { type: string; id: number }) {
 const shown = (v: unknown): string =>
   v === null || v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v);
 
+/** A status as the owner reads it elsewhere in the console (the order's and subscription's words). */
+const shownValue = (type: string, field: string, v: unknown): string =>
+  field === 'status' && typeof v === 'string' && type === 'order'
+    ? orderStatusLabel(v)
+    : field === 'status' && typeof v === 'string' && type === 'subscription'
+      ? subscriptionStatusLabel(v)
+      : shown(v);
+
 /** Each changed field, its value before and after (docs/admin.md, 'Audit trail'). */
-function Changes({ changes }: { changes: AuditEvent['changes'] }) {
+function Changes({ changes, type }: { changes: AuditEvent['changes']; type: string }) {
   const fields = Object.entries(changes ?? {});
   if (fields.length === 0) return <span className="muted">—</span>;
   return (
     <ul className="changes">
       {fields.map(([field, c]) => (
         <li key={field} data-field={field}>
-          <span className="field-name">{fieldLabel(field)}</span>: {shown(c?.before)} → {shown(c?.after)}
+          <span className="field-name">{fieldLabel(field)}</span>: {shownValue(type, field, c?.before)} →{' '}
+          {shownValue(type, field, c?.after)}
         </li>
       ))}
     </ul>
@@ -116,7 +125,10 @@ const rest = [
     header: 'Action',
     cell: (c) => <span data-action={c.getValue()}>{actionLabel(c.getValue())}</span>,
   }),
-  col.accessor('changes', { header: 'Changes', cell: (c) => <Changes changes={c.getValue()} /> }),
+  col.accessor('changes', {
+    header: 'Changes',
+    cell: (c) => <Changes changes={c.getValue()} type={c.row.original.entity_type} />,
+  }),
 ];
 const columns = [
   ...whoWhen,
