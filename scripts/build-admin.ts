@@ -1,29 +1,40 @@
 // Builds the store owner's console (web/admin) into dist/admin with Vite: `npm run build` runs it
 // after the server's build. The build is skipped while dist/admin was made from the same sources
 // and the same locked dependencies (a SHA-256 of them, kept in dist/admin/.source-hash), so
-// `npm start` does not rebuild an unchanged console; `--force` builds anyway.
+// `npm start` does not rebuild an unchanged console; `--force` builds anyway. Every text file of the
+// build gets a Brotli (`.br`) and a gzip (`.gz`) copy beside it, which src/web/admin.ts sends to
+// browsers that accept them (docs/performance.md, 'Static assets').
 // test/browser/admin.test.ts calls ensureConsoleBuilt() for the same reason.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotli, COMPRESSIBLE, gzip } from '../src/web/static.js';
+import { CONSOLE_LIMITS } from './console-limits.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SOURCES = join(ROOT, 'web', 'admin');
 export const CONSOLE_DIR = join(ROOT, 'dist', 'admin');
 const STAMP = join(CONSOLE_DIR, '.source-hash');
 
-/** SHA-256 over every file of web/admin (path and bytes), package-lock.json and this script. */
+/** Files of the server's source the console's build uses: the statuses' words it bundles, and the compression. */
+const SHARED = [join(ROOT, 'src', 'web', 'status-labels.ts'), join(ROOT, 'src', 'web', 'static.ts')];
+
+/**
+ * SHA-256 over every file of web/admin (path and bytes), the shared files, package-lock.json, this
+ * script and the inputs' limits as the route schemas give them now.
+ */
 export function consoleSourceHash(): string {
   const hash = createHash('sha256');
   const files = readdirSync(SOURCES, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
     .sort();
-  for (const file of [...files, join(ROOT, 'package-lock.json'), fileURLToPath(import.meta.url)]) {
+  for (const file of [...files, ...SHARED, join(ROOT, 'package-lock.json'), fileURLToPath(import.meta.url)]) {
     hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
   }
+  hash.update(JSON.stringify(CONSOLE_LIMITS));
   return hash.digest('hex');
 }
 
@@ -52,8 +63,21 @@ export function ensureConsoleBuilt(opts: { force?: boolean; quiet?: boolean } = 
     // React's development build (twice the size, and slower).
     { cwd: ROOT, stdio: opts.quiet ? 'pipe' : 'inherit', env: { ...process.env, NODE_ENV: 'production' } },
   );
+  precompress(CONSOLE_DIR);
   writeFileSync(STAMP, `${hash}\n`);
   return true;
+}
+
+/** Writes `<file>.br` and `<file>.gz` beside each text file of `dir`, at the highest levels. */
+export function precompress(dir: string) {
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && COMPRESSIBLE.test(e.name))
+    .map((e) => join(e.parentPath, e.name));
+  for (const file of files) {
+    const bytes = readFileSync(file);
+    writeFileSync(`${file}.br`, brotli(bytes));
+    writeFileSync(`${file}.gz`, gzip(bytes));
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

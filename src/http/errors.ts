@@ -244,6 +244,7 @@ const catalogue = {
   gateway_mismatch: [400, 'This order must be paid with its original payment method.'],
   gateway_unavailable: [400, 'This payment method is not available for this order.'],
   payment_declined: [402, 'Payment declined'],
+  invalid_card_number: [400, 'The card number is not a valid card number.'],
   // orders and subscriptions (docs/checkout.md)
   order_not_found: [404, 'Order not found.'],
   subscription_not_found: [404, 'Subscription not found.'],

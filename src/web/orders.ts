@@ -9,7 +9,8 @@ import { accountNav } from './account-nav.js';
 import { signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
-import { howToPay, orderTable, PAID, STATUS_WORDS } from './store/checkout.js';
+import { orderStatusLabel } from './status-labels.js';
+import { howToPay, onHoldNote, orderTable, PAID } from './store/checkout.js';
 
 export interface OrdersPagesOptions {
   orders: OrdersService;
@@ -63,7 +64,7 @@ ${
     (o) => html`<tr>
     <td><a href="/account/orders/${o.id}">#${o.id}</a></td>
     <td class="when">${o.created_at.slice(0, 10)}</td>
-    <td>${STATUS_WORDS[o.status] ?? o.status}</td>
+    <td>${orderStatusLabel(o.status)}</td>
     <td>${o.currency_symbol}${fromMinor(Number(o.total), o.decimals)} ${o.currency}</td>
   </tr>`,
   )}</tbody>
@@ -105,8 +106,9 @@ ${
     const body = html`<p><a href="/account/orders">← My orders</a></p>
 <h1>Order #${r.number}</h1>
 <section class="card receipt">
-  <p><span class="muted">Status:</span> <strong data-status="${r.status}">${STATUS_WORDS[r.status] ?? r.status}</strong>
+  <p><span class="muted">Status:</span> <strong data-status="${r.status}">${orderStatusLabel(r.status)}</strong>
   · <span class="muted">Payment:</span> ${r.payment_method || 'none yet'}</p>
+  ${onHoldNote(r.status)}
   ${orderTable(receipt)}
   ${Number(row.refunded_total) > 0 ? html`<p class="refunded"><span class="muted">Refunded:</span> <strong>${fromMinor(Number(row.refunded_total), row.decimals)}</strong> ${r.currency}</p>` : ''}
 </section>

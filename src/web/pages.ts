@@ -22,6 +22,7 @@ import { ordersPages } from './orders.js';
 import { passwordPages } from './password.js';
 import { profilePages } from './profile.js';
 import { signInPages } from './sign-in.js';
+import { compressedAsset, REVALIDATE, sendAsset } from './static.js';
 import { cataloguePages } from './store/catalogue.js';
 import { checkoutPages } from './store/checkout.js';
 import { identityOf } from './store/layout.js';
@@ -120,8 +121,10 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
     );
   });
 
-  app.get(STYLESHEET_PATH, async (_request, reply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
+  // Compressed, and revalidated (ETag) as its name has no hash (src/web/static.ts).
+  const stylesheet = compressedAsset(STYLESHEET);
+  app.get(STYLESHEET_PATH, async (request, reply) =>
+    sendAsset(request, reply, stylesheet, { type: 'text/css; charset=utf-8', cacheControl: REVALIDATE }),
   );
 
   await app.register(signInPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });

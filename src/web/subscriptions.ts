@@ -9,6 +9,7 @@ import { accountNav } from './account-nav.js';
 import { formUser, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
+import { subscriptionStatusLabel } from './status-labels.js';
 
 export interface SubscriptionsPagesOptions {
   accounts: AccountsService;
@@ -16,14 +17,6 @@ export interface SubscriptionsPagesOptions {
   orders: OrdersService;
 }
 
-const STATUS_WORDS: Record<string, string> = {
-  pending: 'Waiting for the first payment',
-  active: 'Active',
-  'on-hold': 'On hold',
-  'pending-cancel': 'Cancelled: ends at the end of the paid period',
-  cancelled: 'Cancelled',
-  expired: 'Expired',
-};
 /** Statuses a customer may still cancel (SubscriptionsService.cancelByCustomer changes nothing for the others). */
 const CANCELLABLE = new Set(['pending', 'active', 'on-hold']);
 /** Renewal orders the pay page takes (on-hold waits for the store to confirm an offline payment). */
@@ -70,7 +63,7 @@ function subscriptionCard(r: Row, viewer: Viewer) {
       : '';
   const ended = sub.status === 'cancelled' || sub.status === 'expired';
   return html`<section class="card subscription" data-subscription="${sub.id}">
-  <div class="license-head"><h2>${r.name}</h2><span class="badge${ended ? ' off' : sub.status === 'on-hold' ? ' bad' : ''}" data-status="${sub.status}">${STATUS_WORDS[sub.status] ?? sub.status}</span></div>
+  <div class="license-head"><h2>${r.name}</h2><span class="badge${ended ? ' off' : sub.status === 'on-hold' ? ' bad' : ''}" data-status="${sub.status}">${subscriptionStatusLabel(sub.status)}</span></div>
   <dl class="facts">
     <dt>Subscription</dt><dd>#${sub.id}</dd>
     ${price ? html`<dt>Price</dt><dd>${price}</dd>` : ''}

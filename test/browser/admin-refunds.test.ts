@@ -10,14 +10,13 @@ import { alertCode, api, checkBothWidths, page, server, setUpConsole, signInInBr
 describe.skipIf(skipBrowserTests)('refunds and order notes in a real browser', () => {
   setUpConsole();
 
-  it('refunds an order from the keyboard, shows refusals with their codes, and adds a note', async () => {
-    const product = await api<{ id: number }>('POST', '/products', { name: 'Backup Pro', price: '40.00' });
-    expect(product.status).toBe(201);
+  /** A guest's order of one of `productId`, marked paid by the owner; its id. */
+  async function paidOrder(productId: number): Promise<number> {
     const res = await fetch(`${server.url}/v1/checkout/submit`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        items: [{ product_id: product.body.id, qty: 1 }],
+        items: [{ product_id: productId, qty: 1 }],
         billing: {
           first_name: 'Lin',
           last_name: 'Okafor',
@@ -33,13 +32,23 @@ describe.skipIf(skipBrowserTests)('refunds and order notes in a real browser', (
     });
     const { order_id: id } = (await res.json()) as { order_id: number };
     expect((await api('POST', `/orders/${id}/status`, { status: 'processing' })).status).toBe(200);
+    return id;
+  }
+
+  it('refunds an order from the keyboard, shows refusals with their codes, and adds a note', async () => {
+    const product = await api<{ id: number }>('POST', '/products', { name: 'Backup Pro', price: '40.00' });
+    expect(product.status).toBe(201);
+    const id = await paidOrder(product.body.id);
 
     await signInInBrowser(`/admin/orders/${id}`);
     await page.getByRole('heading', { level: 1, name: `Order #${id}` }).waitFor();
     await page.getByText('40.00 USD remains refundable', { exact: false }).waitFor();
     const form = page.getByRole('form', { name: 'Refund' });
     const amount = form.getByLabel('Amount (USD)');
-    expect(await amount.inputValue()).toBe('40.00');
+    // The amount starts empty: the owner types what to refund. A virtual product has no stock to
+    // put back, so the form does not offer it.
+    expect(await amount.inputValue()).toBe('');
+    expect(await form.getByLabel(/back in stock/).count()).toBe(0);
 
     // More than the total: the API's refusal is shown with its code, and nothing is refunded.
     await amount.fill('40.01');
@@ -58,7 +67,7 @@ describe.skipIf(skipBrowserTests)('refunds and order notes in a real browser', (
     await page.keyboard.press('Enter');
     await page.getByText(`Refunded 15.00 USD of order #${id}.`).waitFor();
     await page.getByText('25.00 USD remains refundable', { exact: false }).waitFor();
-    expect(await amount.inputValue()).toBe('25.00');
+    expect(await amount.inputValue()).toBe('');
 
     // The note too: typed, then Tab to "Add note" and Enter.
     const note = page.getByLabel('New note');
@@ -73,8 +82,9 @@ describe.skipIf(skipBrowserTests)('refunds and order notes in a real browser', (
     await page.locator('.order-notes li[data-kind="note"]').waitFor();
     await checkBothWidths('order-refunds');
 
-    // The rest, from the keyboard: the amount field holds what remains; Enter sends it.
+    // The rest, from the keyboard: typed, and Enter sends it.
     await amount.focus();
+    await page.keyboard.type('25.00');
     await page.keyboard.press('Enter');
     await page.getByText(`Order #${id} is refunded in full (25.00 USD).`).waitFor();
     await page.getByText('This order is refunded in full.').waitFor();
@@ -85,5 +95,21 @@ describe.skipIf(skipBrowserTests)('refunds and order notes in a real browser', (
     for (let i = 0; i < (await items.count()); i++) kinds.push(await items.nth(i).getAttribute('data-kind'));
     expect(kinds).toEqual(['payment', 'refund', 'note', 'refund']);
     await checkBothWidths('order-refunded');
+  });
+
+  it('offers to put the items back in stock for a physical product only', async () => {
+    const boxed = await api<{ id: number }>('POST', '/products', {
+      name: 'Boxed Edition',
+      price: '30.00',
+      virtual: false,
+      stock_quantity: 5,
+    });
+    expect(boxed.status).toBe(201);
+    const id = await paidOrder(boxed.body.id);
+    await page.goto(`${server.url}/admin/orders/${id}`);
+    const form = page.getByRole('form', { name: 'Refund' });
+    await form.getByLabel(/back in stock/).waitFor();
+    expect(await form.getByLabel(/back in stock/).isChecked()).toBe(true);
+    expect(await form.getByLabel('Amount (USD)').inputValue()).toBe('');
   });
 });

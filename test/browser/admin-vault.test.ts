@@ -154,8 +154,8 @@ describe.skipIf(skipBrowserTests)("the console's vault screens in a real browser
     });
     await page.goto(`${server.url}/admin/audit?entity_type=artifact`);
     await page.getByRole('heading', { level: 1, name: 'Audit' }).waitFor();
-    await page.getByRole('cell', { name: 'delete', exact: true }).first().waitFor();
-    await page.getByText('delete_pending').first().waitFor();
+    await page.getByRole('cell', { name: 'Deleted', exact: true }).first().waitFor();
+    await page.getByText('State: available → delete_pending').first().waitFor();
   }, 120_000);
 
   it('storage: status, and key rotation after confirmation with its outcome; accessible at both widths', async () => {

@@ -1,5 +1,16 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+import { CONSOLE_LIMITS } from '../../scripts/console-limits';
+
+/** `virtual:limits`: the inputs' limits, read from the API's route schemas (web/admin/src/limits.ts). */
+function limits(): Plugin {
+  const id = '\0virtual:limits';
+  return {
+    name: 'tollgate-limits',
+    resolveId: (source) => (source === 'virtual:limits' ? id : null),
+    load: (source) => (source === id ? `export default ${JSON.stringify(CONSOLE_LIMITS)};` : null),
+  };
+}
 
 /**
  * The store owner's console (docs/admin.md), built into dist/admin and served at /admin by
@@ -11,6 +22,7 @@ export default defineConfig({
   base: '/admin/',
   // React's JSX without a plugin: esbuild compiles it (no fast refresh; the page reloads instead).
   esbuild: { jsx: 'automatic' },
+  plugins: [limits()],
   build: {
     outDir: fileURLToPath(new URL('../../dist/admin', import.meta.url)),
     emptyOutDir: true,

@@ -2301,6 +2301,9 @@ export interface paths {
               quantity?: number;
               variation_id?: number;
             }[];
+            payment_data?: {
+              [key: string]: string | number | boolean;
+            };
             payment_method?: string;
             referral_code?: string;
             shipping?: {

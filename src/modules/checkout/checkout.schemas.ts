@@ -77,6 +77,13 @@ export const RatesBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** What a gateway needs to take the payment, e.g. the test card's `card_number` (docs/checkout.md). */
+const PaymentData = Type.Record(
+  Type.String({ maxLength: 100 }),
+  Type.Union([Text(500), Type.Number(), Type.Boolean()]),
+  { maxProperties: 20 },
+);
+
 export const SubmitBody = Type.Object(
   {
     items: Type.Optional(Items),
@@ -87,6 +94,8 @@ export const SubmitBody = Type.Object(
     shipping_cost: Type.Optional(Type.Number({ minimum: 0 })),
     shipping_title: Type.Optional(Text()),
     payment_method: Type.Optional(Method),
+    /** Checked for its form before the order is made; the payment itself is pay-order's. */
+    payment_data: Type.Optional(PaymentData),
     // Notes may hold line breaks and tabs, no other control characters.
     customer_note: Type.Optional(
       Type.String({ maxLength: 2000, pattern: '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$' }),
@@ -112,11 +121,7 @@ export const PayBody = Type.Object(
   {
     key: Type.Optional(Type.String({ maxLength: 200 })),
     payment_method: Method,
-    payment_data: Type.Optional(
-      Type.Record(Type.String({ maxLength: 100 }), Type.Union([Text(500), Type.Number(), Type.Boolean()]), {
-        maxProperties: 20,
-      }),
-    ),
+    payment_data: Type.Optional(PaymentData),
   },
   { additionalProperties: false },
 );

@@ -137,6 +137,15 @@ export class PaymentService {
     if (!gateway || !impl || !acceptsCurrency(gateway, order.currency)) {
       throw payRefusal('gateway_unavailable');
     }
+    // Before the gateway runs: a malformed card number leaves the order as it was.
+    const malformed = impl.paymentDataError?.(body.payment_data ?? {});
+    if (malformed) {
+      const message = new ApiError(malformed.code).message;
+      throw refusal(malformed.code, {
+        message,
+        data: { messages: [message], params: { [malformed.field]: 'invalid' } },
+      });
+    }
     const outcome = await impl.pay({
       order,
       total: order.total,

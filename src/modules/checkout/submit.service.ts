@@ -45,6 +45,7 @@ export interface SubmitBody {
   shipping_cost?: number;
   shipping_title?: string;
   payment_method?: string;
+  payment_data?: Record<string, unknown>;
   customer_note?: string;
   custom_fields?: Record<string, unknown>;
   referral_code?: string;
@@ -271,9 +272,11 @@ export class SubmitService {
       throw refusal('currency_rate_stale');
     }
     const gateway = await this.checkout.catalogue.gateways.find(s.body.payment_method ?? '');
-    if (!gateway?.enabled || !this.orders.gateway(gateway.id)) {
-      throw refusal('invalid_payment_method');
-    }
+    const impl = gateway?.enabled ? this.orders.gateway(gateway.id) : null;
+    if (!gateway || !impl) throw refusal('invalid_payment_method');
+    // A card number that cannot be one is refused here, before there is an order to fail.
+    const malformed = s.body.payment_data ? impl.paymentDataError?.(s.body.payment_data) : null;
+    if (malformed) throw refusal(malformed.code, { data: { params: { [malformed.field]: 'invalid' } } });
     if (!acceptsCurrency(gateway, s.ctx.code)) {
       throw refusal('currency_gateway_mismatch', {
         message: `${gateway.title} is not available for ${s.ctx.code}.`,

@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/transaction.js';
+import type { ErrorCode } from '../../http/errors.js';
 import type { OrderRow } from './orders.model.js';
 
 /**
@@ -30,6 +31,12 @@ export interface PaymentGateway {
     currency: string;
     payment_data: Record<string, unknown>;
   }): Promise<PaymentOutcome>;
+  /**
+   * A refusal of the form of `payment_data` (a card number that cannot be one), with the field it
+   * names: checked at submit, before the order is made, and at pay-order, before anything is
+   * charged or the order changes (docs/checkout.md). Null when the data may be tried.
+   */
+  paymentDataError?(payment_data: Record<string, unknown>): { code: ErrorCode; field: string } | null;
   /**
    * Gives `amount` (minor units of `currency`) of the order's payment back (docs/payments.md,
    * 'Refunds'). Called inside the refund's transaction, once the order's refunded total has been
@@ -63,9 +70,31 @@ const offline = (id: string): PaymentGateway => ({
 export const TEST_CARD_SUCCESS = '4242424242424242';
 export const TEST_CARD_DECLINED = '4000000000000002';
 
+/**
+ * Whether `raw` can be a card number at all: 12 to 19 digits (spaces and dashes between them are
+ * how people type it) whose Luhn checksum holds. The store's script checks the same before it
+ * submits (src/web/store/script.ts).
+ */
+export function wellFormedCardNumber(raw: unknown): boolean {
+  if (typeof raw !== 'string') return false;
+  const digits = raw.replace(/[\s-]/g, '');
+  if (!/^\d{12,19}$/.test(digits)) return false;
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
 const testCard: PaymentGateway = {
   id: 'test_card',
   offline: false,
+  paymentDataError: (data) =>
+    data.card_number !== undefined && !wellFormedCardNumber(data.card_number)
+      ? { code: 'invalid_card_number', field: 'payment_data.card_number' }
+      : null,
   async pay({ payment_data }) {
     const raw = payment_data.card_number;
     const card = typeof raw === 'string' ? raw.replace(/[\s-]/g, '') : '';

@@ -6,6 +6,8 @@ import { availableCurrencies } from '../../modules/pricing/currency.js';
 import type { Settings } from '../../modules/settings/settings.schemas.js';
 import type { SettingsService } from '../../modules/settings/settings.service.js';
 import { type Html, html } from '../html.js';
+import { compressedAsset, REVALIDATE, sendAsset } from '../static.js';
+import { orderStatusLabel } from '../status-labels.js';
 import { identityOf, type StoreIdentity, sendStorePage } from './layout.js';
 import { STORE_SCRIPT, STORE_SCRIPT_PATH } from './script.js';
 
@@ -138,15 +140,9 @@ export function howToPay(instructions: string, number: string): Html | string {
   <p>Use <strong>order #${number}</strong> as the payment reference. Your license keys are issued when the store has received the payment.</p>
 </section>`;
 }
-export const STATUS_WORDS: Record<string, string> = {
-  pending: 'Waiting for payment',
-  processing: 'Paid',
-  completed: 'Completed',
-  'on-hold': 'On hold: waiting for the store to confirm your payment',
-  failed: 'Payment failed',
-  cancelled: 'Cancelled',
-  refunded: 'Refunded',
-};
+/** What an order on hold waits for, under its status on the buyer's receipt. */
+export const onHoldNote = (status: string) =>
+  status === 'on-hold' ? html`<p class="notice">The store has not confirmed your payment yet.</p>` : '';
 
 /**
  * The cart, checkout, receipt and pay pages (docs/storefront.md, 'Buying'). The cart and checkout
@@ -165,12 +161,11 @@ export async function checkoutPages(app: FastifyInstance, opts: CheckoutPagesOpt
     return (await catalogue.gateways.find('stripe'))?.enabled ? s.stripe_publishable_key : null;
   }
 
-  // Served with the pages' security headers; the text changes only with a release.
-  app.get(STORE_SCRIPT_PATH, async (_request, reply) =>
-    reply
-      .type('text/javascript; charset=utf-8')
-      .header('cache-control', 'public, max-age=3600')
-      .send(STORE_SCRIPT),
+  // Served with the pages' security headers, compressed; its name has no hash, so a browser
+  // revalidates it (ETag) and sees a new release's script at once.
+  const script = compressedAsset(STORE_SCRIPT);
+  app.get(STORE_SCRIPT_PATH, async (request, reply) =>
+    sendAsset(request, reply, script, { type: 'text/javascript; charset=utf-8', cacheControl: REVALIDATE }),
   );
 
   app.get('/cart', async (_request, reply) => {
@@ -280,9 +275,10 @@ ${needsScript('Checkout')}
     const body = html`<h1>${paid ? 'Thank you. Your order is paid.' : 'Thank you. Your order is received.'}</h1>
 <section class="card receipt" aria-labelledby="order-title">
   <h2 id="order-title">Order #${r.number}</h2>
-  <p><span class="muted">Status:</span> <strong data-status="${r.status}">${STATUS_WORDS[r.status] ?? r.status}</strong>
+  <p><span class="muted">Status:</span> <strong data-status="${r.status}">${orderStatusLabel(r.status)}</strong>
   · <span class="muted">Payment:</span> ${r.payment_method || 'none yet'}
   · <span class="muted">Email:</span> ${r.billing.email}</p>
+  ${onHoldNote(r.status)}
   ${
     r.status === 'pending' || r.status === 'failed'
       ? html`<p class="notice">This order is not paid yet. <a href="${payLink}">Pay for this order</a></p>`
@@ -327,7 +323,7 @@ ${alertRegion}
 <section class="card">${orderTable(r)}</section>
 ${
   !open
-    ? html`<section class="card"><p>${PAID.has(r.status) ? 'This order is already paid.' : `This order cannot be paid: ${STATUS_WORDS[r.status] ?? r.status}.`}</p>
+    ? html`<section class="card"><p>${PAID.has(r.status) ? 'This order is already paid.' : `This order cannot be paid: ${orderStatusLabel(r.status)}.`}</p>
 <p><a href="${receiptLink}">See the order</a></p></section>`
     : html`${needsScript('Paying')}
 <form id="pay-form" class="card" data-store-page="pay" data-order="${r.id}" data-key="${String(key)}" data-amount="${String(Math.round(r.total * 10 ** r.decimals))}" data-currency="${r.currency}" novalidate hidden>

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../http/errors.js';
 import type { MediaService } from '../../modules/storefront/media.service.js';
+import { compressedAsset, REVALIDATE, sendAsset } from '../static.js';
 import { PLACEHOLDER_SVG, STORE_STYLESHEET, STORE_STYLESHEET_PATH, THEME_PATH, themeCss } from './theme.js';
 
 /** A content-hashed file never changes: a browser or CDN may keep it for a year without asking. */
@@ -31,11 +32,10 @@ export async function mediaRoutes(app: FastifyInstance, opts: { media: MediaServ
       .send(file.bytes);
   });
 
-  app.get(STORE_STYLESHEET_PATH, async (_request, reply) =>
-    reply
-      .type('text/css; charset=utf-8')
-      .header('cache-control', 'public, max-age=3600')
-      .send(STORE_STYLESHEET),
+  // Compressed, and revalidated (ETag) as its name has no hash (src/web/static.ts).
+  const stylesheet = compressedAsset(STORE_STYLESHEET);
+  app.get(STORE_STYLESHEET_PATH, async (request, reply) =>
+    sendAsset(request, reply, stylesheet, { type: 'text/css; charset=utf-8', cacheControl: REVALIDATE }),
   );
 
   // The accent colour is in the file's name, so the answer depends on the URL alone.

@@ -57,6 +57,7 @@ var WORDS = {
   gateway_mismatch: 'This order must be paid with the payment method it was placed with.',
   gateway_unavailable: 'This payment method is not available. Choose another one.',
   payment_declined: 'Your card was declined. Nothing was charged. Try another card.',
+  invalid_card_number: 'This is not a valid card number. Check it and try again.',
   stripe_incomplete: 'Check your card details.',
   stripe_unavailable: 'The card payment could not be started. Nothing was charged. Please try again.',
   required: 'This field is required.',
@@ -287,6 +288,27 @@ function cartPage() {
 
 /* ---- checkout ---- */
 var EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+/* The test card's number as the server checks it (wellFormedCardNumber, src/modules/orders/gateways.ts):
+   12 to 19 digits, spaces and dashes between them allowed, with a valid Luhn checksum. */
+function cardNumberCode(value) {
+  var digits = value.replace(/[\s-]/g, '');
+  if (digits === '') return 'required';
+  if (!/^[0-9]{12,19}$/.test(digits)) return 'invalid_card_number';
+  var sum = 0;
+  for (var i = 0; i < digits.length; i++) {
+    var d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return sum % 10 === 0 ? '' : 'invalid_card_number';
+}
+/* A refusal of the card number by the server, shown at its field; true when it was one. */
+function cardFieldError(code) {
+  if (code !== 'invalid_card_number') return false;
+  setFieldError('card_number', code);
+  byId('card_number').focus();
+  return true;
+}
 function fieldInput(f, boot) {
   var attrs = { id: f.key, name: f.key, 'aria-describedby': f.key + '-error' };
   if (f.required) attrs['aria-required'] = 'true';
@@ -388,7 +410,7 @@ function paymentData(form) {
     return { save_card: !!(save && save.checked && !byId('stripe-save').hidden) };
   }
   if (selectedGateway(form) !== 'test_card') return undefined;
-  return { card_number: byId('card_number').value.replace(/[^0-9]/g, '') };
+  return { card_number: byId('card_number').value.replace(/[\s-]/g, '') };
 }
 function receiptUrl(id, key) { return '/checkout/order-received/' + id + '?key=' + encodeURIComponent(key); }
 function payUrl(id, key) { return '/checkout/pay/' + id + '?key=' + encodeURIComponent(key); }
@@ -437,6 +459,7 @@ function pay(form, id, key, button, stripe) {
     if (res.code) {
       busy(button, false);
       showError(res.code, res.body.data, el('p', {}, [el('a', { href: payUrl(id, key), text: 'Pay for this order with another card or method' })]));
+      cardFieldError(res.code);
       return;
     }
     if (res.body.next && res.body.next.gateway === 'stripe' && stripe && stripe.stripe) return confirmStripe(stripe, res.body.next, id, key, button);
@@ -526,7 +549,7 @@ function checkoutPage(form) {
       if (code && !first) first = input;
     });
     if (selectedGateway(form) === 'test_card') {
-      var code = byId('card_number').value.replace(/[^0-9]/g, '') === '' ? 'required' : '';
+      var code = cardNumberCode(byId('card_number').value);
       setFieldError('card_number', code);
       if (code && !first) first = byId('card_number');
     }
@@ -537,7 +560,12 @@ function checkoutPage(form) {
     clearError();
     if (!cart) return;
     var invalid = validate();
-    if (invalid) { showError('required'); invalid.focus(); return; }
+    if (invalid) {
+      var why = byId(invalid.id + '-error');
+      showError((why && why.getAttribute('data-code')) || 'required');
+      invalid.focus();
+      return;
+    }
     if (!selectedGateway(form)) { showError('invalid_payment_method'); return; }
     var body = {
       items: items(),
@@ -545,6 +573,9 @@ function checkoutPage(form) {
       coupons: cart.coupons.map(function (c) { return c.code; }),
       payment_method: selectedGateway(form)
     };
+    // The card number too: the server refuses a malformed one before it makes the order.
+    var data = paymentData(form);
+    if (data && data.card_number !== undefined) body.payment_data = data;
     if (boot.requires_shipping) {
       body.shipping = address(fields, 'shipping');
       var rate = form.querySelector('input[name=shipping_method]:checked');
@@ -564,6 +595,7 @@ function checkoutPage(form) {
         // A failed order after creation keeps its id and key: it can still be paid.
         var again = res.body.order_id && res.body.order_key ? el('p', {}, [el('a', { href: payUrl(res.body.order_id, res.body.order_key), text: 'Try to pay this order again' })]) : null;
         showError(res.code, res.body.data, again);
+        cardFieldError(res.code);
         // A field the API names (data.params: {"billing.email": …}) gets the code beside it.
         var params = (res.body.data && res.body.data.params) || {};
         Object.keys(params).forEach(function (name) {
@@ -587,9 +619,10 @@ function payPage(form) {
   form.addEventListener('submit', function (event) {
     event.preventDefault();
     clearError();
-    if (selectedGateway(form) === 'test_card' && byId('card_number').value.replace(/[^0-9]/g, '') === '') {
-      setFieldError('card_number', 'required');
-      showError('required');
+    var cardCode = selectedGateway(form) === 'test_card' ? cardNumberCode(byId('card_number').value) : '';
+    if (cardCode) {
+      setFieldError('card_number', cardCode);
+      showError(cardCode);
       byId('card_number').focus();
       return;
     }

@@ -6,6 +6,7 @@ import type { AuditEvent } from '../types';
 import { ErrorNote, Loading, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor, DataTable } from '../ui/table';
+import { actionLabel, fieldLabel, humanise, orderStatusLabel, subscriptionStatusLabel } from '../words';
 
 const ENTITY_TYPES = [
   ['license', 'License'],
@@ -59,15 +60,14 @@ function entityHref(type: string, id: number): string | null {
   }
 }
 
+/** The entity types' words, for the filter and for each entry's object. */
+const ENTITY_WORDS: Record<string, string> = Object.fromEntries(ENTITY_TYPES);
+/** Objects of which the store has one: no number after their name. */
+const SINGLE = new Set(['settings', 'payment_gateway', 'signing_key']);
+
 function Entity({ type, id }: { type: string; id: number }) {
-  const words =
-    type === 'settings'
-      ? 'Settings'
-      : type === 'payment_gateway'
-        ? 'Payment gateways'
-        : type === 'signing_key'
-          ? 'Signing keys'
-          : `${type} #${id}`;
+  const name = ENTITY_WORDS[type] ?? humanise(type);
+  const words = SINGLE.has(type) ? name : `${name} #${id}`;
   const href = entityHref(type, id);
   return href ? <Link href={href}>{words}</Link> : <span>{words}</span>;
 }
@@ -75,15 +75,24 @@ function Entity({ type, id }: { type: string; id: number }) {
 const shown = (v: unknown): string =>
   v === null || v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v);
 
+/** A status as the owner reads it elsewhere in the console (the order's and subscription's words). */
+const shownValue = (type: string, field: string, v: unknown): string =>
+  field === 'status' && typeof v === 'string' && type === 'order'
+    ? orderStatusLabel(v)
+    : field === 'status' && typeof v === 'string' && type === 'subscription'
+      ? subscriptionStatusLabel(v)
+      : shown(v);
+
 /** Each changed field, its value before and after (docs/admin.md, 'Audit trail'). */
-function Changes({ changes }: { changes: AuditEvent['changes'] }) {
+function Changes({ changes, type }: { changes: AuditEvent['changes']; type: string }) {
   const fields = Object.entries(changes ?? {});
   if (fields.length === 0) return <span className="muted">—</span>;
   return (
     <ul className="changes">
       {fields.map(([field, c]) => (
-        <li key={field}>
-          <code>{field}</code>: {shown(c?.before)} → {shown(c?.after)}
+        <li key={field} data-field={field}>
+          <span className="field-name">{fieldLabel(field)}</span>: {shownValue(type, field, c?.before)} →{' '}
+          {shownValue(type, field, c?.after)}
         </li>
       ))}
     </ul>
@@ -112,8 +121,14 @@ const whoWhen = [
   }),
 ];
 const rest = [
-  col.accessor('action', { header: 'Action', cell: (c) => <code>{c.getValue()}</code> }),
-  col.accessor('changes', { header: 'Changes', cell: (c) => <Changes changes={c.getValue()} /> }),
+  col.accessor('action', {
+    header: 'Action',
+    cell: (c) => <span data-action={c.getValue()}>{actionLabel(c.getValue())}</span>,
+  }),
+  col.accessor('changes', {
+    header: 'Changes',
+    cell: (c) => <Changes changes={c.getValue()} type={c.row.original.entity_type} />,
+  }),
 ];
 const columns = [
   ...whoWhen,

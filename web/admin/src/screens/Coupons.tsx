@@ -2,12 +2,13 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link, useLocation } from 'wouter';
-import { ApiError, del, get, getPage, patch, post } from '../api';
+import { del, get, getPage, patch, post } from '../api';
 import { day } from '../format';
+import { inputLimits } from '../limits';
 import type { Coupon } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, showFieldErrors } from '../ui/form';
 import { PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
@@ -170,13 +171,10 @@ function CouponEditor({ coupon }: { coupon: Coupon | null }) {
       }
       await client.invalidateQueries({ queryKey: ['coupons'] });
     } catch (e) {
-      if (e instanceof ApiError) {
-        if (e.code === 'coupon_exists') setFieldError('code', { message: e.message });
-        for (const [name, why] of Object.entries(e.params)) {
-          const field = name === 'expires_at' ? 'expires_on' : name;
-          if (field in toForm(null)) setFieldError(field as keyof CouponForm, { message: String(why) });
-        }
-      }
+      showFieldErrors(e, setFieldError, Object.keys(toForm(null)), {
+        rename: { expires_at: 'expires_on' },
+        codes: { coupon_exists: 'code' },
+      });
       setError(e);
     }
   };
@@ -213,7 +211,12 @@ function CouponEditor({ coupon }: { coupon: Coupon | null }) {
         <div className="two">
           <Field label="Code" hint="Shoppers type it; stored in lower case." error={errors.code}>
             {(p) => (
-              <input {...p} autoComplete="off" {...register('code', { required: 'Enter the code.' })} />
+              <input
+                {...p}
+                autoComplete="off"
+                {...inputLimits('coupon', 'code')}
+                {...register('code', { required: 'Enter the code.' })}
+              />
             )}
           </Field>
           <Field label="Discount">
@@ -234,6 +237,7 @@ function CouponEditor({ coupon }: { coupon: Coupon | null }) {
               <input
                 {...p}
                 inputMode="decimal"
+                {...inputLimits('coupon', 'amount')}
                 {...register('amount', { required: 'Enter the amount.', pattern: MONEY })}
               />
             )}
@@ -247,22 +251,50 @@ function CouponEditor({ coupon }: { coupon: Coupon | null }) {
             {(p) => <input {...p} type="date" {...register('expires_on')} />}
           </Field>
           <Field label="Uses in all (optional)" error={errors.usage_limit}>
-            {(p) => <input {...p} type="number" min={1} inputMode="numeric" {...register('usage_limit')} />}
+            {(p) => (
+              <input
+                {...p}
+                type="number"
+                inputMode="numeric"
+                {...inputLimits('coupon', 'usage_limit')}
+                {...register('usage_limit')}
+              />
+            )}
           </Field>
         </div>
         <div className="two">
           <Field label="Uses per customer (optional)" error={errors.usage_limit_per_user}>
             {(p) => (
-              <input {...p} type="number" min={1} inputMode="numeric" {...register('usage_limit_per_user')} />
+              <input
+                {...p}
+                type="number"
+                inputMode="numeric"
+                {...inputLimits('coupon', 'usage_limit_per_user')}
+                {...register('usage_limit_per_user')}
+              />
             )}
           </Field>
           <Field label="Minimum spend (optional)" error={errors.minimum_amount}>
-            {(p) => <input {...p} inputMode="decimal" {...register('minimum_amount', { pattern: MONEY })} />}
+            {(p) => (
+              <input
+                {...p}
+                inputMode="decimal"
+                {...inputLimits('coupon', 'minimum_amount')}
+                {...register('minimum_amount', { pattern: MONEY })}
+              />
+            )}
           </Field>
         </div>
         <div className="two">
           <Field label="Maximum spend (optional)" error={errors.maximum_amount}>
-            {(p) => <input {...p} inputMode="decimal" {...register('maximum_amount', { pattern: MONEY })} />}
+            {(p) => (
+              <input
+                {...p}
+                inputMode="decimal"
+                {...inputLimits('coupon', 'maximum_amount')}
+                {...register('maximum_amount', { pattern: MONEY })}
+              />
+            )}
           </Field>
         </div>
         <label className="check">

@@ -7,6 +7,7 @@ import type { License, LicenseList, Order, SubscriptionListItem, User } from '..
 import { Badge, beforeLoaded, Page } from '../ui/feedback';
 import { ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
+import { orderStatusLabel } from '../words';
 import { licenseKeyColumn, licenseStatusColumn } from './Licenses';
 import { money } from './Orders';
 import { subscriptionColumns } from './Subscriptions';
@@ -35,7 +36,10 @@ export const orderColumns = [
     header: 'Order',
     cell: (c) => <Link href={`/orders/${c.row.original.id}`}>#{c.getValue()}</Link>,
   }),
-  orderCol.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
+  orderCol.accessor('status', {
+    header: 'Status',
+    cell: (c) => <Badge value={c.getValue()} label={orderStatusLabel(c.getValue())} />,
+  }),
   orderCol.accessor('total', { header: 'Total', cell: (c) => money(c.row.original, c.getValue()) }),
   orderCol.accessor('created_via', { header: 'Made by' }),
   orderCol.accessor('renewal_due_at', { header: 'Pays for', cell: (c) => when(c.getValue()) }),

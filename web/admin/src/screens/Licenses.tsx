@@ -1,6 +1,7 @@
 import { Link } from 'wouter';
 import { get } from '../api';
 import { day, limit } from '../format';
+import { inputLimits } from '../limits';
 import type { License, LicenseList } from '../types';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
@@ -66,6 +67,7 @@ export function Licenses() {
         label="Search licenses"
         params={l}
         placeholder="Key or its end, email, domain, installation id"
+        searchMaxLength={inputLimits('licenseSearch', 'search').maxLength}
         sorts={[
           ['', 'Newest first'],
           ['created_at', 'Issued'],

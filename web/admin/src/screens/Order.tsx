@@ -8,6 +8,7 @@ import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
+import { orderStatusLabel } from '../words';
 import { History } from './Audit';
 import { licenseKeyColumn } from './Licenses';
 import { OrderRefunds } from './OrderRefunds';
@@ -61,7 +62,7 @@ export function OrderPage({ id }: { id: number }) {
     setError(null);
     setNotice('');
     await post<Order>(`/orders/${o.id}/status`, { status });
-    setNotice(`Order #${o.number} is now ${status}.`);
+    setNotice(`Order #${o.number} is now ${orderStatusLabel(status)}.`);
     setChosen('');
     await client.invalidateQueries({ queryKey: ['order', id] });
     await client.invalidateQueries({ queryKey: ['orders'] });
@@ -72,14 +73,14 @@ export function OrderPage({ id }: { id: number }) {
     if (next === o.status) return;
     if (STOPPING.has(next)) {
       confirm.ask({
-        title: `Mark order #${o.number} ${next}?`,
+        title: `Mark order #${o.number} ${orderStatusLabel(next)}?`,
         body: (
           <p>
             Its held stock goes back on sale. Licenses it already issued stay as they are: revoke them on
             their own pages if they must stop working.
           </p>
         ),
-        confirmLabel: `Mark ${next}`,
+        confirmLabel: `Mark ${orderStatusLabel(next)}`,
         danger: true,
         action: () => change(next),
       });
@@ -111,7 +112,7 @@ export function OrderPage({ id }: { id: number }) {
         <dl className="facts">
           <dt>Status</dt>
           <dd>
-            <Badge value={o.status} />
+            <Badge value={o.status} label={orderStatusLabel(o.status)} />
           </dd>
           <dt>Customer</dt>
           <dd>
@@ -167,13 +168,13 @@ export function OrderPage({ id }: { id: number }) {
         >
           <Field
             label="New status"
-            hint="Processing or completed marks the order paid and issues its licenses (once)."
+            hint={`${orderStatusLabel('processing')} or ${orderStatusLabel('completed')} marks the order paid and issues its licenses (once).`}
           >
             {(p) => (
               <select {...p} value={next} onChange={(e) => setChosen(e.target.value)}>
                 {ORDER_STATUSES.filter((s) => s !== 'refunded' || o.status === 'refunded').map((s) => (
                   <option key={s} value={s}>
-                    {s}
+                    {orderStatusLabel(s)}
                   </option>
                 ))}
               </select>

@@ -1,11 +1,12 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { get, post } from '../api';
 import { when } from '../format';
-import type { Order, OrderNote, OrderRefund, RefundList } from '../types';
+import type { Order, OrderNote, OrderRefund, Product, RefundList } from '../types';
 import { ErrorNote, Loading, Notice } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
+import { orderStatusLabel } from '../words';
 import { money } from './Orders';
 
 /** Statuses an order can be refunded in (docs/payments.md). */
@@ -28,7 +29,17 @@ export function OrderRefunds({ order: o }: { order: Order }) {
     queryKey: ['order-notes', o.id],
     queryFn: () => get<{ notes: OrderNote[] }>(`/orders/${o.id}/notes`),
   });
-  const [amount, setAmount] = useState<string | null>(null);
+  // Which of the order's products are physical: restocking means nothing for a virtual one.
+  const productIds = [...new Set(o.items.map((i) => i.product_id))];
+  const products = useQueries({
+    queries: productIds.map((pid) => ({
+      queryKey: ['product', pid],
+      queryFn: () => get<Product>(`/products/${pid}`),
+    })),
+  });
+  const stocked = products.some((p) => p.data && !p.data.virtual);
+  // The amount starts empty: a refund is a sum the owner types, never one the form chose.
+  const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
   const [restock, setRestock] = useState(true);
   const [note, setNote] = useState('');
@@ -39,7 +50,6 @@ export function OrderRefunds({ order: o }: { order: Order }) {
   const [busy, setBusy] = useState(false);
 
   const remaining = refunds.data?.remaining ?? null;
-  const shownAmount = amount ?? remaining ?? '';
   const refreshAll = async () => {
     for (const key of ['order', 'orders', 'order-refunds', 'order-notes', 'licenses', 'audit-events']) {
       await client.invalidateQueries({ queryKey: [key] });
@@ -52,16 +62,16 @@ export function OrderRefunds({ order: o }: { order: Order }) {
     setBusy(true);
     try {
       const made = await post<OrderRefund>(`/orders/${o.id}/refunds`, {
-        amount: shownAmount.trim(),
+        amount: amount.trim(),
         ...(reason.trim() ? { reason: reason.trim() } : {}),
-        restock,
+        restock: stocked && restock,
       });
       setNotice(
         made.full
           ? `Order #${o.number} is refunded in full (${money(o, made.amount)}).`
           : `Refunded ${money(o, made.amount)} of order #${o.number}.`,
       );
-      setAmount(null);
+      setAmount('');
       setReason('');
       await refreshAll();
     } catch (e) {
@@ -131,13 +141,15 @@ export function OrderRefunds({ order: o }: { order: Order }) {
             <ErrorNote error={refundError} title="The refund was refused" />
             <Field
               label={`Amount (${o.currency})`}
-              hint="The whole remaining amount refunds the order in full: its licenses then follow the Settings’ refund rule and its subscription is cancelled."
+              hint={`${remaining !== null ? `Up to ${money(o, remaining)}. ` : ''}The whole remaining amount refunds the order in full: its licenses then follow the Settings’ refund rule and its subscription is cancelled.`}
             >
               {(p) => (
                 <input
                   {...p}
+                  required
                   inputMode="decimal"
-                  value={shownAmount}
+                  autoComplete="off"
+                  value={amount}
                   onChange={(e) => setAmount(e.target.value)}
                 />
               )}
@@ -147,10 +159,12 @@ export function OrderRefunds({ order: o }: { order: Order }) {
                 <input {...p} maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
               )}
             </Field>
-            <label className="check">
-              <input type="checkbox" checked={restock} onChange={(e) => setRestock(e.target.checked)} /> Put
-              the order’s items back in stock on a full refund
-            </label>
+            {stocked ? (
+              <label className="check">
+                <input type="checkbox" checked={restock} onChange={(e) => setRestock(e.target.checked)} /> Put
+                the order’s items back in stock on a full refund
+              </label>
+            ) : null}
             <button type="submit" className="primary" disabled={busy}>
               Refund
             </button>
@@ -159,7 +173,7 @@ export function OrderRefunds({ order: o }: { order: Order }) {
           <p className="muted">
             {o.status === 'refunded'
               ? 'This order is refunded in full.'
-              : 'Only a paid order (processing or completed) can be refunded.'}
+              : `Only a paid order (${orderStatusLabel('processing')} or ${orderStatusLabel('completed')}) can be refunded.`}
           </p>
         )}
       </section>

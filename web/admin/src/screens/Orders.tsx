@@ -5,6 +5,7 @@ import type { Order } from '../types';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
+import { orderStatusLabel } from '../words';
 
 /** The statuses of GET /v1/orders?status= and POST /v1/orders/{id}/status (docs/checkout.md). */
 export const ORDER_STATUSES = [
@@ -30,7 +31,10 @@ const columns = [
     header: 'Order',
     cell: (c) => <Link href={`/orders/${c.row.original.id}`}>#{c.getValue()}</Link>,
   }),
-  col.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
+  col.accessor('status', {
+    header: 'Status',
+    cell: (c) => <Badge value={c.getValue()} label={orderStatusLabel(c.getValue())} />,
+  }),
   col.display({
     id: 'customer',
     header: 'Customer',
@@ -73,7 +77,7 @@ export function Orders() {
         <FilterSelect
           label="Status"
           value={l.status}
-          choices={ORDER_STATUSES.map((s) => [s, s] as const)}
+          choices={ORDER_STATUSES.map((s) => [s, orderStatusLabel(s)] as const)}
           onChange={l.filter('status')}
         />
       </ListFilters>

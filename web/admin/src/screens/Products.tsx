@@ -29,7 +29,13 @@ export function ProductFilter({ value, onChange }: { value: string; onChange: (v
   );
 }
 
-const TYPES = ['simple', 'variable', 'subscription', 'variable-subscription'];
+/** The product types of the API, in words (the filter and the list's Type column). */
+const TYPES: Record<string, string> = {
+  simple: 'Simple',
+  variable: 'With variations',
+  subscription: 'Subscription',
+  'variable-subscription': 'Subscription with variations',
+};
 
 const col = columnsFor<Product>();
 const columns = [
@@ -37,7 +43,7 @@ const columns = [
     header: 'Name',
     cell: (c) => <Link href={`/products/${c.row.original.id}`}>{c.getValue()}</Link>,
   }),
-  col.accessor('type', { header: 'Type' }),
+  col.accessor('type', { header: 'Type', cell: (c) => TYPES[c.getValue()] ?? c.getValue() }),
   col.accessor('status', {
     header: 'Status',
     cell: (c) => <Badge value={c.getValue() === 'publish' ? 'published' : c.getValue()} />,
@@ -110,7 +116,7 @@ export function Products() {
         <FilterSelect
           label="Type"
           value={l.type}
-          choices={TYPES.map((t) => [t, t] as const)}
+          choices={Object.entries(TYPES)}
           onChange={l.filter('type')}
         />
       </ListFilters>

@@ -1,9 +1,9 @@
 import { useFieldArray, useForm } from 'react-hook-form';
-import { ApiError } from '../api';
+import { inputLimits } from '../limits';
 import type { ShippingZone } from '../types';
 import { EditButtons, useCollection, useEditing } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, showFieldErrors } from '../ui/form';
 import { editDeleteColumn, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
@@ -82,11 +82,7 @@ export function ShippingZones() {
       });
       stopEditing();
     } catch (e) {
-      if (e instanceof ApiError)
-        for (const [name, why] of Object.entries(e.params)) {
-          const top = name.split('.')[0];
-          if (top === 'name' || top === 'regions') setFieldError(top, { message: String(why) });
-        }
+      showFieldErrors(e, setFieldError, ['name', 'regions']);
       setError(e);
     }
   };
@@ -127,7 +123,13 @@ export function ShippingZones() {
         <ErrorNote error={error} />
         <div className="two">
           <Field label="Name" error={errors.name}>
-            {(p) => <input {...p} {...register('name', { required: 'Name it.' })} />}
+            {(p) => (
+              <input
+                {...p}
+                {...inputLimits('shippingZone', 'name')}
+                {...register('name', { required: 'Name it.' })}
+              />
+            )}
           </Field>
           <Field
             label="Regions"

@@ -8,6 +8,7 @@ import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { PagedList } from '../ui/list';
+import { subscriptionStatusLabel } from '../words';
 import { fullName, orderColumns, usePaging } from './Customers';
 import { recurring, SUBSCRIPTION_STATUSES, schedule } from './Subscriptions';
 
@@ -68,7 +69,7 @@ export function SubscriptionPage({ id }: { id: number }) {
     setError(null);
     setNotice('');
     await post<Subscription>(`/subscriptions/${s.id}/status`, { status });
-    setNotice(`Subscription #${s.id} is now ${status}.`);
+    setNotice(`Subscription #${s.id} is now ${subscriptionStatusLabel(status)}.`);
     setChosen('');
     await refresh();
   };
@@ -119,7 +120,7 @@ export function SubscriptionPage({ id }: { id: number }) {
         <dl className="facts">
           <dt>Status</dt>
           <dd>
-            <Badge value={s.status} />
+            <Badge value={s.status} label={subscriptionStatusLabel(s.status)} />
           </dd>
           <dt>Customer</dt>
           <dd>
@@ -175,7 +176,7 @@ export function SubscriptionPage({ id }: { id: number }) {
                   <select {...p} value={next} onChange={(e) => setChosen(e.target.value)}>
                     {SUBSCRIPTION_STATUSES.map((status) => (
                       <option key={status} value={status}>
-                        {status}
+                        {subscriptionStatusLabel(status)}
                       </option>
                     ))}
                   </select>

@@ -5,6 +5,7 @@ import type { SubscriptionListItem } from '../types';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { type ColumnsOf, columnsFor } from '../ui/table';
+import { subscriptionStatusLabel } from '../words';
 import { ProductFilter } from './Products';
 
 /** The statuses of GET /v1/subscriptions?status= and POST /v1/subscriptions/{id}/status (docs/checkout.md). */
@@ -53,7 +54,10 @@ export function subscriptionColumns(withCustomer: boolean): ColumnsOf<Subscripti
       header: 'Product',
       cell: (c) => c.getValue() || `product #${c.row.original.product_id}`,
     }),
-    col.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
+    col.accessor('status', {
+      header: 'Status',
+      cell: (c) => <Badge value={c.getValue()} label={subscriptionStatusLabel(c.getValue())} />,
+    }),
     col.accessor('recurring_total', {
       header: 'Renews at',
       cell: (c) => `${recurring(c.row.original)} ${schedule(c.row.original)}`,
@@ -92,7 +96,7 @@ export function Subscriptions() {
         <FilterSelect
           label="Status"
           value={l.status}
-          choices={SUBSCRIPTION_STATUSES.map((s) => [s, s] as const)}
+          choices={SUBSCRIPTION_STATUSES.map((s) => [s, subscriptionStatusLabel(s)] as const)}
           onChange={l.filter('status')}
         />
         <ProductFilter value={l.product_id} onChange={l.filter('product_id')} />

@@ -1,9 +1,9 @@
 import { useForm } from 'react-hook-form';
-import { ApiError } from '../api';
+import { inputLimits } from '../limits';
 import type { TaxRate } from '../types';
 import { EditButtons, useCollection, useEditing } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, showFieldErrors } from '../ui/form';
 import { editDeleteColumn, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
@@ -83,12 +83,9 @@ export function TaxRates() {
       }
       stopEditing();
     } catch (e) {
-      if (e instanceof ApiError) {
-        if (e.code === 'invalid_country') setFieldError('country', { message: e.message });
-        if (e.code === 'invalid_tax_rate') setFieldError('rate', { message: e.message });
-        for (const [name, why] of Object.entries(e.params))
-          if (name in EMPTY) setFieldError(name as keyof TaxForm, { message: String(why) });
-      }
+      showFieldErrors(e, setFieldError, Object.keys(EMPTY), {
+        codes: { invalid_country: 'country', invalid_tax_rate: 'rate' },
+      });
       setError(e);
     }
   };
@@ -126,7 +123,13 @@ export function TaxRates() {
         <ErrorNote error={error} />
         <div className="two">
           <Field label="Name" hint="Shown on orders, e.g. “VAT”." error={errors.name}>
-            {(p) => <input {...p} {...register('name', { required: 'Name it.' })} />}
+            {(p) => (
+              <input
+                {...p}
+                {...inputLimits('taxRate', 'name')}
+                {...register('name', { required: 'Name it.' })}
+              />
+            )}
           </Field>
           <Field label="Rate (%)" hint="0 to 100, up to 4 decimals." error={errors.rate}>
             {(p) => (
@@ -146,7 +149,7 @@ export function TaxRates() {
             )}
           </Field>
           <Field label="State (optional)" error={errors.state}>
-            {(p) => <input {...p} {...register('state')} />}
+            {(p) => <input {...p} {...inputLimits('taxRate', 'state')} {...register('state')} />}
           </Field>
         </div>
         <div className="two">
@@ -159,10 +162,12 @@ export function TaxRates() {
             }
             error={errors.postcode}
           >
-            {(p) => <input {...p} {...register('postcode')} />}
+            {(p) => <input {...p} {...inputLimits('taxRate', 'postcode')} {...register('postcode')} />}
           </Field>
           <Field label="Priority" error={errors.priority}>
-            {(p) => <input {...p} type="number" min={1} max={1000} {...register('priority')} />}
+            {(p) => (
+              <input {...p} type="number" {...inputLimits('taxRate', 'priority')} {...register('priority')} />
+            )}
           </Field>
         </div>
         <label className="check">

@@ -1,12 +1,13 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { ApiError, get, patch, post } from '../api';
+import { get, patch, post } from '../api';
 import { when } from '../format';
+import { inputLimits } from '../limits';
 import type { Settings, WebhookAttempt } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, showFieldErrors } from '../ui/form';
 import { RowButton, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
@@ -59,9 +60,7 @@ function Target({ settings }: { settings: Settings }) {
       await save({ webhook_url: url }, 'The target is saved.');
     } catch (e) {
       // A refused URL is explained on its field; anything else above the form.
-      const why = e instanceof ApiError ? e.params.webhook_url : undefined;
-      if (why) setFieldError('webhook_url', { message: why });
-      else setError(e);
+      if (!showFieldErrors(e, setFieldError, ['webhook_url'])) setError(e);
     }
   };
   const rotate = () =>
@@ -94,7 +93,16 @@ function Target({ settings }: { settings: Settings }) {
           hint="http(s)://…; empty turns deliveries off."
           error={errors.webhook_url}
         >
-          {(p) => <input {...p} type="url" inputMode="url" autoComplete="off" {...register('webhook_url')} />}
+          {(p) => (
+            <input
+              {...p}
+              type="url"
+              inputMode="url"
+              autoComplete="off"
+              {...inputLimits('settings', 'webhook_url')}
+              {...register('webhook_url')}
+            />
+          )}
         </Field>
         <button type="submit" className="primary" disabled={isSubmitting}>
           Save target

@@ -1,5 +1,6 @@
 import { type ReactNode, useId } from 'react';
-import type { FieldError } from 'react-hook-form';
+import type { FieldError, FieldValues, Path, UseFormSetError } from 'react-hook-form';
+import { ApiError } from '../api';
 
 export interface ControlProps {
   id: string;
@@ -50,4 +51,47 @@ export function Field({
       ) : null}
     </div>
   );
+}
+
+/**
+ * A refusal of the server shown at the fields it names: the envelope's `data.params` (schema
+ * violations and the services' own refusals name each field, e.g. `{code: 'required'}`),
+ * `data.field`, or a code that always concerns one field (`codes`, e.g. `coupon_exists` → `code`).
+ * `fields` are the form's field names; `rename` maps the API's name to the form's where they
+ * differ, and a nested name (`methods.0.cost`) falls back to its top field. The first field that
+ * takes an error gets the focus and is scrolled to the middle of the screen, so a refusal at the
+ * top of a long form is seen after pressing Save at its bottom. True when some field took one.
+ */
+export function showFieldErrors<T extends FieldValues>(
+  error: unknown,
+  setError: UseFormSetError<T>,
+  fields: readonly string[],
+  opts: { rename?: Record<string, string>; codes?: Record<string, string> } = {},
+): boolean {
+  if (!(error instanceof ApiError)) return false;
+  const named: [string, string][] = [];
+  const byCode = opts.codes?.[error.code];
+  if (byCode) named.push([byCode, error.message]);
+  if (typeof error.data.field === 'string') named.push([error.data.field, error.message]);
+  for (const [name, why] of Object.entries(error.params)) named.push([name, String(why)]);
+  let first: string | null = null;
+  for (const [name, why] of named) {
+    const field = [name, name.split('.')[0]!]
+      .map((n) => opts.rename?.[n] ?? n)
+      .find((n) => fields.includes(n));
+    if (!field) continue;
+    setError(field as Path<T>, { type: 'server', message: why }, { shouldFocus: first === null });
+    first ??= field;
+  }
+  if (first === null) return false;
+  const name = first;
+  // After React has drawn the error under the field.
+  requestAnimationFrame(() => {
+    const control = document.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`);
+    if (!control) return;
+    if (document.activeElement !== control) control.focus({ preventScroll: true });
+    control.closest('.field')?.scrollIntoView({ block: 'center' }) ??
+      control.scrollIntoView({ block: 'center' });
+  });
+  return true;
 }

@@ -104,12 +104,15 @@ export function ListFilters({
   label,
   params: { search, sort = '', order = '', set },
   placeholder,
+  searchMaxLength,
   sorts,
   children,
 }: {
   label: string;
   params: { search?: string; sort?: string; order?: string; set: UrlSet };
   placeholder?: string;
+  /** The longest search the API takes (its route's schema, web/admin/src/limits.ts). */
+  searchMaxLength?: number;
   sorts?: readonly (readonly [string, string])[];
   children?: ReactNode;
 }) {
@@ -138,6 +141,7 @@ export function ListFilters({
                 defaultValue={search}
                 key={search}
                 placeholder={placeholder}
+                maxLength={searchMaxLength}
               />
             </div>
             <button type="submit">Search</button>
