@@ -255,6 +255,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     subscriptions,
     downloads: services.distribution.account,
     origin: () => services.urls.origin,
+    mailAvailable: () => mail.available(),
     secureCookies: config.publicUrl.startsWith('https:'),
   });
   // The store owner's console, a single-page app on the /v1 API (docs/admin.md).

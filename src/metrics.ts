@@ -38,9 +38,11 @@ type Operation = 'validate' | 'update_check' | 'package' | 'download';
 function limiterOf(code: string | undefined, route: string): string {
   if (code === 'too_many_login_attempts') return 'login';
   if (code === 'too_many_password_requests') return 'password_reset';
+  if (code === 'too_many_sign_in_links') return 'sign_in_link';
   if (code === 'rate_limited') return route.startsWith('/v1/checkout') ? 'checkout' : 'software_issuance';
   // The customer's pages answer the services' refusals in HTML, without the error handler.
   if (route === '/account/forgot-password') return 'password_reset';
+  if (route === '/account/sign-in-link') return 'sign_in_link';
   if (route === '/account/sign-in' || route.startsWith('/account/profile')) return 'login';
   if (route.startsWith('/v1/software') || route.startsWith('/account/downloads')) return 'software_issuance';
   return 'other';

@@ -302,10 +302,12 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     log: log('mail'),
     audit,
     origin: () => urls.origin,
-    // A password message's link is minted when it is sent: no usable token is ever stored.
+    // A password or sign-in message's link is minted when it is sent: no usable token is ever stored.
     passwordLinks: async (userId, purpose) => {
       const token = await accounts.issuePasswordToken(userId, purpose);
-      return token ? `${urls.origin}/account/reset-password?token=${token}` : null;
+      if (!token) return null;
+      const page = purpose === 'signin' ? 'sign-in-link/claim' : 'reset-password';
+      return `${urls.origin}/account/${page}?token=${token}`;
     },
   });
 
@@ -355,6 +357,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   );
   // Forgot password: the reset email (its link minted when sent).
   accounts.onPasswordResetRequested((user, tx) => mailOutbox.passwordReset(user, tx));
+  // A sign-in link was asked for: the email that carries it.
+  accounts.onSignInLinkRequested((user, tx) => mailOutbox.signInLink(user, tx));
   // Checkout created an account: the "set your password" email.
   accounts.onCreatedAtCheckout((user, tx) => mailOutbox.accountCreated(user, tx));
 

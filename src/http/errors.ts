@@ -34,6 +34,9 @@ const catalogue = {
   invalid_password: [400, 'The password must be 8 to 1024 characters.'],
   // the customer's profile (docs/storefront.md, 'Profile')
   incorrect_current_password: [400, 'The current password is incorrect.'],
+  current_password_required: [400, 'This account has a password: give the current one to change it.'],
+  invalid_sign_in_token: [400, 'The sign-in link is invalid, already used or expired.'],
+  too_many_sign_in_links: [429, 'Too many sign-in link requests; try again later.'],
   invalid_name: [400, 'A name is at most 100 characters, without control characters.'],
   too_many_password_requests: [429, 'Too many password requests; try again later.'],
   // catalogue

@@ -22,6 +22,7 @@ import { ordersPages } from './orders.js';
 import { passwordPages } from './password.js';
 import { profilePages } from './profile.js';
 import { signInPages } from './sign-in.js';
+import { signInLinkPages } from './sign-in-link.js';
 import { compressedAsset, REVALIDATE, sendAsset } from './static.js';
 import { cataloguePages } from './store/catalogue.js';
 import { checkoutPages } from './store/checkout.js';
@@ -47,6 +48,8 @@ export interface PagesOptions {
   subscriptions: SubscriptionsService;
   /** Downloads (the customer's account tokens, docs/storefront.md 'Downloads'). */
   downloads: AccountDownloadsService;
+  /** Whether the store can email a buyer now (docs/email.md): the pages never say "check your email" otherwise. */
+  mailAvailable: () => Promise<boolean>;
   /** The store's PUBLIC_URL origin (final once the server listens). */
   origin: () => string;
   secureCookies: boolean;
@@ -127,11 +130,12 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
     sendAsset(request, reply, stylesheet, { type: 'text/css; charset=utf-8', cacheControl: REVALIDATE }),
   );
 
-  await app.register(signInPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
+  await app.register(signInPages, opts);
+  await app.register(signInLinkPages, opts);
   await app.register(approvePages, { accounts: opts.accounts, oauth: opts.oauth });
   await app.register(licensesPages, opts);
   await app.register(downloadsPages, opts);
-  await app.register(passwordPages, { accounts: opts.accounts, secureCookies: opts.secureCookies });
+  await app.register(passwordPages, opts);
   // The storefront (docs/storefront.md): catalogue, product pages, images and the store's styles.
   await app.register(mediaRoutes, { media: opts.media });
   await app.register(cataloguePages, opts);

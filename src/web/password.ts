@@ -1,18 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
-import { formOf, signedOutForm } from './forms.js';
+import { formOf, signedOutForm, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { sendPage } from './layout.js';
+import { noMailNotice } from './no-mail.js';
 
 export interface PasswordPagesOptions {
   accounts: AccountsService;
+  mailAvailable: () => Promise<boolean>;
   secureCookies: boolean;
 }
 
 /**
  * Forgot password and the emailed link's page (docs/email.md, 'Passwords'): plain forms that work
- * without JavaScript, over POST /v1/auth/password/forgot and /reset's service calls. The link's
+ * without JavaScript, over POST /v1/auth/password/forgot and /reset's service calls. Without
+ * working mail, forgot password says so and what to do instead (src/web/no-mail.ts). The link's
  * page is also "set your password" for an account made at checkout, with its own heading. The
  * token stays out of the logs (src/http/redact.ts masks `token=`) and out of Referer headers
  * (the pages send no-referrer).
@@ -45,7 +48,18 @@ export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOpt
     return sendPage(reply, status, 'Forgot your password?', body);
   }
 
-  app.get('/account/forgot-password', async (request, reply) => forgotForm(request, reply, 200));
+  const noMail = async (request: FastifyRequest, reply: FastifyReply, status: number) =>
+    sendPage(
+      reply,
+      status,
+      'Email is not available',
+      await noMailNotice(request, accounts, 'a link to choose a new password'),
+      viewerOf(request),
+    );
+
+  app.get('/account/forgot-password', async (request, reply) =>
+    (await opts.mailAvailable()) ? forgotForm(request, reply, 200) : noMail(request, reply, 200),
+  );
 
   app.post('/account/forgot-password', async (request, reply) => {
     const form = formOf(request);
@@ -65,6 +79,8 @@ export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOpt
         error: errorNote('rest_missing_param', 'Enter your email address.'),
       });
     }
+    // Nothing is asked for while no email can leave: the buyer reads what to do instead.
+    if (!(await opts.mailAvailable())) return noMail(request, reply, 503);
     try {
       await accounts.requestPasswordReset(email, request.ip);
     } catch (e) {

@@ -14,10 +14,12 @@ export interface ProfilePagesOptions {
 const NOTICES: Record<string, string> = {
   name: 'Your name was saved.',
   password: 'Your password was changed. You were signed out everywhere else.',
+  password_set: 'Your password is set. From now on, sign in with your email address and this password.',
 };
 /** Refusals in words; the code goes in `data-code`. */
 const ERRORS: Record<string, string> = {
   incorrect_current_password: 'The current password is not right. Your password was not changed.',
+  current_password_required: 'Enter your current password to change it. Your password was not changed.',
   invalid_password: 'The new password must be 8 to 1024 characters. Your password was not changed.',
   too_many_login_attempts: 'Too many wrong passwords. Please wait a few minutes and try again.',
   invalid_name: 'A name can be at most 100 characters. Your name was not saved.',
@@ -27,7 +29,8 @@ type Refusal = { code: string; text: string; form: 'name' | 'password' };
 
 /**
  * Profile (/account/profile, docs/storefront.md 'Profile'): the customer's name, their email (read
- * only), and a new password given the current one, after which every other session ends.
+ * only), and a new password given the current one, after which every other session ends. An
+ * account checkout made without a password sets its first one here, without a current one.
  */
 export async function profilePages(app: FastifyInstance, opts: ProfilePagesOptions) {
   const { accounts } = opts;
@@ -40,6 +43,7 @@ export async function profilePages(app: FastifyInstance, opts: ProfilePagesOptio
     error: Refusal | undefined,
   ) {
     const user = (await accounts.getUser(viewer.user.id)) ?? viewer.user;
+    const hasPassword = await accounts.hasPassword(viewer.user.id);
     const alert = (form: Refusal['form']) =>
       error?.form === form
         ? html`<p class="error" role="alert" id="${form}-error" data-code="${error.code}">${error.text}</p>`
@@ -69,21 +73,32 @@ ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
   </form>
 </section>
 <section class="card" aria-labelledby="password-heading">
-  <h2 id="password-heading">Change password</h2>
+  <h2 id="password-heading">${hasPassword ? 'Change password' : 'Set a password'}</h2>
+  ${
+    hasPassword
+      ? ''
+      : html`<p id="set-password-note">Your account was made with your order and has no password yet. Set one now, so you can sign in again after this session ends.</p>`
+  }
   ${alert('password')}
-  <form method="post" action="/account/profile/password" class="profile">
+  <form method="post" action="/account/profile/password" class="profile" data-form="${hasPassword ? 'change-password' : 'set-password'}">
     <input type="hidden" name="_nonce" value="${viewer.nonce}">
     <input type="text" name="username" value="${user.email}" autocomplete="username" hidden>
-    <label for="current_password">Current password</label>
+    ${
+      hasPassword
+        ? html`<label for="current_password">Current password</label>
     <input type="password" id="current_password" name="current_password" required autocomplete="current-password"${
-      error?.code === 'incorrect_current_password' ? described('password') : ''
-    }>
+      error?.code === 'incorrect_current_password' || error?.code === 'current_password_required'
+        ? described('password')
+        : ''
+    }>`
+        : ''
+    }
     <label for="new_password">New password</label>
     <input type="password" id="new_password" name="new_password" required minlength="8" maxlength="1024" autocomplete="new-password" aria-describedby="new-password-note"${
       error?.code === 'invalid_password' ? html` aria-invalid="true"` : ''
     }>
-    <p class="muted" id="new-password-note">At least 8 characters. Changing it signs you out on every other device.</p>
-    <div class="actions"><button type="submit" class="primary">Change password</button></div>
+    <p class="muted" id="new-password-note">At least 8 characters. ${hasPassword ? 'Changing it' : 'Setting it'} signs you out on every other device.</p>
+    <div class="actions"><button type="submit" class="primary">${hasPassword ? 'Change password' : 'Set password'}</button></div>
   </form>
 </section>`,
       viewer,
@@ -134,6 +149,8 @@ ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
     if (!user) return seeOther(reply, signInUrl('/account/profile'));
     const viewer = { user, email: user.email, nonce: request.sessionNonce! };
     const form = formOf(request);
+    // An account without a password sets its first one: the notice says so.
+    const first = !(await accounts.hasPassword(user.id));
     return attempt(
       reply,
       viewer,
@@ -141,11 +158,11 @@ ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
       () =>
         accounts.changePassword(
           user.id,
-          form.current_password ?? '',
+          form.current_password || null,
           form.new_password ?? '',
           request.sessionId!,
         ),
-      'password',
+      first ? 'password_set' : 'password',
     );
   });
 }

@@ -8,6 +8,7 @@ import { seeOther, sendPage } from './layout.js';
 
 export interface SignInOptions {
   accounts: AccountsService;
+  mailAvailable: () => Promise<boolean>;
   secureCookies: boolean;
 }
 
@@ -15,13 +16,15 @@ export async function signInPages(app: FastifyInstance, opts: SignInOptions) {
   const { accounts, secureCookies } = opts;
   const csrf = signedOutForm(secureCookies);
 
-  function render(
+  async function render(
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
     next: string,
     fields: { email?: string; error?: string } = {},
   ) {
+    // A sign-in link is offered only while the store can email one.
+    const links = await opts.mailAvailable();
     const approving = next.startsWith('/account/approve');
     const body = html`<section class="card narrow">
   <h1>Sign in</h1>
@@ -40,6 +43,11 @@ export async function signInPages(app: FastifyInstance, opts: SignInOptions) {
     <input id="password" name="password" type="password" autocomplete="current-password" required>
     <button type="submit" class="primary full">Sign in</button>
   </form>
+  ${
+    links
+      ? html`<p><a class="button secondary full" href="/account/sign-in-link">Email me a sign-in link</a></p>`
+      : ''
+  }
   <p class="muted"><a href="/account/forgot-password">Forgot your password?</a></p>
 </section>`;
     return sendPage(reply, status, 'Sign in', body);

@@ -121,9 +121,9 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
   it('creates a product with its software configuration', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Products' }).click();
     await page.getByRole('link', { name: 'New product' }).click();
-    await page.getByLabel('Name').fill('Forms Pro');
+    await page.getByLabel('Name', { exact: true }).fill('Forms Pro');
     await page.getByLabel('Price').fill('49.00');
-    await page.getByLabel('Activation limit').fill('3');
+    await page.getByLabel('Sites per license').fill('3');
     await page.getByRole('button', { name: 'Create product' }).click();
 
     await page.getByRole('heading', { level: 2, name: 'Software configuration' }).waitFor();

@@ -10,6 +10,8 @@ const PUBLIC = new Set([
   'GET /v1/health',
   'POST /v1/auth/login',
   'POST /v1/auth/password/forgot',
+  'POST /v1/auth/sign-in-link',
+  'POST /v1/auth/sign-in-link/claim',
   'POST /v1/auth/password/reset',
   'GET /v1/auth/me',
   'POST /v1/licenses/activate',

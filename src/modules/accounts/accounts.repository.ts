@@ -72,6 +72,7 @@ export class AccountsRepository {
     u: {
       email: string;
       password_hash: string;
+      password_set: boolean;
       role: Role;
       first_name: string;
       last_name: string;
@@ -84,6 +85,7 @@ export class AccountsRepository {
       .values({
         email: u.email,
         password_hash: u.password_hash,
+        password_set: u.password_set ? 1 : 0,
         role: u.role,
         first_name: u.first_name,
         last_name: u.last_name,
@@ -101,11 +103,27 @@ export class AccountsRepository {
     tx?: Tx,
   ): Promise<void> {
     const { now, ...rest } = patch;
+    // A new hash is always a password someone chose.
+    const set = rest.password_hash === undefined ? rest : { ...rest, password_set: 1 };
     await on(this.db, tx)
       .updateTable('users')
-      .set({ ...rest, updated_at: now })
+      .set({ ...set, updated_at: now })
       .where('id', '=', id)
       .execute();
+  }
+
+  /**
+   * The first password of an account that has none: one UPDATE that only an account still
+   * without a password passes, so of two requests at once one sets it. Answers whether it did.
+   */
+  async setFirstPassword(id: number, passwordHash: string, now: string, tx?: Tx): Promise<boolean> {
+    const result = await on(this.db, tx)
+      .updateTable('users')
+      .set({ password_hash: passwordHash, password_set: 1, updated_at: now })
+      .where('id', '=', id)
+      .where('password_set', '=', 0)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async insertSession(
@@ -240,11 +258,12 @@ export class AccountsRepository {
   }
 
   /** An unused, unexpired token by its hash (the page's heading; nothing is changed). */
-  findLivePasswordToken(tokenHash: string, now: string, tx?: Tx) {
+  findLivePasswordToken(tokenHash: string, purposes: PasswordTokenPurpose[], now: string, tx?: Tx) {
     return on(this.db, tx)
       .selectFrom('password_tokens')
       .select(['token_hash', 'user_id', 'purpose'])
       .where('token_hash', '=', tokenHash)
+      .where('purpose', 'in', purposes)
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
       .executeTakeFirst();
@@ -254,11 +273,12 @@ export class AccountsRepository {
    * Uses the token: one UPDATE that only an unused, unexpired token passes, so of two requests
    * with the same token (in any processes) one wins. Answers its user, or undefined.
    */
-  consumePasswordToken(tokenHash: string, now: string, tx?: Tx) {
+  consumePasswordToken(tokenHash: string, purposes: PasswordTokenPurpose[], now: string, tx?: Tx) {
     return on(this.db, tx)
       .updateTable('password_tokens')
       .set({ used_at: now })
       .where('token_hash', '=', tokenHash)
+      .where('purpose', 'in', purposes)
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
       .returning(['token_hash', 'user_id', 'purpose'])

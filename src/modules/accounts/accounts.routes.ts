@@ -92,6 +92,64 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
     },
   );
 
+  app.post(
+    '/auth/sign-in-link',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary:
+          'Email a one-time sign-in link to a customer (docs/storefront.md, "Sign-in link"); 202 whether or not the address has an account',
+        body: S.SignInLinkBody,
+        response: { 202: Type.Object({ accepted: Type.Boolean() }), ...errors(400, 429) },
+      },
+    },
+    async (request, reply) => {
+      await accounts.requestSignInLink(request.body.email, request.ip);
+      return reply.code(202).send({ accepted: true });
+    },
+  );
+
+  app.post(
+    '/auth/sign-in-link/claim',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Sign in with the token of an emailed sign-in link (used once); sets the session cookie',
+        body: S.SignInLinkClaimBody,
+        response: { 200: S.SessionResponse, ...errors(400) },
+      },
+    },
+    async (request, reply) => {
+      const { user, sessionId, nonce } = await accounts.claimSignInLink(request.body.token);
+      reply.setCookie(SESSION_COOKIE, sessionId, cookieOptions);
+      return { user: publicUser(user), nonce };
+    },
+  );
+
+  app.post(
+    '/users/me/password',
+    {
+      preValidation: requireUser,
+      config: { validationCodes: { invalid: { password: 'invalid_password' } } },
+      schema: {
+        tags: ['accounts'],
+        summary:
+          "Set the signed-in user's password: the first one of an account made at checkout without a current one, else given the current one; every other session ends",
+        body: S.SetPasswordBody,
+        response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(400, 401, 403, 429) },
+      },
+    },
+    async (request) => {
+      await accounts.changePassword(
+        request.user!.id,
+        request.body.current_password ?? null,
+        request.body.password,
+        request.sessionId ?? '',
+      );
+      return { success: true };
+    },
+  );
+
   app.get(
     '/auth/me',
     {

@@ -79,6 +79,36 @@ export const ForgotPasswordBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const SignInLinkBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 254 }) },
+  { additionalProperties: false },
+);
+
+export const SignInLinkClaimBody = Type.Object(
+  {
+    token: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'The token of the emailed sign-in link',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const SetPasswordBody = Type.Object(
+  {
+    password: Type.String({ minLength: 8, maxLength: 1024 }),
+    current_password: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'Required when the account has a password; an account made at checkout has none',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const ResetPasswordBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 200, description: 'The token of the emailed link' }),

@@ -31,15 +31,28 @@ export const publicUser = (u: AuthUser) => ({
   last_name: u.last_name,
 });
 
-/** How long a password link works: a forgot-password link an hour, a new account's set-password link 7 days. */
+/**
+ * How long an emailed link works, from when it is sent: a forgot-password link an hour, a new
+ * account's set-password link 7 days, a sign-in link 15 minutes.
+ */
 export const PASSWORD_TOKEN_SECONDS: Record<PasswordTokenPurpose, number> = {
   reset: 3600,
   welcome: 7 * 86400,
+  signin: 900,
 };
+/** The links that set a password (the reset page); a sign-in link is not one of them. */
+const PASSWORD_PURPOSES: PasswordTokenPurpose[] = ['reset', 'welcome'];
 /** Forgot-password requests: per address (beyond it nothing more is sent, silently) and per IP (429). */
 const RESET_WINDOW = 3600;
 const MAX_RESETS_PER_ACCOUNT = 3;
 const MAX_RESETS_PER_IP = 10;
+/**
+ * Sign-in link requests (docs/api.md, 'Rate limits'): per email address and per client address in
+ * a 15-minute window, counted whether or not the address has an account (the refusal tells nothing).
+ */
+export const SIGN_IN_LINK_WINDOW = 900;
+export const MAX_SIGN_IN_LINKS_PER_EMAIL = 3;
+export const MAX_SIGN_IN_LINKS_PER_IP = 10;
 const TOKEN_PATTERN = /^[0-9a-f]{64}$/;
 
 /** What runs in the transaction of an account event (src/wiring.ts: the mail outbox). */
@@ -55,6 +68,7 @@ export class AccountsService {
 
   private resetHooks: AccountHook[] = [];
   private checkoutAccountHooks: AccountHook[] = [];
+  private signInLinkHooks: AccountHook[] = [];
 
   constructor(
     private readonly repo: AccountsRepository,
@@ -83,6 +97,7 @@ export class AccountsService {
         {
           email: normaliseEmail(input.email),
           password_hash,
+          password_set: input.password !== null,
           role: input.role ?? 'customer',
           first_name: input.first_name ?? '',
           last_name: input.last_name ?? '',
@@ -206,17 +221,31 @@ export class AccountsService {
     return this.requireUser(userId);
   }
 
+  /** Whether the account has a password of its own (not checkout's unusable hash). */
+  async hasPassword(userId: number): Promise<boolean> {
+    return (await this.repo.findUserById(userId))?.password_set === 1;
+  }
+
   /**
-   * The signed-in user's new password, given the current one (docs/storefront.md, 'Profile'). A
-   * wrong current password is `incorrect_current_password` and counts as a failed sign-in of the
-   * account (the same limit, `too_many_login_attempts`); a new one outside 8–1024 characters is
-   * `invalid_password`. Every other session of the user ends, and every emailed password link is
-   * retired, in the change's transaction; the session that asked (`keepSessionId`) stays.
+   * The signed-in user's new password (docs/storefront.md, 'Profile'). An account checkout made
+   * without one sets its first password without a current one (`current` is not looked at); one
+   * that has a password gives it: none is `current_password_required`, a wrong one is
+   * `incorrect_current_password` and counts as a failed sign-in of the account (the same limit,
+   * `too_many_login_attempts`). A new one outside 8–1024 characters is `invalid_password`. Every
+   * other session of the user ends, and every emailed link is retired, in the change's
+   * transaction; the session that asked (`keepSessionId`) stays.
    */
-  async changePassword(userId: number, current: string, next: string, keepSessionId: string): Promise<void> {
+  async changePassword(
+    userId: number,
+    current: string | null,
+    next: string,
+    keepSessionId: string,
+  ): Promise<void> {
     if (next.length < 8 || next.length > 1024) throw new ApiError('invalid_password');
     const row = await this.repo.findUserById(userId);
     if (!row) throw new ApiError('user_not_found');
+    if (row.password_set === 0) return this.setFirstPassword(userId, next, keepSessionId);
+    if (!current) throw new ApiError('current_password_required');
     const accountBucket = `login:acct:${sha256(normaliseEmail(row.email))}`;
     const account = await this.rates.take(accountBucket, LOGIN_WINDOW, MAX_FAILS_PER_ACCOUNT);
     if (!account.taken) throw tooManyAttempts(account.retryAfter);
@@ -234,6 +263,19 @@ export class AccountsService {
     await withTransaction(this.database, async (tx) => {
       const now = iso(this.clock.now());
       await this.repo.updateUser(userId, { password_hash, now }, tx);
+      await this.repo.retirePasswordTokens(userId, now, tx);
+      await this.repo.deleteOtherSessions(userId, sha256(keepSessionId), tx);
+    });
+  }
+
+  /** Only while the account still has no password: of two at once, the second needs the first's. */
+  private async setFirstPassword(userId: number, next: string, keepSessionId: string): Promise<void> {
+    const password_hash = await hashPassword(next);
+    await withTransaction(this.database, async (tx) => {
+      const now = iso(this.clock.now());
+      if (!(await this.repo.setFirstPassword(userId, password_hash, now, tx))) {
+        throw new ApiError('current_password_required');
+      }
       await this.repo.retirePasswordTokens(userId, now, tx);
       await this.repo.deleteOtherSessions(userId, sha256(keepSessionId), tx);
     });
@@ -339,6 +381,11 @@ export class AccountsService {
     this.resetHooks.push(hook);
   }
 
+  /** Runs in the transaction of a sign-in link request for an existing customer. */
+  onSignInLinkRequested(hook: AccountHook): void {
+    this.signInLinkHooks.push(hook);
+  }
+
   /** Runs in the transaction that creates an account for a guest's order (createUser with `via: 'checkout'`). */
   onCreatedAtCheckout(hook: AccountHook): void {
     this.checkoutAccountHooks.push(hook);
@@ -366,6 +413,45 @@ export class AccountsService {
   }
 
   /**
+   * A one-time sign-in link (docs/storefront.md, 'Sign-in link'): the same answer whether or not
+   * the address has an account. Per client address and per email address (whether or not it has an
+   * account) at most MAX_SIGN_IN_LINKS_PER_IP and MAX_SIGN_IN_LINKS_PER_EMAIL in SIGN_IN_LINK_WINDOW,
+   * then 429 `too_many_sign_in_links`. Only a customer's account gets a link: an administrator
+   * signs in with a password.
+   */
+  async requestSignInLink(email: string, ip: string): Promise<void> {
+    const normalised = normaliseEmail(email);
+    const byIp = await this.rates.hit(`signin:ip:${sha256(ip)}`, SIGN_IN_LINK_WINDOW);
+    if (byIp.count > MAX_SIGN_IN_LINKS_PER_IP) throw tooManyLinks(byIp.retryAfter);
+    const byEmail = await this.rates.hit(`signin:acct:${sha256(normalised)}`, SIGN_IN_LINK_WINDOW);
+    if (byEmail.count > MAX_SIGN_IN_LINKS_PER_EMAIL) throw tooManyLinks(byEmail.retryAfter);
+    const row = await this.repo.findUserByEmail(normalised);
+    if (row?.role !== 'customer') return;
+    const user = toAuthUser(row);
+    await withTransaction(this.database, async (tx) => {
+      for (const hook of this.signInLinkHooks) await hook(user, tx);
+    });
+  }
+
+  /**
+   * Signs in with an emailed sign-in link: the token is used once (one UPDATE only an unused,
+   * unexpired token passes, whichever process), then a session starts as a sign-in's does. An
+   * unknown, used or expired token is `invalid_sign_in_token`.
+   */
+  async claimSignInLink(token: string): Promise<{ user: AuthUser; sessionId: string; nonce: string }> {
+    if (!TOKEN_PATTERN.test(token)) throw new ApiError('invalid_sign_in_token');
+    const hash = sha256(token);
+    const user = await withTransaction(this.database, async (tx) => {
+      const used = await this.repo.consumePasswordToken(hash, ['signin'], iso(this.clock.now()), tx);
+      if (!used || !safeEqual(used.token_hash, hash)) throw new ApiError('invalid_sign_in_token');
+      const row = await this.repo.findUserById(used.user_id, tx);
+      if (!row) throw new ApiError('invalid_sign_in_token');
+      return toAuthUser(row);
+    });
+    return { user, ...(await this.startSession(user.id)) };
+  }
+
+  /**
    * A new single-use password token for the user (the mail worker asks when it sends the message
    * that carries it): only its SHA-256 is stored. Null when the user no longer exists.
    */
@@ -385,11 +471,11 @@ export class AccountsService {
   }
 
   /** What a live token is for (the page's heading), or null for an unknown, used or expired one. */
-  async passwordTokenPurpose(token: string): Promise<PasswordTokenPurpose | null> {
+  async passwordTokenPurpose(token: string): Promise<'reset' | 'welcome' | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
     const hash = sha256(token);
-    const row = await this.repo.findLivePasswordToken(hash, iso(this.clock.now()));
-    return row && safeEqual(row.token_hash, hash) ? row.purpose : null;
+    const row = await this.repo.findLivePasswordToken(hash, PASSWORD_PURPOSES, iso(this.clock.now()));
+    return row && safeEqual(row.token_hash, hash) ? (row.purpose as 'reset' | 'welcome') : null;
   }
 
   /**
@@ -403,13 +489,13 @@ export class AccountsService {
     const hash = sha256(token);
     // Only a live token earns the slow hash (anyone may call this route), computed outside the
     // transaction (SQLite has one writer); the transaction then uses the token once.
-    if (!(await this.repo.findLivePasswordToken(hash, iso(this.clock.now())))) {
+    if (!(await this.repo.findLivePasswordToken(hash, PASSWORD_PURPOSES, iso(this.clock.now())))) {
       throw new ApiError('invalid_password_token');
     }
     const password_hash = await hashPassword(password);
     return withTransaction(this.database, async (tx) => {
       const now = iso(this.clock.now());
-      const used = await this.repo.consumePasswordToken(hash, now, tx);
+      const used = await this.repo.consumePasswordToken(hash, PASSWORD_PURPOSES, now, tx);
       if (!used || !safeEqual(used.token_hash, hash)) throw new ApiError('invalid_password_token');
       const row = await this.repo.findUserById(used.user_id, tx);
       if (!row) throw new ApiError('invalid_password_token');
@@ -420,6 +506,9 @@ export class AccountsService {
     });
   }
 }
+
+const tooManyLinks = (retryAfter: number) =>
+  new ApiError('too_many_sign_in_links', { data: { retry_after: retryAfter } });
 
 const tooManyAttempts = (retryAfter: number) =>
   new ApiError('too_many_login_attempts', { data: { retry_after: retryAfter } });

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Id } from '../../db/schema.js';
 
 export type Role = 'administrator' | 'customer';
@@ -7,6 +8,8 @@ export interface AccountsTables {
     id: Id;
     email: string;
     password_hash: string;
+    /** 0 while the account has only checkout's unusable hash (docs/storefront.md, 'Set a password'). */
+    password_set: Generated<number>;
     role: Role;
     first_name: string;
     last_name: string;
@@ -23,7 +26,7 @@ export interface AccountsTables {
     created_at: string;
     last_used_at: string | null;
   };
-  /** Forgot-password and set-your-password links (docs/email.md): only the SHA-256 of a token is kept. */
+  /** Forgot-password, set-your-password and sign-in links (docs/email.md): only the SHA-256 of a token is kept. */
   password_tokens: {
     id: Id;
     token_hash: string;
@@ -35,5 +38,8 @@ export interface AccountsTables {
   };
 }
 
-/** `reset`: forgot password (1 hour); `welcome`: set the password of an account made at checkout (7 days). */
-export type PasswordTokenPurpose = 'reset' | 'welcome';
+/**
+ * `reset`: forgot password (1 hour); `welcome`: set the password of an account made at checkout
+ * (7 days); `signin`: a one-time sign-in link (15 minutes), which sets no password.
+ */
+export type PasswordTokenPurpose = 'reset' | 'welcome' | 'signin';

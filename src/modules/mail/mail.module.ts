@@ -52,7 +52,7 @@ export function createMail(deps: {
     origin: deps.origin,
   });
   return {
-    mail: new MailService(repo, deps.clock, deps.database, deps.audit),
+    mail: new MailService(repo, deps.clock, deps.database, deps.audit, deps.settings),
     mailOutbox,
     mailWorker,
     expiryScan,

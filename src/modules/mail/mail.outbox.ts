@@ -8,7 +8,7 @@ import type { MailRepository } from './mail.repository.js';
 import type { MessageData, MessageKind, OrderFacts, RenewalFacts } from './templates/facts.js';
 import { render } from './templates/index.js';
 
-/** The setting that switches each message on and off (docs/email.md, 'Messages'); a password reset is always sent. */
+/** The setting that switches each message on and off (docs/email.md, 'Messages'); a password reset and a sign-in link are always sent. */
 export const MESSAGE_SETTINGS: { [K in MessageKind]: keyof Settings | null } = {
   order_receipt: 'mail_order_receipt',
   order_on_hold: 'mail_order_on_hold',
@@ -21,6 +21,7 @@ export const MESSAGE_SETTINGS: { [K in MessageKind]: keyof Settings | null } = {
   license_expired: 'mail_license_expired',
   password_reset: null,
   account_created: 'mail_account_created',
+  sign_in_link: null,
 };
 
 /** Gateways whose orders an administrator marks paid by hand: their payment gets its own message. */
@@ -142,6 +143,11 @@ export class MailOutbox {
   /** A forgot-password request for an existing account; the link is minted when the message is sent. */
   async passwordReset(user: { id: number; email: string; first_name: string }, tx: Tx): Promise<void> {
     await this.enqueue('password_reset', user.email, { user_id: user.id, first_name: user.first_name }, tx);
+  }
+
+  /** A sign-in link request for an existing customer; the link is minted when the message is sent. */
+  async signInLink(user: { id: number; email: string; first_name: string }, tx: Tx): Promise<void> {
+    await this.enqueue('sign_in_link', user.email, { user_id: user.id, first_name: user.first_name }, tx);
   }
 
   /** Checkout created an account: a "set your password" link is minted when the message is sent. */

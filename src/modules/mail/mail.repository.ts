@@ -41,6 +41,20 @@ export class MailRepository extends OutboxRepository<'mail_messages'> {
     return row ? Number(row.id) : null;
   }
 
+  /**
+   * The newest message that was attempted: whether the store's last try at sending mail worked
+   * (found down the id index from the newest row, past the few still waiting for a first try).
+   */
+  lastAttempted(tx?: Tx): Promise<Pick<MailRow, 'status' | 'last_error'> | undefined> {
+    return on(this.db, tx)
+      .selectFrom('mail_messages')
+      .select(['status', 'last_error'])
+      .where('attempts', '>', 0)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
   /** One page of messages, newest first, and the total of the filter (indexes: id; status, id). */
   async list(
     filter: { status?: MailStatus },

@@ -4,6 +4,7 @@ import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
+import type { SettingsService } from '../settings/settings.service.js';
 import type { MailRepository, MailRow } from './mail.repository.js';
 import type { MailMessage, MailQuery } from './mail.schemas.js';
 
@@ -14,7 +15,19 @@ export class MailService {
     private readonly clock: Clock,
     private readonly database: Pick<Database, 'db'>,
     private readonly audit: AuditService,
+    private readonly settings: SettingsService,
   ) {}
+
+  /**
+   * Whether a buyer can count on an email from the store now (docs/email.md, 'When mail is not
+   * available'): an SMTP server is set, and the newest message the store tried to send went out.
+   * The pages that would say "check your email" say something true instead when it is not.
+   */
+  async available(): Promise<boolean> {
+    if (!(await this.settings.get()).smtp_url) return false;
+    const last = await this.repo.lastAttempted();
+    return !last || last.last_error === null;
+  }
 
   /** Messages waiting to be sent and the oldest one's due time (docs/operations.md, 'Metrics'). */
   backlog(now: Date): Promise<{ depth: number; oldestDue: string | null }> {

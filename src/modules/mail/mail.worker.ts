@@ -18,8 +18,9 @@ export const RETRY_DELAYS = [60, 300, 1800, 7200, 21_600] as const;
 export const LEASE_MS = LONGEST_SEND_MS + 30_000;
 const MAX_IN_FLIGHT = 4;
 
-/** Mints the single-use password link a password message carries (accounts, through src/wiring.ts). */
-export type PasswordLinks = (userId: number, purpose: 'reset' | 'welcome') => Promise<string | null>;
+/** Mints the single-use link a password or sign-in message carries (accounts, through src/wiring.ts). */
+export type PasswordLinks = (userId: number, purpose: LinkPurpose) => Promise<string | null>;
+type LinkPurpose = 'reset' | 'welcome' | 'signin';
 
 export interface MailWorkerDeps {
   repo: MailRepository;
@@ -33,9 +34,10 @@ export interface MailWorkerDeps {
   origin: () => string;
 }
 
-const PASSWORD_PURPOSE: Partial<Record<MessageKind, 'reset' | 'welcome'>> = {
+const PASSWORD_PURPOSE: Partial<Record<MessageKind, LinkPurpose>> = {
   password_reset: 'reset',
   account_created: 'welcome',
+  sign_in_link: 'signin',
 };
 
 /** Sends the mail outbox through the shared worker (src/outbox/worker.ts). */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { imagePath, productPath } from '../../modules/cart/cart.view.js';
-import type { Product } from '../../modules/catalogue/catalogue.model.js';
+import { isPublicProduct, type Product } from '../../modules/catalogue/catalogue.model.js';
 import type { CatalogueService } from '../../modules/catalogue/catalogue.service.js';
 import { fromMinor } from '../../modules/catalogue/money.js';
 import { SLUG_PATTERN } from '../../modules/catalogue/slug.js';
@@ -10,6 +10,7 @@ import type { ReleasesService } from '../../modules/releases/releases.service.js
 import type { SettingsService } from '../../modules/settings/settings.service.js';
 import { type Html, html } from '../html.js';
 import { identityOf, type StoreIdentity, sendStorePage } from './layout.js';
+import { dayInWords, licenseTermsCard } from './license-terms.js';
 
 export interface CataloguePagesOptions {
   catalogue: CatalogueService;
@@ -213,11 +214,12 @@ ${
     ${addToCart(product, base)}
   </div>
 </article>
+${isPublicProduct(product) ? '' : licenseTermsCard(product, latest, s.default_activation_limit)}
 ${product.description ? html`<section class="card description"><h2>Description</h2>${paragraphs(product.description)}</section>` : ''}
 ${
   latest
     ? html`<section class="card release"><h2>Latest version: ${latest.version}</h2>
-  <p class="muted">Released ${latest.release_date}</p>
+  <p class="muted">Released ${dayInWords(latest.release_date)}</p>
   ${latest.changelog ? html`<h3>What’s new</h3>${changelog(latest.changelog)}` : ''}
 </section>`
     : ''

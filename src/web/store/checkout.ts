@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AccountsService } from '../../modules/accounts/accounts.service.js';
 import type { CatalogueService } from '../../modules/catalogue/catalogue.service.js';
 import type { PaymentService } from '../../modules/checkout/payment.service.js';
 import type { LicenseService } from '../../modules/licensing/license.service.js';
@@ -12,6 +13,7 @@ import { identityOf, type StoreIdentity, sendStorePage } from './layout.js';
 import { STORE_SCRIPT, STORE_SCRIPT_PATH } from './script.js';
 
 export interface CheckoutPagesOptions {
+  accounts: AccountsService;
   catalogue: CatalogueService;
   payments: PaymentService;
   licenses: LicenseService;
@@ -153,7 +155,7 @@ export const onHoldNote = (status: string) =>
  * redacted from the logs (src/http/redact.ts).
  */
 export async function checkoutPages(app: FastifyInstance, opts: CheckoutPagesOptions) {
-  const { catalogue, payments, licenses, settings } = opts;
+  const { accounts, catalogue, payments, licenses, settings } = opts;
 
   /** The publishable key while Stripe is switched on and has both its keys; else null (no Stripe.js). */
   async function stripeKey(s: Settings): Promise<string | null> {
@@ -260,6 +262,31 @@ ${needsScript('Checkout')}
 <p><a href="/">See all products</a></p></section>`,
     );
 
+  /**
+   * The account checkout made for this order, while its buyer is signed in and has no password
+   * yet (docs/storefront.md, 'Set a password'): a password set here, with no email needed, so the
+   * buyer can sign in again once the session ends. The form posts to Profile's password route.
+   */
+  async function setPasswordCard(request: FastifyRequest, orderId: number): Promise<Html | ''> {
+    const user = request.user;
+    const nonce = request.sessionNonce;
+    if (!user || !nonce || user.role !== 'customer' || (await accounts.hasPassword(user.id))) return '';
+    // Only the order's own customer: the receipt without its key opens for its owner alone.
+    if ('error' in (await payments.receipt(orderId, undefined, user))) return '';
+    return html`<section class="card set-password" aria-labelledby="set-password-title">
+  <h2 id="set-password-title">Set a password for your account</h2>
+  <p>We made an account for you with this order (${user.email}). Choose a password now to sign in later and see your licenses, downloads and orders. No email needed.</p>
+  <form method="post" action="/account/profile/password" data-form="set-password">
+    <input type="hidden" name="_nonce" value="${nonce}">
+    <input type="text" name="username" value="${user.email}" autocomplete="username" hidden>
+    <label for="new_password">Password</label>
+    <input type="password" id="new_password" name="new_password" required minlength="8" maxlength="1024" autocomplete="new-password" aria-describedby="new-password-note">
+    <p class="muted" id="new-password-note">At least 8 characters.</p>
+    <button type="submit" class="primary">Set password</button>
+  </form>
+</section>`;
+  }
+
   app.get('/checkout/order-received/:id', async (request, reply) => {
     const s = await settings.get();
     const store = identityOf(s);
@@ -273,6 +300,7 @@ ${needsScript('Checkout')}
     const payLink = `/checkout/pay/${r.id}?key=${encodeURIComponent(String(key))}`;
     const instructions = await payments.paymentInstructions(r.id);
     const body = html`<h1>${paid ? 'Thank you. Your order is paid.' : 'Thank you. Your order is received.'}</h1>
+${await setPasswordCard(request, r.id)}
 <section class="card receipt" aria-labelledby="order-title">
   <h2 id="order-title">Order #${r.number}</h2>
   <p><span class="muted">Status:</span> <strong data-status="${r.status}">${orderStatusLabel(r.status)}</strong>

@@ -62,6 +62,7 @@ export interface MessageData {
   license_expired: LicenseExpiryFacts;
   password_reset: AccountFacts;
   account_created: AccountFacts;
+  sign_in_link: AccountFacts;
 }
 
 export type MessageKind = keyof MessageData;
@@ -78,6 +79,7 @@ export const MESSAGE_KINDS = [
   'license_expired',
   'password_reset',
   'account_created',
+  'sign_in_link',
 ] as const satisfies readonly MessageKind[];
 
 export const receiptUrl = (origin: string, f: { order_id: number; order_key: string }) =>

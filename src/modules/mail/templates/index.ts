@@ -10,6 +10,7 @@ import { paymentReceived } from './payment-received.js';
 import { renewalDue } from './renewal-due.js';
 import { renewalFailed } from './renewal-failed.js';
 import { renewalPaid } from './renewal-paid.js';
+import { signInLink } from './sign-in-link.js';
 import { subscriptionStatus } from './subscription-status.js';
 
 const TEMPLATES: { [K in MessageKind]: Template<MessageData[K]> } = {
@@ -24,6 +25,7 @@ const TEMPLATES: { [K in MessageKind]: Template<MessageData[K]> } = {
   license_expired: licenseExpired,
   password_reset: passwordReset,
   account_created: accountCreated,
+  sign_in_link: signInLink,
 };
 
 export function render<K extends MessageKind>(kind: K, data: MessageData[K], ctx: MailContext): Rendered {

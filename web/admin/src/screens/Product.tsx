@@ -7,7 +7,7 @@ import {
   useFieldArray,
   useForm,
 } from 'react-hook-form';
-import { Link, useLocation, useSearch } from 'wouter';
+import { Link, useSearch } from 'wouter';
 import { get, patch, post } from '../api';
 import type { Product, SoftwareConfig, Variation } from '../types';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
@@ -15,6 +15,7 @@ import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 import { History } from './Audit';
 import { FieldSection } from './Field';
+import { NewProductForm } from './NewProduct';
 
 interface VariationRow {
   id: string;
@@ -100,7 +101,7 @@ function PolicyPart({
   );
 }
 
-function formOf(p: Product | null): ProductForm {
+function formOf(p: Product): ProductForm {
   const policy = p?.entitlement_policy;
   return {
     name: p?.name ?? '',
@@ -134,8 +135,8 @@ function formOf(p: Product | null): ProductForm {
 
 const part = (mode: string, days: string) => (mode === 'days' ? { mode, days: Number(days) } : { mode });
 
-/** The request body of the form: POST /v1/products, or PATCH /v1/products/{id} (variations complete). */
-function bodyOf(f: ProductForm, before: Product | null): Record<string, unknown> {
+/** The request body of the form: PATCH /v1/products/{id} (variations complete). */
+function bodyOf(f: ProductForm, before: Product): Record<string, unknown> {
   const body: Record<string, unknown> = {
     name: f.name.trim(),
     short_description: f.short_description.trim(),
@@ -182,7 +183,7 @@ function bodyOf(f: ProductForm, before: Product | null): Record<string, unknown>
   return body;
 }
 
-/** A product: create (id null) or edit, with its software configuration once it exists. */
+/** A product: create (id null, in one form: NewProduct.tsx) or edit, with its software configuration. */
 export function ProductPage({ id }: { id: number | null }) {
   const product = useQuery({
     queryKey: ['product', id],
@@ -218,7 +219,7 @@ export function ProductPage({ id }: { id: number | null }) {
         ) : null
       }
     >
-      <ProductForm product={p} key={p?.id ?? 'new'} />
+      {p ? <ProductForm product={p} key={p.id} /> : <NewProductForm />}
       {p ? <ImageForm product={p} /> : null}
       {p ? <SoftwareForm product={p} /> : null}
       {p ? <WordPressImages product={p} /> : null}
@@ -228,9 +229,8 @@ export function ProductPage({ id }: { id: number | null }) {
   );
 }
 
-function ProductForm({ product }: { product: Product | null }) {
+function ProductForm({ product }: { product: Product }) {
   const client = useQueryClient();
-  const [, navigate] = useLocation();
   const search = useSearch();
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState(
@@ -252,15 +252,10 @@ function ProductForm({ product }: { product: Product | null }) {
     setError(null);
     setNotice('');
     try {
-      if (product) {
-        const saved = await patch<Product>(`/products/${product.id}`, bodyOf(f, product));
-        client.setQueryData(['product', product.id], saved);
-        reset(formOf(saved));
-        setNotice('The product is saved.');
-      } else {
-        const saved = await post<Product>('/products', bodyOf(f, null));
-        navigate(`/products/${saved.id}?created=1`);
-      }
+      const saved = await patch<Product>(`/products/${product.id}`, bodyOf(f, product));
+      client.setQueryData(['product', product.id], saved);
+      reset(formOf(saved));
+      setNotice('The product is saved.');
       await client.invalidateQueries({ queryKey: ['products'] });
       await client.invalidateQueries({ queryKey: ['audit-events'] });
     } catch (e) {
@@ -497,7 +492,7 @@ function ProductForm({ product }: { product: Product | null }) {
       </fieldset>
       <div className="buttons">
         <button type="submit" className="primary" disabled={isSubmitting}>
-          {isSubmitting ? 'Saving…' : product ? 'Save product' : 'Create product'}
+          {isSubmitting ? 'Saving…' : 'Save product'}
         </button>
       </div>
     </form>

@@ -1,0 +1,288 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useRef, useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { useLocation } from 'wouter';
+import { ApiError, patch, post } from '../api';
+import type { Product } from '../types';
+import { ErrorNote } from '../ui/feedback';
+import { Field } from '../ui/form';
+
+/**
+ * A new product in one form (docs/admin.md, 'Products'): what it is and costs, and for software
+ * its sites per license, its updates period in words and its download name, saved in one action.
+ * Words, not the API's terms: "1 year of updates and support" is the entitlement policy
+ * `{usage: lifetime, updates: 365 days, support: 365 days}`; "Sites per license" the activation limit.
+ */
+interface NewProductValues {
+  name: string;
+  short_description: string;
+  price: string;
+  billing: 'once' | 'year' | 'month';
+  status: 'publish' | 'draft';
+  software: boolean;
+  slug: string;
+  sites: string;
+  updates: 'year' | 'lifetime' | 'days';
+  updates_days: string;
+}
+
+const MONEY = { value: /^\d{1,9}(\.\d{1,6})?$/, message: 'A price such as 49.00.' };
+const SLUG = { value: /^[a-z0-9-]{1,100}$/, message: '1 to 100 characters: a-z, 0-9 and hyphens.' };
+
+/** The server's own slug of a name (src/modules/catalogue/slug.ts), shown until the owner types one. */
+export function slugOf(name: string): string {
+  const s = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80)
+    .replace(/-+$/g, '');
+  return s || 'product';
+}
+
+/** The updates choice as the entitlement policy the API stores (docs/catalogue.md). */
+function policyOf(f: NewProductValues) {
+  const usage = { mode: f.billing === 'once' ? 'lifetime' : 'subscription' };
+  if (f.updates === 'lifetime') return { usage, updates: { mode: 'license' } };
+  const days = f.updates === 'year' ? 365 : Number(f.updates_days);
+  return { usage, updates: { mode: 'days', days }, support: { mode: 'days', days } };
+}
+
+/** Why the software step failed, at the download name when the server named it. */
+const SLUG_WORDS: Record<string, string> = {
+  slug_taken: 'Another product in the store already uses this download name. Choose another.',
+  invalid_slug: '1 to 100 characters: a-z, 0-9 and hyphens.',
+};
+
+export function NewProductForm() {
+  const client = useQueryClient();
+  const [, navigate] = useLocation();
+  const [error, setError] = useState<unknown>(null);
+  /** The product once the first step saved it: a retry finishes the steps that failed. */
+  const created = useRef<Product | null>(null);
+  const slugEdited = useRef(false);
+  const {
+    register,
+    handleSubmit,
+    watch,
+    setValue,
+    setError: setFieldError,
+    formState: { errors, isSubmitting },
+  } = useForm<NewProductValues>({
+    defaultValues: {
+      name: '',
+      short_description: '',
+      price: '',
+      billing: 'once',
+      status: 'publish',
+      software: true,
+      slug: '',
+      sites: '1',
+      updates: 'year',
+      updates_days: '',
+    },
+  });
+  const software = watch('software');
+  const billing = watch('billing');
+  const updates = watch('updates');
+  const name = register('name', { required: 'Enter the product’s name.' });
+  const slug = register('slug', { required: software ? 'Enter a download name.' : false, pattern: SLUG });
+
+  const onSubmit = async (f: NewProductValues) => {
+    setError(null);
+    let product = created.current;
+    try {
+      if (!product) {
+        product = await post<Product>('/products', {
+          name: f.name.trim(),
+          short_description: f.short_description.trim(),
+          price: f.price,
+          type: f.billing === 'once' ? 'simple' : 'subscription',
+          ...(f.billing === 'once' ? {} : { subscription: { period: f.billing, interval: 1 } }),
+          // Software is published once its download name is set: never on sale without it.
+          status: f.software ? 'draft' : f.status,
+          virtual: true,
+          licensing_enabled: 'yes',
+          activation_limit: f.sites === '' ? null : Number(f.sites),
+          entitlement_policy: policyOf(f),
+        });
+        created.current = product;
+      }
+    } catch (e) {
+      setError(e);
+      return;
+    }
+    if (f.software) {
+      try {
+        await post(`/software/products/${product.id}/config`, {
+          slug: f.slug,
+          software_enabled: 'yes',
+          licensing_enabled: 'yes',
+        });
+        if (f.status === 'publish') await patch<Product>(`/products/${product.id}`, { status: 'publish' });
+      } catch (e) {
+        // The product exists as a draft: the owner reads so, at the field, and creating again finishes it.
+        const code = e instanceof ApiError ? e.code : '';
+        setFieldError('slug', {
+          message: `${SLUG_WORDS[code] ?? (e instanceof Error ? e.message : 'The download settings were not saved.')} The product is saved as a draft, without its download settings: correct this and create again to finish.`,
+        });
+        return;
+      }
+    }
+    await client.invalidateQueries({ queryKey: ['products'] });
+    await client.invalidateQueries({ queryKey: ['audit-events'] });
+    navigate(`/products/${product.id}?created=1`);
+  };
+
+  return (
+    <form
+      onSubmit={handleSubmit(onSubmit)}
+      noValidate
+      className="card form"
+      aria-labelledby="new-product-form"
+    >
+      <h2 id="new-product-form">Product</h2>
+      <ErrorNote error={error} />
+      <Field label="Name" error={errors.name}>
+        {(p) => (
+          <input
+            {...p}
+            {...name}
+            onChange={(e) => {
+              void name.onChange(e);
+              if (!slugEdited.current) setValue('slug', slugOf(e.target.value));
+            }}
+          />
+        )}
+      </Field>
+      <Field
+        label="Short description"
+        hint="One line under the name in the store’s catalogue (at most 300 characters)."
+        error={errors.short_description}
+      >
+        {(p) => (
+          <input
+            {...p}
+            maxLength={300}
+            {...register('short_description', {
+              pattern: { value: /^[^\n\r]*$/, message: 'One line only.' },
+            })}
+          />
+        )}
+      </Field>
+      <div className="two">
+        <Field label="Price" hint="In the store’s base currency, e.g. 49.00." error={errors.price}>
+          {(p) => (
+            <input
+              {...p}
+              inputMode="decimal"
+              {...register('price', { required: 'Enter a price.', pattern: MONEY })}
+            />
+          )}
+        </Field>
+        <Field label="Payment">
+          {(p) => (
+            <select {...p} {...register('billing')}>
+              <option value="once">One payment</option>
+              <option value="year">Renews every year</option>
+              <option value="month">Renews every month</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <div className="two">
+        <Field
+          label="Sites per license"
+          hint="How many websites one license can be active on at once. 0 = unlimited; empty = the store’s default."
+          error={errors.sites}
+        >
+          {(p) => (
+            <input
+              {...p}
+              type="number"
+              min={0}
+              inputMode="numeric"
+              {...register('sites', { pattern: { value: /^\d*$/, message: 'A whole number of sites.' } })}
+            />
+          )}
+        </Field>
+        <Field
+          label="Updates"
+          hint={
+            billing === 'once'
+              ? 'How long a buyer receives new versions (and support) after buying.'
+              : 'How long a buyer receives new versions (and support) while the subscription runs.'
+          }
+        >
+          {(p) => (
+            <select {...p} {...register('updates')}>
+              <option value="year">1 year of updates and support</option>
+              <option value="lifetime">
+                {billing === 'once' ? 'Lifetime updates' : 'Updates while the subscription is active'}
+              </option>
+              <option value="days">A number of days of updates and support</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      {updates === 'days' ? (
+        <Field label="Days of updates and support" error={errors.updates_days}>
+          {(p) => (
+            <input
+              {...p}
+              type="number"
+              min={1}
+              max={36500}
+              {...register('updates_days', {
+                required: 'How many days?',
+                pattern: { value: /^[1-9]\d*$/, message: 'A whole number of days from 1.' },
+                validate: (v) => Number(v) <= 36500 || 'At most 36500 days.',
+              })}
+            />
+          )}
+        </Field>
+      ) : null}
+      <fieldset>
+        <legend>Software</legend>
+        <label className="check">
+          <input type="checkbox" {...register('software')} /> Buyers download this product and its updates (a
+          WordPress plugin or theme, or other software)
+        </label>
+        {software ? (
+          <Field
+            label="Download name"
+            hint="How sites’ update checks name this product: a-z, 0-9 and hyphens. Made from the name; change it to match your plugin’s folder."
+            error={errors.slug}
+          >
+            {(p) => (
+              <input
+                {...p}
+                autoComplete="off"
+                {...slug}
+                onChange={(e) => {
+                  slugEdited.current = true;
+                  void slug.onChange(e);
+                }}
+              />
+            )}
+          </Field>
+        ) : null}
+      </fieldset>
+      <Field label="In the store">
+        {(p) => (
+          <select {...p} {...register('status')}>
+            <option value="publish">On sale now</option>
+            <option value="draft">Hidden (draft)</option>
+          </select>
+        )}
+      </Field>
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={isSubmitting}>
+          {isSubmitting ? 'Creating…' : 'Create product'}
+        </button>
+      </div>
+    </form>
+  );
+}
