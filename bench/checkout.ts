@@ -31,6 +31,7 @@ import {
   pgQuery,
   report,
   reportOthers,
+  requireValidRounds,
   SERVER_NODE,
   signIn,
   startPinned,
@@ -210,6 +211,7 @@ async function main() {
       await postgres!.statements();
       if (process.env.BENCH_PG_STATS) await countStatements(postgres!.url, pgServer.url, pgProductId);
     }
+    requireValidRounds(runs, ROUNDS);
   } finally {
     await pgServer?.stop();
     await server.stop();

@@ -308,51 +308,111 @@ async function loadTarget(
   return combine(a, b);
 }
 
-/** Prints every round and the medians: throughput ratio, server CPU per request, p99. */
-export function report(name: string, runs: { ours: LoadResult[]; bare: LoadResult[] }, target: string): void {
+/** The rounds of a run: each target's result, index by index (`againstBare`). */
+export interface Runs {
+  ours: LoadResult[];
+  bare: LoadResult[];
+  others?: LoadResult[][];
+}
+
+/** A load is valid when every request was answered 2xx and none failed. */
+export const validLoad = (r: LoadResult) => r.non2xx === 0 && r.errors === 0;
+
+/**
+ * The rounds that count: every load of the round (ours, the bare route and each other server) had
+ * only 2xx answers and no error. A round with one refused request measured something else (a
+ * refusal costs a fraction of an answer), so it is printed with its counts and left out of every
+ * median.
+ */
+export function validRounds(runs: Runs): number[] {
+  return runs.ours
+    .map((_, i) => i)
+    .filter((i) => [runs.ours, runs.bare, ...(runs.others ?? [])].every((rs) => validLoad(rs[i]!)));
+}
+
+const pick = <T>(xs: T[], rounds: number[]) => rounds.map((i) => xs[i]!);
+
+/**
+ * Prints every round (invalid ones marked, with their non-2xx and error counts) and the medians of
+ * the valid rounds: throughput ratio, server CPU per request, p99 and p99 against the bare route's
+ * of the same round.
+ */
+export function report(name: string, runs: Runs, target: string): void {
+  const valid = validRounds(runs);
   const ratios = runs.ours.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
+  const p99s = runs.ours.map((r, i) => r.p99 / Math.max(1, runs.bare[i]!.p99));
   runs.ours.forEach((r, i) => {
-    console.log(`round ${i + 1}:`);
+    const invalid = [runs.ours, runs.bare, ...(runs.others ?? [])]
+      .map((rs) => rs[i]!)
+      .filter((x) => !validLoad(x));
+    console.log(
+      `round ${i + 1}:${invalid.length ? ` INVALID (non-2xx ${invalid.reduce((s, x) => s + x.non2xx, 0)}, errors ${invalid.reduce((s, x) => s + x.errors, 0)}; left out)` : ''}`,
+    );
     console.log(`  bare Fastify:  ${fmt(runs.bare[i]!)}`);
     console.log(`  ${`${name}:`.padEnd(14)} ${fmt(r)}`);
-    console.log(`  ratio:         ${ratios[i]!.toFixed(1)}% of bare`);
+    console.log(`  ratio:         ${ratios[i]!.toFixed(1)}% of bare, p99 ${p99s[i]!.toFixed(1)}x bare's`);
   });
-  const cpu = (rs: LoadResult[]) => median(rs.map((r) => r.cpuUs ?? 0)).toFixed(0);
+  if (valid.length === 0) {
+    console.log(`no valid round of ${runs.ours.length}: no median`);
+    return;
+  }
+  const cpu = (rs: LoadResult[]) => median(pick(rs, valid).map((r) => r.cpuUs ?? 0)).toFixed(0);
   console.log(
-    `median of ${ratios.length}: ${median(ratios).toFixed(1)}% of bare (${target}); server CPU ${cpu(runs.ours)} µs vs ${cpu(runs.bare)} µs a request; ${name} p99 ${median(runs.ours.map((r) => r.p99))} ms`,
+    `median of ${valid.length} valid rounds (of ${runs.ours.length}): ${median(pick(ratios, valid)).toFixed(1)}% of bare (${target}); server CPU ${cpu(runs.ours)} µs vs ${cpu(runs.bare)} µs a request; ${name} p99 ${median(pick(runs.ours, valid).map((r) => r.p99))} ms, ${median(pick(p99s, valid)).toFixed(1)}x bare's (target <= 2x)`,
   );
+}
+
+/**
+ * Ends a run that asked for `asked` rounds: fewer valid ones than that make the benchmark exit
+ * non-zero (after everything was printed and stopped), so a script or a reader cannot take a
+ * median of too few rounds, or of refusals, for the figure.
+ */
+export function requireValidRounds(runs: Runs, asked: number): void {
+  const valid = validRounds(runs).length;
+  if (valid < asked) {
+    console.log(
+      `FAILED: ${valid} valid rounds of ${asked} asked (a round with a non-2xx answer or an error is invalid)`,
+    );
+    process.exitCode = 1;
+  }
 }
 
 /**
  * Prints another server's rounds (the same route on PostgreSQL, or another build) against the bare
  * route and against ours of the same rounds: throughput ratios, p99 ratio, CPU of the server and
- * database.
+ * database. Medians of the valid rounds only (`validRounds`).
  */
 export function reportOthers(
   name: string,
-  runs: { ours: LoadResult[]; bare: LoadResult[] },
+  runs: Runs,
   other: LoadResult[],
   target: string,
   oursName = 'SQLite',
 ): void {
+  const valid = validRounds(runs);
   const toBare = other.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
   const toOurs = other.map((r, i) => (r.rps / runs.ours[i]!.rps) * 100);
   const p99 = other.map((r, i) => r.p99 / Math.max(1, runs.ours[i]!.p99));
+  const p99Bare = other.map((r, i) => r.p99 / Math.max(1, runs.bare[i]!.p99));
   other.forEach((r, i) => {
-    console.log(`${name} round ${i + 1}: ${fmt(r)}`);
+    console.log(`${name} round ${i + 1}${valid.includes(i) ? '' : ' (INVALID, left out)'}: ${fmt(r)}`);
     console.log(
-      `  ${toBare[i]!.toFixed(1)}% of bare, ${toOurs[i]!.toFixed(1)}% of ${oursName}, p99 ${p99[i]!.toFixed(1)}x ${oursName}'s`,
+      `  ${toBare[i]!.toFixed(1)}% of bare, ${toOurs[i]!.toFixed(1)}% of ${oursName}, p99 ${p99[i]!.toFixed(1)}x ${oursName}'s, ${p99Bare[i]!.toFixed(1)}x bare's`,
     );
   });
-  const cpu = median(other.map((r) => r.cpuUs ?? 0)).toFixed(0);
-  const db = median(other.map((r) => r.dbCpuUs ?? 0)).toFixed(0);
+  if (valid.length === 0) return;
+  const cpu = median(pick(other, valid).map((r) => r.cpuUs ?? 0)).toFixed(0);
+  const db = median(pick(other, valid).map((r) => r.dbCpuUs ?? 0)).toFixed(0);
   console.log(
-    `${name} median of ${other.length}: ${median(toBare).toFixed(1)}% of bare, ${median(toOurs).toFixed(1)}% of ${oursName} (${target}); p99 ${median(p99).toFixed(1)}x ${oursName}'s; server CPU ${cpu} µs + database CPU ${db} µs a request`,
+    `${name} median of ${valid.length} valid rounds: ${median(pick(toBare, valid)).toFixed(1)}% of bare, ${median(pick(toOurs, valid)).toFixed(1)}% of ${oursName} (${target}); p99 ${median(pick(p99, valid)).toFixed(1)}x ${oursName}'s, ${median(pick(p99Bare, valid)).toFixed(1)}x bare's; server CPU ${cpu} µs + database CPU ${db} µs a request`,
   );
   if (oursName === 'ours') {
     // The regression check's own figure, the other way round: ours as a share of the other build.
-    const oursOf = other.map((r, i) => (runs.ours[i]!.rps / r.rps) * 100);
-    const ourCpu = median(runs.ours.map((r) => r.cpuUs ?? 0)).toFixed(0);
+    const oursOf = pick(
+      other.map((r, i) => (runs.ours[i]!.rps / r.rps) * 100),
+      valid,
+    );
+    const ourCpu = median(pick(runs.ours, valid).map((r) => r.cpuUs ?? 0)).toFixed(0);
     console.log(
       `ours, of the other build: median ${median(oursOf).toFixed(1)}% (rounds ${Math.min(...oursOf).toFixed(1)}–${Math.max(...oursOf).toFixed(1)}%); server CPU ${ourCpu} vs ${cpu} µs a request`,
     );
@@ -375,28 +435,27 @@ export function processesNote(secondCore: number): string {
 /**
  * Prints the two-process rounds (`--processes 2`) against the one-process PostgreSQL figure of the
  * same round and against the bare route: the scaling factor from one process to two, p99 against
- * one process's, and the CPU per request of both servers and of PostgreSQL.
+ * one process's, and the CPU per request of both servers and of PostgreSQL. Valid rounds only.
  */
-export function reportProcesses(
-  runs: { bare: LoadResult[] },
-  one: LoadResult[],
-  two: LoadResult[],
-  note: string,
-): void {
+export function reportProcesses(runs: Runs, one: LoadResult[], two: LoadResult[], note: string): void {
+  const valid = validRounds(runs);
   const factor = two.map((r, i) => r.rps / one[i]!.rps);
   const toBare = two.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
   const p99 = two.map((r, i) => r.p99 / Math.max(1, one[i]!.p99));
   console.log(note);
   two.forEach((r, i) => {
-    console.log(`PostgreSQL, 2 processes round ${i + 1}: ${fmt(r)}`);
+    console.log(
+      `PostgreSQL, 2 processes round ${i + 1}${valid.includes(i) ? '' : ' (INVALID, left out)'}: ${fmt(r)}`,
+    );
     console.log(
       `  ${toBare[i]!.toFixed(1)}% of bare, ${factor[i]!.toFixed(2)}x one process, p99 ${p99[i]!.toFixed(1)}x one process's`,
     );
   });
-  const cpu = median(two.map((r) => r.cpuUs ?? 0)).toFixed(0);
-  const db = median(two.map((r) => r.dbCpuUs ?? 0)).toFixed(0);
+  if (valid.length === 0) return;
+  const cpu = median(pick(two, valid).map((r) => r.cpuUs ?? 0)).toFixed(0);
+  const db = median(pick(two, valid).map((r) => r.dbCpuUs ?? 0)).toFixed(0);
   console.log(
-    `PostgreSQL, 2 processes median of ${two.length}: ${median(toBare).toFixed(1)}% of bare, scaling factor ${median(factor).toFixed(2)}x one process; p99 ${median(p99).toFixed(1)}x one process's; server CPU ${cpu} µs (both servers) + database CPU ${db} µs a request`,
+    `PostgreSQL, 2 processes median of ${valid.length} valid rounds: ${median(pick(toBare, valid)).toFixed(1)}% of bare, scaling factor ${median(pick(factor, valid)).toFixed(2)}x one process; p99 ${median(pick(p99, valid)).toFixed(1)}x one process's; server CPU ${cpu} µs (both servers) + database CPU ${db} µs a request`,
   );
 }
 

@@ -2,7 +2,9 @@
  * bench/profile-summary: where a V8 CPU profile (`--cpu-prof`, as the benchmarks write with
  * BENCH_PROFILE=1) spends its self time, by module and by function. Run by hand:
  *
- *   node --import tsx bench/profile-summary.ts /tmp/tgprof/CPU.….cpuprofile [--top 25] [--within a,b]
+ *   node --import tsx bench/profile-summary.ts /tmp/tgprof/CPU.….cpuprofile [--top 25] [--within a,b] [--last 45]
+ *
+ * `--last S` keeps the samples of the profile's last S seconds only: the load, after a seed.
  *
  * `--within` names functions (as `name`, or `name@file` with the file's name, e.g.
  * `record@field.js`) and prints the share of the busy time spent inside any of them, callees
@@ -52,9 +54,30 @@ export function findProfile(dir: string, pid: number): string | null {
   }
 }
 
-/** The top self time of a profile by module and by function, as printable lines. */
-export function summariseProfile(file: string, top = 25): string {
+/**
+ * A profile, keeping only its samples of the last `lastSeconds` (all when null): a benchmark's
+ * server spends its first minutes on the seed (the check bench makes its licenses through the API),
+ * and its load comes last, so `--last` cuts the profile to the load.
+ */
+function readProfile(file: string, lastSeconds: number | null): Profile {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  if (lastSeconds === null) return profile;
+  const total = profile.timeDeltas.reduce((a, b) => a + b, 0);
+  let t = 0;
+  let first = profile.samples.length;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    if (t >= total - lastSeconds * 1e6) {
+      first = i;
+      break;
+    }
+  }
+  return { ...profile, samples: profile.samples.slice(first), timeDeltas: profile.timeDeltas.slice(first) };
+}
+
+/** The top self time of a profile by module and by function, as printable lines. */
+export function summariseProfile(file: string, top = 25, lastSeconds: number | null = null): string {
+  const profile = readProfile(file, lastSeconds);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   for (let i = 0; i < profile.samples.length; i++) {
@@ -92,8 +115,8 @@ export function summariseProfile(file: string, top = 25): string {
 }
 
 /** The share of a profile's busy time whose stack holds one of `names` (`fn` or `fn@file`), callees included. */
-export function shareWithin(file: string, names: string[]): string {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+export function shareWithin(file: string, names: string[], lastSeconds: number | null = null): string {
+  const profile = readProfile(file, lastSeconds);
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -128,10 +151,11 @@ export function shareWithin(file: string, names: string[]): string {
 if (process.argv[1]?.endsWith('profile-summary.ts')) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { top: { type: 'string', default: '25' }, within: { type: 'string' } },
+    options: { top: { type: 'string', default: '25' }, within: { type: 'string' }, last: { type: 'string' } },
   });
+  const last = values.last === undefined ? null : Number(values.last);
   for (const file of positionals) {
-    console.log(`${file}\n${summariseProfile(file, Number(values.top))}`);
-    if (values.within) console.log(shareWithin(file, values.within.split(',')));
+    console.log(`${file}\n${summariseProfile(file, Number(values.top), last)}`);
+    if (values.within) console.log(shareWithin(file, values.within.split(','), last));
   }
 }

@@ -12,7 +12,7 @@ import { loggerOptions, logsRequests, requestLogger } from './http/redact.js';
 import { serializerCompiler } from './http/serialization.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
-import { Metrics } from './metrics.js';
+import type { Metrics } from './metrics.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { cartRoutes } from './modules/cart/cart.routes.js';
@@ -114,11 +114,13 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     mailWorker,
   } = services;
   app.decorate('services', services);
-  // Only with METRICS_PORT: without it no metrics hook exists and requests cost what they did.
+  // Only with METRICS_PORT: without it no metrics hook exists and requests cost what they did, and
+  // prom-client is never loaded (docs/performance.md, 'Memory').
+  const metricsModule = config.metricsPort === null ? null : await import('./metrics.js');
   const metrics =
-    config.metricsPort === null
+    config.metricsPort === null || metricsModule === null
       ? null
-      : new Metrics(config.host, config.metricsPort, {
+      : new metricsModule.Metrics(config.host, config.metricsPort, {
           database,
           clock: services.clock,
           testClock,
@@ -140,7 +142,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   app.setSerializerCompiler(serializerCompiler);
   // Only JSON (and multipart where a route registers it) is accepted; anything else is 415.
   app.removeContentTypeParser('text/plain');
-  installErrorHandling(app, metrics ? Metrics.noteError : undefined);
+  installErrorHandling(app, metricsModule?.Metrics.noteError);
   // During shutdown, answers carry Connection: close so keep-alive sockets do not hold the exit.
   // An answer whose headers left before the close began still says keep-alive, and its connection
   // turns idle after Fastify has closed the idle ones: Node would keep it for the keep-alive

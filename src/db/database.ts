@@ -1,4 +1,5 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import {
@@ -9,7 +10,7 @@ import {
   SqliteDialect,
   type SqliteStatement,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { BoundedMap } from '../bounded-map.js';
 import { type DatabaseConfig, DEFAULT_POOL_SIZE } from '../config.js';
 import { TurnBatch } from './batch.js';
@@ -51,8 +52,18 @@ export interface Database {
 /** How long an unused PostgreSQL connection is kept: long enough to outlast a lull in traffic. */
 const POOL_IDLE_MS = 5 * 60_000;
 
-// int8 (counts, sums) as JS numbers: every value we store fits in 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
+/**
+ * node-postgres, loaded by the first PostgreSQL connection: a store on SQLite never holds it
+ * (docs/performance.md, 'Memory'). Synchronously, as `openDatabase` is; it is a CommonJS package.
+ */
+let pgModule: typeof pg | null = null;
+function loadPg(): typeof pg {
+  if (pgModule) return pgModule;
+  pgModule = createRequire(import.meta.url)('pg') as typeof pg;
+  // int8 (counts, sums) as JS numbers: every value we store fits in 2^53.
+  pgModule.types.setTypeParser(20, (v) => Number(v));
+  return pgModule;
+}
 
 /**
  * How much of a SQLite file reads map: address space, not memory; beyond it reads use pread. SQLite
@@ -62,7 +73,7 @@ const SQLITE_MMAP_BYTES = 2 * 1024 ** 3;
 
 export function openDatabase(config: DatabaseConfig): Database {
   if (config.kind === 'postgres') {
-    const pool = new pg.Pool({
+    const pool = new (loadPg().Pool)({
       connectionString: config.url,
       max: config.poolSize ?? DEFAULT_POOL_SIZE,
       // A connection carries the named statements it prepared (src/db/pg-names.ts); closed after

@@ -33,4 +33,38 @@ describe('BoundedMap', () => {
       ['c', 3],
     ]);
   });
+
+  it('keeps forgetting the oldest first through many evictions, deletions, moves and a clear (against a plain list)', () => {
+    const map = new BoundedMap<number, number>(50);
+    let order: number[] = [];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let step = 0; step < 20_000; step++) {
+      const key = random(200);
+      const action = random(10);
+      if (step === 10_000) {
+        map.clear();
+        order = [];
+      } else if (action < 2) {
+        map.delete(key);
+        order = order.filter((k) => k !== key);
+      } else if (action < 4 && map.has(key)) {
+        // Deleted and set again: the newest.
+        map.delete(key);
+        map.set(key, step);
+        order = [...order.filter((k) => k !== key), key];
+      } else {
+        map.set(key, step);
+        if (!order.includes(key)) {
+          order.push(key);
+          if (order.length > 50) order.shift();
+        }
+      }
+      expect(map.size).toBe(order.length);
+    }
+    expect([...map.keys()]).toEqual(order);
+  });
 });

@@ -20,19 +20,28 @@ export interface ServerProcess {
  * Starts the real server (`src/main.ts serve`) as a child process on a free loopback port and
  * waits for its `listening on` line. Used for real-HTTP tests and the two-process tests.
  */
-export async function startServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      ...env,
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  /** More options for node, before the entry point (e.g. another `--import`). */
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', ...nodeArgs, 'src/main.ts', 'serve'],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => {
     out += d.toString();

@@ -123,7 +123,7 @@ describe('uploads stream to the bucket', () => {
   ] as const)(
     'a file above the part size goes up in parts ("%s" → %s) and downloads whole',
     async (configured, _driver) => {
-      const send = vi.spyOn(store().client, 'send');
+      const send = vi.spyOn(await store().client(), 'send');
       try {
         const zip = makeZip(6 * 1024 * 1024);
         const f = await published(configured, zip);
@@ -144,7 +144,7 @@ describe('uploads stream to the bucket', () => {
     const f = await published('', makeZip(1000));
     const before = await objectKeys();
     const releasesBefore = (await db().selectFrom('releases').select('id').execute()).length;
-    const send = vi.spyOn(store().client, 'send');
+    const send = vi.spyOn(await store().client(), 'send');
     const upload = vi.spyOn(store(), 'upload');
     try {
       const boundary = 'tollgateabort';

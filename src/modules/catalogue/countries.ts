@@ -1,4 +1,6 @@
-import countries from 'i18n-iso-countries';
+// The library without its node entry, which registers all of its 80 languages (about 8 MB held
+// for the life of the server, docs/performance.md, 'Memory'); English is registered where names are needed.
+import countries from 'i18n-iso-countries/index.js';
 import { ApiError } from '../../http/errors.js';
 
 /** ISO 3166-1 alpha-2 membership comes from a maintained list, never a hand-written one. */

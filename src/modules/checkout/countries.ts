@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
-import countries from 'i18n-iso-countries';
+// The library without its node entry, which registers all of its 80 languages (about 8 MB held
+// for the life of the server, docs/performance.md, 'Memory'); English is registered where names are needed.
+import countries from 'i18n-iso-countries/index.js';
 
 /** Country names (i18n-iso-countries) and their states (country-region-data): maintained lists. */
 const require = createRequire(import.meta.url);

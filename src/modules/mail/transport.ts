@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import type { Rendered } from './templates/layout.js';
 
 /** Cut-offs of one SMTP conversation; the worker's lease (mail.worker.ts) outlasts their sum. */
@@ -32,7 +32,7 @@ export class MailTransport {
     smtpUrl: string,
     message: { from: string | { name: string; address: string }; to: string } & Rendered,
   ) {
-    const transporter = this.transporterFor(smtpUrl);
+    const transporter = await this.transporterFor(smtpUrl);
     const info = await transporter.sendMail({
       from: message.from,
       to: message.to,
@@ -62,10 +62,13 @@ export class MailTransport {
     return text.slice(0, 500);
   }
 
-  private transporterFor(url: string): Transporter {
+  /** nodemailer is loaded with the first mail: a store that sends none never holds it (docs/performance.md, 'Memory'). */
+  private async transporterFor(url: string): Promise<Transporter> {
+    if (this.current?.url === url) return this.current.transporter;
+    const { createTransport } = (await import('nodemailer')).default;
     if (this.current?.url === url) return this.current.transporter;
     this.current?.transporter.close();
-    const transporter = nodemailer.createTransport({
+    const transporter = createTransport({
       url,
       logger: false,
       debug: false,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { withTransaction } from '../../db/transaction.js';
@@ -79,6 +79,9 @@ export class MediaService {
     upload: Buffer,
     sizes: { suffix: string; render: (input: Sharp) => Sharp }[],
   ): Promise<string> {
+    // Loaded with the first picture: libvips holds about 25 MB a server that never takes one would
+    // carry (docs/performance.md, 'Memory').
+    const sharp = (await import('sharp')).default;
     // The header alone first (no decoding), so a picture of too many pixels is refused by its size.
     let format: string | undefined;
     try {

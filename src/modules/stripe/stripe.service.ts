@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
@@ -15,6 +15,16 @@ import { type OrdersService, PAID } from '../orders/orders.service.js';
 import type { RefundsService } from '../orders/refunds.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { RenewalChargeRow, StripeRepository } from './stripe.repository.js';
+
+/**
+ * The SDK, loaded the first time a Stripe secret is used: a store that does not take Stripe never
+ * loads it (about 10 MB of a server's idle memory, docs/performance.md, 'Memory').
+ */
+let sdk: Promise<typeof Stripe> | null = null;
+const stripeSdk = (): Promise<typeof Stripe> => {
+  sdk ??= import('stripe').then((m) => m.default);
+  return sdk;
+};
 
 /** How old a signed event may be, in seconds: Stripe's own default, against replays. */
 const EVENT_TOLERANCE_S = 300;
@@ -82,9 +92,10 @@ export class StripeService {
     const secret = await this.settings.secret('stripe_secret_key', tx);
     if (!secret) return null;
     if (this.cached?.secret !== secret) {
+      const Sdk = await stripeSdk();
       this.cached = {
         secret,
-        stripe: new Stripe(secret, {
+        stripe: new Sdk(secret, {
           ...apiOptions(this.apiUrl),
           // One retry of a request that failed in transit: the idempotency key makes it safe.
           maxNetworkRetries: 1,
@@ -137,7 +148,7 @@ export class StripeService {
         });
       }
     } catch (e) {
-      if (!(e instanceof Stripe.errors.StripeError)) throw e;
+      if (!(e instanceof (await stripeSdk()).errors.StripeError)) throw e;
       this.log.warn({ order_id: order.id, type: e.type, code: e.code }, 'Stripe refused a PaymentIntent');
       throw refusal('stripe_unavailable');
     }
@@ -197,7 +208,7 @@ export class StripeService {
       );
       return made.id;
     } catch (e) {
-      if (!(e instanceof Stripe.errors.StripeError)) throw e;
+      if (!(e instanceof (await stripeSdk()).errors.StripeError)) throw e;
       this.log.warn({ order_id: input.order_id, type: e.type, code: e.code }, 'Stripe refused a refund');
       throw new ApiError('stripe_unavailable');
     }
@@ -269,12 +280,12 @@ export class StripeService {
       await finish('charged', null);
     } catch (e) {
       if (stopping.aborted) throw e;
-      if (e instanceof Stripe.errors.StripeCardError) {
+      if (e instanceof (await stripeSdk()).errors.StripeCardError) {
         await this.renewalDeclined(order, e);
         await finish('failed', `${e.code ?? 'card_error'}: ${e.message}`);
         return;
       }
-      if (!(e instanceof Stripe.errors.StripeError)) throw e;
+      if (!(e instanceof (await stripeSdk()).errors.StripeError)) throw e;
       const retryAt = nextAttempt(attempt, RENEWAL_RETRY_DELAYS, started);
       await finish(retryAt ? 'pending' : 'failed', `${e.type}: ${e.message}`, retryAt);
       this.log.warn({ order_id: order.id, attempt, type: e.type }, 'renewal charge attempt failed');
@@ -318,12 +329,13 @@ export class StripeService {
     const secret = await this.settings.secret('stripe_webhook_secret');
     if (!secret) throw new ApiError('stripe_not_configured');
     let event: Stripe.Event;
+    const Sdk = await stripeSdk();
     try {
       // Against the real time, not the store's clock: Stripe signs with the real time, and a test
       // clock moved forward must not turn every event stale.
-      event = Stripe.webhooks.constructEvent(raw, signature ?? '', secret, EVENT_TOLERANCE_S);
+      event = Sdk.webhooks.constructEvent(raw, signature ?? '', secret, EVENT_TOLERANCE_S);
     } catch (e) {
-      if (e instanceof Stripe.errors.StripeSignatureVerificationError) {
+      if (e instanceof Sdk.errors.StripeSignatureVerificationError) {
         throw new ApiError('stripe_signature_invalid');
       }
       // Signed, but not JSON: Stripe never sends that.

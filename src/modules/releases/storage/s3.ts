@@ -1,15 +1,6 @@
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import {
-  AbortMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsV2Command,
-  S3Client,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { BoundedMap } from '../../../bounded-map.js';
 import type { S3Config } from '../../../config.js';
 import { ApiError } from '../../../http/errors.js';
@@ -28,6 +19,17 @@ import {
 } from './driver.js';
 import { closingUnread, hashChunks } from './local.js';
 import { STORAGE_KEY } from './vault.js';
+
+/**
+ * The SDK, loaded when a bucket is first used: a store without S3_BUCKET never loads it (tens of
+ * MB of an idle server's memory, docs/performance.md, 'Memory').
+ */
+let sdkLoad: Promise<[typeof import('@aws-sdk/client-s3'), typeof import('@aws-sdk/lib-storage')]> | null =
+  null;
+const loadSdk = () => {
+  sdkLoad ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]);
+  return sdkLoad;
+};
 
 /** S3's smallest part (every part but the last): lib-storage refuses less. */
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
@@ -66,7 +68,7 @@ function isNotFound(e: unknown): boolean {
  * Credentials go to the SDK's client only: nothing here logs, prints or returns them.
  */
 export class ObjectStore {
-  readonly client: S3Client;
+  private clientMade: Promise<S3Client> | null = null;
   readonly bucket: string;
   readonly prefix: string;
   /** Null for AWS's own endpoint; shown by the storage status (never with credentials). */
@@ -79,16 +81,33 @@ export class ObjectStore {
     this.bucket = config.bucket;
     this.prefix = config.prefix;
     this.endpoint = config.endpoint;
-    this.client = new S3Client({
-      region: config.region,
-      ...(config.endpoint ? { endpoint: config.endpoint } : {}),
-      forcePathStyle: config.forcePathStyle,
-      ...(config.credentials ? { credentials: config.credentials } : {}),
-      // The SDK's default trailing checksums (aws-chunked bodies) are not understood by every
-      // S3-compatible store (MinIO releases, R2, B2, emulators): send them only where required.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    this.config = config;
+  }
+
+  private readonly config: S3Config;
+
+  /** The SDK's client, made on first use (the SDK is loaded then). */
+  client(): Promise<S3Client> {
+    this.clientMade ??= loadSdk().then(
+      ([s3]) =>
+        new s3.S3Client({
+          region: this.config.region,
+          ...(this.config.endpoint ? { endpoint: this.config.endpoint } : {}),
+          forcePathStyle: this.config.forcePathStyle,
+          ...(this.config.credentials ? { credentials: this.config.credentials } : {}),
+          // The SDK's default trailing checksums (aws-chunked bodies) are not understood by every
+          // S3-compatible store (MinIO releases, R2, B2, emulators): send them only where required.
+          requestChecksumCalculation: 'WHEN_REQUIRED',
+          responseChecksumValidation: 'WHEN_REQUIRED',
+        }),
+    );
+    return this.clientMade;
+  }
+
+  /** The SDK's modules and the client. */
+  private async sdk() {
+    const [s3, storage] = await loadSdk();
+    return { s3, storage, client: await this.client() };
   }
 
   /** The object key of a storage key; anything but a generated key is refused, as in the vault. */
@@ -117,8 +136,9 @@ export class ObjectStore {
         cb(null, chunk);
       },
     });
-    const upload = new Upload({
-      client: this.client,
+    const { storage, client } = await this.sdk();
+    const upload = new storage.Upload({
+      client,
       params: { Bucket: this.bucket, Key: this.keyOf(storageKey), Body: counted, ContentType: contentType },
       partSize: this.partSize,
       queueSize: QUEUE_SIZE,
@@ -152,9 +172,10 @@ export class ObjectStore {
 
   /** The object's size, modification time and ETag, or null when there is none. */
   async head(storageKey: string): Promise<ObjectHead | null> {
+    const { s3, client } = await this.sdk();
     try {
-      const h = await this.client.send(
-        new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(storageKey) }),
+      const h = await client.send(
+        new s3.HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(storageKey) }),
       );
       return { size: h.ContentLength ?? 0, mtimeMs: h.LastModified?.getTime() ?? 0, etag: h.ETag ?? null };
     } catch (e) {
@@ -165,9 +186,10 @@ export class ObjectStore {
 
   /** The object's body; a missing object fails here (as ENOENT), before any byte is answered. */
   async get(storageKey: string): Promise<{ body: Readable; size: number; etag: string | null }> {
+    const { s3, client } = await this.sdk();
     try {
-      const o = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(storageKey) }),
+      const o = await client.send(
+        new s3.GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(storageKey) }),
       );
       return { body: o.Body as Readable, size: o.ContentLength ?? 0, etag: o.ETag ?? null };
     } catch (e) {
@@ -178,7 +200,8 @@ export class ObjectStore {
 
   /** Deletes the object (S3 answers the same whether or not it existed). */
   async remove(storageKey: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(storageKey) }));
+    const { s3, client } = await this.sdk();
+    await client.send(new s3.DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(storageKey) }));
   }
 
   /**
@@ -190,14 +213,15 @@ export class ObjectStore {
   async sweepUploads(nowMs = Date.now()): Promise<number> {
     let aborted = 0;
     try {
-      const list = await this.client.send(
-        new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: this.prefix }),
+      const { s3, client } = await this.sdk();
+      const list = await client.send(
+        new s3.ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: this.prefix }),
       );
       for (const u of list.Uploads ?? []) {
         if (!u.Key || !u.UploadId || !u.Initiated || nowMs - u.Initiated.getTime() < LEFTOVER_MIN_AGE_MS)
           continue;
-        await this.client.send(
-          new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }),
+        await client.send(
+          new s3.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }),
         );
         aborted += 1;
       }
@@ -216,10 +240,11 @@ export class ObjectStore {
   async sweepOrphans(known: ReadonlySet<string>, nowMs = Date.now()): Promise<number> {
     let removed = 0;
     try {
+      const { s3, client } = await this.sdk();
       let token: string | undefined;
       do {
-        const page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }),
+        const page = await client.send(
+          new s3.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }),
         );
         for (const o of page.Contents ?? []) {
           const storageKey = o.Key?.slice(this.prefix.length) ?? '';
