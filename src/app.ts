@@ -201,7 +201,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     async (v1) => {
       const api = v1 as unknown as App;
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-      await api.register(systemRoutes, { testClock });
+      await api.register(systemRoutes, { testClock, unopenableSecrets: services.unopenableSecrets });
       await api.register(accountsRoutes, { accounts, secureCookies: config.publicUrl.startsWith('https:') });
       await api.register(settingsRoutes, { settings });
       await api.register(activationRoutes, { activations, receipts, field });

@@ -93,6 +93,8 @@ export interface Services {
   releaseSignatures: ReleaseSignatures;
   /** Moves the vault's artifacts to the bucket: the `vault:migrate-to-s3` command of src/cli.ts. */
   bucketMigration: BucketMigration;
+  /** The sealed secrets this process's vault keys cannot open: src/cli.ts refuses to start with any, /v1/health reports them. */
+  unopenableSecrets: () => Promise<string[]>;
   webhooks: WebhooksService;
   /** Releases and their artifacts: candidates, artifact checks and streams, withdraw hooks (docs/releases.md). */
   releases: ReleasesService;
@@ -375,6 +377,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       signing,
       releaseSignatures: releasesModule.signatures,
       bucketMigration: releasesModule.bucketMigration,
+      unopenableSecrets: () => releasesModule.artifacts.unopenableSecrets(),
       webhooks,
       dispatcher,
       releases,

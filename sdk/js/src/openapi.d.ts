@@ -3007,7 +3007,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness: migrations are done */
+    /** Readiness: migrations are done and the vault keys open the store's sealed secrets */
     get: {
       parameters: {
         query?: never;
@@ -3024,7 +3024,23 @@ export interface paths {
           };
           content: {
             'application/json': {
-              ok: boolean;
+              /** @enum {boolean} */
+              ok: true;
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              ok: false;
+              /** @enum {string} */
+              reason: 'vault_key_mismatch';
+              secrets_with_unknown_key: number;
             };
           };
         };
