@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions, LogController } from 'fastify';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { installAnonymousWriteLimit } from './http/anonymous-writes.js';
 import { installAuth } from './http/auth.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
 import { installInputEdge } from './http/input.js';
@@ -175,6 +176,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   await app.register(cookie, { hook: false });
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
   installAuth(app, accounts);
+  installAnonymousWriteLimit(app, services.clock);
   installInputEdge(app);
 
   await app.register(swagger, {
