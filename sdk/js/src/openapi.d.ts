@@ -14151,7 +14151,7 @@ export interface paths {
     put?: never;
     /**
      * Stripe webhook endpoint
-     * @description Receives the events of the Stripe account (payment_intent.succeeded, payment_intent.payment_failed, charge.dispute.created), signed in the Stripe-Signature header with the endpoint's signing secret (setting stripe_webhook_secret). The body is the event as Stripe sends it (application/json, at most 256 KiB). An unsigned, wrongly signed or more than 5 minutes old event changes nothing (400 stripe_signature_invalid); each event id acts once.
+     * @description Receives the events of the Stripe account (payment_intent.succeeded, payment_intent.payment_failed, charge.dispute.created, charge.refunded), signed in the Stripe-Signature header with the endpoint's signing secret (setting stripe_webhook_secret). The body is the event as Stripe sends it (application/json, at most 256 KiB). An unsigned, wrongly signed or more than 5 minutes old event changes nothing (400 stripe_signature_invalid); each event id acts once.
      */
     post: {
       parameters: {
