@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions, LogController } from 'fastify';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { installAnonymousWriteLimit } from './http/anonymous-writes.js';
 import { installAuth } from './http/auth.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
 import { installInputEdge } from './http/input.js';
@@ -178,6 +179,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   await app.register(cookie, { hook: false });
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
   installAuth(app, accounts);
+  installAnonymousWriteLimit(app, services.clock);
   installInputEdge(app);
 
   await app.register(swagger, {
@@ -204,7 +206,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     async (v1) => {
       const api = v1 as unknown as App;
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-      await api.register(systemRoutes, { testClock });
+      await api.register(systemRoutes, { testClock, unopenableSecrets: services.unopenableSecrets });
       await api.register(accountsRoutes, { accounts, secureCookies: config.publicUrl.startsWith('https:') });
       await api.register(settingsRoutes, { settings });
       await api.register(activationRoutes, { activations, receipts, field });

@@ -155,6 +155,18 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const app = await buildApp(config, database);
+  // A process whose vault keys cannot open the secrets the store's other processes sealed would
+  // fail every signature and every Stripe call: it does not start (docs/operations.md).
+  const unopenable = await app.services.unopenableSecrets();
+  if (unopenable.length > 0) {
+    await app.close();
+    await database.close();
+    throw new ConfigError(
+      `VAULT_KEY${config.vaultKey ? '' : ' (unset: the generated DATA_DIR/vault.key)'} and VAULT_PREVIOUS_KEYS ` +
+        `cannot open ${unopenable.length} sealed secret(s) of this store (${unopenable.join(', ')}): ` +
+        'start this process with the VAULT_KEY of the processes that sealed them, or add that key to VAULT_PREVIOUS_KEYS',
+    );
+  }
   // As after `migrate`: a server started on a store upgraded without it signs the artifacts
   // stored before releases were signed, before it answers (docs/releases.md).
   await app.services.releaseSignatures.signUnsigned(app.log);

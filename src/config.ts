@@ -1,4 +1,5 @@
 import { delimiter, isAbsolute, resolve } from 'node:path';
+import proxyAddr from '@fastify/proxy-addr';
 
 /** Chosen by measurement: docs/performance.md, 'Pool size'. */
 export const DEFAULT_POOL_SIZE = 10;
@@ -22,8 +23,12 @@ export interface Config {
   adminPassword?: string;
   testClock: boolean;
   logLevel: string;
-  /** Trust X-Forwarded-For from a load balancer in front (TRUST_PROXY=1), so per-IP limits see clients. */
-  trustProxy: boolean;
+  /**
+   * Whom X-Forwarded-For is believed from, so per-IP limits see clients: false (no proxy), true
+   * (TRUST_PROXY=1: its first address), or the proxies' addresses and CIDRs (TRUSTED_PROXIES: the
+   * right-most address not in the list). docs/operations.md, 'nginx'.
+   */
+  trustProxy: boolean | string[];
   /** Largest JSON body accepted, in bytes (uploads have their own limit). */
   bodyLimit: number;
   /** Private artifact vault (VAULT_DIR, default DATA_DIR/vault): docs/releases.md. */
@@ -71,6 +76,30 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/**
+ * TRUSTED_PROXIES, checked with the same parser Fastify will use on every request (proxy-addr), so
+ * that an address or CIDR it would refuse stops the start here, naming the variable.
+ */
+function trustedProxies(env: NodeJS.ProcessEnv): boolean | string[] {
+  const raw = env.TRUSTED_PROXIES;
+  if (raw === undefined || raw.trim() === '') return env.TRUST_PROXY === '1';
+  if (env.TRUST_PROXY === '1') {
+    throw new ConfigError('TRUST_PROXY and TRUSTED_PROXIES are alternatives: set one of them');
+  }
+  const list = raw.split(',').map((a) => a.trim());
+  if (list.some((a) => a === '')) {
+    throw new ConfigError(`TRUSTED_PROXIES must be comma-separated addresses or CIDRs, got "${raw}"`);
+  }
+  try {
+    proxyAddr.compile(list);
+  } catch (e) {
+    throw new ConfigError(
+      `TRUSTED_PROXIES must be comma-separated addresses or CIDRs: ${(e as Error).message}`,
+    );
+  }
+  return list;
 }
 
 function httpOrigin(name: string, raw: string): string {
@@ -220,7 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminPassword: env.ADMIN_PASSWORD || undefined,
     testClock,
     logLevel,
-    trustProxy: env.TRUST_PROXY === '1',
+    trustProxy: trustedProxies(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     vaultDir,
     publicRoots,

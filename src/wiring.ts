@@ -96,6 +96,8 @@ export interface Services {
   releaseSignatures: ReleaseSignatures;
   /** Moves the vault's artifacts to the bucket: the `vault:migrate-to-s3` command of src/cli.ts. */
   bucketMigration: BucketMigration;
+  /** The sealed secrets this process's vault keys cannot open: src/cli.ts refuses to start with any, /v1/health reports them. */
+  unopenableSecrets: () => Promise<string[]>;
   webhooks: WebhooksService;
   /** Releases and their artifacts: candidates, artifact checks and streams, withdraw hooks (docs/releases.md). */
   releases: ReleasesService;
@@ -382,6 +384,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       vault,
       releaseSignatures: releasesModule.signatures,
       bucketMigration: releasesModule.bucketMigration,
+      unopenableSecrets: () => vault.unopenableSecrets(),
       webhooks,
       dispatcher,
       releases,

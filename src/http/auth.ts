@@ -75,7 +75,7 @@ export async function requireAdmin(request: FastifyRequest, _reply: FastifyReply
 }
 
 const GUARDS: ReadonlySet<unknown> = new Set([requireUser, requireAdmin]);
-const hasGuard = (hooks: unknown): boolean =>
+export const hasGuard = (hooks: unknown): boolean =>
   Array.isArray(hooks) ? hooks.some((h) => GUARDS.has(h)) : GUARDS.has(hooks);
 
 /**

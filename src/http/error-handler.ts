@@ -61,7 +61,7 @@ export function installErrorHandling(
       request.log.error({ err, code: apiError.code }, 'request failed');
     }
     if (noteError) noteError(request, apiError.code);
-    lingerIfUnread(request);
+    lingerIfUnread(request, reply);
     // A refusal that says when to come back says it in the standard header too (checkout's own
     // bodies never did: docs/checkout.md).
     const retryAfter = apiError.data?.retry_after;
@@ -71,7 +71,7 @@ export function installErrorHandling(
     return reply.status(apiError.status).send(apiError.toBody());
   });
   app.setNotFoundHandler((request, reply) => {
-    lingerIfUnread(request);
+    lingerIfUnread(request, reply);
     const e = new ApiError('rest_no_route');
     return reply.status(404).send(e.toBody());
   });

@@ -40,6 +40,7 @@ const WHY: Record<string, string> = {
   license_policy_changed: 'This product is now free: download it from its product page.',
   updater_external_link_prohibited: 'This release is downloaded from the vendor’s site.',
   unauthorized: 'That license is not yours.',
+  rate_limited: 'Too many downloads of this license in a minute. Please try again in a minute.',
 };
 const FILE_PROBLEM = 'The file is not available right now. Please try again later.';
 const why = (code: string) => WHY[code] ?? FILE_PROBLEM;
@@ -145,10 +146,13 @@ ${
     if (!isId(releaseId)) return render(reply, viewer, 404, 'release_not_found');
     let url: string;
     try {
-      url = (await downloads.mintAccountToken(user.id, Number(licenseId), Number(releaseId))).download_url;
+      url = (await downloads.mintAccountToken(user.id, Number(licenseId), Number(releaseId), request.ip))
+        .download_url;
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       if (e.status >= 500) request.log.error({ err: e, code: e.code }, 'account download refused');
+      const retryAfter = e.data?.retry_after;
+      if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
       return render(reply, viewer, e.status, e.code);
     }
     // 303: the browser GETs the token's URL and receives the file (Content-Disposition: attachment).

@@ -57,6 +57,7 @@ export interface PagesOptions {
 
 /** What a customer reads when a page cannot do what was asked: by code, never an internal message. */
 const PAGE_ERRORS: Partial<Record<string, [string, string]>> = {
+  rate_limited: ['Too many requests', 'Please wait a minute and try again.'],
   invalid_state: [
     'This approval link is invalid or has expired',
     'Approval links work for 10 minutes. Go back to your site and start the activation again.',
@@ -110,6 +111,8 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
     const apiError = err instanceof ApiError ? err : null;
     const status = apiError?.status ?? ((err as { statusCode?: number }).statusCode || 500);
     if (status >= 500) request.log.error({ err }, 'page failed');
+    const retryAfter = apiError?.data?.retry_after;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     const [title, text] = (apiError && PAGE_ERRORS[apiError.code]) ?? [
       status >= 500 ? 'Something went wrong' : 'This request cannot be completed',
       status >= 500 ? 'Please try again in a moment.' : 'Go back and try again.',

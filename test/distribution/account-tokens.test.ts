@@ -124,6 +124,43 @@ describe('account tokens: mint and redeem', () => {
     await expectCode(await redeem(url), 403, 'token_consumed');
   });
 
+  it('the Download button is limited like issuance: parallel clicks past rate_limit get 429 rate_limited, no token', async () => {
+    const f = await fixture();
+    // A fresh one-minute window, so that the address's cap holds none of this file's other tokens.
+    await advanceClock(t, 61);
+    await setSettings(t, { rate_limit: 3 });
+    try {
+      const clicks = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          fetch(`${base}/account/downloads/${f.licenseId}/${f.releaseId}`, {
+            method: 'POST',
+            redirect: 'manual',
+            headers: {
+              cookie: f.customer.headers.cookie,
+              'content-type': 'application/x-www-form-urlencoded',
+            },
+            body: new URLSearchParams({ _nonce: f.customer.headers['x-rest-nonce'] }).toString(),
+          }),
+        ),
+      );
+      const statuses = clicks.map((r) => r.status).sort();
+      expect(statuses).toEqual([303, 303, 303, 429, 429, 429, 429, 429, 429, 429]);
+      for (const r of clicks.filter((c) => c.status === 429)) {
+        expect(r.headers.get('retry-after')).toBe('60');
+        expect(await r.text()).toContain('data-code="rate_limited"');
+      }
+      const minted = await db()
+        .selectFrom('download_tokens')
+        .select(sql<number>`count(*)`.as('n'))
+        .where('license_id', '=', f.licenseId)
+        .executeTakeFirstOrThrow();
+      expect(Number(minted.n)).toBe(3);
+    } finally {
+      await setSettings(t, { rate_limit: 100 });
+      await advanceClock(t, 61);
+    }
+  });
+
   it('single use under parallel redemption: exactly one 200', async () => {
     const f = await fixture();
     const url = await mint(f);

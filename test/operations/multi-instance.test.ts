@@ -25,9 +25,11 @@ import { sleep, waitFor } from '../helpers/wait.js';
 /**
  * Several instances behind a proxy (docs/operations.md, "Several instances behind a proxy"): two
  * real server processes on one PostgreSQL database, with Debian's nginx in front of them running
- * the shipped examples/nginx/tollgate.conf, and TRUST_PROXY=1. Through nginx: a release uploaded
- * to one process is bought, activated and downloaded from the other; the per-address limits count
- * the address nginx saw, across both processes; stopping one process in the middle of a stream of
+ * the shipped examples/nginx/tollgate.conf, and TRUSTED_PROXIES=127.0.0.1. Through nginx: a release
+ * uploaded to one process is bought, activated and downloaded from the other; the per-address
+ * limits count the address nginx saw, across both processes, behind an nginx that replaces
+ * X-Forwarded-For (the shipped file as it is) and one that appends to it (its commented
+ * alternative), whatever the client writes in that header itself; stopping one process in the middle of a stream of
  * orders and of an upload loses no write that was acknowledged. Each process's metrics listener
  * counts what that process answered.
  *
@@ -50,6 +52,12 @@ const BUCKET = 'tollgate-multi';
 const CLIENT_A = '127.0.0.2';
 const CLIENT_B = '127.0.0.3';
 const ACTIVATING_CLIENT = '127.0.0.4';
+/** Clients of the nginx that appends to X-Forwarded-For. */
+const APPENDED_CLIENT_A = '127.0.0.5';
+const APPENDED_CLIENT_B = '127.0.0.6';
+/** The shipped file's two ways of passing the client's address on. */
+const REPLACING = 'proxy_set_header X-Forwarded-For $remote_addr;';
+const APPENDING = 'proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;';
 
 function findNginx(): string | null {
   for (const p of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx']) if (existsSync(p)) return p;
@@ -106,8 +114,17 @@ function must(text: string, from: string | RegExp, to: string): string {
  * to one process (a map over two one-server upstreams, so that "lands on one, downloads from the
  * other" is certain), and every answer says which process gave it (X-Test-Upstream).
  */
-function renderNginxConf(dir: string, port: number, upstreams: [number, number]): string {
-  const shipped = readFileSync(SHIPPED_CONF, 'utf8').replace(/#[^\n]*/g, '');
+function renderNginxConf(
+  dir: string,
+  port: number,
+  upstreams: [number, number],
+  forwardedFor: 'replace' | 'append',
+): string {
+  const raw = readFileSync(SHIPPED_CONF, 'utf8');
+  // The appending alternative is shipped as a comment beside the replacing line.
+  if (!raw.includes(`# ${APPENDING}`)) throw new Error(`${SHIPPED_CONF} no longer offers ${APPENDING}`);
+  let shipped = raw.replace(/#[^\n]*/g, '');
+  if (forwardedFor === 'append') shipped = must(shipped, REPLACING, APPENDING);
   let upstream = blockBody(shipped, /^upstream tollgate\s*\{/m);
   upstream = must(upstream, 'server 127.0.0.1:8081 ', `server 127.0.0.1:${upstreams[0]} `);
   upstream = must(upstream, 'server 127.0.0.1:8082 ', `server 127.0.0.1:${upstreams[1]} `);
@@ -156,14 +173,19 @@ interface Nginx {
   stop(): Promise<void>;
 }
 
-async function startNginx(bin: string, port: number, upstreams: [number, number]): Promise<Nginx> {
+async function startNginx(
+  bin: string,
+  port: number,
+  upstreams: [number, number],
+  forwardedFor: 'replace' | 'append',
+): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-nginx-'));
   // Started as root, nginx runs its workers as an unprivileged user (nobody), which must be able
   // to reach the temporary directories inside this one.
   chmodSync(dir, 0o755);
   mkdirSync(join(dir, 'tmp'));
   const conf = join(dir, 'nginx.conf');
-  writeFileSync(conf, renderNginxConf(dir, port, upstreams));
+  writeFileSync(conf, renderNginxConf(dir, port, upstreams, forwardedFor));
   const args = ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf];
   execFileSync(bin, [...args, '-t'], { stdio: 'pipe' });
   const child: ChildProcess = spawn(bin, [...args, '-g', 'daemon off;'], {
@@ -343,6 +365,8 @@ function splitUpload(url: string, headers: Record<string, string>, version: stri
 let database: TestDatabase | undefined;
 const servers: ServerProcess[] = [];
 let nginx: Nginx | undefined;
+/** A second nginx, in front of the same two processes, that appends to X-Forwarded-For. */
+let appendingNginx: Nginx | undefined;
 let s3: { endpoint: string; close(): Promise<void> } | undefined;
 const dirs: string[] = [];
 let base = '';
@@ -394,7 +418,9 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     const env = (dataDir: string, metricsPort: number): Record<string, string> => ({
       DATABASE_URL: database!.config.kind === 'postgres' ? database!.config.url : '',
       DATA_DIR: dataDir,
-      TRUST_PROXY: '1',
+      // nginx connects from 127.0.0.1: the client is the right-most X-Forwarded-For address that
+      // is not nginx, whether nginx replaced the header or appended to it.
+      TRUSTED_PROXIES: '127.0.0.1',
       METRICS_PORT: String(metricsPort),
       PUBLIC_URL: base,
       // Every process must hold the key that seals encrypted artifacts and signing keys.
@@ -421,7 +447,8 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
     for (const s of started) if (s.status === 'rejected') throw s.reason;
     const ports = servers.map((s) => Number(new URL(s.url).port)) as [number, number];
     addrOf = { a: `127.0.0.1:${ports[0]}`, b: `127.0.0.1:${ports[1]}` };
-    nginx = await startNginx(nginxBin, nginxPort, ports);
+    nginx = await startNginx(nginxBin, nginxPort, ports, 'replace');
+    appendingNginx = await startNginx(nginxBin, await freePort(), ports, 'append');
     admin = await signIn(base, ADMIN.email, ADMIN.password).catch((e: Error) => {
       throw new Error(`${e.message} ${String(e.cause)}\n${nginx?.log()}`);
     });
@@ -429,7 +456,12 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
 
   afterAll(async () => {
     // Everything that was started is stopped, whatever the other stops give.
-    await Promise.allSettled([...servers.map((s) => s.stop()), nginx?.stop(), s3?.close()]);
+    await Promise.allSettled([
+      ...servers.map((s) => s.stop()),
+      nginx?.stop(),
+      appendingNginx?.stop(),
+      s3?.close(),
+    ]);
     await database?.drop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
@@ -589,6 +621,46 @@ describe.skipIf(skip)('several instances behind nginx (PostgreSQL)', () => {
       metric(url, 'tollgate_rate_limit_refusals_total', { limiter: 'software_issuance' });
     expect(await refusals(metricsOf.a)).toBe(2);
     expect(await refusals(metricsOf.b)).toBe(1);
+  });
+
+  it('behind an nginx that appends to X-Forwarded-For, what the client writes there is not believed', async () => {
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 50_000) await sleep(60_000 - intoMinute + 200);
+    const slug = `no-such-product-${randomUUID().slice(0, 8)}`;
+    const checkFrom = (from: string, instance: 'a' | 'b', headers: Record<string, string> = {}) =>
+      send(appendingNginx!.url, 'GET', `/v1/software/check?slug=${slug}&version=1.0.0`, {
+        from,
+        instance,
+        headers,
+      });
+    const refusals = (url: string) =>
+      metric(url, 'tollgate_rate_limit_refusals_total', { limiter: 'software_issuance' });
+    const before = { a: await refusals(metricsOf.a), b: await refusals(metricsOf.b) };
+
+    // Each request claims to come from another address: nginx appends the one it saw, and that
+    // one (the right-most not in TRUSTED_PROXIES) is what both processes count.
+    for (let i = 0; i < 10; i++) {
+      const res = await checkFrom(APPENDED_CLIENT_A, i % 2 === 0 ? 'a' : 'b', {
+        'x-forwarded-for': `198.51.100.${i + 1}`,
+      });
+      expectStatus(res, 404);
+      expect(res.json().code).toBe('product_not_found');
+    }
+    for (const instance of ['a', 'b'] as const) {
+      const refused = await checkFrom(APPENDED_CLIENT_A, instance, {
+        'x-forwarded-for': '198.51.100.99, 127.0.0.1',
+      });
+      expectStatus(refused, 429);
+      expect(refused.json().code).toBe('rate_limited');
+    }
+    // Another client behind the same nginx has its own count, on either process.
+    for (const instance of ['a', 'b'] as const) {
+      const other = await checkFrom(APPENDED_CLIENT_B, instance);
+      expectStatus(other, 404);
+      expect(other.json().code).toBe('product_not_found');
+    }
+    expect(await refusals(metricsOf.a)).toBe(before.a + 1);
+    expect(await refusals(metricsOf.b)).toBe(before.b + 1);
   });
 
   it('stopping one process mid-traffic loses no acknowledged write', async () => {

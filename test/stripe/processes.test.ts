@@ -8,7 +8,7 @@ import { STRIPE_KEYS, StripeStandIn, signed, stripeEvent, succeededIntent } from
 /**
  * The webhook on real server processes (two on PostgreSQL, sharing the database and the vault
  * key): the same event delivered to both at once acts once, by the event id's row and the order's
- * row lock alone.
+ * row lock alone; so does a Dashboard refund (charge.refunded) retried and sent twice.
  */
 let cluster: Cluster;
 let standIn: StripeStandIn;
@@ -86,4 +86,41 @@ it('one event delivered six times across the processes at once issues the licens
   const notes = await db.selectFrom('order_notes').select('body').where('order_id', '=', id).execute();
   expect(notes.filter((n) => n.body.startsWith(`Stripe payment ${intent} succeeded`))).toHaveLength(1);
   expect((await admin('GET', `/orders/${id}`)).body.status).toBe('processing');
+
+  // Refunded in full in the Stripe Dashboard: the same charge.refunded event retried, and another
+  // event with the same charge, delivered to both processes at once, record one refund.
+  const total = Number((await admin('GET', `/orders/${id}`)).body.total) * 100;
+  const charge = {
+    id: `ch_${intent!.slice(3)}`,
+    object: 'charge',
+    amount: total,
+    amount_captured: total,
+    amount_refunded: total,
+    captured: true,
+    currency: 'usd',
+    paid: true,
+    payment_intent: intent,
+    refunded: true,
+    status: 'succeeded',
+  };
+  const retried = signed(stripeEvent('charge.refunded', charge));
+  const other = signed(stripeEvent('charge.refunded', charge));
+  const refundAnswers = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => {
+      const { payload: body, headers: h } = i % 3 === 2 ? other : retried;
+      return fetch(`${cluster.servers[i % cluster.servers.length]!.url}/v1/stripe/webhook`, {
+        method: 'POST',
+        headers: h,
+        body,
+      }).then((r) => r.status);
+    }),
+  );
+  expect(refundAnswers).toEqual([200, 200, 200, 200, 200, 200]);
+  const refunds = await db.selectFrom('order_refunds').select('amount').where('order_id', '=', id).execute();
+  expect(refunds.map((r) => Number(r.amount))).toEqual([total]);
+  const order = (await admin('GET', `/orders/${id}`)).body;
+  expect(order).toMatchObject({ status: 'refunded' });
+  expect(Number(order.refunded_total)).toBe(Number(order.total));
+  const revoked = await db.selectFrom('licenses').select('status').where('order_id', '=', id).execute();
+  expect(revoked.map((l) => l.status)).toEqual(['revoked']);
 }, 60_000);

@@ -429,6 +429,109 @@ describe('refunds and disputes of Stripe orders', () => {
   });
 });
 
+/**
+ * The charge of a paid order as Stripe's charge.refunded event carries it (Stripe.Charge):
+ * `amount_refunded` is everything refunded so far.
+ */
+function refundedCharge(intent: string, amount: number, refunded: number): Stripe.Charge {
+  return {
+    id: `ch_${intent.slice(3)}`,
+    object: 'charge',
+    amount,
+    amount_captured: amount,
+    amount_refunded: refunded,
+    captured: true,
+    currency: 'usd',
+    paid: true,
+    payment_intent: intent,
+    payment_method: 'pm_card_visa',
+    refunded: refunded === amount,
+    status: 'succeeded',
+    livemode: false,
+    created: Math.floor(Date.now() / 1000),
+  } as Stripe.Charge;
+}
+
+const refundsOf = (id: number) =>
+  db()
+    .selectFrom('order_refunds')
+    .select(['amount', 'full_refund'])
+    .where('order_id', '=', id)
+    .orderBy('id')
+    .execute();
+
+describe('refunds made in the Stripe Dashboard (charge.refunded)', () => {
+  it('a partial refund, then the rest: recorded once each, the full one applies refund_license_action', async () => {
+    await setSettings(t, { refund_license_action: 'suspend' });
+    try {
+      const order = await paidStripeOrder();
+      const partial = stripeEvent('charge.refunded', refundedCharge(order.intent, 2500, 1000) as never);
+      expect((await deliver(t, partial)).json().result).toBe('handled');
+      expect((await deliver(t, partial)).json().result).toBe('duplicate');
+      expect(await getOrder(order.id)).toMatchObject({ status: 'processing', refunded_total: '10.00' });
+      expect((await licensesOfOrder(t, order.id))[0]!.status).toBe('active');
+
+      const rest = stripeEvent('charge.refunded', refundedCharge(order.intent, 2500, 2500) as never);
+      expect((await deliver(t, rest)).json().result).toBe('handled');
+      expect(await getOrder(order.id)).toMatchObject({ status: 'refunded', refunded_total: '25.00' });
+      expect((await licensesOfOrder(t, order.id))[0]!.status).toBe('suspended');
+      expect((await refundsOf(order.id)).map((r) => [Number(r.amount), Number(r.full_refund)])).toEqual([
+        [1000, 0],
+        [1500, 1],
+      ]);
+      // The older event arriving late finds nothing left to record.
+      const late = stripeEvent('charge.refunded', refundedCharge(order.intent, 2500, 1000) as never);
+      expect((await deliver(t, late)).json().result).toBe('handled');
+      expect(await refundsOf(order.id)).toHaveLength(2);
+      expect((await notesOf(order.id)).filter((n) => n.kind === 'refund')).toHaveLength(2);
+      // No call to Stripe: the money was given back there.
+      expect(standIn.callsTo('POST /v1/refunds').some((c) => c.params.payment_intent === order.intent)).toBe(
+        false,
+      );
+    } finally {
+      await setSettings(t, { refund_license_action: 'revoke' });
+    }
+  });
+
+  it('a full refund delivered as several events at once is recorded once; revoke and keep follow the setting', async () => {
+    for (const action of ['revoke', 'keep'] as const) {
+      await setSettings(t, { refund_license_action: action });
+      const order = await paidStripeOrder();
+      const revokedBefore = await revokedEvents();
+      const charge = refundedCharge(order.intent, 2500, 2500) as never;
+      const same = stripeEvent('charge.refunded', charge);
+      const answers = await Promise.all([
+        deliver(t, same),
+        deliver(t, same),
+        deliver(t, stripeEvent('charge.refunded', charge)),
+        deliver(t, stripeEvent('charge.refunded', charge)),
+      ]);
+      for (const a of answers) expect(a.statusCode, a.body).toBe(200);
+      expect(await getOrder(order.id)).toMatchObject({ status: 'refunded', refunded_total: '25.00' });
+      expect(await refundsOf(order.id)).toHaveLength(1);
+      const license = (await licensesOfOrder(t, order.id))[0]!;
+      expect(license.status).toBe(action === 'revoke' ? 'revoked' : 'active');
+      expect(await revokedEvents()).toBe(revokedBefore + (action === 'revoke' ? 1 : 0));
+    }
+    await setSettings(t, { refund_license_action: 'revoke' });
+  });
+
+  it('a refund made from the console is not recorded again by its charge.refunded event', async () => {
+    const order = await paidStripeOrder();
+    const res = await admin(t, 'POST', `/orders/${order.id}/refunds`, { amount: '5.00' });
+    expect(res.statusCode, res.body).toBe(201);
+    const event = stripeEvent('charge.refunded', refundedCharge(order.intent, 2500, 500) as never);
+    expect((await deliver(t, event)).json().result).toBe('handled');
+    expect(await refundsOf(order.id)).toHaveLength(1);
+    expect(await getOrder(order.id)).toMatchObject({ status: 'processing', refunded_total: '5.00' });
+  });
+
+  it('a charge of a PaymentIntent that is not ours is ignored', async () => {
+    const event = stripeEvent('charge.refunded', refundedCharge('pi_someoneElse', 900, 900) as never);
+    expect((await deliver(t, event)).json()).toEqual({ received: true, result: 'ignored' });
+  });
+});
+
 describe('the API document and secrets', () => {
   it('lists the webhook route in the OpenAPI document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as {

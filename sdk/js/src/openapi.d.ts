@@ -3163,7 +3163,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness: migrations are done */
+    /** Readiness: migrations are done and the vault keys open the store's sealed secrets */
     get: {
       parameters: {
         query?: never;
@@ -3180,7 +3180,23 @@ export interface paths {
           };
           content: {
             'application/json': {
-              ok: boolean;
+              /** @enum {boolean} */
+              ok: true;
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              ok: false;
+              /** @enum {string} */
+              reason: 'vault_key_mismatch';
+              secrets_with_unknown_key: number;
             };
           };
         };
@@ -14293,7 +14309,7 @@ export interface paths {
     put?: never;
     /**
      * Stripe webhook endpoint
-     * @description Receives the events of the Stripe account (payment_intent.succeeded, payment_intent.payment_failed, charge.dispute.created), signed in the Stripe-Signature header with the endpoint's signing secret (setting stripe_webhook_secret). The body is the event as Stripe sends it (application/json, at most 256 KiB). An unsigned, wrongly signed or more than 5 minutes old event changes nothing (400 stripe_signature_invalid); each event id acts once.
+     * @description Receives the events of the Stripe account (payment_intent.succeeded, payment_intent.payment_failed, charge.dispute.created, charge.refunded), signed in the Stripe-Signature header with the endpoint's signing secret (setting stripe_webhook_secret). The body is the event as Stripe sends it (application/json, at most 256 KiB). An unsigned, wrongly signed or more than 5 minutes old event changes nothing (400 stripe_signature_invalid); each event id acts once.
      */
     post: {
       parameters: {

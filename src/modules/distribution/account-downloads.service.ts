@@ -10,6 +10,7 @@ import type { Release } from '../releases/releases.model.js';
 import type { Candidate, ReleasesService } from '../releases/releases.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { authorizeRelease } from './authorize.js';
+import type { Preflight } from './preflight.js';
 import type { MintedToken, TokenIssuer } from './tokens.js';
 
 /** What the Downloads page shows of a release. */
@@ -70,6 +71,7 @@ export class AccountDownloadsService {
     private readonly settings: SettingsService,
     private readonly tokens: TokenIssuer,
     private readonly clock: Clock,
+    private readonly limits: Pick<Preflight, 'limitLicense'>,
   ) {}
 
   /**
@@ -113,11 +115,18 @@ export class AccountDownloadsService {
    * `release_withdrawn` / `release_not_published`; `updater_external_link_prohibited` (an external
    * link); the artifact's problem; the authorization (`release_not_entitled`, …).
    */
-  async mintAccountToken(userId: number, licenseId: number, releaseId: number): Promise<MintedToken> {
+  async mintAccountToken(
+    userId: number,
+    licenseId: number,
+    releaseId: number,
+    ip: string,
+  ): Promise<MintedToken> {
     const settings = await this.settings.get();
     if (!settings.software_enabled) throw new ApiError('module_disabled');
     const license = await this.licenses.record(licenseId);
     if (!license || license.user_id !== userId) throw new ApiError('license_not_found');
+    // Each click mints a token: counted in the license's issuance bucket, as an update check is.
+    await this.limits.limitLicense(settings, license.id, ip);
     const product = await this.catalogue.softwareStatus(license.product_id);
     if (product?.status !== 'publish' || product.software_enabled !== 'yes') {
       throw new ApiError('software_product_unavailable');

@@ -77,6 +77,7 @@ export function createDistribution(deps: {
     deps.settings,
     issuer,
     clock,
+    preflight,
   );
   return { distribution, downloads, account, invalidations, tokens, issuer };
 }

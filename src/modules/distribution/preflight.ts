@@ -152,6 +152,16 @@ export class Preflight {
   }
 
   /**
+   * A token minted for a license outside the update check (the account's Download button): counted
+   * in that license's bucket and the address's cap like an issuance, refused with the same code.
+   */
+  async limitLicense(settings: Settings, licenseId: number, ip: string): Promise<void> {
+    if (await this.overLimit(settings, null, false, { id: licenseId }, ip)) {
+      throw new ApiError('rate_limited', { data: { retry_after: RATE_WINDOW_S } });
+    }
+  }
+
+  /**
    * Counts the request in the buckets of docs/distribution.md, '7. Limits', and answers whether
    * it is over; best effort (counts are upserts, not a lock).
    */

@@ -188,6 +188,61 @@ export class RefundsService {
     }
   }
 
+  /**
+   * A refund made at the gateway itself (Stripe's Dashboard), in the caller's transaction:
+   * `refundedMinor` is the payment's whole refunded amount as the gateway reports it, so what the
+   * order has not recorded yet is the difference. A refund made here already raised the order's
+   * refunded total (its gateway event then records nothing), and an older event arriving after a
+   * newer one finds nothing left. Recorded as the console records a refund (refund row, note, and
+   * on a full refund the status, stock, `refund_license_action` and the refunded hooks), without
+   * asking the gateway for anything. Answers the amount recorded (0 for nothing).
+   */
+  async recordGatewayRefund(
+    orderId: number,
+    refundedMinor: number,
+    reference: string,
+    tx: Tx,
+  ): Promise<number> {
+    const locked = await this.orders.lock(orderId, tx);
+    if (!locked || !PAID.has(locked.status)) return 0;
+    const before = Number(locked.refunded_total);
+    const amount = Math.min(refundedMinor, Number(locked.total)) - before;
+    if (amount <= 0) return 0;
+    const now = iso(this.clock.now());
+    if (!(await this.repo.addRefunded(orderId, amount, now, tx))) return 0;
+    const refunded = before + amount;
+    const full = refunded === Number(locked.total);
+    const reason = 'Refunded at the payment provider';
+    await this.repo.insertRefund(
+      {
+        order_id: orderId,
+        amount,
+        reason,
+        full_refund: full ? 1 : 0,
+        restock: 1,
+        ...actorColumns(),
+        created_at: now,
+      },
+      tx,
+    );
+    const money = (minor: number) => `${fromMinor(minor, locked.decimals)} ${locked.currency}`;
+    await this.repo.insertNote(
+      {
+        order_id: orderId,
+        kind: 'refund',
+        body: `${full ? 'Refunded in full' : 'Partly refunded'} at the payment provider: ${money(amount)} (${money(refunded)} of ${money(Number(locked.total))} refunded). Reference: ${reference}.`,
+        ...actorColumns(),
+        created_at: now,
+      },
+      tx,
+    );
+    if (full) {
+      const { refund_license_action: action } = await this.settings.get(tx);
+      await this.completeRefund(locked, { restock: true, action, now }, tx);
+    }
+    return amount;
+  }
+
   /** A note written by Tollgate itself (a gateway's payment or refund), in the caller's transaction. */
   async systemNote(orderId: number, kind: OrderNoteKind, body: string, tx: Tx): Promise<void> {
     await this.repo.insertNote(

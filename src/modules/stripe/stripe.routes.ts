@@ -31,7 +31,7 @@ export async function stripeRoutes(app: App, opts: { stripe: StripeService }) {
         tags: ['payments'],
         summary: 'Stripe webhook endpoint',
         description:
-          "Receives the events of the Stripe account (payment_intent.succeeded, payment_intent.payment_failed, charge.dispute.created), signed in the Stripe-Signature header with the endpoint's signing secret (setting stripe_webhook_secret). The body is the event as Stripe sends it (application/json, at most 256 KiB). An unsigned, wrongly signed or more than 5 minutes old event changes nothing (400 stripe_signature_invalid); each event id acts once.",
+          "Receives the events of the Stripe account (payment_intent.succeeded, payment_intent.payment_failed, charge.dispute.created, charge.refunded), signed in the Stripe-Signature header with the endpoint's signing secret (setting stripe_webhook_secret). The body is the event as Stripe sends it (application/json, at most 256 KiB). An unsigned, wrongly signed or more than 5 minutes old event changes nothing (400 stripe_signature_invalid); each event id acts once.",
         headers: Type.Object({ 'stripe-signature': Type.Optional(Type.String({ maxLength: 8192 })) }),
         response: { 200: Outcome, ...errors(400, 413, 415, 503) },
       },

@@ -353,6 +353,8 @@ export class StripeService {
         return this.failed(event.id, event.type, event.data.object);
       case 'charge.dispute.created':
         return this.disputed(event.id, event.type, event.data.object);
+      case 'charge.refunded':
+        return this.refunded(event.id, event.type, event.data.object);
       default:
         return { received: true, result: 'ignored' };
     }
@@ -461,6 +463,26 @@ export class StripeService {
       await this.refunds.systemNote(order.id, 'payment', `Stripe payment ${intent.id} failed: ${why}`, tx);
       if (locked.status === 'pending')
         await this.orders.transition(locked, 'failed', { products, settings }, tx);
+    });
+  }
+
+  /**
+   * A refund of one of our payments, made here or in the Stripe Dashboard: the charge's
+   * `amount_refunded` is the whole refunded so far, and the order records what it has not yet
+   * (RefundsService.recordGatewayRefund), under its row lock, so repeated, concurrent and
+   * out-of-order deliveries record each refunded cent once.
+   */
+  private async refunded(eventId: string, type: string, charge: Stripe.Charge): Promise<WebhookOutcome> {
+    const intentId =
+      typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
+    const found = intentId ? await this.orderOf(intentId) : null;
+    if (!found) return { received: true, result: 'ignored' };
+    const { order } = found;
+    if (charge.currency !== order.currency.toLowerCase() || !Number.isSafeInteger(charge.amount_refunded)) {
+      return { received: true, result: 'ignored' };
+    }
+    return this.once(eventId, type, async (tx) => {
+      await this.refunds.recordGatewayRefund(order.id, charge.amount_refunded, charge.id, tx);
     });
   }
 

@@ -6,17 +6,37 @@ import { ApiError } from '../../http/errors.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 
-export async function systemRoutes(app: App, opts: { testClock: TestClock | null }) {
+export async function systemRoutes(
+  app: App,
+  opts: { testClock: TestClock | null; unopenableSecrets: () => Promise<string[]> },
+) {
   app.get(
     '/health',
     {
       schema: {
         tags: ['system'],
-        summary: 'Readiness: migrations are done',
-        response: { 200: Type.Object({ ok: Type.Boolean() }) },
+        summary: "Readiness: migrations are done and the vault keys open the store's sealed secrets",
+        response: {
+          200: Type.Object({ ok: Type.Literal(true) }),
+          503: Type.Object({
+            ok: Type.Literal(false),
+            reason: Type.Literal('vault_key_mismatch'),
+            secrets_with_unknown_key: Type.Integer(),
+          }),
+        },
       },
     },
-    async () => ({ ok: true }),
+    async (_request, reply) => {
+      // A secret sealed by a process with another VAULT_KEY after this one started: this process
+      // would fail its signatures and Stripe calls, so a load balancer takes it out of rotation.
+      const unopenable = await opts.unopenableSecrets();
+      if (unopenable.length === 0) return { ok: true as const };
+      return reply.code(503).send({
+        ok: false as const,
+        reason: 'vault_key_mismatch' as const,
+        secrets_with_unknown_key: unopenable.length,
+      });
+    },
   );
 
   const Now = Type.Object({ now: Type.String({ format: 'date-time' }) });

@@ -129,6 +129,24 @@ export class KeyVault implements SecretVault {
     };
   }
 
+  /**
+   * The sealed secrets (`holder.id`) that none of this process's vault keys opens: a process
+   * started with another VAULT_KEY than the store's other processes. src/cli.ts refuses to start
+   * with any, and /v1/health reports them (docs/operations.md, 'The same keys and files for every process').
+   */
+  async unopenableSecrets(): Promise<string[]> {
+    const names: string[] = [];
+    for (const x of await this.sealedSecrets()) {
+      try {
+        (await this.openSecret(x.sealed)).fill(0);
+      } catch (e) {
+        if (!(e instanceof IntegrityError)) throw e;
+        names.push(x.name);
+      }
+    }
+    return names;
+  }
+
   /** Every sealed secret of the holders, named `holder.id`, with the key id that sealed it. */
   private async sealedSecrets(): Promise<HeldSecret[]> {
     const all: HeldSecret[] = [];
