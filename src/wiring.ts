@@ -31,6 +31,7 @@ import {
   type MailWorker,
 } from './modules/mail/mail.module.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
+import { TestDataService } from './modules/orders/test-data.service.js';
 import {
   type BucketMigration,
   createReleases,
@@ -104,6 +105,8 @@ export interface Services {
   orders: OrdersService;
   /** Refunds and order notes (docs/payments.md). */
   refunds: RefundsService;
+  /** Deletes the test orders and what they made (docs/payments.md, 'Deleting test data'). */
+  testData: TestDataService;
   /** The Stripe gateway: PaymentIntents, its webhook, refunds and disputes (docs/payments.md, 'Stripe'). */
   stripe: StripeService;
   /** Charges kept cards for renewal orders; started when the server listens (tests call tick()), stopped on close. */
@@ -318,6 +321,10 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // Stripe is a gateway like the built-in ones: checkout pays through it, refunds go back through it.
   orders.addGateway(stripe.gateway);
   // A renewal order is created: a card its customer kept with Stripe is charged (after the commit).
+  // Going live needs a gateway that takes real payments, and switches the test card off.
+  settings.onStoreModeChanged(async (mode, tx, actor) => {
+    if (mode === 'live') await catalogue.gateways.goLive(tx, actor);
+  });
   orders.onCreated((order, tx) => stripe.renewalCreated(order, tx));
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
@@ -356,6 +363,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // Checkout created an account: the "set your password" email.
   accounts.onCreatedAtCheckout((user, tx) => mailOutbox.accountCreated(user, tx));
 
+  const testData = new TestDataService(database, {
+    orders,
+    licenses,
+    subscriptions,
+    tokens: distribution.invalidations,
+    audit,
+  });
+
   return {
     services: {
       database,
@@ -381,6 +396,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       distribution,
       orders,
       refunds,
+      testData,
       stripe,
       stripeRenewals,
       subscriptions,

@@ -41,6 +41,13 @@ const catalogue = {
   variation_not_found: [404, 'Variation not found.'],
   coupon_exists: [409, 'A coupon with this code already exists.'],
   gateway_not_found: [404, 'Payment gateway not found.'],
+  // test mode and live mode (docs/payments.md, 'Test mode and live mode')
+  gateway_instructions_required: [
+    400,
+    'Set the payment instructions customers follow before enabling this gateway.',
+  ],
+  test_mode_only: [403, 'The test card works only while the store is in test mode.'],
+  live_gateway_required: [409, 'Enable a payment gateway that takes real payments before going live.'],
   invalid_filename_template: [400, 'The filename template must contain {version} and end in .zip.'],
   invalid_slug: [400, 'The slug must be 1 to 100 characters of a-z, 0-9 and hyphens.'],
   slug_taken: [409, 'Another published product already uses this slug.'],

@@ -60,11 +60,16 @@ const offline = (id: string): PaymentGateway => ({
   refund: recordOnly,
 });
 
+/** The gateway that takes no money: only a store in test mode offers it (docs/payments.md, 'Test mode and live mode'). */
+export const TEST_GATEWAY = 'test_card';
+/** Gateways whose payment the store receives itself; enabling one needs its payment instructions. */
+export const OFFLINE_GATEWAYS: ReadonlySet<string> = new Set(['bacs', 'cheque']);
+
 export const TEST_CARD_SUCCESS = '4242424242424242';
 export const TEST_CARD_DECLINED = '4000000000000002';
 
 const testCard: PaymentGateway = {
-  id: 'test_card',
+  id: TEST_GATEWAY,
   offline: false,
   async pay({ payment_data }) {
     const raw = payment_data.card_number;
@@ -78,9 +83,8 @@ const testCard: PaymentGateway = {
 };
 
 const BUILT_IN = new Map<string, PaymentGateway>([
-  ['bacs', offline('bacs')],
-  ['cheque', offline('cheque')],
-  ['test_card', testCard],
+  ...[...OFFLINE_GATEWAYS].map((id) => [id, offline(id)] as const),
+  [TEST_GATEWAY, testCard],
 ]);
 
 /**
