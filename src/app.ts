@@ -227,7 +227,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports, fieldReport });
       await api.register(storefrontRoutes, { media, catalogue, settings });
-      await api.register(mailRoutes, { mail });
+      await api.register(mailRoutes, { mail, mailTest: services.mailTest });
       await api.register(checkoutRoutes, {
         checkout,
         submit,

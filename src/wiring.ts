@@ -28,6 +28,7 @@ import {
   type LicenseExpiryScan,
   type MailOutbox,
   type MailService,
+  type MailTestService,
   type MailWorker,
 } from './modules/mail/mail.module.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
@@ -131,6 +132,8 @@ export interface Services {
   media: MediaService;
   /** The mail outbox's list and resend (docs/email.md). */
   mail: MailService;
+  /** "Send a test email": one message now through the store's mail server (docs/email.md). */
+  mailTest: MailTestService;
   /** How a change adds its email in its own transaction (the hooks below). */
   mailOutbox: MailOutbox;
   /** Sends the mail outbox; started when the server listens (tests call start()), stopped on close. */
@@ -300,7 +303,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       return new Set(current.store_logo ? [...images, current.store_logo] : images);
     },
   });
-  const { mail, mailOutbox, mailWorker, expiryScan } = createMail({
+  const { mail, mailTest, mailOutbox, mailWorker, expiryScan } = createMail({
     database,
     settings,
     clock,
@@ -410,6 +413,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       fieldReport,
       media,
       mail,
+      mailTest,
       mailOutbox,
       mailWorker,
       expiryScan,

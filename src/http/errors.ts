@@ -214,6 +214,8 @@ const catalogue = {
   webhook_event_not_found: [404, 'Webhook event not found.'],
   // mail outbox (docs/email.md)
   mail_message_not_found: [404, 'Mail message not found.'],
+  mail_not_configured: [409, 'No mail server is set: set smtp_url first.'],
+  mail_test_failed: [502, 'The mail server refused the test email or could not be reached.'],
   // cart (docs/cart.md, 'Errors')
   invalid_product: [404, 'The product does not exist or cannot be bought.'],
   invalid_variation: [404, 'The variation does not exist.'],

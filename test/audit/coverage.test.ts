@@ -25,6 +25,7 @@ import {
  */
 const EXEMPT: Record<string, string> = {
   'POST /v1/test-clock': 'moves the test clock (TEST_CLOCK=1 only): a testing aid, not a change to the store',
+  'POST /v1/mail/test': 'sends one test message to the mail server; changes nothing in the store',
   'POST /v1/software/products/{product_id}/artifacts/validate':
     'compares a file name and version with the template; writes nothing',
   'POST /v1/software/products/{product_id}/artifact-deletions/preview':
