@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { skipBrowserTests } from './chromium.js';
-import { alertCode, api, checkBothWidths, page, server, setUpConsole, signInInBrowser } from './console.js';
+import {
+  alertCode,
+  api,
+  checkBothWidths,
+  enableOfflineGateways,
+  page,
+  server,
+  setUpConsole,
+  signInInBrowser,
+} from './console.js';
 
 /**
  * Refunds and order notes on the console's order screen (docs/payments.md, 'In the console'): a
@@ -13,6 +22,8 @@ describe.skipIf(skipBrowserTests)('refunds and order notes in a real browser', (
   it('refunds an order from the keyboard, shows refusals with their codes, and adds a note', async () => {
     const product = await api<{ id: number }>('POST', '/products', { name: 'Backup Pro', price: '40.00' });
     expect(product.status).toBe(201);
+    // The order is paid by bank transfer, which a new store starts without.
+    await enableOfflineGateways();
     const res = await fetch(`${server.url}/v1/checkout/submit`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

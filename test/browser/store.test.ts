@@ -9,6 +9,7 @@ import {
   checkBothWidths as checkStoreWidths,
   shot as consoleShot,
   context,
+  enableOfflineGateways,
   expectAccessible,
   expectNoSidewaysScroll,
   NARROW,
@@ -247,6 +248,8 @@ describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
   }, 120_000);
 
   it('a shipped product: the address brings the zone’s rates, and bank transfer puts the order on hold', async () => {
+    // Bank transfer on (with instructions), which a new store starts without.
+    await enableOfflineGateways();
     expect(
       (
         await api('POST', '/shipping-zones', {

@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { Link } from 'wouter';
-import { del, get, getPage, patch } from '../api';
+import { ApiError, del, get, getPage, patch, post } from '../api';
 import type { Gateway, Product, Settings, Versions } from '../types';
 import { ConfirmDialog, type ConfirmRequest } from '../ui/confirm';
 import { ErrorNote, Notice } from '../ui/feedback';
@@ -174,6 +174,7 @@ export function FirstHour() {
               <span className="state">{s.done ? 'Done' : 'To do'}</span>{' '}
               {s.key === 'purchase' ? <a href={s.href}>{s.label}</a> : <Link href={s.href}>{s.label}</Link>}
               {s.blocks && !s.done ? <span className="muted"> (required to go live)</span> : null}
+              {s.key === 'mail' && s.done ? <TestEmail /> : null}
             </li>
           ))}
           <li className={live ? 'done' : 'todo'} id="go-live">
@@ -198,6 +199,37 @@ export function FirstHour() {
         ) : null}
       </section>
       <ConfirmDialog request={confirm} onClose={() => setConfirm(null)} />
+    </>
+  );
+}
+
+/** "Send a test email" (POST /v1/mail/test): to the signed-in administrator, answered with the SMTP server's verdict. */
+function TestEmail() {
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const send = async () => {
+    setBusy(true);
+    setResult(null);
+    try {
+      const r = await post<{ to: string }>('/mail/test', {});
+      setResult({ ok: true, text: `A test email was sent to ${r.to}.` });
+    } catch (e) {
+      const smtp =
+        e instanceof ApiError && typeof e.data.smtp_error === 'string' ? ` ${e.data.smtp_error}` : '';
+      setResult({ ok: false, text: `${e instanceof Error ? e.message : String(e)}${smtp}` });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      {' '}
+      <button type="button" className="link" disabled={busy} onClick={send}>
+        Send a test email
+      </button>
+      <span role="status" className={result?.ok === false ? 'field-error' : 'muted'}>
+        {result ? ` ${result.text}` : ''}
+      </span>
     </>
   );
 }
