@@ -8,11 +8,15 @@ import { useEffect } from 'react';
 export function useHashFocus(ready: boolean): void {
   useEffect(() => {
     if (!ready) return;
-    const id = decodeURIComponent(window.location.hash.slice(1));
-    const target = id ? document.getElementById(id) : null;
-    if (!target) return;
-    target.scrollIntoView({ block: 'center' });
-    if (!target.matches('input, select, textarea, button, a[href]')) target.setAttribute('tabindex', '-1');
-    target.focus({ preventScroll: true });
+    // After the screen's own effects, which give its title the focus (ui/feedback.tsx, Page).
+    const timer = setTimeout(() => {
+      const id = decodeURIComponent(window.location.hash.slice(1));
+      const target = id ? document.getElementById(id) : null;
+      if (!target) return;
+      target.scrollIntoView({ block: 'center' });
+      if (!target.matches('input, select, textarea, button, a[href]')) target.setAttribute('tabindex', '-1');
+      target.focus({ preventScroll: true });
+    }, 0);
+    return () => clearTimeout(timer);
   }, [ready]);
 }
