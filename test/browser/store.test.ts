@@ -58,6 +58,8 @@ describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
   afterAll(async () => smtp?.close());
 
   it('a visitor browses the branded catalogue and opens a product page by keyboard', async () => {
+    // Bank transfer and cheque on (with instructions), as the checkout here offers them; a new store starts without.
+    await enableOfflineGateways();
     const settings = await api('PATCH', '/settings', {
       store_name: 'Northwind Plugins',
       store_accent_color: '#0f766e',
@@ -248,8 +250,6 @@ describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
   }, 120_000);
 
   it('a shipped product: the address brings the zone’s rates, and bank transfer puts the order on hold', async () => {
-    // Bank transfer on (with instructions), which a new store starts without.
-    await enableOfflineGateways();
     expect(
       (
         await api('POST', '/shipping-zones', {

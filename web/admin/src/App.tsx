@@ -97,14 +97,6 @@ function Shell({ email }: { email: string }) {
       <a className="skip" href="#main">
         Skip to content
       </a>
-      {settings.data?.store_mode === 'test' ? (
-        <p className="test-mode-banner" role="status">
-          <strong>Test mode: no real payments.</strong> Orders and licenses made now are test data.{' '}
-          <Link href="/#go-live" className="test-mode-link">
-            Go live
-          </Link>
-        </p>
-      ) : null}
       <header className="top">
         <Link href="/" className="brand">
           Tollgate
@@ -143,6 +135,14 @@ function Shell({ email }: { email: string }) {
           </div>
         </nav>
       </header>
+      {settings.data?.store_mode === 'test' ? (
+        <p className="test-mode-banner" role="status">
+          <strong>Test mode: no real payments.</strong> Orders and licenses made now are test data.{' '}
+          <Link href="/#go-live" className="test-mode-link">
+            Go live
+          </Link>
+        </p>
+      ) : null}
       <main id="main" tabIndex={-1}>
         <ErrorNote error={signOutError} title="Sign-out failed" />
         <Switch>

@@ -105,7 +105,7 @@ export function Orders() {
         list={l.list}
         columns={columns}
         rowKey={(o) => String(o.id)}
-        empty={l.status || l.test ? 'No order matches these filters.' : 'No orders yet.'}
+        empty={l.status ? 'No order has this status.' : l.test ? 'No order of this kind.' : 'No orders yet.'}
         page={l.page}
         perPage={l.perPage}
         set={l.set}
