@@ -26,6 +26,7 @@ import { oauthRoutes } from './modules/licensing/oauth.routes.js';
 import { mailRoutes } from './modules/mail/mail.routes.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
 import { refundsRoutes } from './modules/orders/refunds.routes.js';
+import { testDataRoutes } from './modules/orders/test-data.routes.js';
 import { releasesRoutes } from './modules/releases/releases.routes.js';
 import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
 import { reportsRoutes } from './modules/reports/reports.routes.js';
@@ -226,12 +227,13 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(distributionRoutes, { ...distribution, counters, field });
       await api.register(ordersRoutes, { orders });
       await api.register(refundsRoutes, { refunds });
+      await api.register(testDataRoutes, { testData: services.testData });
       await api.register(stripeRoutes, { stripe: services.stripe });
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports, fieldReport });
       await api.register(storefrontRoutes, { media, catalogue, settings });
-      await api.register(mailRoutes, { mail });
+      await api.register(mailRoutes, { mail, mailTest: services.mailTest });
       await api.register(checkoutRoutes, {
         checkout,
         submit,

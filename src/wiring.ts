@@ -28,9 +28,11 @@ import {
   type LicenseExpiryScan,
   type MailOutbox,
   type MailService,
+  type MailTestService,
   type MailWorker,
 } from './modules/mail/mail.module.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
+import { TestDataService } from './modules/orders/test-data.service.js';
 import {
   type BucketMigration,
   createReleases,
@@ -109,6 +111,8 @@ export interface Services {
   orders: OrdersService;
   /** Refunds and order notes (docs/payments.md). */
   refunds: RefundsService;
+  /** Deletes the test orders and what they made (docs/payments.md, 'Deleting test data'). */
+  testData: TestDataService;
   /** The Stripe gateway: PaymentIntents, its webhook, refunds and disputes (docs/payments.md, 'Stripe'). */
   stripe: StripeService;
   /** Charges kept cards for renewal orders; started when the server listens (tests call tick()), stopped on close. */
@@ -133,6 +137,8 @@ export interface Services {
   media: MediaService;
   /** The mail outbox's list and resend (docs/email.md). */
   mail: MailService;
+  /** "Send a test email": one message now through the store's mail server (docs/email.md). */
+  mailTest: MailTestService;
   /** How a change adds its email in its own transaction (the hooks below). */
   mailOutbox: MailOutbox;
   /** Sends the mail outbox; started when the server listens (tests call start()), stopped on close. */
@@ -296,7 +302,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       return new Set(current.store_logo ? [...images, current.store_logo] : images);
     },
   });
-  const { mail, mailOutbox, mailWorker, expiryScan } = createMail({
+  const { mail, mailTest, mailOutbox, mailWorker, expiryScan } = createMail({
     database,
     settings,
     clock,
@@ -324,6 +330,10 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // Stripe is a gateway like the built-in ones: checkout pays through it, refunds go back through it.
   orders.addGateway(stripe.gateway);
   // A renewal order is created: a card its customer kept with Stripe is charged (after the commit).
+  // Going live needs a gateway that takes real payments, and switches the test card off.
+  settings.onStoreModeChanged(async (mode, tx, actor) => {
+    if (mode === 'live') await catalogue.gateways.goLive(tx, actor);
+  });
   orders.onCreated((order, tx) => stripe.renewalCreated(order, tx));
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
@@ -364,6 +374,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // Checkout created an account: the "set your password" email.
   accounts.onCreatedAtCheckout((user, tx) => mailOutbox.accountCreated(user, tx));
 
+  const testData = new TestDataService(database, {
+    orders,
+    licenses,
+    subscriptions,
+    tokens: distribution.invalidations,
+    audit,
+  });
+
   return {
     services: {
       database,
@@ -391,6 +409,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       distribution,
       orders,
       refunds,
+      testData,
       stripe,
       stripeRenewals,
       subscriptions,
@@ -404,6 +423,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       fieldReport,
       media,
       mail,
+      mailTest,
       mailOutbox,
       mailWorker,
       expiryScan,

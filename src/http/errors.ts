@@ -44,6 +44,13 @@ const catalogue = {
   variation_not_found: [404, 'Variation not found.'],
   coupon_exists: [409, 'A coupon with this code already exists.'],
   gateway_not_found: [404, 'Payment gateway not found.'],
+  // test mode and live mode (docs/payments.md, 'Test mode and live mode')
+  gateway_instructions_required: [
+    400,
+    'Set the payment instructions customers follow before enabling this gateway.',
+  ],
+  test_mode_only: [403, 'The test card works only while the store is in test mode.'],
+  live_gateway_required: [409, 'Enable a payment gateway that takes real payments before going live.'],
   invalid_filename_template: [400, 'The filename template must contain {version} and end in .zip.'],
   invalid_slug: [400, 'The slug must be 1 to 100 characters of a-z, 0-9 and hyphens.'],
   slug_taken: [409, 'Another published product already uses this slug.'],
@@ -215,6 +222,8 @@ const catalogue = {
   webhook_event_not_found: [404, 'Webhook event not found.'],
   // mail outbox (docs/email.md)
   mail_message_not_found: [404, 'Mail message not found.'],
+  mail_not_configured: [409, 'No mail server is set: set smtp_url first.'],
+  mail_test_failed: [502, 'The mail server refused the test email or could not be reached.'],
   // cart (docs/cart.md, 'Errors')
   invalid_product: [404, 'The product does not exist or cannot be bought.'],
   invalid_variation: [404, 'The variation does not exist.'],

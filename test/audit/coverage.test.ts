@@ -25,6 +25,7 @@ import {
  */
 const EXEMPT: Record<string, string> = {
   'POST /v1/test-clock': 'moves the test clock (TEST_CLOCK=1 only): a testing aid, not a change to the store',
+  'POST /v1/mail/test': 'sends one test message to the mail server; changes nothing in the store',
   'POST /v1/software/products/{product_id}/artifacts/validate':
     'compares a file name and version with the template; writes nothing',
   'POST /v1/software/products/{product_id}/artifact-deletions/preview':
@@ -112,6 +113,10 @@ const FIXTURES: Record<string, Fixture> = {
   'POST /v1/users': async () =>
     req('POST', '/users', { email: uniqueEmail('covered'), password: 'a-long-password-1', role: 'customer' }),
   'PATCH /v1/settings': async () => req('PATCH', '/settings', { default_activation_limit: 7 }),
+  'DELETE /v1/test-data': async () => {
+    await createOrder(t, { items: [{ product_id: (await softwareProduct(t)).id, qty: 1 }] });
+    return req('DELETE', '/test-data');
+  },
   'POST /v1/signing-keys/rotate': async () => req('POST', '/signing-keys/rotate', {}),
   'POST /v1/licenses': async () => {
     const product = await newProduct();
@@ -209,8 +214,10 @@ const FIXTURES: Record<string, Fixture> = {
     return req('DELETE', `/shipping-zones/${zone.id}`);
   },
   'PATCH /v1/payment-gateways/{id}': async () => {
-    const [gateway] = await adminOk<{ id: string; enabled: boolean }[]>(t, 'GET', '/payment-gateways');
-    return req('PATCH', `/payment-gateways/${gateway!.id}`, { enabled: !gateway!.enabled });
+    // New instructions for bank transfer: the test card, which the orders here pay with, stays on.
+    return req('PATCH', '/payment-gateways/bacs', {
+      instructions: `Pay to Example Ltd ${randomBytes(4).toString('hex')}`,
+    });
   },
   'POST /v1/webhooks/events/{event_id}/redeliver': async () => {
     // A revocation puts license.revoked in the outbox; the event's id is read where the outbox

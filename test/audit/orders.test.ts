@@ -1,10 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, admin, adminOk, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
-import { BILLING, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
+import {
+  BILLING,
+  createOrder,
+  createProduct,
+  enableOfflineGateways,
+  uniqueEmail,
+} from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
+  // Orders here are paid by bank transfer or cheque, which a new store starts without.
+  await enableOfflineGateways(t);
   await setSettings(t, { checkout_rate_limit: 1000 });
 });
 afterAll(async () => t.close());

@@ -9,6 +9,7 @@ import {
   alertCode,
   api,
   context,
+  enableOfflineGateways,
   expectAccessible,
   expectNoSidewaysScroll,
   FIRST_LOAD_BUDGET,
@@ -340,6 +341,8 @@ describe.skipIf(skipBrowserTests)("the store owner's console in a real browser",
   }, 60_000);
 
   it('payment gateways: disables one and limits another to a currency', async () => {
+    // Both offline gateways on, as a store that set them up has them (a new one starts without).
+    await enableOfflineGateways();
     await nav('Gateways');
     await page.getByRole('heading', { level: 1, name: 'Payment gateways' }).waitFor();
     await page.getByRole('button', { name: 'Disable Check payments' }).click();

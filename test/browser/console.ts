@@ -7,6 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ensureConsoleBuilt } from '../../scripts/build-admin.js';
 import { dialectUnderTest, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { OFFLINE_INSTRUCTIONS } from '../helpers/factories.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
 import { launch } from './chromium.js';
 
@@ -61,6 +62,20 @@ export async function signIn(email: string, password: string) {
   expect(res.status).toBe(200);
   const cookie = res.headers.getSetCookie().find((c) => c.startsWith('tollgate_session='))!;
   return { cookie: cookie.split(';')[0]!, nonce: ((await res.json()) as { nonce: string }).nonce };
+}
+
+/**
+ * Enables bank transfer and cheque with OFFLINE_INSTRUCTIONS through the API: a new store starts in
+ * test mode with only the test card on (docs/payments.md, 'Test mode and live mode').
+ */
+export async function enableOfflineGateways() {
+  for (const id of ['bacs', 'cheque'] as const) {
+    const res = await api('PATCH', `/payment-gateways/${id}`, {
+      enabled: true,
+      instructions: OFFLINE_INSTRUCTIONS[id],
+    });
+    expect(res.status).toBe(200);
+  }
 }
 
 /** axe-core on the page as it is: no serious or critical finding. */

@@ -9,6 +9,7 @@ import {
   checkBothWidths as checkStoreWidths,
   shot as consoleShot,
   context,
+  enableOfflineGateways,
   expectAccessible,
   expectNoSidewaysScroll,
   NARROW,
@@ -57,6 +58,8 @@ describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
   afterAll(async () => smtp?.close());
 
   it('a visitor browses the branded catalogue and opens a product page by keyboard', async () => {
+    // Bank transfer and cheque on (with instructions), as the checkout here offers them; a new store starts without.
+    await enableOfflineGateways();
     const settings = await api('PATCH', '/settings', {
       store_name: 'Northwind Plugins',
       store_accent_color: '#0f766e',

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { createCustomer, createProduct } from '../helpers/factories.js';
+import { createCustomer, createProduct, enableOfflineGateways } from '../helpers/factories.js';
 
 let t: TestApp;
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let productId: number;
 beforeAll(async () => {
   t = await createTestApp();
+  // Orders here are paid by bank transfer or cheque, which a new store starts without.
+  await enableOfflineGateways(t);
   customer = await createCustomer(t, 'shopper@example.com');
   productId = (await createProduct(t)).id;
 });

@@ -181,10 +181,10 @@ describe('shipping zones', () => {
 });
 
 describe('payment gateways', () => {
-  it('lists the built-in gateways, Stripe switched off until its keys are set', async () => {
+  it('lists the built-in gateways: a new store (test mode) has only the test card on, Stripe off until its keys are set', async () => {
     expect(await list('/payment-gateways')).toEqual([
-      { id: 'bacs', title: 'Direct bank transfer', enabled: true, currencies: [], instructions: '' },
-      { id: 'cheque', title: 'Check payments', enabled: true, currencies: [], instructions: '' },
+      { id: 'bacs', title: 'Direct bank transfer', enabled: false, currencies: [], instructions: '' },
+      { id: 'cheque', title: 'Check payments', enabled: false, currencies: [], instructions: '' },
       { id: 'test_card', title: 'Card (test gateway)', enabled: true, currencies: [], instructions: '' },
       { id: 'stripe', title: 'Card (Stripe)', enabled: false, currencies: [], instructions: '' },
     ]);
@@ -202,7 +202,10 @@ describe('payment gateways', () => {
       currencies: ['EUR', 'USD'],
       instructions: '',
     });
-    const only = await admin(t, 'PATCH', '/payment-gateways/cheque', { enabled: true });
+    const only = await admin(t, 'PATCH', '/payment-gateways/cheque', {
+      enabled: true,
+      instructions: 'Cheques payable to Example Ltd',
+    });
     expect(only.json()).toMatchObject({ enabled: true, currencies: ['EUR', 'USD'] });
     expect((await admin(t, 'PATCH', '/payment-gateways/cheque', {})).json()).toEqual(only.json());
     expect(await t.app.services.catalogue.gateways.find('cheque')).toEqual(only.json());

@@ -12,7 +12,13 @@ import {
   setSettings,
   type TestApp,
 } from '../helpers/app.js';
-import { BILLING, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
+import {
+  BILLING,
+  createOrder,
+  createProduct,
+  enableOfflineGateways,
+  uniqueEmail,
+} from '../helpers/factories.js';
 import { expectBody, licensesOfOrder, orderCount, payOrder, submit } from './helpers.js';
 
 let t: TestApp;
@@ -22,6 +28,8 @@ const verified: { type: string; body: string }[] = [];
 
 beforeAll(async () => {
   t = await createTestApp({ env: { TEST_CLOCK: '1' } });
+  // Orders here are paid by bank transfer or cheque, which a new store starts without.
+  await enableOfflineGateways(t);
   await setSettings(t, { checkout_rate_limit: 1000 });
   // A local stand-in for the CAPTCHA provider's siteverify endpoint.
   verifier = createServer((req, res) => {

@@ -20,6 +20,7 @@ describe('settings', () => {
     const res = await get();
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
+      store_mode: 'test',
       licensing_enabled: true,
       software_enabled: true,
       activation_mode: 'simple',

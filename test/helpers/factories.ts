@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/db/schema.js';
 import { generateLicenseKey } from '../../src/modules/licensing/license-key.js';
-import { login, postForm, type TestApp } from './app.js';
+import { adminOk, login, postForm, type TestApp } from './app.js';
 import { zipParts } from './zip.js';
 
 /**
@@ -431,6 +431,31 @@ export async function publish(
   const res = await uploadRelease(t, productId, version, extra, zip);
   if (res.statusCode !== 201) throw new Error(`upload failed: ${res.statusCode} ${res.body}`);
   return res.json();
+}
+
+// ─── Payment gateways ───────────────────────────────────────────────────────────────────────────
+
+/** The payment instructions enableOfflineGateways gives bank transfer and cheque. */
+export const OFFLINE_INSTRUCTIONS: Record<'bacs' | 'cheque', string> = {
+  bacs: 'Pay to Example Ltd, IBAN GB33 BUKB 2020 1555 5555 55',
+  cheque: 'Cheques payable to Example Ltd, 1 Analytical Row, London',
+};
+
+/**
+ * Enables bank transfer and cheque (or those named) with OFFLINE_INSTRUCTIONS: a new store starts
+ * in test mode with only the test card enabled, and an offline gateway is enabled only with its
+ * instructions (docs/payments.md, 'Test mode and live mode').
+ */
+export async function enableOfflineGateways(
+  t: TestApp,
+  ids: readonly ('bacs' | 'cheque')[] = ['bacs', 'cheque'],
+): Promise<void> {
+  for (const id of ids) {
+    await adminOk(t, 'PATCH', `/payment-gateways/${id}`, {
+      enabled: true,
+      instructions: OFFLINE_INSTRUCTIONS[id],
+    });
+  }
 }
 
 // ─── Orders ─────────────────────────────────────────────────────────────────────────────────────

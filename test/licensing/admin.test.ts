@@ -44,6 +44,7 @@ const LICENSE_FIELDS = [
   'is_expired',
   'entitlement_policy',
   'entitlements',
+  'test',
   'created_at',
   'updated_at',
 ].sort();

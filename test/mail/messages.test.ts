@@ -8,6 +8,8 @@ import {
   createLicense,
   createOrder,
   createProduct,
+  enableOfflineGateways,
+  OFFLINE_INSTRUCTIONS,
   uniqueEmail,
 } from '../helpers/factories.js';
 import { waitFor } from '../helpers/wait.js';
@@ -30,6 +32,8 @@ let smtp: Smtp;
 beforeAll(async () => {
   smtp = await startSmtp();
   t = await createTestApp({ env: { TEST_CLOCK: '1' } });
+  // Orders here are paid by bank transfer or cheque, which a new store starts without.
+  await enableOfflineGateways(t);
   await setSettings(t, { checkout_rate_limit: 1000, store_name: 'Acme <Plugins>' });
   await connectMail(t, smtp.url());
   t.app.services.mailWorker.start();
@@ -243,7 +247,7 @@ describe('messages', () => {
     await holdOrder(second, 'cheque');
     expect(await kinds(quiet)).not.toContain('order_on_hold');
     await setSettings(t, { mail_order_on_hold: true });
-    await adminOk(t, 'PATCH', '/payment-gateways/bacs', { instructions: '' });
+    await adminOk(t, 'PATCH', '/payment-gateways/bacs', { instructions: OFFLINE_INSTRUCTIONS.bacs });
   });
 
   it('subscriptions: status changed, renewal due, renewal failed, renewal paid', async () => {

@@ -2,11 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
 import { licensesOfOrder, payOrder } from '../checkout/helpers.js';
 import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
-import { BILLING, createOrder, createProduct, identity, uniqueEmail } from '../helpers/factories.js';
+import {
+  BILLING,
+  createOrder,
+  createProduct,
+  enableOfflineGateways,
+  identity,
+  uniqueEmail,
+} from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
+  // Orders here are paid by bank transfer or cheque, which a new store starts without.
+  await enableOfflineGateways(t);
   await setSettings(t, { checkout_rate_limit: 1000 });
 });
 afterAll(async () => t.close());

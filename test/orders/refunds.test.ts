@@ -15,6 +15,7 @@ import {
   createCustomer,
   createOrder,
   createProduct,
+  enableOfflineGateways,
   identity,
   uniqueEmail,
 } from '../helpers/factories.js';
@@ -22,6 +23,8 @@ import {
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
+  // Orders here are paid by bank transfer or cheque, which a new store starts without.
+  await enableOfflineGateways(t);
   await setSettings(t, { checkout_rate_limit: 1000 });
 });
 afterAll(async () => t.close());

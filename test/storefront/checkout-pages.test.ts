@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/http/redact.js';
 import { adminOk, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
-import { createOrder, createProduct } from '../helpers/factories.js';
+import {
+  createOrder,
+  createProduct,
+  enableOfflineGateways,
+  OFFLINE_INSTRUCTIONS,
+} from '../helpers/factories.js';
 
 /**
  * The store's buying pages (docs/storefront.md, 'Buying'): the cart and checkout shells, the
@@ -12,6 +17,8 @@ import { createOrder, createProduct } from '../helpers/factories.js';
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
+  // Orders here are paid by bank transfer or cheque, which a new store starts without.
+  await enableOfflineGateways(t);
   await setSettings(t, { checkout_rate_limit: 1000 });
 });
 afterAll(async () => t.close());
@@ -93,7 +100,7 @@ describe('receipt page (/checkout/order-received/<id>?key=)', () => {
     const paid = await receipt();
     expect(paid.body).toContain('data-status="processing"');
     expect(paid.body).not.toContain('how-to-pay');
-    await adminOk(t, 'PATCH', '/payment-gateways/bacs', { instructions: '' });
+    await adminOk(t, 'PATCH', '/payment-gateways/bacs', { instructions: OFFLINE_INSTRUCTIONS.bacs });
   });
 
   it('a wrong, missing or hostile key, and an unknown order, are 404 with no order data; no-store', async () => {

@@ -96,6 +96,8 @@ export interface paths {
               product_name: string;
               status: string;
               subscription_id: number | null;
+              /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
+              test: boolean;
               updated_at: string;
               usage_expires_at_utc: string;
               user_email: string;
@@ -380,7 +382,8 @@ export interface paths {
             | 'webhook_event'
             | 'legacy_download'
             | 'mail_message'
-            | 'signing_key';
+            | 'signing_key'
+            | 'test_data';
           page: number;
           per_page: number;
         };
@@ -3236,6 +3239,8 @@ export interface paths {
           sort?: 'id' | 'created_at' | 'usage_expires_at' | 'status' | 'product';
           /** @description expired: not revoked, and the usage expiry has passed (docs/licensing.md) */
           status?: 'active' | 'revoked' | 'suspended' | 'expired';
+          /** @description true: only the licenses of test orders; false: only real ones */
+          test?: boolean;
           user_id?: number;
         };
         header?: never;
@@ -3290,6 +3295,8 @@ export interface paths {
                 product_name: string;
                 status: string;
                 subscription_id: number | null;
+                /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
+                test: boolean;
                 updated_at: string;
                 usage_expires_at_utc: string;
                 user_email: string;
@@ -3454,6 +3461,8 @@ export interface paths {
               product_name: string;
               status: string;
               subscription_id: number | null;
+              /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
+              test: boolean;
               updated_at: string;
               usage_expires_at_utc: string;
               user_email: string;
@@ -3659,6 +3668,8 @@ export interface paths {
               product_name: string;
               status: string;
               subscription_id: number | null;
+              /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
+              test: boolean;
               updated_at: string;
               usage_expires_at_utc: string;
               user_email: string;
@@ -3958,6 +3969,8 @@ export interface paths {
               product_name: string;
               status: string;
               subscription_id: number | null;
+              /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
+              test: boolean;
               updated_at: string;
               usage_expires_at_utc: string;
               user_email: string;
@@ -5387,6 +5400,151 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/mail/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a test email now through the store's mail server; 502 mail_test_failed carries the SMTP error (docs/email.md) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * Format: email
+             * @description The recipient; default: the signed-in administrator's own address
+             */
+            to?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              sent: true;
+              to: string;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/orders': {
     parameters: {
       query?: never;
@@ -5408,6 +5566,8 @@ export interface paths {
           status?: 'pending' | 'processing' | 'on-hold' | 'completed' | 'failed' | 'cancelled' | 'refunded';
           /** @description The subscription's renewal orders; the order that started it is its parent_order_id */
           subscription_id?: number;
+          /** @description true: only orders placed in test mode; false: only real ones (docs/payments.md, 'Test mode and live mode') */
+          test?: boolean;
         };
         header?: never;
         path?: never;
@@ -7877,6 +8037,8 @@ export interface paths {
               store_accent_color: string;
               /** @description The logo image uploaded with POST /v1/settings/logo (docs/storefront.md); empty = none */
               store_logo: string;
+              /** @description test: only the test card pays and orders are marked test; live: real payments, the test card refused (docs/payments.md, 'Test mode and live mode') */
+              store_mode: 'test' | 'live';
               store_name: string;
               store_terms_url: '' | string;
               /** @description Stripe publishable key (pk_live_… or pk_test_…); empty = not set */
@@ -8006,6 +8168,8 @@ export interface paths {
             store_accent_color?: string;
             /** @description The logo image uploaded with POST /v1/settings/logo (docs/storefront.md); empty = none */
             store_logo?: string;
+            /** @description test: only the test card pays and orders are marked test; live: real payments, the test card refused (docs/payments.md, 'Test mode and live mode') */
+            store_mode?: 'test' | 'live';
             store_name?: string;
             store_terms_url?: '' | string;
             /** @description Stripe publishable key (pk_live_… or pk_test_…); empty = not set */
@@ -8087,6 +8251,8 @@ export interface paths {
               store_accent_color: string;
               /** @description The logo image uploaded with POST /v1/settings/logo (docs/storefront.md); empty = none */
               store_logo: string;
+              /** @description test: only the test card pays and orders are marked test; live: real payments, the test card refused (docs/payments.md, 'Test mode and live mode') */
+              store_mode: 'test' | 'live';
               store_name: string;
               store_terms_url: '' | string;
               /** @description Stripe publishable key (pk_live_… or pk_test_…); empty = not set */
@@ -15127,6 +15293,105 @@ export interface paths {
         };
       };
     };
+    trace?: never;
+  };
+  '/v1/test-data': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete the test orders and what they made: licenses, activations, download tokens, subscriptions (docs/payments.md, 'Deleting test data'); in either mode */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              activations: number;
+              download_tokens: number;
+              licenses: number;
+              orders: number;
+              subscriptions: number;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/v1/users': {

@@ -33,6 +33,7 @@ import * as m2026112597 from './2026112597_refunds_and_order_notes.js';
 import * as m2026112800 from './2026112800_stripe.js';
 import * as m2026112801 from './2026112801_stripe_renewal_charges.js';
 import * as m2026112810 from './2026112810_artifact_stored_etag.js';
+import * as m2026112863 from './2026112863_store_mode.js';
 import * as m2026112871 from './2026112871_buyers_password_set.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
@@ -73,5 +74,6 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112800_stripe': m2026112800,
   '2026112801_stripe_renewal_charges': m2026112801,
   '2026112810_artifact_stored_etag': m2026112810,
+  '2026112863_store_mode': m2026112863,
   '2026112871_buyers_password_set': m2026112871,
 };

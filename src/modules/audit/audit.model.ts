@@ -60,7 +60,8 @@ export type EntityType =
   | 'webhook_event'
   | 'legacy_download'
   | 'mail_message'
-  | 'signing_key';
+  | 'signing_key'
+  | 'test_data';
 
 /** What a service hands to the trail, inside the change's own transaction. */
 export interface AuditEntry {

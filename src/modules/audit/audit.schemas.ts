@@ -19,6 +19,7 @@ export const ENTITY_TYPES = [
   'legacy_download',
   'mail_message',
   'signing_key',
+  'test_data',
 ] as const;
 
 export const AuditQuery = Type.Object(

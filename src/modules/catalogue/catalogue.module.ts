@@ -47,6 +47,6 @@ export function createCatalogue(deps: {
       database,
       deps.audit,
     ),
-    gateways: new GatewaysService(new GatewaysRepository(database.db), database, deps.audit),
+    gateways: new GatewaysService(new GatewaysRepository(database.db), database, deps.audit, settings),
   });
 }

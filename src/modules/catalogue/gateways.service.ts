@@ -3,6 +3,8 @@ import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
+import { OFFLINE_GATEWAYS, TEST_GATEWAY } from '../orders/gateways.js';
+import type { SettingsService } from '../settings/settings.service.js';
 import type { GatewayRow, GatewaysRepository } from './gateways.repository.js';
 import type { GatewayPatchBody } from './gateways.schemas.js';
 import { isKnownCurrency } from './money.js';
@@ -22,6 +24,7 @@ export class GatewaysService {
     private readonly repo: GatewaysRepository,
     private readonly database: Pick<Database, 'db'>,
     private readonly audit: AuditService,
+    private readonly settings: SettingsService,
   ) {}
 
   async list(): Promise<Gateway[]> {
@@ -40,7 +43,18 @@ export class GatewaysService {
    * `bacs.currencies`, `bacs.instructions` (docs/admin.md, 'Audit trail').
    */
   async update(id: string, patch: GatewayPatchBody, actor?: Actor): Promise<Gateway> {
-    if (!(await this.repo.find(id))) throw new ApiError('gateway_not_found');
+    const current = await this.repo.find(id);
+    if (!current) throw new ApiError('gateway_not_found');
+    // Test mode and live mode (docs/payments.md): a live store never offers the test card, and an
+    // offline gateway is enabled only with the instructions its customers need to pay.
+    if (id === TEST_GATEWAY && patch.enabled === true && (await this.settings.get()).store_mode === 'live') {
+      throw new ApiError('test_mode_only');
+    }
+    if (OFFLINE_GATEWAYS.has(id) && (patch.enabled === true || patch.instructions !== undefined)) {
+      const enabled = patch.enabled ?? current.enabled === 1;
+      const instructions = patch.instructions?.trim() ?? current.instructions.trim();
+      if (enabled && instructions === '') throw new ApiError('gateway_instructions_required');
+    }
     const unknown = patch.currencies?.filter((c) => !isKnownCurrency(c)) ?? [];
     if (unknown.length > 0)
       throw new ApiError('invalid_currency', { data: { params: { currencies: unknown } } });
@@ -71,6 +85,31 @@ export class GatewaysService {
         );
     });
     return (await this.find(id))!;
+  }
+
+  /**
+   * Going live (docs/payments.md, 'Test mode and live mode'), inside the settings' transaction
+   * (src/wiring.ts): a gateway that takes real payments must be enabled, and the test card is
+   * switched off, recorded as the administrator's change like any other.
+   */
+  async goLive(tx: Tx, actor?: Actor): Promise<void> {
+    const rows = await this.repo.list(tx);
+    if (!rows.some((r) => r.enabled === 1 && r.id !== TEST_GATEWAY))
+      throw new ApiError('live_gateway_required');
+    const test = rows.find((r) => r.id === TEST_GATEWAY);
+    if (test?.enabled !== 1) return;
+    await this.repo.update(TEST_GATEWAY, { enabled: 0 }, tx);
+    if (actor)
+      await this.audit.record(
+        actor,
+        {
+          entity_type: 'payment_gateway',
+          entity_id: 0,
+          action: 'update',
+          changes: { [`${TEST_GATEWAY}.enabled`]: { before: true, after: false } },
+        },
+        tx,
+      );
   }
 }
 

@@ -4,7 +4,7 @@ import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { safeEqual } from '../../random.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
 import { fromMinor } from '../catalogue/money.js';
-import { acceptsCurrency } from '../orders/gateways.js';
+import { acceptsCurrency, TEST_GATEWAY } from '../orders/gateways.js';
 import type { OrderRow } from '../orders/orders.model.js';
 import { type OrderCoupon, type OrdersService, PAID, type ShippingLine } from '../orders/orders.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -131,6 +131,10 @@ export class PaymentService {
         'gateway_mismatch',
         `This order must be paid with its original payment method (${order.payment_method_title}).`,
       );
+    }
+    // An order placed in test mode is not paid with the test card once the store is live.
+    if (body.payment_method === TEST_GATEWAY && (await this.checkout.settings.get()).store_mode === 'live') {
+      throw payRefusal('test_mode_only');
     }
     const gateway = await this.checkout.catalogue.gateways.find(body.payment_method);
     const impl = gateway?.enabled ? this.orders.gateway(gateway.id) : null;

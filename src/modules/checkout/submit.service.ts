@@ -10,7 +10,7 @@ import { sha256 } from '../../random.js';
 import { type AccountsService, normaliseEmail } from '../accounts/accounts.service.js';
 import type { CartSession } from '../cart/cart.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
-import { acceptsCurrency } from '../orders/gateways.js';
+import { acceptsCurrency, TEST_GATEWAY } from '../orders/gateways.js';
 import type { NewOrder, OrderRow } from '../orders/orders.model.js';
 import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
 import { type CurrencyContext, rateAgeSeconds, resolveCurrency } from '../pricing/currency.js';
@@ -270,6 +270,10 @@ export class SubmitService {
     s.ctx = await this.checkout.currency(s.settings, s.caller.currency);
     if (rateAgeSeconds(s.ctx, this.checkout.clock.now()) > s.settings.currency_rate_max_age) {
       throw refusal('currency_rate_stale');
+    }
+    // A live store refuses the test card by name, whatever its switch (docs/payments.md).
+    if (s.body.payment_method === TEST_GATEWAY && s.settings.store_mode === 'live') {
+      throw refusal('test_mode_only');
     }
     const gateway = await this.checkout.catalogue.gateways.find(s.body.payment_method ?? '');
     const impl = gateway?.enabled ? this.orders.gateway(gateway.id) : null;

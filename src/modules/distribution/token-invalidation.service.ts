@@ -27,6 +27,11 @@ export class TokenInvalidationService {
     await this.repo.invalidateForLicense(licenseId, activationIds, 'revoked', iso(this.clock.now()), tx);
   }
 
+  /** Test data deleted: the tokens of test licenses go before the licenses (docs/payments.md). */
+  deleteOfTestLicenses(tx: Tx): Promise<number> {
+    return this.repo.deleteOfTestLicenses(tx);
+  }
+
   /** A release withdrawn, or its artifact deleted: the tokens issued for it. */
   release(releaseId: number, reason: 'withdrawn' | 'artifact_deleted', tx: Tx): Promise<void> {
     return this.repo.invalidate('release_id', releaseId, reason, iso(this.clock.now()), tx);

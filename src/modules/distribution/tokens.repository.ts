@@ -240,4 +240,24 @@ export class TokensRepository {
       .execute();
     return new Map(rows.map((r) => [r.release_id, Number(r.n)]));
   }
+
+  /**
+   * Deletes the tokens of test licenses (docs/payments.md, 'Deleting test data'): through their
+   * activations (indexed) and, for account tokens, their license (the partial index).
+   */
+  async deleteOfTestLicenses(tx?: Tx): Promise<number> {
+    const db = on(this.db, tx);
+    const licenses = db.selectFrom('licenses').select('id').where('test', '=', 1);
+    const activations = db.selectFrom('activations').select('id').where('license_id', 'in', licenses);
+    const a = await db
+      .deleteFrom('download_tokens')
+      .where('activation_id', 'in', activations)
+      .executeTakeFirst();
+    const b = await db
+      .deleteFrom('download_tokens')
+      .where('user_id', 'is not', null)
+      .where('license_id', 'in', licenses)
+      .executeTakeFirst();
+    return Number(a.numDeletedRows) + Number(b.numDeletedRows);
+  }
 }

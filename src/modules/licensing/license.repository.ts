@@ -54,6 +54,7 @@ export interface LicenseFilter {
   user_id?: number;
   /** The licenses an order issued (the storefront's receipt; index licenses_order). */
   order_id?: number;
+  test?: boolean;
   /** Canonical RFC 3339 UTC (the stored form of usage_expires_at, which sorts as text). */
   expires_before?: string;
   expires_after?: string;
@@ -276,6 +277,7 @@ export class LicenseRepository {
       if (filter.product_id !== undefined) conditions.push(eb('l.product_id', '=', filter.product_id));
       if (filter.user_id !== undefined) conditions.push(eb('l.user_id', '=', filter.user_id));
       if (filter.order_id !== undefined) conditions.push(eb('l.order_id', '=', filter.order_id));
+      if (filter.test !== undefined) conditions.push(eb('l.test', '=', filter.test ? 1 : 0));
       if (filter.search) conditions.push(eb('l.id', 'in', this.searched(filter.search)));
       return eb.and(conditions);
     };
@@ -420,6 +422,15 @@ export class LicenseRepository {
   }
 
   /** The ids of every activation of the license, active or not. */
+  /** Deletes the licenses of test orders and their activations (and approval tokens, by cascade). */
+  async deleteTestLicenses(tx?: Tx): Promise<{ licenses: number; activations: number }> {
+    const db = on(this.db, tx);
+    const testIds = db.selectFrom('licenses').select('id').where('test', '=', 1);
+    const a = await db.deleteFrom('activations').where('license_id', 'in', testIds).executeTakeFirst();
+    const l = await db.deleteFrom('licenses').where('test', '=', 1).executeTakeFirst();
+    return { licenses: Number(l.numDeletedRows), activations: Number(a.numDeletedRows) };
+  }
+
   async activationIdsOf(licenseId: number, tx?: Tx): Promise<number[]> {
     const rows = await on(this.db, tx)
       .selectFrom('activations')

@@ -81,6 +81,9 @@ const licenseFields = {
   is_expired: Type.Boolean(),
   entitlement_policy: Type.String({ description: 'JSON snapshot; empty for a legacy license' }),
   entitlements: Entitlements,
+  test: Type.Boolean({
+    description: "Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode')",
+  }),
   created_at: Type.String(),
   updated_at: Type.String(),
 };
@@ -124,6 +127,9 @@ export const ListQuery = Type.Object(
     ),
     product_id: Type.Optional(Id),
     user_id: Type.Optional(Id),
+    test: Type.Optional(
+      Type.Boolean({ description: 'true: only the licenses of test orders; false: only real ones' }),
+    ),
     sort: Type.Optional(
       Type.Enum(LICENSE_SORTS, { description: 'Default id; ties are broken by id (docs/licensing.md)' }),
     ),

@@ -33,6 +33,8 @@ export interface CreateLicenseInput {
   order_id?: number | null;
   order_item_id?: number | null;
   subscription_id?: number | null;
+  /** Issued for a test order (docs/payments.md, 'Test mode and live mode'); never from the API. */
+  test?: boolean;
 }
 
 export interface PatchLicenseInput {
@@ -73,6 +75,8 @@ export interface LicenseListQuery {
   user_id?: number;
   /** Not offered by GET /licenses: the storefront's receipt lists an order's licenses with it. */
   order_id?: number;
+  /** true: only the licenses of test orders; false: only real ones; absent: both. */
+  test?: boolean;
   expires_before?: string;
   expires_after?: string;
   sort?: LicenseSort;
@@ -120,6 +124,11 @@ export class LicenseService {
     private readonly users: Pick<AccountsService, 'getUser'>,
     private readonly audit: AuditService,
   ) {}
+
+  /** The licenses of test orders and their activations, deleted in the caller's transaction (docs/payments.md). */
+  deleteTestLicenses(tx: Tx): Promise<{ licenses: number; activations: number }> {
+    return this.repo.deleteTestLicenses(tx);
+  }
 
   /** Hooks run in the revocation transaction, after the status change and the event; a failure undoes all. */
   onRevoke(hook: RevocationHook): void {
@@ -227,6 +236,7 @@ export class LicenseService {
       activation_limit: input.activation_limit ?? null,
       usage_expires_at: usage,
       entitlement_policy: snapshot ? JSON.stringify(snapshot) : null,
+      test: input.test ? 1 : 0,
       created_at: iso(now),
       updated_at: iso(now),
     };

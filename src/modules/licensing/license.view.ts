@@ -124,6 +124,7 @@ export function licenseView(
     is_expired: ev.is_expired,
     entitlement_policy: license.entitlement_policy ?? '',
     entitlements: ev.entitlements,
+    test: license.test === 1,
     created_at: legacyTime(license.created_at)!,
     updated_at: legacyTime(license.updated_at)!,
   };

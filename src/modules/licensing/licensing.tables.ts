@@ -25,6 +25,8 @@ export interface LicensingTables {
     usage_expires_at: string | null;
     /** JSON snapshot of the entitlement policy, or null for a legacy license. */
     entitlement_policy: string | null;
+    /** 1 when issued for a test order (docs/payments.md, 'Test mode and live mode'). */
+    test: Generated<number>;
     created_at: string;
     updated_at: string;
   };

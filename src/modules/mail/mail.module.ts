@@ -8,16 +8,20 @@ import { MailOutbox } from './mail.outbox.js';
 import { MailRepository } from './mail.repository.js';
 import { MailService } from './mail.service.js';
 import { createMailWorker, type MailWorker, type PasswordLinks } from './mail.worker.js';
+import { MailTestService } from './mail-test.service.js';
 import { MailTransport } from './transport.js';
 
 export type { LicenseExpiryScan } from './expiry.scan.js';
 export type { MailOutbox } from './mail.outbox.js';
 export type { MailService } from './mail.service.js';
 export type { MailWorker, PasswordLinks } from './mail.worker.js';
+export type { MailTestService } from './mail-test.service.js';
 
 export interface MailModule {
   /** Administration: the outbox's list and resend. */
   mail: MailService;
+  /** The console's "send a test email": one message now, answered with the SMTP server's verdict. */
+  mailTest: MailTestService;
   /** How a change adds its message inside its own transaction (the hooks in src/wiring.ts). */
   mailOutbox: MailOutbox;
   /** Sends the outbox; app.ts starts it when the server listens and stops it on close. */
@@ -53,6 +57,8 @@ export function createMail(deps: {
   });
   return {
     mail: new MailService(repo, deps.clock, deps.database, deps.audit, deps.settings),
+    // Its own transport: closing it after a test never cuts off a message the worker is sending.
+    mailTest: new MailTestService(deps.settings, new MailTransport(), deps.origin),
     mailOutbox,
     mailWorker,
     expiryScan,

@@ -4,11 +4,19 @@ import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { actorOf } from '../audit/audit.model.js';
 import { paginate } from '../catalogue/pagination.js';
-import { MailIdParams, MailMessage, MailQuery, ResendBody } from './mail.schemas.js';
+import {
+  MailIdParams,
+  MailMessage,
+  MailQuery,
+  ResendBody,
+  TestMailBody,
+  TestMailSent,
+} from './mail.schemas.js';
 import type { MailService } from './mail.service.js';
+import type { MailTestService } from './mail-test.service.js';
 
 /** The mail outbox, for administrators (docs/email.md, 'The outbox'; docs/api.md, 'Mail'). */
-export async function mailRoutes(app: App, opts: { mail: MailService }) {
+export async function mailRoutes(app: App, opts: { mail: MailService; mailTest: MailTestService }) {
   app.get(
     '/mail/messages',
     {
@@ -41,5 +49,21 @@ export async function mailRoutes(app: App, opts: { mail: MailService }) {
       },
     },
     (request) => opts.mail.resend(request.params.id, actorOf(request)),
+  );
+
+  app.post(
+    '/mail/test',
+    {
+      preValidation: requireAdmin,
+      config: { validationCodes: { unknown: 'invalid_parameters' } },
+      schema: {
+        tags: ['mail'],
+        summary:
+          "Send a test email now through the store's mail server; 502 mail_test_failed carries the SMTP error (docs/email.md)",
+        body: TestMailBody,
+        response: { 200: TestMailSent, ...errors(400, 401, 403, 409, 502) },
+      },
+    },
+    (request) => opts.mailTest.send(request.body.to ?? actorOf(request).email),
   );
 }

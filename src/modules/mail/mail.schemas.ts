@@ -38,3 +38,18 @@ export const MailIdParams = Type.Object(
 );
 
 export const ResendBody = Type.Object({}, { additionalProperties: false });
+
+export const TestMailBody = Type.Object(
+  {
+    to: Type.Optional(
+      Type.String({
+        format: 'email',
+        maxLength: 254,
+        description: "The recipient; default: the signed-in administrator's own address",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TestMailSent = Type.Object({ sent: Type.Literal(true), to: Type.String() });

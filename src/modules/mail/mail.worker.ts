@@ -74,21 +74,21 @@ export function createMailWorker(deps: MailWorkerDeps): MailWorker {
   );
 }
 
+/** The From of every message: mail_from, else the store's name at no-reply@ the PUBLIC_URL host. */
+export function fromAddress(settings: Settings, origin: string): string | { name: string; address: string } {
+  if (settings.mail_from) return settings.mail_from;
+  let host = 'localhost';
+  try {
+    host = new URL(origin).hostname || host;
+  } catch {
+    // PUBLIC_URL is validated at start; the fallback only keeps a From when it is not.
+  }
+  return { name: settings.store_name, address: `no-reply@${host}` };
+}
+
 /** One attempt at one message: the password link if it needs one, the SMTP send, its next state. */
 class MailSender {
   constructor(private readonly deps: MailWorkerDeps) {}
-
-  /** The From of every message: mail_from, else the store's name at no-reply@ the PUBLIC_URL host. */
-  private from(settings: Settings): string | { name: string; address: string } {
-    if (settings.mail_from) return settings.mail_from;
-    let host = 'localhost';
-    try {
-      host = new URL(this.deps.origin()).hostname || host;
-    } catch {
-      // PUBLIC_URL is validated at start; the fallback only keeps a From when it is not.
-    }
-    return { name: settings.store_name, address: `no-reply@${host}` };
-  }
 
   async send(message: MailRow, lease: string, settings: Settings, stopping: AbortSignal): Promise<void> {
     const { repo, clock, log, transport } = this.deps;
@@ -113,7 +113,7 @@ class MailSender {
       // stop() may have closed the connection while the link was minted: send nothing then.
       stopping.throwIfAborted();
       await transport.send(settings.smtp_url, {
-        from: this.from(settings),
+        from: fromAddress(settings, this.deps.origin()),
         to: message.recipient,
         ...rendered,
       });

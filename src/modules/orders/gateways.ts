@@ -67,6 +67,11 @@ const offline = (id: string): PaymentGateway => ({
   refund: recordOnly,
 });
 
+/** The gateway that takes no money: only a store in test mode offers it (docs/payments.md, 'Test mode and live mode'). */
+export const TEST_GATEWAY = 'test_card';
+/** Gateways whose payment the store receives itself; enabling one needs its payment instructions. */
+export const OFFLINE_GATEWAYS: ReadonlySet<string> = new Set(['bacs', 'cheque']);
+
 export const TEST_CARD_SUCCESS = '4242424242424242';
 export const TEST_CARD_DECLINED = '4000000000000002';
 
@@ -89,7 +94,7 @@ export function wellFormedCardNumber(raw: unknown): boolean {
 }
 
 const testCard: PaymentGateway = {
-  id: 'test_card',
+  id: TEST_GATEWAY,
   offline: false,
   paymentDataError: (data) =>
     data.card_number !== undefined && !wellFormedCardNumber(data.card_number)
@@ -107,9 +112,8 @@ const testCard: PaymentGateway = {
 };
 
 const BUILT_IN = new Map<string, PaymentGateway>([
-  ['bacs', offline('bacs')],
-  ['cheque', offline('cheque')],
-  ['test_card', testCard],
+  ...[...OFFLINE_GATEWAYS].map((id) => [id, offline(id)] as const),
+  [TEST_GATEWAY, testCard],
 ]);
 
 /**

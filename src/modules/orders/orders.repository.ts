@@ -12,6 +12,8 @@ export interface OrderFilter {
   customer_id?: number;
   subscription_id?: number;
   status?: string;
+  /** true: only test orders; false: only real ones; absent: both. */
+  test?: boolean;
 }
 
 /**
@@ -68,7 +70,8 @@ export class OrdersRepository {
       .$if(filter.subscription_id !== undefined, (q) =>
         q.where('subscription_id', '=', filter.subscription_id!),
       )
-      .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as never));
+      .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as never))
+      .$if(filter.test !== undefined, (q) => q.where('test', '=', filter.test ? 1 : 0));
   }
 
   /**
@@ -132,6 +135,16 @@ export class OrdersRepository {
 
   async update(id: number, values: Updateable<OrdersTables['orders']>, tx?: Tx): Promise<void> {
     await on(this.db, tx).updateTable('orders').set(values).where('id', '=', id).execute();
+  }
+
+  testOrderIds(tx?: Tx): Promise<{ id: number }[]> {
+    return on(this.db, tx).selectFrom('orders').select('id').where('test', '=', 1).execute();
+  }
+
+  /** Deletes the test orders (their items, refunds, notes and Stripe rows go with them); answers how many. */
+  async deleteTestOrders(tx?: Tx): Promise<number> {
+    const r = await on(this.db, tx).deleteFrom('orders').where('test', '=', 1).executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   async delete(id: number, tx?: Tx): Promise<void> {

@@ -22,6 +22,12 @@ const ListQuery = Type.Object(
       }),
     ),
     status: Type.Optional(Status),
+    test: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: only orders placed in test mode; false: only real ones (docs/payments.md, 'Test mode and live mode')",
+      }),
+    ),
     sort: Type.Optional(
       Type.Union([Type.Literal('id'), Type.Literal('total')], {
         description: 'id (the default) is the order of creation; ties are broken by id',

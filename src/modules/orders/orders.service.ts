@@ -38,8 +38,9 @@ const RELEASING: ReadonlySet<string> = new Set(['failed', 'cancelled']);
 export const OPEN_RENEWAL = ['pending', 'failed', 'on-hold'] as const satisfies readonly OrderStatus[];
 
 /**
- * The fields every new order starts with, whoever creates it (checkout or a renewal): its key and
- * the currency snapshot it is priced in (the rate is locked with the order).
+ * The fields every new order starts with, whoever creates it (checkout or a renewal): its key,
+ * the currency snapshot it is priced in (the rate is locked with the order), and whether it is a
+ * test order (placed while the store is in test mode; docs/payments.md).
  */
 export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
   return {
@@ -52,6 +53,7 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
     rate_id: ctx.rate_id,
     rate_updated_at: ctx.rate_updated_at,
     prices_include_tax: settings.prices_include_tax ? 1 : 0,
+    test: settings.store_mode === 'test' ? 1 : 0,
   };
 }
 
@@ -410,10 +412,20 @@ export class OrdersService {
           order_id: order.id,
           order_item_id: item.id,
           subscription_id: item.subscription_id,
+          test: order.test === 1,
         },
         tx,
       );
     }
+  }
+
+  /**
+   * Deletes every test order, giving back their coupon uses first (docs/payments.md, 'Deleting
+   * test data'); answers how many. Runs in the caller's transaction.
+   */
+  async deleteTestOrders(tx: Tx): Promise<number> {
+    for (const { id } of await this.repo.testOrderIds(tx)) await this.repo.releaseCoupons(id, tx);
+    return this.repo.deleteTestOrders(tx);
   }
 
   /** The administrator's view of an order. */
@@ -425,6 +437,7 @@ export class OrdersService {
       order_key: order.order_key,
       status: order.status,
       created_via: order.created_via,
+      test: order.test === 1,
       customer_id: order.customer_id,
       currency: order.currency,
       currency_symbol: order.currency_symbol,

@@ -65,6 +65,8 @@ export interface OrdersTables {
     refunded_total: Generated<number>;
     /** When a chargeback was first opened against the order (docs/payments.md, 'Disputes'). */
     disputed_at: string | null;
+    /** 1 when the order was placed in test mode (docs/payments.md, 'Test mode and live mode'). */
+    test: Generated<number>;
     created_at: string;
     updated_at: string;
   };

@@ -71,6 +71,8 @@ export class ReportsRepository {
       .where('paid_at', '>=', range.from)
       .where('paid_at', '<', range.to)
       .where('status', 'in', [...SALE_STATUSES])
+      // Test orders took no money (docs/payments.md, 'Test mode and live mode').
+      .where('test', '=', 0)
       .groupBy([day, 'currency'])
       .execute();
     return rows.map((r) => ({
@@ -89,6 +91,7 @@ export class ReportsRepository {
       .select((eb) => [day.as('day'), eb.fn.countAll().as('count')])
       .where('created_at', '>=', range.from)
       .where('created_at', '<', range.to)
+      .where('test', '=', 0)
       .groupBy(day)
       .execute();
     return rows.map((r) => ({ day: r.day, count: Number(r.count) }));

@@ -29,6 +29,10 @@ export const StagingPattern = Type.String({
 });
 
 const properties = {
+  store_mode: Type.Union([Type.Literal('test'), Type.Literal('live')], {
+    description:
+      "test: only the test card pays and orders are marked test; live: real payments, the test card refused (docs/payments.md, 'Test mode and live mode')",
+  }),
   licensing_enabled: Type.Boolean(),
   software_enabled: Type.Boolean(),
   activation_mode: Type.Union([Type.Literal('simple'), Type.Literal('oauth')]),
@@ -167,6 +171,7 @@ export const SettingsPatch = Type.Partial(Settings, { additionalProperties: fals
 export type SettingsPatch = Static<typeof SettingsPatch>;
 
 export const DEFAULT_SETTINGS: Settings = {
+  store_mode: 'test',
   licensing_enabled: true,
   software_enabled: true,
   activation_mode: 'simple',

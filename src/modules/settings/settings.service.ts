@@ -56,6 +56,12 @@ function restoreSmtpPassword(patched: string, stored: string): string {
   }
 }
 
+/**
+ * What runs inside the settings' transaction when the store changes mode (src/wiring.ts: going
+ * live switches the test card off); throwing refuses the change.
+ */
+export type StoreModeHook = (mode: Settings['store_mode'], tx: Tx, actor?: Actor) => Promise<void>;
+
 const clamp = (v: number, min: number, max: number) => Math.min(max, Math.max(min, v));
 
 /**
@@ -84,6 +90,7 @@ export class SettingsService implements SealedSecretHolder {
   /** The read that callers finding the cache stale wait for, and the generation it began in. */
   private reading: { generation: number; value: Promise<Settings> } | null = null;
   static readonly CACHE_MS = 1000;
+  private readonly modeHooks: StoreModeHook[] = [];
 
   constructor(
     private readonly database: Pick<Database, 'db'>,
@@ -91,6 +98,10 @@ export class SettingsService implements SealedSecretHolder {
     private readonly audit: AuditService,
     private readonly vault: SecretVault,
   ) {}
+
+  onStoreModeChanged(hook: StoreModeHook): void {
+    this.modeHooks.push(hook);
+  }
 
   /** With `tx`, a cached value or a read inside the caller's transaction (SQLite has one connection). */
   async get(tx?: Tx): Promise<Settings> {
@@ -205,6 +216,10 @@ export class SettingsService implements SealedSecretHolder {
           normalised.smtp_url = restoreSmtpPassword(normalised.smtp_url, before.smtp_url);
         }
         for (const [key, v] of Object.entries(normalised)) await this.repo.put(key, JSON.stringify(v), tx);
+        const mode = normalised.store_mode;
+        if (mode !== undefined && mode !== before.store_mode) {
+          for (const hook of this.modeHooks) await hook(mode, tx, actor);
+        }
         const changes = diff(before as Record<string, unknown>, normalised as Record<string, unknown>);
         // A secret is recorded as changed, never with its value (docs/admin.md, 'Audit trail').
         for (const key of SECRET_SETTINGS) {

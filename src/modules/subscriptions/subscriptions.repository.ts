@@ -161,6 +161,44 @@ export class SubscriptionsRepository {
       .executeTakeFirst();
   }
 
+  /** The subscriptions test orders started. */
+  async ofTestOrders(tx?: Tx): Promise<number[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('subscriptions')
+      .select('id')
+      .where('parent_order_id', 'in', (eb) => eb.selectFrom('orders').select('id').where('test', '=', 1))
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Deletes these subscriptions, except one a license or an order still names; answers how many. */
+  async deleteUnreferenced(ids: number[], tx?: Tx): Promise<number> {
+    if (ids.length === 0) return 0;
+    const r = await on(this.db, tx)
+      .deleteFrom('subscriptions')
+      .where('id', 'in', ids)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('licenses')
+              .select('licenses.id')
+              .whereRef('licenses.subscription_id', '=', 'subscriptions.id'),
+          ),
+        ),
+      )
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('orders')
+              .select('orders.id')
+              .whereRef('orders.subscription_id', '=', 'subscriptions.id'),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   async deletePendingOfOrder(orderId: number, tx?: Tx): Promise<void> {
     await on(this.db, tx)
       .deleteFrom('subscriptions')

@@ -265,6 +265,16 @@ export class SubscriptionsService {
     }
   }
 
+  /** The subscriptions test orders started (docs/payments.md, 'Deleting test data'). */
+  ofTestOrders(tx: Tx): Promise<number[]> {
+    return this.repo.ofTestOrders(tx);
+  }
+
+  /** Deletes these subscriptions once nothing names them any more; answers how many. */
+  deleteUnreferenced(ids: number[], tx: Tx): Promise<number> {
+    return this.repo.deleteUnreferenced(ids, tx);
+  }
+
   /**
    * A pending renewal order for the subscription's due payment (its next_payment_at, or now when
    * it has none). One order per due date however often this runs, from any process.
@@ -293,6 +303,8 @@ export class SubscriptionsService {
         const order = await this.orders.create(
           {
             ...newOrderBasis(ctx, settings),
+            // A renewal of a test order is a test order too, whatever the store's mode now.
+            ...(parent ? { test: parent.test } : {}),
             customer_id: sub.user_id,
             status: 'pending',
             created_via: 'renewal',

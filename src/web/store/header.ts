@@ -9,7 +9,13 @@ export interface StoreIdentity {
   accent: string;
   /** The terms page, or "" for none. */
   terms: string;
+  /** The store is in test mode: every page says that no payment is real (docs/storefront.md). */
+  test: boolean;
 }
+
+/** Above every store and account page while the store is in test mode (docs/storefront.md, 'Test mode'). */
+const testModeBanner = html`<p class="test-mode-banner" role="status"><strong>Test mode: no real payments.</strong> This store is being set up: nothing bought here is charged or delivered for real.</p>
+`;
 
 /** The logo's file: the 400 px rendering of its image. */
 export const logoPath = (logo: string) => `/media/${logo}-400.webp`;
@@ -19,7 +25,7 @@ export const logoPath = (logo: string) => `/media/${logo}-400.webp`;
  * customer's licenses, and on account pages who is signed in (`who`).
  */
 export function storeHeader(store: StoreIdentity, who: Html | '' = ''): Html {
-  return html`<header class="store-top">
+  return html`${store.test ? testModeBanner : ''}<header class="store-top">
   <a class="store-brand" href="/">${store.logo ? html`<img src="${logoPath(store.logo)}" alt="" width="160" height="40">` : ''}<span>${store.name}</span></a>
   <nav class="store-nav" aria-label="Store">
     <a href="/">Products</a>

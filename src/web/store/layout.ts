@@ -14,6 +14,7 @@ export const identityOf = (s: Settings): StoreIdentity => ({
   logo: s.store_logo,
   accent: s.store_accent_color,
   terms: s.store_terms_url,
+  test: s.store_mode === 'test',
 });
 
 export interface StorePageOptions {

@@ -47,6 +47,8 @@ export const STORE_STYLESHEET_PATH = '/store/assets/store.css';
 /** The storefront's layout on top of the customer pages' stylesheet (src/web/style.ts). */
 export const STORE_STYLESHEET = `
 a, button.link { color: var(--link, var(--accent)); }
+.test-mode-banner { margin: 0; padding: .5rem 1rem; background: #fef3c7; color: #5c3a06;
+  border-bottom: 2px solid #b45309; text-align: center; }
 .store-top { display: flex; align-items: center; justify-content: space-between; gap: 1rem; flex-wrap: wrap;
   padding: .75rem 1.5rem; background: var(--card); border-bottom: 3px solid var(--accent); }
 .store-brand { display: flex; align-items: center; gap: .6rem; font-weight: 700; font-size: 1.1rem;

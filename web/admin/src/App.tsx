@@ -1,5 +1,7 @@
+import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { Link, Route, Router, Switch, useLocation } from 'wouter';
+import { get } from './api';
 import { AppPasswords } from './screens/AppPasswords';
 import { Audit } from './screens/Audit';
 import { CouponPage, Coupons } from './screens/Coupons';
@@ -23,6 +25,7 @@ import { Subscriptions } from './screens/Subscriptions';
 import { TaxRates } from './screens/TaxRates';
 import { Webhooks } from './screens/Webhooks';
 import { useSession } from './session';
+import type { Settings } from './types';
 import { ErrorNote, Loading, Page } from './ui/feedback';
 
 // The dashboard brings uPlot: loaded on its own, so the first load stays small (docs/admin.md).
@@ -86,6 +89,8 @@ function Shell({ email }: { email: string }) {
   // A narrow screen's menu closes once a screen is chosen.
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs on every change of location, by design
   useEffect(() => setMenuOpen(false), [location]);
+  // The store's mode, shared with the screens that change it (Dashboard, Gateways, Settings).
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
 
   return (
     <>
@@ -120,6 +125,9 @@ function Shell({ email }: { email: string }) {
             })}
           </ul>
           <div className="who">
+            <a href="/" className="view-store">
+              View store
+            </a>
             <span className="email">{email}</span>
             <button type="button" className="link" onClick={() => signOut().catch((e) => setSignOutError(e))}>
               Sign out
@@ -127,6 +135,14 @@ function Shell({ email }: { email: string }) {
           </div>
         </nav>
       </header>
+      {settings.data?.store_mode === 'test' ? (
+        <p className="test-mode-banner" role="status">
+          <strong>Test mode: no real payments.</strong> Orders and licenses made now are test data.{' '}
+          <Link href="/#go-live" className="test-mode-link">
+            Go live
+          </Link>
+        </p>
+      ) : null}
       <main id="main" tabIndex={-1}>
         <ErrorNote error={signOutError} title="Sign-out failed" />
         <Switch>

@@ -35,6 +35,8 @@ export interface Activation {
 
 export interface License {
   id: number;
+  /** Issued for an order placed in test mode. */
+  test: boolean;
   license_key: string;
   product_id: number;
   variation_id: number;
@@ -185,6 +187,8 @@ export interface OrderItem {
 
 export interface Order {
   id: number;
+  /** Placed in test mode: no money was taken. */
+  test: boolean;
   number: string;
   order_key: string;
   status: string;
@@ -282,6 +286,7 @@ export interface Currency {
 }
 
 export interface Settings {
+  store_mode: 'test' | 'live';
   licensing_enabled: boolean;
   software_enabled: boolean;
   activation_mode: 'simple' | 'oauth';

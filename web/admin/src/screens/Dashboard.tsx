@@ -10,6 +10,7 @@ import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
 import { ChoiceSelect } from '../ui/list';
 import { columnsFor, DataTable } from '../ui/table';
 import { useUrlState } from '../ui/url';
+import { FirstHour } from './FirstHour';
 
 /** GET /v1/reports/dashboard (docs/api.md, 'Reports'). */
 interface DayCount {
@@ -202,6 +203,7 @@ export function Dashboard() {
 
   return (
     <Page title="Dashboard">
+      <FirstHour />
       <form className="filters" onSubmit={(e) => e.preventDefault()}>
         <ChoiceSelect
           label="Period"

@@ -1,8 +1,9 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useId, useRef, useState } from 'react';
 import { Link } from 'wouter';
 import { ApiError, get, patch } from '../api';
-import type { Gateway } from '../types';
+import type { Gateway, Settings } from '../types';
+import { useHashFocus } from '../ui/anchor';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 
 /**
@@ -15,20 +16,33 @@ const OFFLINE = new Set(['bacs', 'cheque']);
 
 export function Gateways() {
   const list = useQuery({ queryKey: ['gateways'], queryFn: () => get<Gateway[]>('/payment-gateways') });
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
+  useHashFocus(!!list.data);
+  const live = settings.data?.store_mode === 'live';
   return (
     <Page title="Payment gateways">
       <ErrorNote error={list.error} />
       {list.isPending ? <Loading what="payment gateways" /> : null}
       {(list.data ?? []).map((g) => (
-        <GatewayCard key={g.id} gateway={g} />
+        <GatewayCard key={g.id} gateway={g} live={live} />
       ))}
     </Page>
   );
 }
 
-function GatewayCard({ gateway }: { gateway: Gateway }) {
+function GatewayCard({ gateway, live }: { gateway: Gateway; live: boolean }) {
   const client = useQueryClient();
-  const ids = { title: useId(), currencies: useId(), error: useId(), instructions: useId(), hint: useId() };
+  const ids = {
+    title: useId(),
+    currencies: useId(),
+    error: useId(),
+    instructions: `gateway-${gateway.id}-instructions`,
+    hint: useId(),
+    locked: useId(),
+  };
+  const instructionsRef = useRef<HTMLTextAreaElement>(null);
+  const [needsInstructions, setNeedsInstructions] = useState(false);
+  const testCardLocked = gateway.id === 'test_card' && live;
   const [currencies, setCurrencies] = useState(gateway.currencies.join(', '));
   const [instructions, setInstructions] = useState(gateway.instructions);
   const [notice, setNotice] = useState('');
@@ -55,7 +69,7 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
     error instanceof ApiError && Object.keys(error.params).some((k) => k.startsWith('currencies'));
 
   return (
-    <section aria-labelledby={ids.title} className="card">
+    <section aria-labelledby={ids.title} className="card" id={`gateway-${gateway.id}`}>
       <h2 id={ids.title}>
         {gateway.title} <Badge value={gateway.enabled ? 'enabled' : 'disabled'} />
       </h2>
@@ -68,23 +82,51 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
           Until both keys are set the checkout page does not offer it.
         </p>
       ) : null}
+      {gateway.id === 'test_card' ? (
+        <p className="hint">
+          Takes no money: the card 4242 4242 4242 4242 pays. Only a store in test mode offers it; going live
+          switches it off.
+        </p>
+      ) : null}
       <Notice>{notice}</Notice>
       <ErrorNote error={error} />
+      {needsInstructions ? (
+        <p className="field-error" role="alert">
+          Write the payment instructions of {gateway.title} below first: customers need them to pay.
+        </p>
+      ) : null}
       <div className="buttons gateway-switch">
         <button
           type="button"
           className={gateway.enabled ? undefined : 'primary'}
-          disabled={busy}
-          onClick={() =>
-            save(
+          disabled={busy || (testCardLocked && !gateway.enabled)}
+          aria-describedby={testCardLocked && !gateway.enabled ? ids.locked : undefined}
+          onClick={() => {
+            // An offline gateway is enabled with its instructions (docs/payments.md): ask for them first.
+            if (!gateway.enabled && OFFLINE.has(gateway.id)) {
+              if (instructions.trim() === '') {
+                setNeedsInstructions(true);
+                instructionsRef.current?.focus();
+                return;
+              }
+              setNeedsInstructions(false);
+              void save({ enabled: true, instructions }, `${gateway.title} is enabled.`);
+              return;
+            }
+            void save(
               { enabled: !gateway.enabled },
               `${gateway.title} is ${gateway.enabled ? 'disabled' : 'enabled'}.`,
-            )
-          }
+            );
+          }}
         >
           {gateway.enabled ? 'Disable' : 'Enable'}
           <span className="sr-only"> {gateway.title}</span>
         </button>
+        {testCardLocked && !gateway.enabled ? (
+          <span className="hint" id={ids.locked}>
+            The store is live: the test card works only in test mode.
+          </span>
+        ) : null}
       </div>
       <form
         className="inline-form"
@@ -129,13 +171,18 @@ function GatewayCard({ gateway }: { gateway: Gateway }) {
           <div className="field">
             <label htmlFor={ids.instructions}>Payment instructions of {gateway.title}</label>
             <textarea
+              ref={instructionsRef}
               id={ids.instructions}
               value={instructions}
               onChange={(e) => setInstructions(e.target.value)}
               rows={4}
               maxLength={2000}
               aria-describedby={ids.hint}
-              aria-invalid={(error instanceof ApiError && 'instructions' in error.params) || undefined}
+              aria-invalid={
+                needsInstructions ||
+                (error instanceof ApiError && 'instructions' in error.params) ||
+                undefined
+              }
             />
             <p className="hint" id={ids.hint}>
               Shown to the customer on the receipt, under My orders and in the order email while the order

@@ -6,6 +6,7 @@ import type { License, LicenseList } from '../types';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
+import { TEST_CHOICES } from './Orders';
 import { ProductFilter } from './Products';
 
 const col = columnsFor<License>();
@@ -22,7 +23,15 @@ export const licenseKeyColumn = col.accessor('license_key', {
 export const licenseStatusColumn = col.accessor('status', {
   header: 'Status',
   cell: (c) => (
-    <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
+    <>
+      <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
+      {c.row.original.test ? (
+        <>
+          {' '}
+          <Badge value="test" />
+        </>
+      ) : null}
+    </>
   ),
 });
 const columns = [
@@ -50,7 +59,7 @@ export function Licenses() {
   const l = useServerList({
     key: ['licenses'],
     path: '/licenses',
-    names: ['search', 'status', 'product_id', 'sort', 'order'],
+    names: ['search', 'status', 'product_id', 'test', 'sort', 'order'],
     fetchPage: (url) => get<LicenseList>(url).then((r) => ({ rows: r.licenses, total: r.total })),
   });
 
@@ -87,6 +96,7 @@ export function Licenses() {
           onChange={l.filter('status')}
         />
         <ProductFilter value={l.product_id} onChange={l.filter('product_id')} />
+        <FilterSelect label="Kind" value={l.test} choices={TEST_CHOICES} onChange={l.filter('test')} />
       </ListFilters>
       <PagedList
         what="Licenses"
@@ -94,7 +104,9 @@ export function Licenses() {
         columns={columns}
         rowKey={(x) => String(x.id)}
         empty={
-          l.search || l.status || l.product_id ? 'No license matches these filters.' : 'No licenses yet.'
+          l.search || l.status || l.product_id || l.test
+            ? 'No license matches these filters.'
+            : 'No licenses yet.'
         }
         page={l.page}
         perPage={l.perPage}

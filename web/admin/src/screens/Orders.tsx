@@ -18,6 +18,15 @@ export const ORDER_STATUSES = [
   'refunded',
 ];
 
+/**
+ * The "Kind" filter of the orders and licenses lists (`test=` of docs/payments.md, 'Test mode and
+ * live mode'): real ones, or those made in test mode.
+ */
+export const TEST_CHOICES = [
+  ['false', 'Real'],
+  ['true', 'Test orders'],
+] as const;
+
 /** What an order's total reads like: its own currency, as the order was priced. */
 export const money = (o: Pick<Order, 'currency'>, amount: string) => `${amount} ${o.currency}`;
 
@@ -33,7 +42,17 @@ const columns = [
   }),
   col.accessor('status', {
     header: 'Status',
-    cell: (c) => <Badge value={c.getValue()} label={orderStatusLabel(c.getValue())} />,
+    cell: (c) => (
+      <>
+        <Badge value={c.getValue()} label={orderStatusLabel(c.getValue())} />
+        {c.row.original.test ? (
+          <>
+            {' '}
+            <Badge value="test" />
+          </>
+        ) : null}
+      </>
+    ),
   }),
   col.display({
     id: 'customer',
@@ -60,7 +79,7 @@ export function Orders() {
   const l = useServerList({
     key: ['orders'],
     path: '/orders',
-    names: ['status', 'sort', 'order'],
+    names: ['status', 'test', 'sort', 'order'],
     fetchPage: getPage<Order>,
   });
 
@@ -80,13 +99,14 @@ export function Orders() {
           choices={ORDER_STATUSES.map((s) => [s, orderStatusLabel(s)] as const)}
           onChange={l.filter('status')}
         />
+        <FilterSelect label="Kind" value={l.test} choices={TEST_CHOICES} onChange={l.filter('test')} />
       </ListFilters>
       <PagedList
         what="Orders"
         list={l.list}
         columns={columns}
         rowKey={(o) => String(o.id)}
-        empty={l.status ? 'No order has this status.' : 'No orders yet.'}
+        empty={l.status ? 'No order has this status.' : l.test ? 'No order of this kind.' : 'No orders yet.'}
         page={l.page}
         perPage={l.perPage}
         set={l.set}

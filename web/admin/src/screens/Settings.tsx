@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { type FieldPath, useFieldArray, useForm } from 'react-hook-form';
 import { ApiError, get, patch } from '../api';
 import type { Settings } from '../types';
+import { useHashFocus } from '../ui/anchor';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
@@ -298,6 +299,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
   };
 
   const errorOf = (key: Key) => errors[key] as { message?: string } | undefined;
+  useHashFocus(true);
 
   return (
     <form onSubmit={handleSubmit(onSubmit)} noValidate className="card form" aria-label="Settings">
@@ -312,7 +314,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
                 <input type="checkbox" {...register(key)} /> {label}
               </label>
             ) : (
-              <Field key={key} label={label} hint={hint} error={errorOf(key)}>
+              <Field key={key} id={`setting-${key}`} label={label} hint={hint} error={errorOf(key)}>
                 {(p) =>
                   typeof kind === 'object' ? (
                     <select {...p} {...register(key)}>
