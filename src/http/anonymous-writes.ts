@@ -18,6 +18,20 @@ const ADDRESSES = 50_000;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
+ * Routes left out, each for a reason of its own. The calls of sites in the field (activate,
+ * validate, deactivate, the update check and package): a shared host puts thousands of
+ * customers' sites behind one address, the specification gives these routes their answers
+ * without a per-address refusal, and the update check and package have their issuance limits
+ * already. The Stripe webhook: only a request signed with the store's webhook secret changes
+ * anything, and Stripe delivers bursts from few addresses.
+ */
+const EXEMPT = [
+  /^\/v1\/licenses\/(activate|validate|deactivate)$/,
+  /^\/v1\/software\//,
+  /^\/v1\/stripe\/webhook$/,
+];
+
+/**
  * Counts each anonymous write (a write method on a route with no `requireUser`/`requireAdmin`
  * guard) by client address in fixed one-minute windows, in memory, before anything else of the
  * request runs; past the limit the answer is 429 `rate_limited` with `retry_after`. In memory
@@ -41,6 +55,7 @@ export function installAnonymousWriteLimit(app: FastifyInstance, clock: Clock): 
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.some((m) => WRITE_METHODS.has(m)) || hasGuard(route.preValidation)) return;
+    if (EXEMPT.some((re) => re.test(route.url))) return;
     const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [
       (request, _reply, done) => {
