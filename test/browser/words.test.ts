@@ -7,7 +7,7 @@ import { Settings } from '../../src/modules/settings/settings.schemas.js';
 import { ORDER_STATUS_LABELS } from '../../src/web/status-labels.js';
 import { fieldLabel } from '../../web/admin/src/words.js';
 import { skipBrowserTests } from './chromium.js';
-import { api, page, server, setUpConsole, signInInBrowser, WIDE } from './console.js';
+import { api, enableOfflineGateways, page, server, setUpConsole, signInInBrowser, WIDE } from './console.js';
 
 /**
  * What the store owner and the buyer read (docs/admin.md, docs/storefront.md): the same word for an
@@ -59,6 +59,8 @@ describe.skipIf(skipBrowserTests)('words people read, in a real browser', () => 
 
   it('shows each order status with the same word to the owner (console) and to the buyer (receipt)', async () => {
     const product = await api<{ id: number }>('POST', '/products', { name: 'Status Kit', price: '20.00' });
+    // Paid by bank transfer, which a new store starts without.
+    await enableOfflineGateways();
     const res = await fetch(`${server.url}/v1/checkout/submit`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wellFormedCardNumber } from '../../src/modules/orders/gateways.js';
 import { Browser } from '../cart/helpers.js';
 import { adminOk, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
-import { BILLING, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
+import {
+  BILLING,
+  createOrder,
+  createProduct,
+  enableOfflineGateways,
+  uniqueEmail,
+} from '../helpers/factories.js';
 import { orderCount, payOrder, submit } from './helpers.js';
 
 /**
@@ -14,6 +20,8 @@ let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
   await setSettings(t, { checkout_rate_limit: 1000 });
+  // One test pays by bank transfer, which a new store starts without.
+  await enableOfflineGateways(t, ['bacs']);
 });
 afterAll(async () => {
   await t?.close();
