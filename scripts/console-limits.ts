@@ -2,6 +2,7 @@
 // schemas when the console is built: web/admin/vite.config.ts serves them to the console as the
 // module `virtual:limits` (web/admin/src/limits.ts), and scripts/build-admin.ts counts them in the
 // build's source hash, so a changed limit in a schema rebuilds the console.
+import { ProductCreateBody, SoftwareConfigBody } from '../src/modules/catalogue/catalogue.schemas.js';
 import { CouponCreateBody } from '../src/modules/catalogue/coupons.schemas.js';
 import { ShippingZoneBody } from '../src/modules/catalogue/shipping.schemas.js';
 import { TaxRateBody } from '../src/modules/catalogue/tax.schemas.js';
@@ -50,6 +51,8 @@ function limitsOf(schema: unknown): Record<string, FieldLimits> {
 
 /** By form: the body (or query) schema of the route each of the console's forms sends to. */
 export const CONSOLE_LIMITS = {
+  product: limitsOf(ProductCreateBody),
+  software: limitsOf(SoftwareConfigBody),
   coupon: limitsOf(CouponCreateBody),
   taxRate: limitsOf(TaxRateBody),
   shippingZone: limitsOf(ShippingZoneBody),

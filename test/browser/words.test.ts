@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ProductCreateBody } from '../../src/modules/catalogue/catalogue.schemas.js';
 import { CouponCreateBody } from '../../src/modules/catalogue/coupons.schemas.js';
 import { TaxRateBody } from '../../src/modules/catalogue/tax.schemas.js';
 import { ListQuery } from '../../src/modules/licensing/license.schemas.js';
@@ -171,6 +172,20 @@ describe.skipIf(skipBrowserTests)('words people read, in a real browser', () => 
     const url = page.locator('input[name="webhook_url"]');
     expect(Number(await url.getAttribute('maxlength'))).toBe(2000);
     expect(prop(Settings, 'webhook_url').anyOf?.some((m) => m.maxLength === 2000)).toBe(true);
+    // The product form (new and edit) and the Settings screen's text fields.
+    await page.goto(`${server.url}/admin/products/new`);
+    const productName = page.getByLabel('Name', { exact: true });
+    await productName.waitFor();
+    expect(Number(await productName.getAttribute('maxlength'))).toBe(
+      prop(ProductCreateBody, 'name').maxLength,
+    );
+    await page.goto(`${server.url}/admin/settings`);
+    const mailFrom = page.locator('input[name="mail_from"]');
+    await mailFrom.waitFor();
+    const mailFromLimit = prop(Settings, 'mail_from');
+    expect(Number(await mailFrom.getAttribute('maxlength'))).toBe(
+      mailFromLimit.maxLength ?? mailFromLimit.anyOf?.find((m) => m.maxLength)?.maxLength,
+    );
   });
 
   it('the store’s checkout shows a malformed card number at its field and makes no order', async () => {

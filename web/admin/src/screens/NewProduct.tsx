@@ -3,6 +3,7 @@ import { useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useLocation } from 'wouter';
 import { ApiError, patch, post } from '../api';
+import { inputLimits } from '../limits';
 import type { Product } from '../types';
 import { ErrorNote } from '../ui/feedback';
 import { Field } from '../ui/form';
@@ -149,6 +150,7 @@ export function NewProductForm() {
         {(p) => (
           <input
             {...p}
+            {...inputLimits('product', 'name')}
             {...name}
             onChange={(e) => {
               void name.onChange(e);
@@ -260,6 +262,7 @@ export function NewProductForm() {
               <input
                 {...p}
                 autoComplete="off"
+                {...inputLimits('software', 'slug')}
                 {...slug}
                 onChange={(e) => {
                   slugEdited.current = true;

@@ -9,6 +9,7 @@ import {
 } from 'react-hook-form';
 import { Link, useSearch } from 'wouter';
 import { get, patch, post } from '../api';
+import { inputLimits } from '../limits';
 import type { Product, SoftwareConfig, Variation } from '../types';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
@@ -269,7 +270,13 @@ function ProductForm({ product }: { product: Product }) {
       <Notice>{notice}</Notice>
       <ErrorNote error={error} />
       <Field label="Name" error={errors.name}>
-        {(p) => <input {...p} {...register('name', { required: 'Enter the product’s name.' })} />}
+        {(p) => (
+          <input
+            {...p}
+            {...inputLimits('product', 'name')}
+            {...register('name', { required: 'Enter the product’s name.' })}
+          />
+        )}
       </Field>
       <Field
         label="Short description"
@@ -651,6 +658,7 @@ function SoftwareForm({ product }: { product: Product }) {
             <input
               {...p}
               autoComplete="off"
+              {...inputLimits('software', 'filename_template')}
               {...register('filename_template', {
                 required: 'Enter a template such as {slug}-{version}.zip.',
               })}

@@ -2,6 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { type FieldPath, useFieldArray, useForm } from 'react-hook-form';
 import { ApiError, get, patch } from '../api';
+import { inputLimits } from '../limits';
 import type { Settings } from '../types';
 import { useHashFocus } from '../ui/anchor';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
@@ -325,7 +326,13 @@ function SettingsForm({ settings }: { settings: Settings }) {
                       ))}
                     </select>
                   ) : kind === 'lines' ? (
-                    <textarea {...p} rows={6} spellCheck={false} {...register(key)} />
+                    <textarea
+                      {...p}
+                      rows={6}
+                      spellCheck={false}
+                      {...inputLimits('settings', key)}
+                      {...register(key)}
+                    />
                   ) : kind === 'optional-number' ? (
                     <input
                       {...p}
@@ -342,6 +349,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
                       {...p}
                       type="number"
                       inputMode="numeric"
+                      {...inputLimits('settings', key)}
                       {...register(key, { valueAsNumber: true })}
                     />
                   ) : (
@@ -349,6 +357,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
                       {...p}
                       type={kind === 'secret' ? 'password' : kind === 'text' ? 'text' : 'url'}
                       autoComplete="off"
+                      {...inputLimits('settings', key)}
                       {...register(key)}
                     />
                   )
