@@ -32,7 +32,6 @@ import {
   type MailWorker,
 } from './modules/mail/mail.module.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
-import { TestDataService } from './modules/orders/test-data.service.js';
 import {
   type BucketMigration,
   createReleases,
@@ -56,6 +55,7 @@ import {
   type RenewalWorker,
   type SubscriptionsService,
 } from './modules/subscriptions/subscriptions.module.js';
+import { TestDataService } from './modules/test-data/test-data.service.js';
 import { createVault, type KeyVault } from './modules/vault/vault.module.js';
 import {
   createWebhooks,

@@ -51,7 +51,7 @@ function consoleRoutes(ids: { product: number; license: number; order: number; c
 const STORE_PAGES = ['/', '/cart', '/checkout', '/account/sign-in', '/account/forgot-password'];
 
 async function bannerCount(): Promise<number> {
-  return page.getByRole('status').filter({ hasText: BANNER }).count();
+  return page.locator('.test-mode-banner').filter({ hasText: BANNER }).count();
 }
 
 /** Waits until the element with this id has the focus (the page's CSP allows no evaluated function). */
@@ -117,7 +117,7 @@ describe.skipIf(skipPageBrowserTests)('test mode in a real browser', () => {
     for (const route of consoleRoutes(ids)) {
       await page.goto(`${server.url}/admin${route}`);
       await page.locator('h1').first().waitFor();
-      await page.getByRole('status').filter({ hasText: BANNER }).waitFor();
+      await page.locator('.test-mode-banner').filter({ hasText: BANNER }).waitFor();
       expect(await bannerCount(), route).toBe(1);
     }
     await expectAccessible('the orders screen with the banner');
@@ -222,7 +222,7 @@ describe.skipIf(skipPageBrowserTests)('test mode in a real browser', () => {
   it('going live by mouse, after going back to test mode', async () => {
     await api('PATCH', '/settings', { store_mode: 'test' });
     await page.goto(`${server.url}/admin/`);
-    await page.getByRole('status').filter({ hasText: BANNER }).waitFor();
+    await page.locator('.test-mode-banner').filter({ hasText: BANNER }).waitFor();
     await page.getByRole('region', { name: 'First hour' }).getByRole('button', { name: 'Go live' }).click();
     const dialog = page.getByRole('dialog', { name: 'Go live?' });
     await dialog.getByRole('checkbox', { name: /Delete the test orders/ }).uncheck();

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRIPE_KEYS, StripeStandIn, signed, stripeEvent, succeededIntent } from '../stripe/helpers.js';
 import { skipBrowserTests } from './chromium.js';
-import { api, checkBothWidths, context, page, server, setUpConsole, signInInBrowser } from './console.js';
+import {
+  api,
+  checkBothWidths,
+  context,
+  enableOfflineGateways,
+  page,
+  server,
+  setUpConsole,
+  signInInBrowser,
+} from './console.js';
 
 const STRIPE_JS = 'https://js.stripe.com/v3/';
 
@@ -88,6 +97,8 @@ describe.skipIf(skipBrowserTests)('Stripe on the checkout page', () => {
     });
     expect(product.status).toBe(201);
     slug = product.body.slug;
+    // The offline gateways too, which a new store starts without.
+    await enableOfflineGateways();
     const asked: string[] = [];
     const listen = (r: { url(): string }) => {
       if (r.url().includes('stripe.com')) asked.push(r.url());

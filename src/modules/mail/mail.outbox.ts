@@ -1,5 +1,6 @@
 import { type Clock, iso } from '../../clock.js';
 import type { Tx } from '../../db/transaction.js';
+import { OFFLINE_GATEWAYS } from '../catalogue/gateways.model.js';
 import { fromMinor } from '../catalogue/money.js';
 import type { OrderRow } from '../orders/orders.model.js';
 import type { Settings } from '../settings/settings.schemas.js';
@@ -25,7 +26,6 @@ export const MESSAGE_SETTINGS: { [K in MessageKind]: keyof Settings | null } = {
 };
 
 /** Gateways whose orders an administrator marks paid by hand: their payment gets its own message. */
-const OFFLINE_GATEWAYS = new Set(['bacs', 'cheque']);
 
 const money = (minor: number, order: Pick<OrderRow, 'decimals' | 'currency'>) =>
   `${fromMinor(Number(minor), order.decimals)} ${order.currency}`;

@@ -1,5 +1,6 @@
 import type { Tx } from '../../db/transaction.js';
 import type { ErrorCode } from '../../http/errors.js';
+import { OFFLINE_GATEWAYS, TEST_GATEWAY } from '../catalogue/gateways.model.js';
 import type { OrderRow } from './orders.model.js';
 
 /**
@@ -66,11 +67,6 @@ const offline = (id: string): PaymentGateway => ({
   pay: async () => ({ ok: true, status: 'on-hold' }),
   refund: recordOnly,
 });
-
-/** The gateway that takes no money: only a store in test mode offers it (docs/payments.md, 'Test mode and live mode'). */
-export const TEST_GATEWAY = 'test_card';
-/** Gateways whose payment the store receives itself; enabling one needs its payment instructions. */
-export const OFFLINE_GATEWAYS: ReadonlySet<string> = new Set(['bacs', 'cheque']);
 
 export const TEST_CARD_SUCCESS = '4242424242424242';
 export const TEST_CARD_DECLINED = '4000000000000002';

@@ -13,8 +13,12 @@ export interface StoreIdentity {
   test: boolean;
 }
 
-/** Above every store and account page while the store is in test mode (docs/storefront.md, 'Test mode'). */
-const testModeBanner = html`<p class="test-mode-banner" role="status"><strong>Test mode: no real payments.</strong> This store is being set up: nothing bought here is charged or delivered for real.</p>
+/**
+ * Above every store and account page while the store is in test mode (docs/storefront.md, 'Test mode').
+ * Plain text, not a live region: `role="status"` is for what a page says after an action (the
+ * notices), which assistive technology announces, and which a standing banner would shadow.
+ */
+const testModeBanner = html`<p class="test-mode-banner"><strong>Test mode: no real payments.</strong> This store is being set up: nothing bought here is charged or delivered for real.</p>
 `;
 
 /** The logo's file: the 400 px rendering of its image. */

@@ -136,7 +136,8 @@ function Shell({ email }: { email: string }) {
         </nav>
       </header>
       {settings.data?.store_mode === 'test' ? (
-        <p className="test-mode-banner" role="status">
+        // Plain text, not a live region: role="status" is kept for the screens' notices.
+        <p className="test-mode-banner">
           <strong>Test mode: no real payments.</strong> Orders and licenses made now are test data.{' '}
           <Link href="/#go-live" className="test-mode-link">
             Go live

@@ -4,8 +4,8 @@ import type { Actor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { TokenInvalidationService } from '../distribution/token-invalidation.service.js';
 import type { LicenseService } from '../licensing/license.service.js';
+import type { OrdersService } from '../orders/orders.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
-import type { OrdersService } from './orders.service.js';
 
 /** How many rows of each kind a deletion of test data removed. */
 export interface TestDataDeleted {
