@@ -1,0 +1,56 @@
+<?php
+
+namespace Tollgate;
+
+/**
+ * The SDK's transients: the changelog feed (a site transient, kept an hour) and the one-time
+ * notice the license screen shows after a save (a transient per user, kept a minute).
+ */
+final class Cache
+{
+    /** @var Product */
+    private $product;
+
+    public function __construct(Product $product)
+    {
+        $this->product = $product;
+    }
+
+    private function changelog_key(): string
+    {
+        return 'tollgate_changelog_' . md5($this->product->store_url . '|' . $this->product->slug);
+    }
+
+    /** @return array|null the kept changelog versions, or null when none is kept */
+    public function changelog(): ?array
+    {
+        $cached = get_site_transient($this->changelog_key());
+        return is_array($cached) ? $cached : null;
+    }
+
+    public function keep_changelog(array $versions): void
+    {
+        set_site_transient($this->changelog_key(), $versions, HOUR_IN_SECONDS);
+    }
+
+    private function flash_key(): string
+    {
+        return 'tollgate_flash_' . $this->product->slug . '_' . get_current_user_id();
+    }
+
+    public function flash(array $notice): void
+    {
+        set_transient($this->flash_key(), $notice, 60);
+    }
+
+    /** The notice kept by flash(), once. */
+    public function take_flash(): ?array
+    {
+        $notice = get_transient($this->flash_key());
+        if (!is_array($notice)) {
+            return null;
+        }
+        delete_transient($this->flash_key());
+        return $notice;
+    }
+}
