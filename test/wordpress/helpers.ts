@@ -78,6 +78,8 @@ export interface WpAnswer<T> {
   result: T;
   output: string;
   downloads: string[];
+  /** PHP's warnings and notices while the command ran. */
+  warnings: string[];
 }
 
 /**

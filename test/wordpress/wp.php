@@ -32,6 +32,15 @@ if ($command === 'auto-update') {
     define('DOING_CRON', true);
 }
 
+// PHP's warnings and notices while the command runs, for tests that show the SDK raises none.
+$warnings = [];
+set_error_handler(function ($errno, $message, $file, $line) use (&$warnings) {
+    if ($errno & (E_WARNING | E_NOTICE | E_USER_WARNING | E_USER_NOTICE)) {
+        $warnings[] = "$message in $file:$line";
+    }
+    return false;
+});
+
 ob_start();
 require $root . '/wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/admin.php';
@@ -106,6 +115,37 @@ switch ($command) {
         deactivate_plugins($args['plugin']);
         uninstall_plugin($args['plugin']);
         $result = ['option' => get_option('tollgate_' . $args['slug'], null)];
+        break;
+
+    case 'delete-plugin':
+        // As the plugins screen's Delete does it: deactivated, then delete_plugins() runs the
+        // uninstall hook, removes the files and writes the update list again.
+        deactivate_plugins($args['plugin']);
+        $deleted = delete_plugins([$args['plugin']]);
+        $result = [
+            'deleted' => $deleted === true,
+            'option' => get_option('tollgate_' . $args['slug'], null),
+            'exists' => file_exists(WP_PLUGIN_DIR . '/' . $args['plugin']),
+        ];
+        break;
+
+    case 'tollgate-transients':
+        // Every transient (site-wide or not) the SDK may have left, by name.
+        global $wpdb;
+        $like = '%' . $wpdb->esc_like('transient_tollgate_') . '%';
+        $names = $wpdb->get_col($wpdb->prepare("SELECT option_name FROM {$wpdb->options} WHERE option_name LIKE %s", $like));
+        if (is_multisite()) {
+            $names = array_merge($names, $wpdb->get_col($wpdb->prepare("SELECT meta_key FROM {$wpdb->sitemeta} WHERE meta_key LIKE %s", $like)));
+        }
+        $result = $names;
+        break;
+
+    case 'age-transient':
+        // WordPress's own update list made older, so that its screens ask for updates again.
+        $current = get_site_transient('update_' . $args['type'] . 's');
+        $current->last_checked -= 3600;
+        set_site_transient('update_' . $args['type'] . 's', $current);
+        $result = true;
         break;
 
     case 'license-status':
@@ -230,4 +270,4 @@ switch ($command) {
 }
 
 $output = ob_get_clean();
-echo wp_json_encode(['result' => $result, 'output' => $output, 'downloads' => $downloads]), "\n";
+echo wp_json_encode(['result' => $result, 'output' => $output, 'downloads' => $downloads, 'warnings' => $warnings]), "\n";

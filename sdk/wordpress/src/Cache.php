@@ -33,6 +33,19 @@ final class Cache
         set_site_transient($this->changelog_key(), $versions, HOUR_IN_SECONDS);
     }
 
+    /** Uninstall: the changelog and every user's pending notice go with the option. */
+    public function forget(): void
+    {
+        global $wpdb;
+        delete_site_transient($this->changelog_key());
+        $prefix = 'tollgate_flash_' . $this->product->slug . '_';
+        $wpdb->query($wpdb->prepare(
+            "DELETE FROM {$wpdb->options} WHERE option_name LIKE %s OR option_name LIKE %s",
+            $wpdb->esc_like('_transient_' . $prefix) . '%',
+            $wpdb->esc_like('_transient_timeout_' . $prefix) . '%'
+        ));
+    }
+
     private function flash_key(): string
     {
         return 'tollgate_flash_' . $this->product->slug . '_' . get_current_user_id();

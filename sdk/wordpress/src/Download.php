@@ -95,6 +95,10 @@ final class Download
             if ($file->get_error_data('softfail-filename')) {
                 @unlink($file->get_error_data('softfail-filename'));
             }
+            $refusal = self::refusal_of($file);
+            if ($refusal !== null) {
+                return self::error($refusal['code'], $failed, $refusal['message']);
+            }
             return self::error((string) $file->get_error_code(), $failed, wp_strip_all_tags($file->get_error_message()));
         }
         $sha256 = $body['file_sha256'] ?? null;
@@ -103,6 +107,28 @@ final class Download
             return self::error('checksum_mismatch', $failed, Messages::text('checksum_mismatch'));
         }
         return $file;
+    }
+
+    /**
+     * The store's refusal behind download_url()'s `http_404` (its code for any status but 200,
+     * with the status's reason phrase as the message): the route's JSON answer is in the error's
+     * data (the first KB of the body), and its `code` and `message` are what the admin should see
+     * (`500 artifact_integrity_failed`, `403 token_expired`…).
+     *
+     * @return array{code:string, message:string}|null
+     */
+    private static function refusal_of(\WP_Error $error): ?array
+    {
+        $data = $error->get_error_data();
+        if ($error->get_error_code() !== 'http_404' || !is_array($data) || !is_string($data['body'] ?? null)) {
+            return null;
+        }
+        $body = json_decode($data['body'], true);
+        if (!is_array($body) || !is_string($body['code'] ?? null) || !preg_match('/^[a-z][a-z0-9_]{0,63}$/', $body['code'])) {
+            return null;
+        }
+        $message = isset($body['message']) && is_string($body['message']) ? wp_strip_all_tags($body['message']) : null;
+        return ['code' => $body['code'], 'message' => Messages::of($body['code'], $message)];
     }
 
     /**

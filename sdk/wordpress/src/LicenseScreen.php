@@ -139,24 +139,22 @@ final class LicenseScreen
             return null;
         }
         if ($this->settings->license_key() === '') {
-            return ['message' => Messages::text('missing_key'), 'renewal_url' => '', 'link' => $this->page_url()];
+            return ['code' => 'missing_key', 'message' => Messages::text('missing_key'), 'renewal_url' => '', 'link' => $this->page_url()];
         }
-        $error = $this->settings->get('check_error');
+        $state = $this->settings->all();
+        $error = $state['check_error'] ?? null;
         if (is_array($error)) {
-            $message = (string) $error['message'];
-            if (is_string($error['available_version'] ?? null)) {
-                /* translators: 1: a version number, 2: why it cannot be installed */
-                $message = sprintf(__('Version %1$s is available. %2$s', 'tollgate-updater'), $error['available_version'], $message);
-            }
-            return ['message' => $message, 'renewal_url' => (string) $error['renewal_url'], 'link' => $this->page_url()];
+            return ['code' => (string) ($error['code'] ?? ''), 'message' => (string) $error['message'], 'renewal_url' => (string) $error['renewal_url'], 'link' => $this->page_url()];
         }
-        $answer = $this->settings->get('check')['answer'] ?? null;
+        $answer = $state['check']['answer'] ?? null;
         if (is_array($answer) && empty($answer['eligible']) && !empty($answer['available']) && is_string($answer['available_version'] ?? null)) {
             $code = (string) ($answer['eligibility_reason'] ?? 'release_not_entitled');
-            /* translators: 1: a version number, 2: why it cannot be installed */
-            $message = sprintf(__('Version %1$s is available. %2$s', 'tollgate-updater'), $answer['available_version'],
-                Messages::of($code, isset($answer['message']) && is_string($answer['message']) ? $answer['message'] : null));
-            return ['message' => $message, 'renewal_url' => $this->product->renewal_url($code, $answer['renewal_url'] ?? null), 'link' => $this->page_url()];
+            $message = Messages::with_version($code, isset($answer['message']) && is_string($answer['message']) ? $answer['message'] : null, $answer['available_version']);
+            return ['code' => $code, 'message' => $message, 'renewal_url' => $this->product->renewal_url($code, $answer['renewal_url'] ?? null), 'link' => $this->page_url()];
+        }
+        if ($this->settings->backed_off($state, time())) {
+            // The store asked for a pause (429): said, so that "up to date" is not taken for the store's word.
+            return ['code' => 'rate_limited', 'message' => Messages::text('rate_limited'), 'renewal_url' => '', 'link' => $this->page_url()];
         }
         return null;
     }
@@ -183,7 +181,7 @@ final class LicenseScreen
         }
         $text .= ' <a href="' . esc_url($notice['link']) . '">' . esc_html__('License settings', 'tollgate-updater') . '</a>';
         echo '<tr class="plugin-update-tr active tollgate-license-row"><td colspan="4" class="plugin-update colspanchange">'
-            . '<div class="update-message notice inline notice-warning notice-alt"><p>' . $text . '</p></div></td></tr>';
+            . '<div class="update-message notice inline notice-warning notice-alt" data-tollgate-code="' . esc_attr($notice['code']) . '"><p>' . $text . '</p></div></td></tr>';
     }
 
     /** admin_notices: for a theme on the themes and updates screens; for a plugin on the updates screen. */

@@ -135,6 +135,21 @@ final class Messages
         return self::text($code);
     }
 
+    /**
+     * The message of a refusal that names a version which exists (`available_version`): the
+     * store's own message already says so ("Version 1.1.0 is available. …") and is shown as it is;
+     * the SDK's fallback sentence is led by the version.
+     */
+    public static function with_version(string $code, ?string $answer_message, ?string $version): string
+    {
+        $message = self::of($code, $answer_message);
+        if ($version === null || $version === '' || $message === $answer_message) {
+            return $message;
+        }
+        /* translators: 1: a version number, 2: why it cannot be installed */
+        return sprintf(__('Version %1$s is available. %2$s', 'tollgate-updater'), $version, $message);
+    }
+
     public static function renewable(string $code): bool
     {
         return in_array($code, self::RENEWABLE, true);

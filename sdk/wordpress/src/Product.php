@@ -85,6 +85,10 @@ final class Product
     {
         $file = $this->header_file();
         clearstatcache(true, $file);
+        if (!is_file($file)) {
+            // Deleted (delete_plugins() writes the update list again after removing the files).
+            return '';
+        }
         $data = get_file_data($file, ['Version' => 'Version']);
         return (string) ($data['Version'] ?? '');
     }
@@ -93,6 +97,9 @@ final class Product
     {
         if ($this->options['name'] !== '') {
             return (string) $this->options['name'];
+        }
+        if (!is_file($this->header_file())) {
+            return $this->slug;
         }
         $data = get_file_data($this->header_file(), ['Name' => $this->type === 'theme' ? 'Theme Name' : 'Plugin Name']);
         return (string) ($data['Name'] ?: $this->slug);

@@ -25,6 +25,8 @@ final class UpdateCheck
     private $license;
     /** @var Cache */
     private $cache;
+    /** @var bool whether this request has already asked the store past the cache */
+    private $forced_once = false;
 
     public function __construct(Product $product, Settings $settings, Client $client, License $license, Cache $cache)
     {
@@ -55,8 +57,11 @@ final class UpdateCheck
         if (!$force && $fresh_error) {
             return ['error' => $error];
         }
-        if ($this->settings->backed_off($state, $now) || (!$force && $now < (int) ($state['next_check_at'] ?? 0))) {
-            return $this->last_good($state, $version);
+        if ($this->settings->backed_off($state, $now)) {
+            return $this->last_good($state, $version, true);
+        }
+        if (!$force && $now < (int) ($state['next_check_at'] ?? 0)) {
+            return $this->last_good($state, $version, false);
         }
         $answer = $this->client->post(
             '/software/check',
@@ -73,11 +78,11 @@ final class UpdateCheck
         }
         if ($answer['status'] === 429) {
             $this->settings->note_rate_limit($answer, $now);
-            return $this->last_good($state, $version);
+            return $this->last_good($state, $version, true);
         }
         if (Client::is_outage($answer) || in_array(Client::code($answer), ['module_disabled', 'licensing_unavailable'], true)) {
             $this->settings->update(['next_check_at' => $now + self::OUTAGE_RETRY]);
-            return $this->last_good($state, $version);
+            return $this->last_good($state, $version, false);
         }
         // The store said no (an expired license, a revoked one…): the last good answer no longer
         // stands, so no update is offered from it.
@@ -85,23 +90,29 @@ final class UpdateCheck
         $refusal = $this->product->refusal($code, $answer);
         $body = $answer['body'];
         $available = $body['available_version'] ?? ($body['data']['available_version'] ?? null);
+        $available = is_string($available) ? $available : null;
         $error = [
             'at' => $now,
             'version' => $version,
             'code' => $code,
-            'message' => $refusal['message'],
+            'message' => Messages::with_version($code, isset($body['message']) && is_string($body['message']) ? $body['message'] : null, $available),
             'renewal_url' => $refusal['renewal_url'],
-            'available_version' => is_string($available) ? $available : null,
+            'available_version' => $available,
         ];
         $this->settings->update(['check' => null, 'check_error' => $error]);
         return ['error' => $error];
     }
 
-    private function last_good(array $state, string $version): array
+    /**
+     * The last answer while the store cannot be asked: through an outage for up to `grace_days`;
+     * while it rate-limits (`$limited`) whatever its age, since the store is there and said "later",
+     * not "no": an update known before stays offered until the store answers again.
+     */
+    private function last_good(array $state, string $version, bool $limited): array
     {
         $last = $state['check'] ?? null;
         $grace = max(0, (int) $this->product->options['grace_days']) * 86400;
-        if (is_array($last) && ($last['version'] ?? null) === $version && time() - (int) ($last['at'] ?? 0) < $grace) {
+        if (is_array($last) && ($last['version'] ?? null) === $version && ($limited || time() - (int) ($last['at'] ?? 0) < $grace)) {
             return ['answer' => $last['answer'], 'stale' => true];
         }
         $error = $state['check_error'] ?? null;
@@ -128,7 +139,7 @@ final class UpdateCheck
         if ($version === '') {
             return $transient;
         }
-        $result = $this->check();
+        $result = $this->check($this->forced());
         $entry = null;
         $offered = null;
         if (isset($result['answer'])) {
@@ -162,6 +173,21 @@ final class UpdateCheck
             $transient->no_update[$id] = $plugin ? (object) $current : $current;
         }
         return $transient;
+    }
+
+    /**
+     * WordPress's "Check again" (update-core.php?force-check=1) asks the store now, past the SDK's
+     * 10-minute answer, once per request (WordPress writes its update list twice while checking).
+     * A 429's retry_after still holds.
+     */
+    private function forced(): bool
+    {
+        if ($this->forced_once || !is_admin() || empty($_GET['force-check']) || ($GLOBALS['pagenow'] ?? '') !== 'update-core.php'
+            || !current_user_can($this->product->type === 'theme' ? 'update_themes' : 'update_plugins')) {
+            return false;
+        }
+        $this->forced_once = true;
+        return true;
     }
 
     /** One update entry in the shape WordPress's update transients use for a plugin or a theme. */

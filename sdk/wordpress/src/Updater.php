@@ -73,9 +73,30 @@ final class Updater
         return self::$instances[$slug] ?? null;
     }
 
+    /**
+     * The store this copy talks to: the vendor's address, unless the site points it elsewhere, for
+     * a development copy against a staging store: the constant `TOLLGATE_STORE_URL_<SLUG>` (the
+     * slug upper-cased, other characters than letters and digits as `_`, e.g.
+     * `TOLLGATE_STORE_URL_ACME_WIDGET`) in wp-config.php, then the `tollgate_store_url` filter
+     * (`$url, $slug`). Only an http(s) address is taken.
+     */
+    private static function store_url(string $vendor_url, string $slug): string
+    {
+        $url = $vendor_url;
+        $constant = 'TOLLGATE_STORE_URL_' . strtoupper((string) preg_replace('/[^A-Za-z0-9]/', '_', $slug));
+        if (defined($constant) && is_string(constant($constant))) {
+            $url = (string) constant($constant);
+        }
+        $filtered = apply_filters('tollgate_store_url', $url, $slug);
+        if (is_string($filtered)) {
+            $url = $filtered;
+        }
+        return preg_match('#^https?://[^/?\#\s]+#i', $url) ? $url : $vendor_url;
+    }
+
     private function __construct(string $store_url, string $slug, string $file, array $options)
     {
-        $this->product = new Product($store_url, $slug, $file, $options);
+        $this->product = new Product(self::store_url($store_url, $slug), $slug, $file, $options);
         $client = new Client($this->product->store_url);
         $this->settings = new Settings($slug);
         $this->cache = new Cache($this->product);
@@ -172,6 +193,7 @@ final class Updater
             if ($updater->product->type === 'plugin' && $action === 'uninstall_' . $updater->product->id) {
                 $updater->license->deactivate();
                 $updater->settings->delete();
+                $updater->cache->forget();
             }
         }
     }
