@@ -12,6 +12,7 @@ if (!defined('ABSPATH')) {
 }
 
 if (!class_exists('Tollgate\\Updater', false)) {
+    require_once __DIR__ . '/src/Translations.php';
     require_once __DIR__ . '/src/Messages.php';
     require_once __DIR__ . '/src/Client.php';
     require_once __DIR__ . '/src/Receipt.php';

@@ -318,6 +318,42 @@ export function writeFiles(dir: string, files: [string, Buffer][]): void {
   }
 }
 
+/**
+ * A compiled translation (GNU gettext's .mo format, as WordPress's MO class reads it) of
+ * `translations` (msgid to msgstr; a plural's msgid and msgstr hold their forms joined by NUL).
+ */
+export function moFile(
+  translations: Record<string, string>,
+  pluralForms = 'nplurals=2; plural=(n > 1);',
+): Buffer {
+  const entries: [string, string][] = [
+    ['', `Content-Type: text/plain; charset=UTF-8\nPlural-Forms: ${pluralForms}\n`],
+    ...Object.entries(translations),
+  ].sort(([a], [b]) => Buffer.from(a).compare(Buffer.from(b)) as number) as [string, string][];
+  const n = entries.length;
+  const tables = 28 + n * 16;
+  const head = Buffer.alloc(tables);
+  head.writeUInt32LE(0x950412de, 0);
+  head.writeUInt32LE(0, 4);
+  head.writeUInt32LE(n, 8);
+  head.writeUInt32LE(28, 12);
+  head.writeUInt32LE(28 + n * 8, 16);
+  head.writeUInt32LE(0, 20);
+  head.writeUInt32LE(tables, 24);
+  const strings: Buffer[] = [];
+  let offset = tables;
+  const place = (text: string, table: number, i: number) => {
+    const bytes = Buffer.from(text);
+    head.writeUInt32LE(bytes.length, table + i * 8);
+    head.writeUInt32LE(offset, table + i * 8 + 4);
+    strings.push(bytes, Buffer.from([0]));
+    offset += bytes.length + 1;
+  };
+  for (const [i, [id]] of entries.entries()) place(id, 28, i);
+  for (const [i, [, str]] of entries.entries()) place(str, 28 + n * 8, i);
+  return Buffer.concat([head, ...strings]);
+}
+
 // ─── The store ──────────────────────────────────────────────────────────────────────────────────
 
 /** An administrator of a store process over real HTTP. */

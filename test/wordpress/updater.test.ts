@@ -1,6 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +17,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { type ServerProcess, signIn, startServer } from '../helpers/server.js';
 import {
   freePort,
+  moFile,
   pluginFiles,
   type Site,
   StoreAdmin,
@@ -185,6 +195,27 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     expect(again.status).toBe(302);
     expect(await admin.ok<unknown[]>('GET', `/licenses/${plugin.licenseId}/activations`)).toHaveLength(1);
     expect((await state()).option.installation_id).toBe(s.option.installation_id);
+  });
+
+  it("the SDK's screens speak the administrator's language from a translation the site installed", async () => {
+    const dir = join(site.root, 'wp-content/languages/plugins');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'tollgate-updater-fr_FR.mo'),
+      moFile({ 'License key': 'Clé de licence', '%s license': 'Licence de %s' }),
+    );
+    const browser = await site.browser();
+    const page = '/wp-admin/options-general.php?page=tollgate-acme-widget';
+    expect((await browser.request(page)).body).toContain('License key');
+    await site.wp('set-locale', { locale: 'fr_FR' });
+    try {
+      const body = (await browser.request(page)).body;
+      expect(body).toContain('Clé de licence');
+      expect(body).toContain('Licence de Acme Widget');
+      expect(body).not.toContain('>License key<');
+    } finally {
+      await site.wp('set-locale', { locale: '' });
+    }
   });
 
   it('deactivating the plugin gives the seat back; activating it again activates the kept key', async () => {
@@ -498,7 +529,9 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     it("a refusal of the download itself reaches the administrator with the store's code", async () => {
       // The stored file of 1.4.0 damaged in the store's vault: the package route hands out a URL,
       // and the download route refuses it (500 artifact_integrity_failed).
-      const sha = createHash('sha256').update(zipOf(pluginFiles(proxy.url, '1.4.0', RENEWAL))).digest('hex');
+      const sha = createHash('sha256')
+        .update(zipOf(pluginFiles(proxy.url, '1.4.0', RENEWAL)))
+        .digest('hex');
       const files: string[] = [];
       const walk = (dir: string) => {
         for (const e of readdirSync(dir, { withFileTypes: true })) {

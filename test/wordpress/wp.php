@@ -148,6 +148,12 @@ switch ($command) {
         $result = true;
         break;
 
+    case 'set-locale':
+        // The administrator's own language (Profile → Language), '' for the site's.
+        update_user_meta(1, 'locale', $args['locale']);
+        $result = true;
+        break;
+
     case 'license-status':
         $result = Tollgate\Updater::get($args['slug'])->license_status();
         break;

@@ -154,7 +154,7 @@ final class LicenseScreen
         }
         if ($this->settings->backed_off($state, time())) {
             // The store asked for a pause (429): said, so that "up to date" is not taken for the store's word.
-            return ['code' => 'rate_limited', 'message' => Messages::text('rate_limited'), 'renewal_url' => '', 'link' => $this->page_url()];
+            return ['code' => 'rate_limited', 'message' => Messages::busy((int) $state['backoff_until'] - time()), 'renewal_url' => '', 'link' => $this->page_url()];
         }
         return null;
     }
@@ -195,7 +195,8 @@ final class LicenseScreen
         }
         $notice = $this->notice();
         if ($notice !== null) {
-            self::print_notice('warning', sprintf('%s: %s', $this->product->name(), $notice['message']), $notice['renewal_url']);
+            /* translators: 1: the plugin's or theme's name, 2: what the administrator should know */
+            self::print_notice('warning', sprintf(__('%1$s: %2$s', 'tollgate-updater'), $this->product->name(), $notice['message']), $notice['renewal_url']);
         }
     }
 }

@@ -150,6 +150,43 @@ final class Messages
         return sprintf(__('Version %1$s is available. %2$s', 'tollgate-updater'), $version, $message);
     }
 
+    /** While the store asks for a pause (429): how long until the updater asks again. */
+    public static function busy(int $seconds): string
+    {
+        $minutes = max(1, (int) ceil($seconds / 60));
+        return sprintf(
+            /* translators: %d: minutes until the store is asked again */
+            _n(
+                'The store is busy. The updater will ask again in %d minute.',
+                'The store is busy. The updater will ask again in %d minutes.',
+                $minutes,
+                'tollgate-updater'
+            ),
+            $minutes
+        );
+    }
+
+    /** A changelog point's type as a heading word: the usual ones translated, others as sent. */
+    public static function point_type(string $type): string
+    {
+        switch ($type) {
+            case 'added':
+                return __('Added', 'tollgate-updater');
+            case 'changed':
+                return __('Changed', 'tollgate-updater');
+            case 'deprecated':
+                return __('Deprecated', 'tollgate-updater');
+            case 'removed':
+                return __('Removed', 'tollgate-updater');
+            case 'fixed':
+                return __('Fixed', 'tollgate-updater');
+            case 'security':
+                return __('Security', 'tollgate-updater');
+            default:
+                return ucfirst($type);
+        }
+    }
+
     public static function renewable(string $code): bool
     {
         return in_array($code, self::RENEWABLE, true);

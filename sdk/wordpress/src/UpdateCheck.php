@@ -309,7 +309,7 @@ final class UpdateCheck
                 $html .= '<ul>';
                 foreach ($log['points'] as $point) {
                     if (is_array($point) && is_string($point['text'] ?? null)) {
-                        $type = is_string($point['type'] ?? null) ? '<strong>' . esc_html(ucfirst($point['type'])) . ':</strong> ' : '';
+                        $type = is_string($point['type'] ?? null) ? '<strong>' . esc_html(Messages::point_type($point['type'])) . ':</strong> ' : '';
                         $html .= '<li>' . $type . esc_html($point['text']) . '</li>';
                     }
                 }

@@ -61,6 +61,7 @@ final class Updater
         if (isset(self::$instances[$slug])) {
             return self::$instances[$slug];
         }
+        Translations::hook();
         $updater = new self($store_url, $slug, $file, $options);
         self::$instances[$slug] = $updater;
         $updater->hook();
