@@ -329,7 +329,8 @@ export function moFile(
   const entries: [string, string][] = [
     ['', `Content-Type: text/plain; charset=UTF-8\nPlural-Forms: ${pluralForms}\n`],
     ...Object.entries(translations),
-  ].sort(([a], [b]) => Buffer.from(a).compare(Buffer.from(b)) as number) as [string, string][];
+  ];
+  entries.sort(([a], [b]) => Buffer.from(a).compare(Buffer.from(b)));
   const n = entries.length;
   const tables = 28 + n * 16;
   const head = Buffer.alloc(tables);
