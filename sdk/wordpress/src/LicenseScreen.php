@@ -38,6 +38,9 @@ final class LicenseScreen
 
     public function page_url(): string
     {
+        if ($this->product->network) {
+            return network_admin_url('settings.php?page=' . $this->page());
+        }
         return $this->product->type === 'theme'
             ? admin_url('themes.php?page=' . $this->page())
             : admin_url('options-general.php?page=' . $this->page());
@@ -52,7 +55,9 @@ final class LicenseScreen
     public function admin_menu(): void
     {
         $title = $this->title();
-        if ($this->product->type === 'theme') {
+        if ($this->product->network) {
+            add_submenu_page('settings.php', $title, $title, $this->product->capability(), $this->page(), [$this, 'render']);
+        } elseif ($this->product->type === 'theme') {
             add_theme_page($title, $title, $this->product->capability(), $this->page(), [$this, 'render']);
         } else {
             add_options_page($title, $title, $this->product->capability(), $this->page(), [$this, 'render']);
@@ -86,7 +91,9 @@ final class LicenseScreen
         if ($notice !== null) {
             self::print_notice(!empty($notice['ok']) ? 'success' : 'error', (string) $notice['message'], (string) ($notice['renewal_url'] ?? ''));
         }
-        echo '<form method="post" action="' . esc_url(admin_url('admin-post.php')) . '">';
+        // The network admin has no admin-post.php: its forms post to edit.php?action=….
+        $target = $this->product->network ? network_admin_url('edit.php?action=' . $this->action()) : admin_url('admin-post.php');
+        echo '<form method="post" action="' . esc_url($target) . '">';
         echo '<input type="hidden" name="action" value="' . esc_attr($this->action()) . '">';
         wp_nonce_field($this->action());
         echo '<table class="form-table" role="presentation"><tr><th scope="row"><label for="tollgate-key">'
@@ -189,7 +196,7 @@ final class LicenseScreen
     {
         $screen = function_exists('get_current_screen') ? get_current_screen() : null;
         $id = $screen ? (string) $screen->id : '';
-        $here = $this->product->type === 'theme' ? in_array($id, ['themes', 'update-core'], true) : $id === 'update-core';
+        $here = $this->product->type === 'theme' ? in_array($id, ['themes', 'update-core'], true) : in_array($id, ['update-core', 'update-core-network'], true);
         if (!$here || !current_user_can($this->product->capability())) {
             return;
         }

@@ -24,6 +24,14 @@ final class Product
     public $wp_slug;
     /** @var array<string,mixed> */
     public $options;
+    /**
+     * Whether the license belongs to the whole network: a plugin network-activated on a multisite
+     * (docs/sdk-wordpress.md, 'Multisite'). Its key, activation and state are the network's, one
+     * activation for the network's main address, managed in the network admin.
+     *
+     * @var bool
+     */
+    public $network = false;
 
     public function __construct(string $store_url, string $slug, string $file, array $options)
     {
@@ -71,7 +79,7 @@ final class Product
 
     public function capability(): string
     {
-        return (string) $this->options['capability'];
+        return $this->network ? 'manage_network_options' : (string) $this->options['capability'];
     }
 
     /** The file that carries the version: the plugin's main file or the theme's style.css. */
@@ -105,9 +113,10 @@ final class Product
         return (string) ($data['Name'] ?: $this->slug);
     }
 
+    /** The address the site is activated with: the network's main site for a network license. */
     public function site_url(): string
     {
-        return home_url('/');
+        return $this->network ? network_home_url('/') : home_url('/');
     }
 
     /** The site's host as the store normalises it (docs/licensing.md, 'Domain normalisation'). */

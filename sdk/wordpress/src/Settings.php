@@ -3,7 +3,8 @@
 namespace Tollgate;
 
 /**
- * The SDK's one option per product, `tollgate_<slug>` (not autoloaded): the license key, the
+ * The SDK's one option per product, `tollgate_<slug>` (not autoloaded; a network option for a
+ * plugin network-activated on a multisite): the license key, the
  * activation id, the installation UUID, the last update answer (never its download URL), the last
  * refusal, the store's public keys, the last validation with its receipt, and the time before
  * which the store asked not to be called again.
@@ -12,10 +13,13 @@ final class Settings
 {
     /** @var string */
     private $name;
+    /** @var Product */
+    private $product;
 
-    public function __construct(string $slug)
+    public function __construct(Product $product)
     {
-        $this->name = 'tollgate_' . $slug;
+        $this->product = $product;
+        $this->name = 'tollgate_' . $product->slug;
     }
 
     public function name(): string
@@ -25,7 +29,7 @@ final class Settings
 
     public function all(): array
     {
-        $state = get_option($this->name, []);
+        $state = $this->product->network ? get_site_option($this->name, []) : get_option($this->name, []);
         return is_array($state) ? $state : [];
     }
 
@@ -38,13 +42,21 @@ final class Settings
     public function update(array $changes): array
     {
         $state = array_merge($this->all(), $changes);
-        update_option($this->name, $state, false);
+        if ($this->product->network) {
+            update_site_option($this->name, $state);
+        } else {
+            update_option($this->name, $state, false);
+        }
         return $state;
     }
 
     public function delete(): void
     {
-        delete_option($this->name);
+        if ($this->product->network) {
+            delete_site_option($this->name);
+        } else {
+            delete_option($this->name);
+        }
     }
 
     /** The installation UUID, generated once and kept (docs/licensing.md section 1). */

@@ -98,8 +98,10 @@ final class Updater
     private function __construct(string $store_url, string $slug, string $file, array $options)
     {
         $this->product = new Product(self::store_url($store_url, $slug), $slug, $file, $options);
+        $this->product->network = $this->product->type === 'plugin' && is_multisite()
+            && isset(((array) get_site_option('active_sitewide_plugins', []))[$this->product->id]);
         $client = new Client($this->product->store_url);
-        $this->settings = new Settings($slug);
+        $this->settings = new Settings($this->product);
         $this->cache = new Cache($this->product);
         $this->signatures = new Signatures($this->product, $this->settings, $client);
         $this->license = new License($this->product, $this->settings, $client, $this->signatures);
@@ -128,7 +130,13 @@ final class Updater
         add_filter('wp_signature_softfail', [$this, 'filter_signature_softfail'], 10, 2);
         add_filter('http_request_host_is_external', [$this, 'filter_host_is_external'], 10, 2);
         add_filter('http_allowed_safe_ports', [$this, 'filter_safe_ports'], 10, 2);
-        if ($this->product->licensed()) {
+        if ($this->product->licensed() && $this->product->network) {
+            // One license for the network, in the network admin (Network Admin → Settings).
+            add_action('network_admin_menu', [$this, 'admin_menu']);
+            add_action('network_admin_edit_' . $this->screen->action(), [$this, 'save_license']);
+            add_action('network_admin_notices', [$this, 'admin_notices']);
+            add_filter('network_admin_plugin_action_links_' . $id, [$this, 'action_links']);
+        } elseif ($this->product->licensed()) {
             add_action('admin_menu', [$this, 'admin_menu']);
             add_action('admin_post_' . $this->screen->action(), [$this, 'save_license']);
             add_action('admin_notices', [$this, 'admin_notices']);
@@ -172,10 +180,24 @@ final class Updater
         $this->license->reactivate();
     }
 
-    /** Plugin activation: activates the license again and names the uninstall hook (kept by WordPress). */
-    public function on_activate(): void
+    /**
+     * Plugin activation: activates the license again and names the uninstall hook (kept by
+     * WordPress). Activated for a whole network, the license is the network's from now on.
+     */
+    public function on_activate($network_wide = false): void
     {
         register_uninstall_hook($this->product->file, [self::class, 'uninstall']);
+        if (is_multisite() && !is_main_site()) {
+            // WordPress keeps uninstall hooks per site, and deletes plugins from the network admin,
+            // which reads the main site's: named there too, so a plugin activated only on other
+            // sites is still uninstalled (and every site cleaned) when it is deleted.
+            switch_to_blog(get_main_site_id());
+            register_uninstall_hook($this->product->file, [self::class, 'uninstall']);
+            restore_current_blog();
+        }
+        if ($network_wide && is_multisite() && $this->product->type === 'plugin') {
+            $this->product->network = true;
+        }
         $this->license->reactivate();
     }
 
@@ -186,17 +208,39 @@ final class Updater
         }
     }
 
-    /** Uninstall hook (a static callable, as WordPress stores it): deactivates and forgets the key. */
+    /**
+     * Uninstall hook (a static callable, as WordPress stores it): gives the seat back and forgets
+     * the key and everything kept, on every site of a multisite and for the network.
+     */
     public static function uninstall(): void
     {
         $action = current_action();
         foreach (self::$instances as $updater) {
             if ($updater->product->type === 'plugin' && $action === 'uninstall_' . $updater->product->id) {
-                $updater->license->deactivate();
-                $updater->settings->delete();
-                $updater->cache->forget();
+                $updater->forget_everywhere();
             }
         }
+    }
+
+    private function forget_everywhere(): void
+    {
+        if (is_multisite()) {
+            $this->product->network = false;
+            foreach (get_sites(['fields' => 'ids', 'number' => 0]) as $blog) {
+                switch_to_blog((int) $blog);
+                $this->forget();
+                restore_current_blog();
+            }
+            $this->product->network = true;
+        }
+        $this->forget();
+    }
+
+    private function forget(): void
+    {
+        $this->license->deactivate();
+        $this->settings->delete();
+        $this->cache->forget();
     }
 
     /**
