@@ -3,8 +3,9 @@
 namespace Tollgate;
 
 /**
- * The SDK's transients: the changelog feed (a site transient, kept an hour) and the one-time
- * notice the license screen shows after a save (a transient per user, kept a minute).
+ * The SDK's transients: the changelog feed (a site transient, kept an hour), the one-time notice
+ * the license screen shows after a save (a transient per user, kept a minute), and the approval
+ * an administrator was sent to in a store's approval mode (per user, ten minutes).
  */
 final class Cache
 {
@@ -38,12 +39,33 @@ final class Cache
     {
         global $wpdb;
         delete_site_transient($this->changelog_key());
-        $prefix = 'tollgate_flash_' . $this->product->slug . '_';
-        $wpdb->query($wpdb->prepare(
-            "DELETE FROM {$wpdb->options} WHERE option_name LIKE %s OR option_name LIKE %s",
-            $wpdb->esc_like('_transient_' . $prefix) . '%',
-            $wpdb->esc_like('_transient_timeout_' . $prefix) . '%'
-        ));
+        foreach (['tollgate_flash_', 'tollgate_approval_'] as $kind) {
+            $prefix = $kind . $this->product->slug . '_';
+            $wpdb->query($wpdb->prepare(
+                "DELETE FROM {$wpdb->options} WHERE option_name LIKE %s OR option_name LIKE %s",
+                $wpdb->esc_like('_transient_' . $prefix) . '%',
+                $wpdb->esc_like('_transient_timeout_' . $prefix) . '%'
+            ));
+        }
+    }
+
+    private function approval_key(): string
+    {
+        return 'tollgate_approval_' . $this->product->slug . '_' . get_current_user_id();
+    }
+
+    /** The state and nonce of the approval this administrator was sent to (10 minutes). */
+    public function keep_approval(array $pending): void
+    {
+        set_transient($this->approval_key(), $pending, 10 * MINUTE_IN_SECONDS);
+    }
+
+    /** The pending approval, once: a callback is answered a single time. */
+    public function take_approval(): ?array
+    {
+        $pending = get_transient($this->approval_key());
+        delete_transient($this->approval_key());
+        return is_array($pending) && is_string($pending['state'] ?? null) && is_string($pending['nonce'] ?? null) ? $pending : null;
     }
 
     private function flash_key(): string

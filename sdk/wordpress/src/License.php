@@ -44,17 +44,31 @@ final class License
 
     /**
      * Activates this site with `$key`. On success the key is kept; a refusal keeps nothing and
-     * answers the code and message to show.
+     * answers the code and message to show. In a store that asks for the customer's approval
+     * (docs/oauth.md) the answer is `oauth_required` with the store's `redirect_url`, to which the
+     * administrator is sent; `$return_url` is where the store sends them back, and the approval's
+     * `$activation_token` then finishes the activation.
      *
-     * @return array{ok:bool, code?:string, message?:string, renewal_url?:string}
+     * @return array{ok:bool, code?:string, message?:string, renewal_url?:string, redirect_url?:string}
      */
-    public function activate(string $key): array
+    public function activate(string $key, string $return_url = '', string $activation_token = ''): array
     {
-        $answer = $this->client->post('/licenses/activate', [
+        $request = [
             'license_key' => $key,
             'domain' => $this->product->site_url(),
             'installation_id' => $this->settings->installation_id(),
-        ]);
+        ];
+        if ($return_url !== '') {
+            $request['return_url'] = $return_url;
+        }
+        if ($activation_token !== '') {
+            $request['activation_token'] = $activation_token;
+        }
+        $answer = $this->client->post('/licenses/activate', $request);
+        if ($answer['status'] === 200 && ($answer['body']['code'] ?? null) === 'oauth_required'
+            && is_string($answer['body']['redirect_url'] ?? null) && preg_match('#^https?://#i', $answer['body']['redirect_url'])) {
+            return ['ok' => false, 'code' => 'oauth_required', 'message' => Messages::text('oauth_required'), 'renewal_url' => '', 'redirect_url' => $answer['body']['redirect_url']];
+        }
         if ($answer['status'] === 200 && !empty($answer['body']['success'])) {
             $this->settings->update([
                 'license_key' => $key,

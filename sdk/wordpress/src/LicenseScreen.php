@@ -89,7 +89,7 @@ final class LicenseScreen
         echo '<div class="wrap"><h1>' . esc_html($this->title()) . '</h1>';
         $notice = $this->cache->take_flash();
         if ($notice !== null) {
-            self::print_notice(!empty($notice['ok']) ? 'success' : 'error', (string) $notice['message'], (string) ($notice['renewal_url'] ?? ''));
+            self::print_notice(!empty($notice['ok']) ? 'success' : 'error', (string) $notice['message'], (string) ($notice['renewal_url'] ?? ''), (string) ($notice['code'] ?? ''));
         }
         // The network admin has no admin-post.php: its forms post to edit.php?action=….
         $target = $this->product->network ? network_admin_url('edit.php?action=' . $this->action()) : admin_url('admin-post.php');
@@ -129,11 +129,73 @@ final class LicenseScreen
             if ($key === '' || strlen($key) > 255) {
                 $this->cache->flash(['ok' => false, 'message' => Messages::text('missing_key')]);
             } else {
-                $result = $this->license->activate($key);
+                $result = $this->license->activate($key, $this->page_url());
+                if (($result['code'] ?? '') === 'oauth_required' && isset($result['redirect_url'])) {
+                    $this->await_approval($result['redirect_url']);
+                }
                 $this->cache->flash($result['ok']
                     ? ['ok' => true, 'message' => __('The license is active on this site.', 'tollgate-updater')]
-                    : ['ok' => false, 'message' => $result['message'], 'renewal_url' => $result['renewal_url']]);
+                    : ['ok' => false, 'code' => $result['code'] ?? '', 'message' => $result['message'], 'renewal_url' => $result['renewal_url']]);
             }
+        }
+        wp_safe_redirect($this->page_url());
+        exit;
+    }
+
+    /**
+     * Approval mode (docs/oauth.md): remembers the request's `state` and `nonce` for this
+     * administrator (10 minutes, the state's own lifetime) and sends the browser to the store's
+     * approval page, its address unmodified.
+     */
+    private function await_approval(string $redirect_url): void
+    {
+        parse_str((string) wp_parse_url($redirect_url, PHP_URL_QUERY), $query);
+        $this->cache->keep_approval([
+            'state' => is_string($query['state'] ?? null) ? $query['state'] : '',
+            'nonce' => is_string($query['nonce'] ?? null) ? $query['nonce'] : '',
+        ]);
+        // The store is another host: wp_safe_redirect() would refuse it.
+        wp_redirect($redirect_url);
+        exit;
+    }
+
+    /**
+     * admin_init: the store sends the administrator back to the license screen with the approval's
+     * `activation_token` and `license_key` (or `error=access_denied`), and its `state` or `nonce`.
+     * A callback that does not carry the state or nonce this administrator was sent with is
+     * ignored (it could plant someone else's license); one that does finishes the activation with
+     * the token, then the screen is shown again without the token in its address.
+     */
+    public function approval_callback(): void
+    {
+        if (($_GET['page'] ?? '') !== $this->page() || (!isset($_GET['state']) && !isset($_GET['nonce']))
+            || !current_user_can($this->product->capability())) {
+            return;
+        }
+        $pending = $this->cache->take_approval();
+        $state = is_string($_GET['state'] ?? null) ? wp_unslash($_GET['state']) : '';
+        $nonce = is_string($_GET['nonce'] ?? null) ? wp_unslash($_GET['nonce']) : '';
+        $ours = $pending !== null && (
+            ($state !== '' && $pending['state'] !== '' && hash_equals($pending['state'], $state))
+            || ($nonce !== '' && $pending['nonce'] !== '' && hash_equals($pending['nonce'], $nonce))
+        );
+        $token = is_string($_GET['activation_token'] ?? null) ? sanitize_text_field(wp_unslash($_GET['activation_token'])) : '';
+        $key = is_string($_GET['license_key'] ?? null) ? trim(sanitize_text_field(wp_unslash($_GET['license_key']))) : '';
+        if (!$ours) {
+            $this->cache->flash(['ok' => false, 'code' => 'approval_expired', 'message' => Messages::text('approval_expired')]);
+        } elseif (($_GET['error'] ?? '') === 'access_denied') {
+            $this->cache->flash(['ok' => false, 'code' => 'access_denied', 'message' => Messages::text('access_denied')]);
+        } elseif ($token === '' || $key === '' || strlen($key) > 255) {
+            $this->cache->flash(['ok' => false, 'code' => 'approval_expired', 'message' => Messages::text('approval_expired')]);
+        } else {
+            $result = $this->license->activate($key, '', $token);
+            $code = (string) ($result['code'] ?? '');
+            if (in_array($code, ['invalid_token', 'token_consumed'], true)) {
+                $result['message'] = Messages::text('approval_expired');
+            }
+            $this->cache->flash($result['ok']
+                ? ['ok' => true, 'code' => 'activated', 'message' => __('The license is active on this site.', 'tollgate-updater')]
+                : ['ok' => false, 'code' => $code, 'message' => $result['message'], 'renewal_url' => $result['renewal_url']]);
         }
         wp_safe_redirect($this->page_url());
         exit;
@@ -166,13 +228,13 @@ final class LicenseScreen
         return null;
     }
 
-    private static function print_notice(string $kind, string $message, string $renewal): void
+    private static function print_notice(string $kind, string $message, string $renewal, string $code = ''): void
     {
         $text = esc_html($message);
         if ($renewal !== '') {
             $text .= ' <a href="' . esc_url($renewal) . '" target="_blank" rel="noopener noreferrer">' . esc_html__('Renew your license', 'tollgate-updater') . '</a>';
         }
-        printf('<div class="notice notice-%s"><p>%s</p></div>', esc_attr($kind), $text);
+        printf('<div class="notice notice-%s" data-tollgate-code="%s"><p>%s</p></div>', esc_attr($kind), esc_attr($code), $text);
     }
 
     /** after_plugin_row: the license's state under the plugin on the plugins screen. */

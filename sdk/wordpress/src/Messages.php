@@ -45,10 +45,16 @@ final class Messages
             case 'staging_activation_limit_reached':
                 return __('This license is active on as many staging sites as it allows. Deactivate one first.', 'tollgate-updater');
             case 'oauth_required':
+                return __('The store asks for this activation to be approved in your account there. Save the key again to go to the approval page.', 'tollgate-updater');
+            case 'access_denied':
+                return __('The activation was denied at the store. Nothing was activated.', 'tollgate-updater');
+            case 'invalid_state':
+            case 'approval_expired':
+                return __('The approval at the store has expired or was already used. Save the key again to ask for a new one.', 'tollgate-updater');
             case 'oauth_unavailable':
             case 'missing_return_url':
             case 'invalid_return_url':
-                return __('The store asks for activations to be approved in your account there; this updater cannot do that yet. Contact the store.', 'tollgate-updater');
+                return __('The store could not start the approval of this activation. Contact the store.', 'tollgate-updater');
             case 'no_activation':
                 return __('This site was not activated for the license.', 'tollgate-updater');
             case 'release_not_entitled':

@@ -134,11 +134,13 @@ final class Updater
             // One license for the network, in the network admin (Network Admin → Settings).
             add_action('network_admin_menu', [$this, 'admin_menu']);
             add_action('network_admin_edit_' . $this->screen->action(), [$this, 'save_license']);
+            add_action('admin_init', [$this, 'approval_callback']);
             add_action('network_admin_notices', [$this, 'admin_notices']);
             add_filter('network_admin_plugin_action_links_' . $id, [$this, 'action_links']);
         } elseif ($this->product->licensed()) {
             add_action('admin_menu', [$this, 'admin_menu']);
             add_action('admin_post_' . $this->screen->action(), [$this, 'save_license']);
+            add_action('admin_init', [$this, 'approval_callback']);
             add_action('admin_notices', [$this, 'admin_notices']);
         }
     }
@@ -340,6 +342,12 @@ final class Updater
     public function save_license(): void
     {
         $this->screen->save();
+    }
+
+    /** admin_init: the administrator back from the store's approval page (docs/oauth.md). */
+    public function approval_callback(): void
+    {
+        $this->screen->approval_callback();
     }
 
     /** What the site's administrator should know about this license now, or null when all is well. */
