@@ -15,7 +15,7 @@ namespace Tollgate;
  */
 final class Updater
 {
-    const VERSION = '0.1.0';
+    const VERSION = '0.2.0';
 
     /** How long an update answer is used before the store is asked again. */
     const CHECK_TTL = UpdateCheck::CHECK_TTL;
