@@ -12,8 +12,17 @@ if (!defined('ABSPATH')) {
 }
 
 if (!class_exists('Tollgate\\Updater', false)) {
+    require_once __DIR__ . '/src/Translations.php';
     require_once __DIR__ . '/src/Messages.php';
     require_once __DIR__ . '/src/Client.php';
     require_once __DIR__ . '/src/Receipt.php';
+    require_once __DIR__ . '/src/Product.php';
+    require_once __DIR__ . '/src/Settings.php';
+    require_once __DIR__ . '/src/Cache.php';
+    require_once __DIR__ . '/src/Signatures.php';
+    require_once __DIR__ . '/src/License.php';
+    require_once __DIR__ . '/src/UpdateCheck.php';
+    require_once __DIR__ . '/src/Download.php';
+    require_once __DIR__ . '/src/LicenseScreen.php';
     require_once __DIR__ . '/src/Updater.php';
 }

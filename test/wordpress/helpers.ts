@@ -78,6 +78,8 @@ export interface WpAnswer<T> {
   result: T;
   output: string;
   downloads: string[];
+  /** PHP's warnings and notices while the command ran. */
+  warnings: string[];
 }
 
 /**
@@ -85,7 +87,7 @@ export interface WpAnswer<T> {
  * core in a temp dir (the package's own files are never changed), a wp-config.php of our own,
  * installed by wp_install() from PHP and served by `php -S`.
  */
-export async function startWordPress(): Promise<Site> {
+export async function startWordPress(opts: { multisite?: boolean } = {}): Promise<Site> {
   const work = mkdtempSync(join(tmpdir(), 'tollgate-wp-'));
   // MariaDB runs as another user (scripts/mariadb-server.sh), which must reach its directory.
   chmodSync(work, 0o755);
@@ -118,9 +120,7 @@ export async function startWordPress(): Promise<Site> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const salt = () => createHash('sha256').update(Math.random().toString()).digest('hex');
-    writeFileSync(
-      join(root, 'wp-config.php'),
-      `<?php
+    const config = (extra: string) => `<?php
 define('DB_NAME', 'wordpress');
 define('DB_USER', 'root');
 define('DB_PASSWORD', '');
@@ -140,8 +140,8 @@ ${[
   .map((k) => `define('${k}', '${salt()}');`)
   .join('\n')}
 $table_prefix = 'wp_';
-define('WP_HOME', '${url}');
-define('WP_SITEURL', '${url}');
+${opts.multisite ? '' : `define('WP_HOME', '${url}');\ndefine('WP_SITEURL', '${url}');`}
+${extra}
 define('WP_DEBUG', false);
 define('DISABLE_WP_CRON', true);
 define('FS_METHOD', 'direct');
@@ -149,7 +149,10 @@ define('WP_AUTO_UPDATE_CORE', false);
 define('WP_HTTP_BLOCK_EXTERNAL', true);
 if (!defined('ABSPATH')) define('ABSPATH', __DIR__ . '/');
 require_once ABSPATH . 'wp-settings.php';
-`,
+`;
+    writeFileSync(
+      join(root, 'wp-config.php'),
+      config(opts.multisite ? "define('WP_ALLOW_MULTISITE', true);" : ''),
     );
     writeFileSync(join(root, '.site-url'), url);
     const adminPassword = 'wordpress admin password';
@@ -169,8 +172,28 @@ require_once ABSPATH . 'wp-settings.php';
         throw new Error(`wp.php ${command} printed no answer:\n${stdout}`);
       }
     };
-    await wp('install', { password: adminPassword });
-    php = spawn('php', ['-S', `127.0.0.1:${port}`, '-t', root], { cwd: root, stdio: 'ignore' });
+    await wp('install', { password: adminPassword, multisite: opts.multisite === true });
+    if (opts.multisite) {
+      // A subdirectory network (docs/sdk-wordpress.md, 'Multisite') of three sites.
+      const host = new URL(url).host;
+      writeFileSync(
+        join(root, 'wp-config.php'),
+        config(`define('WP_ALLOW_MULTISITE', true);
+define('MULTISITE', true);
+define('SUBDOMAIN_INSTALL', false);
+define('DOMAIN_CURRENT_SITE', '${host}');
+define('PATH_CURRENT_SITE', '/');
+define('SITE_ID_CURRENT_SITE', 1);
+define('BLOG_ID_CURRENT_SITE', 1);`),
+      );
+      for (const n of [2, 3]) {
+        const created = await wp('create-site', { path: `/site${n}/`, title: `Site ${n}` });
+        if (created.result !== n) throw new Error(`site ${n} not created: ${JSON.stringify(created)}`);
+      }
+    }
+    const server = ['-S', `127.0.0.1:${port}`, '-t', root];
+    if (opts.multisite) server.push(join(ROOT, 'test/wordpress/router.php'));
+    php = spawn('php', server, { cwd: root, stdio: 'ignore' });
     await waitForHttp(`${url}/wp-login.php`);
     return {
       url,
@@ -264,10 +287,16 @@ function sdkFiles(): [string, Buffer][] {
  * The vendor's plugin: its header and the ten lines of docs/sdk-wordpress.md, plus the SDK folder
  * copied in as `tollgate/`. `store` is the store's address as the site reaches it.
  */
-export function pluginFiles(store: string, version: string, renewalUrl: string): [string, Buffer][] {
+export function pluginFiles(
+  store: string,
+  version: string,
+  renewalUrl: string,
+  slug = 'acme-widget',
+  name = 'Acme Widget',
+): [string, Buffer][] {
   const main = `<?php
 /**
- * Plugin Name: Acme Widget
+ * Plugin Name: ${name}
  * Description: A licensed plugin updated from a Tollgate store.
  * Version: ${version}
  * Requires PHP: 7.4
@@ -275,11 +304,11 @@ export function pluginFiles(store: string, version: string, renewalUrl: string):
  */
 if (!defined('ABSPATH')) exit;
 require_once __DIR__ . '/tollgate/tollgate-updater.php';
-Tollgate\\Updater::register('${store}', 'acme-widget', __FILE__, ['renewal_url' => '${renewalUrl}']);
+Tollgate\\Updater::register('${store}', '${slug}', __FILE__, ['renewal_url' => '${renewalUrl}']);
 `;
   return [
-    ['acme-widget/acme-widget.php', Buffer.from(main)],
-    ...sdkFiles().map(([p, b]): [string, Buffer] => [`acme-widget/tollgate/${p}`, b]),
+    [`${slug}/${slug}.php`, Buffer.from(main)],
+    ...sdkFiles().map(([p, b]): [string, Buffer] => [`${slug}/tollgate/${p}`, b]),
   ];
 }
 
@@ -314,6 +343,43 @@ export function writeFiles(dir: string, files: [string, Buffer][]): void {
     mkdirSync(join(path, '..'), { recursive: true });
     writeFileSync(path, data);
   }
+}
+
+/**
+ * A compiled translation (GNU gettext's .mo format, as WordPress's MO class reads it) of
+ * `translations` (msgid to msgstr; a plural's msgid and msgstr hold their forms joined by NUL).
+ */
+export function moFile(
+  translations: Record<string, string>,
+  pluralForms = 'nplurals=2; plural=(n > 1);',
+): Buffer {
+  const entries: [string, string][] = [
+    ['', `Content-Type: text/plain; charset=UTF-8\nPlural-Forms: ${pluralForms}\n`],
+    ...Object.entries(translations),
+  ];
+  entries.sort(([a], [b]) => Buffer.from(a).compare(Buffer.from(b)));
+  const n = entries.length;
+  const tables = 28 + n * 16;
+  const head = Buffer.alloc(tables);
+  head.writeUInt32LE(0x950412de, 0);
+  head.writeUInt32LE(0, 4);
+  head.writeUInt32LE(n, 8);
+  head.writeUInt32LE(28, 12);
+  head.writeUInt32LE(28 + n * 8, 16);
+  head.writeUInt32LE(0, 20);
+  head.writeUInt32LE(tables, 24);
+  const strings: Buffer[] = [];
+  let offset = tables;
+  const place = (text: string, table: number, i: number) => {
+    const bytes = Buffer.from(text);
+    head.writeUInt32LE(bytes.length, table + i * 8);
+    head.writeUInt32LE(offset, table + i * 8 + 4);
+    strings.push(bytes, Buffer.from([0]));
+    offset += bytes.length + 1;
+  };
+  for (const [i, [id]] of entries.entries()) place(id, 28, i);
+  for (const [i, [, str]] of entries.entries()) place(str, 28 + n * 8, i);
+  return Buffer.concat([head, ...strings]);
 }
 
 // ─── The store ──────────────────────────────────────────────────────────────────────────────────

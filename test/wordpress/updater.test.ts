@@ -1,5 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +17,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { type ServerProcess, signIn, startServer } from '../helpers/server.js';
 import {
   freePort,
+  moFile,
   pluginFiles,
   type Site,
   StoreAdmin,
@@ -184,6 +195,27 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     expect(again.status).toBe(302);
     expect(await admin.ok<unknown[]>('GET', `/licenses/${plugin.licenseId}/activations`)).toHaveLength(1);
     expect((await state()).option.installation_id).toBe(s.option.installation_id);
+  });
+
+  it("the SDK's screens speak the administrator's language from a translation the site installed", async () => {
+    const dir = join(site.root, 'wp-content/languages/plugins');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'tollgate-updater-fr_FR.mo'),
+      moFile({ 'License key': 'Clé de licence', '%s license': 'Licence de %s' }),
+    );
+    const browser = await site.browser();
+    const page = '/wp-admin/options-general.php?page=tollgate-acme-widget';
+    expect((await browser.request(page)).body).toContain('License key');
+    await site.wp('set-locale', { locale: 'fr_FR' });
+    try {
+      const body = (await browser.request(page)).body;
+      expect(body).toContain('Clé de licence');
+      expect(body).toContain('Licence de Acme Widget');
+      expect(body).not.toContain('>License key<');
+    } finally {
+      await site.wp('set-locale', { locale: '' });
+    }
   });
 
   it('deactivating the plugin gives the seat back; activating it again activates the kept key', async () => {
@@ -415,6 +447,10 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     )?.[0];
     expect(row).toBeDefined();
     expect(row).toContain(`href="${error.renewal_url}"`);
+    // The store's message already names the version that exists: said once, not twice.
+    const available = (error as { available_version?: string }).available_version;
+    expect(available).toBe('1.3.0');
+    expect(row!.split(`${available} is available`)).toHaveLength(2);
 
     const upgrade = (await site.wp<UpgradeResult>('upgrade-plugin', { plugin: PLUGIN })).result;
     expect(upgrade.ok).toBe(false);
@@ -444,13 +480,122 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     expect(((await second.json()) as { code: string }).code).toBe('token_consumed');
   });
 
-  it('uninstalling the plugin gives its seat back and forgets the key and everything kept', async () => {
-    await admin.ok('PATCH', `/licenses/${plugin.licenseId}`, { usage_expires_at: null });
+  describe('after the license is renewed', () => {
+    beforeAll(async () => {
+      await admin.ok('PATCH', `/licenses/${plugin.licenseId}`, { usage_expires_at: null });
+      await site.wp('forget-check', { slug: 'acme-widget' });
+      expect((await updateCheck('plugin')).response?.[PLUGIN]?.new_version).toBe('1.3.0');
+    });
+    afterAll(async () => {
+      proxy.mode = 'pass';
+      await site.wp('age-check', { slug: 'acme-widget', seconds: 0, clear_backoff: true });
+    });
+
+    it("WordPress's Check again on the updates screen asks the store past the SDK's 10-minute answer", async () => {
+      await admin.release(plugin.product, '1.4.0', zipOf(pluginFiles(proxy.url, '1.4.0', RENEWAL)));
+      const browser = await site.browser();
+      // The updates screen asks again when WordPress's list is more than a minute old: the SDK's
+      // answer of a moment ago is used.
+      await site.wp('age-transient', { type: 'plugin' });
+      expect((await browser.request('/wp-admin/update-core.php')).status).toBe(200);
+      let transient = (await site.wp<Transient>('transient', { type: 'plugin' })).result;
+      expect(transient.response?.[PLUGIN]?.new_version).toBe('1.3.0');
+      // "Check again" is the administrator asking for the store's word now.
+      await site.wp('age-transient', { type: 'plugin' });
+      expect((await browser.request('/wp-admin/update-core.php?force-check=1')).status).toBe(200);
+      transient = (await site.wp<Transient>('transient', { type: 'plugin' })).result;
+      expect(transient.response?.[PLUGIN]).toMatchObject({
+        new_version: '1.4.0',
+        package: marker('acme-widget'),
+      });
+    });
+
+    it('while the store answers 429 the plugins screen says it is busy and keeps the update it knew', async () => {
+      // The last answer is older than the outage grace (7 days): a 429 is the store saying
+      // "later", not "nothing new".
+      await site.wp('age-check', { slug: 'acme-widget', seconds: 8 * 86400 });
+      proxy.mode = 'limited';
+      const transient = await updateCheck('plugin');
+      expect(transient.response?.[PLUGIN]).toMatchObject({
+        new_version: '1.4.0',
+        package: marker('acme-widget'),
+      });
+      const screen = await (await site.browser()).request('/wp-admin/plugins.php');
+      expect(screen.body).toContain('data-tollgate-code="rate_limited"');
+      proxy.mode = 'pass';
+      await site.wp('age-check', { slug: 'acme-widget', seconds: 0, clear_backoff: true });
+    });
+
+    it("a refusal of the download itself reaches the administrator with the store's code", async () => {
+      // The stored file of 1.4.0 damaged in the store's vault: the package route hands out a URL,
+      // and the download route refuses it (500 artifact_integrity_failed).
+      const sha = createHash('sha256')
+        .update(zipOf(pluginFiles(proxy.url, '1.4.0', RENEWAL)))
+        .digest('hex');
+      const files: string[] = [];
+      const walk = (dir: string) => {
+        for (const e of readdirSync(dir, { withFileTypes: true })) {
+          if (e.isDirectory()) walk(join(dir, e.name));
+          else files.push(join(dir, e.name));
+        }
+      };
+      walk(join(dataDir, 'vault'));
+      const stored = files.find((f) => createHash('sha256').update(readFileSync(f)).digest('hex') === sha);
+      expect(stored).toBeDefined();
+      const original = readFileSync(stored!);
+      const { atime, mtime } = statSync(stored!);
+      const damaged = Buffer.from(original);
+      damaged[damaged.length >> 1] = (damaged[damaged.length >> 1] ?? 0) ^ 0x01;
+      writeFileSync(stored!, damaged);
+      utimesSync(stored!, atime, mtime);
+      try {
+        const upgrade = (await site.wp<UpgradeResult>('upgrade-plugin', { plugin: PLUGIN })).result;
+        expect(upgrade.ok).toBe(false);
+        expect(upgrade.error?.codes, JSON.stringify(upgrade)).toEqual(['artifact_integrity_failed']);
+        expect(upgrade.version).toBe('1.2.0');
+      } finally {
+        writeFileSync(stored!, original);
+        utimesSync(stored!, atime, mtime);
+      }
+    });
+
+    it('a development copy points at another store by a constant or the tollgate_store_url filter', async () => {
+      const mu = join(site.root, 'wp-content/mu-plugins/staging-store.php');
+      try {
+        for (const line of [
+          `define('TOLLGATE_STORE_URL_ACME_WIDGET', '${store.url}');`,
+          `add_filter('tollgate_store_url', function ($url, $slug) { return $slug === 'acme-widget' ? '${store.url}' : $url; }, 10, 2);`,
+        ]) {
+          writeFileSync(mu, `<?php\n${line}\n`);
+          await site.wp('forget-check', { slug: 'acme-widget' });
+          const transient = await updateCheck('plugin');
+          expect(transient.response?.[PLUGIN]).toMatchObject({
+            new_version: '1.4.0',
+            package: `${store.url}/v1/software/package?slug=acme-widget`,
+          });
+        }
+        // The theme, registered without either, still talks to the vendor's address.
+        expect((await updateCheck('theme')).no_update?.['acme-theme']).toBeDefined();
+        expect(JSON.stringify(await updateCheck('theme'))).not.toContain(store.url);
+      } finally {
+        rmSync(mu, { force: true });
+        await site.wp('forget-check', { slug: 'acme-widget' });
+      }
+    });
+  });
+
+  it('deleting the plugin gives its seat back, forgets the key and its transients, with no PHP warning', async () => {
     expect((await state()).option.license_key).toBe(plugin.key);
-    const removed = (
-      await site.wp<{ option: unknown }>('uninstall-plugin', { plugin: PLUGIN, slug: 'acme-widget' })
-    ).result;
-    expect(removed.option).toBeNull();
+    // The details modal kept the changelog in a site transient.
+    await site.wp('plugin-information', { slug: 'acme-widget' });
+    expect((await site.wp<string[]>('tollgate-transients')).result.length).toBeGreaterThan(0);
+    const removed = await site.wp<{ deleted: boolean; option: unknown; exists: boolean }>('delete-plugin', {
+      plugin: PLUGIN,
+      slug: 'acme-widget',
+    });
+    expect(removed.result).toMatchObject({ deleted: true, option: null, exists: false });
+    expect(removed.warnings.filter((w) => /acme-widget|tollgate/i.test(w))).toEqual([]);
+    expect((await site.wp<string[]>('tollgate-transients')).result).toEqual([]);
     const active = (
       await admin.ok<{ status: string }[]>('GET', `/licenses/${plugin.licenseId}/activations`)
     ).filter((a) => a.status === 'active');

@@ -21,7 +21,8 @@ if (!is_dir($root) || !is_array($args)) {
 $url = parse_url(file_get_contents($root . '/.site-url'));
 $_SERVER['HTTP_HOST'] = $url['host'] . (isset($url['port']) ? ':' . $url['port'] : '');
 $_SERVER['SERVER_NAME'] = $url['host'];
-$_SERVER['REQUEST_URI'] = '/';
+// On a multisite, `path` names the site the command runs on (its path, e.g. /site2/).
+$_SERVER['REQUEST_URI'] = isset($args['path']) ? $args['path'] : '/';
 $_SERVER['REQUEST_METHOD'] = 'GET';
 $_SERVER['SERVER_PROTOCOL'] = 'HTTP/1.1';
 if ($command === 'install') {
@@ -31,6 +32,15 @@ if ($command === 'auto-update') {
     // As wp-cron.php runs it: the background updater leaves active plugins active.
     define('DOING_CRON', true);
 }
+
+// PHP's warnings and notices while the command runs, for tests that show the SDK raises none.
+$warnings = [];
+set_error_handler(function ($errno, $message, $file, $line) use (&$warnings) {
+    if ($errno & (E_WARNING | E_NOTICE | E_USER_WARNING | E_USER_NOTICE)) {
+        $warnings[] = "$message in $file:$line";
+    }
+    return false;
+});
 
 ob_start();
 require $root . '/wp-load.php';
@@ -90,15 +100,41 @@ switch ($command) {
         $result = wp_install('Tollgate test site', 'admin', 'admin@example.com', true, '', $args['password']);
         update_option('permalink_structure', '');
         $result = ['user_id' => $result['user_id']];
+        if (!empty($args['multisite'])) {
+            // What Tools → Network Setup does: the network's tables and its first rows
+            // (wp-config.php gets MULTISITE after this).
+            require_once ABSPATH . 'wp-admin/includes/network.php';
+            foreach ($wpdb->tables('ms_global') as $table => $prefixed) {
+                $wpdb->$table = $prefixed;
+            }
+            install_network();
+            $network = populate_network(1, $_SERVER['HTTP_HOST'], 'admin@example.com', 'Tollgate network', '/', false);
+            $result['network'] = is_wp_error($network) ? $network->get_error_codes() : true;
+        }
+        break;
+
+    case 'create-site':
+        $id = wpmu_create_blog(DOMAIN_CURRENT_SITE, $args['path'], $args['title'], 1);
+        if (!is_wp_error($id)) {
+            // WordPress drops the ':' of a port from a new site's domain (a network is meant to be
+            // on 80 or 443); the test's server has a port of its own, so it is put back.
+            global $wpdb;
+            $wpdb->update($wpdb->blogs, ['domain' => DOMAIN_CURRENT_SITE], ['blog_id' => $id]);
+            clean_blog_cache($id);
+            $url = 'http://' . DOMAIN_CURRENT_SITE . rtrim($args['path'], '/');
+            update_blog_option($id, 'home', $url);
+            update_blog_option($id, 'siteurl', $url);
+        }
+        $result = is_wp_error($id) ? $id->get_error_codes() : $id;
         break;
 
     case 'activate-plugin':
-        $result = error_of(activate_plugin($args['plugin'])) ?? true;
+        $result = error_of(activate_plugin($args['plugin'], '', !empty($args['network']))) ?? true;
         break;
 
     case 'deactivate-plugin':
-        deactivate_plugins($args['plugin']);
-        $result = !is_plugin_active($args['plugin']);
+        deactivate_plugins($args['plugin'], false, !empty($args['network']));
+        $result = !empty($args['network']) ? !is_plugin_active_for_network($args['plugin']) : !is_plugin_active($args['plugin']);
         break;
 
     case 'uninstall-plugin':
@@ -106,6 +142,50 @@ switch ($command) {
         deactivate_plugins($args['plugin']);
         uninstall_plugin($args['plugin']);
         $result = ['option' => get_option('tollgate_' . $args['slug'], null)];
+        break;
+
+    case 'delete-plugin':
+        // As the plugins screen's Delete does it: deactivated, then delete_plugins() runs the
+        // uninstall hook, removes the files and writes the update list again.
+        deactivate_plugins($args['plugin'], false, is_multisite() && is_plugin_active_for_network($args['plugin']));
+        $deleted = delete_plugins([$args['plugin']]);
+        $result = [
+            'deleted' => $deleted === true,
+            'option' => get_option('tollgate_' . $args['slug'], null),
+            'exists' => file_exists(WP_PLUGIN_DIR . '/' . $args['plugin']),
+        ];
+        if (is_multisite()) {
+            $result['network_option'] = get_site_option('tollgate_' . $args['slug'], null);
+            $result['site_options'] = [];
+            foreach (get_sites(['fields' => 'ids']) as $blog) {
+                $result['site_options'][$blog] = get_blog_option($blog, 'tollgate_' . $args['slug'], null);
+            }
+        }
+        break;
+
+    case 'tollgate-transients':
+        // Every transient (site-wide or not) the SDK may have left, by name.
+        global $wpdb;
+        $like = '%' . $wpdb->esc_like('transient_tollgate_') . '%';
+        $names = $wpdb->get_col($wpdb->prepare("SELECT option_name FROM {$wpdb->options} WHERE option_name LIKE %s", $like));
+        if (is_multisite()) {
+            $names = array_merge($names, $wpdb->get_col($wpdb->prepare("SELECT meta_key FROM {$wpdb->sitemeta} WHERE meta_key LIKE %s", $like)));
+        }
+        $result = $names;
+        break;
+
+    case 'age-transient':
+        // WordPress's own update list made older, so that its screens ask for updates again.
+        $current = get_site_transient('update_' . $args['type'] . 's');
+        $current->last_checked -= 3600;
+        set_site_transient('update_' . $args['type'] . 's', $current);
+        $result = true;
+        break;
+
+    case 'set-locale':
+        // The administrator's own language (Profile → Language), '' for the site's.
+        update_user_meta(1, 'locale', $args['locale']);
+        $result = true;
         break;
 
     case 'license-status':
@@ -136,7 +216,7 @@ switch ($command) {
 
     case 'state':
         $result = [
-            'option' => get_option('tollgate_' . $args['slug']),
+            'option' => !empty($args['network']) ? get_site_option('tollgate_' . $args['slug']) : get_option('tollgate_' . $args['slug']),
             // Null while the plugin is inactive (its code, the SDK's included, is not loaded).
             'version' => class_exists('Tollgate\\Updater') && Tollgate\Updater::get($args['slug'])
                 ? Tollgate\Updater::get($args['slug'])->installed_version() : null,
@@ -149,11 +229,12 @@ switch ($command) {
 
     case 'forget-check':
         // The updater's own 10-minute cache, as after those minutes have passed.
-        $state = get_option('tollgate_' . $args['slug']);
+        $network = !empty($args['network']);
+        $state = $network ? get_site_option('tollgate_' . $args['slug']) : get_option('tollgate_' . $args['slug']);
         $state['check'] = null;
         $state['check_error'] = null;
         $state['next_check_at'] = 0;
-        update_option('tollgate_' . $args['slug'], $state);
+        $network ? update_site_option('tollgate_' . $args['slug'], $state) : update_option('tollgate_' . $args['slug'], $state);
         $result = true;
         break;
 
@@ -230,4 +311,4 @@ switch ($command) {
 }
 
 $output = ob_get_clean();
-echo wp_json_encode(['result' => $result, 'output' => $output, 'downloads' => $downloads]), "\n";
+echo wp_json_encode(['result' => $result, 'output' => $output, 'downloads' => $downloads, 'warnings' => $warnings]), "\n";

@@ -45,10 +45,16 @@ final class Messages
             case 'staging_activation_limit_reached':
                 return __('This license is active on as many staging sites as it allows. Deactivate one first.', 'tollgate-updater');
             case 'oauth_required':
+                return __('The store asks for this activation to be approved in your account there. Save the key again to go to the approval page.', 'tollgate-updater');
+            case 'access_denied':
+                return __('The activation was denied at the store. Nothing was activated.', 'tollgate-updater');
+            case 'invalid_state':
+            case 'approval_expired':
+                return __('The approval at the store has expired or was already used. Save the key again to ask for a new one.', 'tollgate-updater');
             case 'oauth_unavailable':
             case 'missing_return_url':
             case 'invalid_return_url':
-                return __('The store asks for activations to be approved in your account there; this updater cannot do that yet. Contact the store.', 'tollgate-updater');
+                return __('The store could not start the approval of this activation. Contact the store.', 'tollgate-updater');
             case 'no_activation':
                 return __('This site was not activated for the license.', 'tollgate-updater');
             case 'release_not_entitled':
@@ -133,6 +139,58 @@ final class Messages
             return $answer_message;
         }
         return self::text($code);
+    }
+
+    /**
+     * The message of a refusal that names a version which exists (`available_version`): the
+     * store's own message already says so ("Version 1.1.0 is available. …") and is shown as it is;
+     * the SDK's fallback sentence is led by the version.
+     */
+    public static function with_version(string $code, ?string $answer_message, ?string $version): string
+    {
+        $message = self::of($code, $answer_message);
+        if ($version === null || $version === '' || $message === $answer_message) {
+            return $message;
+        }
+        /* translators: 1: a version number, 2: why it cannot be installed */
+        return sprintf(__('Version %1$s is available. %2$s', 'tollgate-updater'), $version, $message);
+    }
+
+    /** While the store asks for a pause (429): how long until the updater asks again. */
+    public static function busy(int $seconds): string
+    {
+        $minutes = max(1, (int) ceil($seconds / 60));
+        return sprintf(
+            /* translators: %d: minutes until the store is asked again */
+            _n(
+                'The store is busy. The updater will ask again in %d minute.',
+                'The store is busy. The updater will ask again in %d minutes.',
+                $minutes,
+                'tollgate-updater'
+            ),
+            $minutes
+        );
+    }
+
+    /** A changelog point's type as a heading word: the usual ones translated, others as sent. */
+    public static function point_type(string $type): string
+    {
+        switch ($type) {
+            case 'added':
+                return __('Added', 'tollgate-updater');
+            case 'changed':
+                return __('Changed', 'tollgate-updater');
+            case 'deprecated':
+                return __('Deprecated', 'tollgate-updater');
+            case 'removed':
+                return __('Removed', 'tollgate-updater');
+            case 'fixed':
+                return __('Fixed', 'tollgate-updater');
+            case 'security':
+                return __('Security', 'tollgate-updater');
+            default:
+                return ucfirst($type);
+        }
     }
 
     public static function renewable(string $code): bool

@@ -36,7 +36,14 @@ final class Receipt
                 || strlen($public) !== SODIUM_CRYPTO_SIGN_PUBLICKEYBYTES) {
                 return null;
             }
-            if (!sodium_crypto_sign_verify_detached($signature, $receipt['payload'], $public)) {
+            try {
+                $verified = sodium_crypto_sign_verify_detached($signature, $receipt['payload'], $public);
+            } catch (\Throwable $e) {
+                // WordPress's sodium_compat (a site without ext-sodium) throws on a malformed
+                // signature where the extension answers false: a forged receipt is not a fatal error.
+                $verified = false;
+            }
+            if (!$verified) {
                 return null;
             }
             $json = base64_decode(strtr($receipt['payload'], '-_', '+/'), true);
