@@ -14,7 +14,8 @@ import {
  * Test mode in a real browser (docs/admin.md, 'First hour, test mode and going live'; docs/storefront.md,
  * 'Test mode'): the banner on every console screen and every store page while the store is in test
  * mode and on none once live; the dashboard's checklist from the store's data, each step linking
- * to its field; going live by keyboard alone and by mouse. Once (SQLite), with the page tests.
+ * to its field; going live by keyboard alone and by mouse; then the first live sale, paid by bank
+ * transfer and marked paid by the owner. Once (SQLite), with the page tests.
  */
 const BANNER = 'Test mode: no real payments';
 
@@ -231,5 +232,45 @@ describe.skipIf(skipPageBrowserTests)('test mode in a real browser', () => {
     expect((await api<{ store_mode: string }>('GET', '/settings')).body.store_mode).toBe('live');
     expect(await bannerCount()).toBe(0);
     await checkBothWidths('dashboard-live');
+  }, 180_000);
+
+  it('the first live sale: a buyer orders by bank transfer, the owner marks it paid, a real license is issued', async () => {
+    const product = await api<{ id: number; slug: string }>('POST', '/products', {
+      name: 'Live Kit',
+      price: '29.00',
+      licensing_enabled: 'yes',
+    });
+    expect(product.status).toBe(201);
+    // The buyer, in the store: no banner, and no test card to pay with.
+    await page.goto(`${server.url}/products/${product.body.slug}`);
+    expect(await bannerCount()).toBe(0);
+    await page.getByRole('button', { name: 'Add to cart' }).click();
+    await page.waitForURL(`${server.url}/cart`);
+    await page.goto(`${server.url}/checkout`);
+    await page.locator('#billing_first_name').waitFor();
+    await page.fill('#billing_first_name', 'Lin');
+    await page.fill('#billing_last_name', 'Okafor');
+    await page.selectOption('#billing_country', 'GB');
+    await page.fill('#billing_email', 'first.live@example.com');
+    expect(await page.getByLabel('Card (test gateway)').count()).toBe(0);
+    await page.getByLabel('Direct bank transfer').check();
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await page.waitForURL(/\/checkout\/order-received\//);
+    const orderId = Number(new URL(page.url()).pathname.split('/').pop());
+    const placed = (await api<{ status: string; test: boolean }>('GET', `/orders/${orderId}`)).body;
+    expect(placed).toMatchObject({ status: 'on-hold', test: false });
+
+    // The owner, in the console, marks the transfer received.
+    await page.goto(`${server.url}/admin/orders/${orderId}`);
+    await page.getByRole('heading', { level: 1, name: `Order #${orderId}` }).waitFor();
+    await page.getByLabel('New status').selectOption('processing');
+    await page.getByRole('button', { name: 'Change status' }).click();
+    const issued = page.getByRole('region', { name: 'Licenses issued' }).locator('tbody tr .key');
+    await issued.first().waitFor();
+    const { licenses } = (
+      await api<{ licenses: { order_id: number; test: boolean }[] }>('GET', '/licenses?per_page=500')
+    ).body;
+    expect(licenses.filter((l) => l.order_id === orderId)).toMatchObject([{ test: false }]);
+    expect((await api<unknown[]>('GET', '/orders?test=false')).body.length).toBeGreaterThan(0);
   }, 180_000);
 });
