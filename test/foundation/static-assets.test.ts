@@ -49,6 +49,9 @@ function decoded(res: Raw): Buffer {
 
 beforeAll(async () => {
   ensureConsoleBuilt({ quiet: true });
+  assets = readdirSync(join(CONSOLE_DIR, 'assets'));
+  mainScript = `/admin/assets/${assets.find((f) => /^index-.*\.js$/.test(f))}`;
+  scriptBytes = readFileSync(join(CONSOLE_DIR, mainScript.slice('/admin/'.length)));
   t = await createTestApp({ build: { adminDir: CONSOLE_DIR } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -57,9 +60,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-const assets = readdirSync(join(CONSOLE_DIR, 'assets'));
-const mainScript = `/admin/assets/${assets.find((f) => /^index-.*\.js$/.test(f))}`;
-const scriptBytes = readFileSync(join(CONSOLE_DIR, mainScript.slice('/admin/'.length)));
+// Read once the console is built (beforeAll): a run without the browser tests may not have built it.
+let assets: string[];
+let mainScript: string;
+let scriptBytes: Buffer;
 
 describe('the console (dist/admin) over HTTP', () => {
   it('has a Brotli and a gzip copy of every text file of the build', () => {
