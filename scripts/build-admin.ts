@@ -18,8 +18,12 @@ const SOURCES = join(ROOT, 'web', 'admin');
 export const CONSOLE_DIR = join(ROOT, 'dist', 'admin');
 const STAMP = join(CONSOLE_DIR, '.source-hash');
 
-/** Files of the server's source the console's build uses: the statuses' words it bundles, and the compression. */
-const SHARED = [join(ROOT, 'src', 'web', 'status-labels.ts'), join(ROOT, 'src', 'web', 'static.ts')];
+/** Files of the server's source the console's build uses: the statuses' words and the slug rule it bundles, and the compression. */
+const SHARED = [
+  join(ROOT, 'src', 'web', 'status-labels.ts'),
+  join(ROOT, 'src', 'web', 'static.ts'),
+  join(ROOT, 'src', 'modules', 'catalogue', 'slug.ts'),
+];
 
 /**
  * SHA-256 over every file of web/admin (path and bytes), the shared files, package-lock.json, this

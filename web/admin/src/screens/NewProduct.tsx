@@ -2,6 +2,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useLocation } from 'wouter';
+// The server's own slug of a name, shown until the owner types one.
+import { slugBase } from '../../../../src/modules/catalogue/slug.js';
 import { ApiError, patch, post } from '../api';
 import { inputLimits } from '../limits';
 import type { Product } from '../types';
@@ -29,19 +31,6 @@ interface NewProductValues {
 
 const MONEY = { value: /^\d{1,9}(\.\d{1,6})?$/, message: 'A price such as 49.00.' };
 const SLUG = { value: /^[a-z0-9-]{1,100}$/, message: '1 to 100 characters: a-z, 0-9 and hyphens.' };
-
-/** The server's own slug of a name (src/modules/catalogue/slug.ts), shown until the owner types one. */
-export function slugOf(name: string): string {
-  const s = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 80)
-    .replace(/-+$/g, '');
-  return s || 'product';
-}
 
 /** The updates choice as the entitlement policy the API stores (docs/catalogue.md). */
 function policyOf(f: NewProductValues) {
@@ -154,7 +143,7 @@ export function NewProductForm() {
             {...name}
             onChange={(e) => {
               void name.onChange(e);
-              if (!slugEdited.current) setValue('slug', slugOf(e.target.value));
+              if (!slugEdited.current) setValue('slug', slugBase(e.target.value));
             }}
           />
         )}
