@@ -270,6 +270,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     orders,
     refunds,
     catalogue,
+    audit,
     clock,
     testClock,
     apiUrl: config.stripeApiUrl,

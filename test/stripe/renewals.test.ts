@@ -157,3 +157,116 @@ it('a kept card pays the renewal off-session; declined, the customer is emailed 
   expect(again.statusCode, again.body).toBe(200);
   expect((again.json().next as { payment_intent: string }).payment_intent).toBe(declined.payment_intent_id);
 });
+
+/** A subscription bought with Stripe by a customer who kept the card. */
+async function keptCardSubscription() {
+  const product = await createProduct(t, {
+    type: 'subscription',
+    price: '9.00',
+    subscription: { period: 'month', interval: 1 },
+  });
+  const email = uniqueEmail('kept');
+  const customer = await createCustomer(t, email);
+  const b = new Browser(t);
+  await b.login(email, customer.password);
+  const out = await createOrder(
+    t,
+    { items: [{ product_id: product.id, qty: 1 }], billing: { ...BILLING, email }, payment_method: 'stripe' },
+    b,
+  );
+  const pay = await payOrder(b, out.order_id, {
+    key: out.order_key,
+    payment_method: 'stripe',
+    payment_data: { save_card: true },
+  });
+  const intent = (pay.json().next as { payment_intent: string }).payment_intent;
+  const method = `pm_kept${out.order_id}`;
+  await deliver(
+    t,
+    stripeEvent('payment_intent.succeeded', succeededIntent(standIn, intent, { payment_method: method })),
+  );
+  const kept = await db()
+    .selectFrom('stripe_customers')
+    .selectAll()
+    .where('user_id', '=', customer.id)
+    .executeTakeFirstOrThrow();
+  expect(kept.payment_method_id).toBe(method);
+  const sub = await db()
+    .selectFrom('subscriptions')
+    .select('id')
+    .where('parent_order_id', '=', out.order_id)
+    .executeTakeFirstOrThrow();
+  return { customer, kept, method, sub };
+}
+
+const chargesOf = (orderId: number) =>
+  db().selectFrom('stripe_renewal_charges').select('status').where('order_id', '=', orderId).execute();
+const userAudit = (userId: number) =>
+  db()
+    .selectFrom('audit_events')
+    .select(['action', 'actor_kind'])
+    .where('entity_type', '=', 'user')
+    .where('entity_id', '=', userId)
+    .where('actor_kind', '=', 'system')
+    .execute();
+
+it('a card detached at Stripe is no longer charged: the next renewal is left to the pay link', async () => {
+  const { customer, method, sub } = await keptCardSubscription();
+  const detached = stripeEvent('payment_method.detached', {
+    id: method,
+    object: 'payment_method',
+    type: 'card',
+    customer: null,
+    card: { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2030 },
+  });
+  expect((await deliver(t, detached)).json().result).toBe('handled');
+  expect((await deliver(t, detached)).json().result).toBe('duplicate');
+  const row = await db()
+    .selectFrom('stripe_customers')
+    .selectAll()
+    .where('user_id', '=', customer.id)
+    .executeTakeFirstOrThrow();
+  expect(row.payment_method_id).toBeNull();
+  expect(await userAudit(customer.id)).toEqual([{ action: 'card_detached', actor_kind: 'system' }]);
+  const renewal = await nextRenewal(sub.id);
+  expect(await chargesOf(renewal.id)).toEqual([]);
+  const due = await db()
+    .selectFrom('mail_messages')
+    .select('data')
+    .where('kind', '=', 'renewal_due')
+    .execute();
+  expect(
+    due.filter((m) => (JSON.parse(m.data) as { order_id: number }).order_id === renewal.id),
+  ).toHaveLength(1);
+  // A card nobody here kept changes nothing.
+  const other = stripeEvent('payment_method.detached', {
+    id: 'pm_someoneelse',
+    object: 'payment_method',
+    customer: null,
+  });
+  expect((await deliver(t, other)).json().result).toBe('handled');
+});
+
+it('a Stripe customer deleted at Stripe: the link is dropped, the subscription and orders stay, renewals wait for the pay link', async () => {
+  const { customer, kept, sub } = await keptCardSubscription();
+  const deleted = stripeEvent('customer.deleted', {
+    id: kept.customer_id,
+    object: 'customer',
+    deleted: true,
+  });
+  expect((await deliver(t, deleted)).json().result).toBe('handled');
+  expect((await deliver(t, deleted)).json().result).toBe('duplicate');
+  expect(
+    await db().selectFrom('stripe_customers').selectAll().where('user_id', '=', customer.id).execute(),
+  ).toEqual([]);
+  expect(await userAudit(customer.id)).toEqual([{ action: 'stripe_customer_deleted', actor_kind: 'system' }]);
+  const still = await db()
+    .selectFrom('subscriptions')
+    .select('status')
+    .where('id', '=', sub.id)
+    .executeTakeFirstOrThrow();
+  expect(still.status).toBe('active');
+  expect(await db().selectFrom('users').select('id').where('id', '=', customer.id).execute()).toHaveLength(1);
+  const renewal = await nextRenewal(sub.id);
+  expect(await chargesOf(renewal.id)).toEqual([]);
+});

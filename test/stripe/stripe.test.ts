@@ -429,6 +429,97 @@ describe('refunds and disputes of Stripe orders', () => {
   });
 });
 
+describe('closed disputes', () => {
+  const dispute = (intent: string, status: string, amount = 2500) => ({
+    id: `dp_${intent.slice(3)}`,
+    object: 'dispute',
+    amount,
+    currency: 'usd',
+    charge: `ch_${intent.slice(3)}`,
+    payment_intent: intent,
+    reason: 'fraudulent',
+    status,
+  });
+  const orderAudit = (id: number) =>
+    db()
+      .selectFrom('audit_events')
+      .select(['action', 'actor_kind', 'actor_email'])
+      .where('entity_type', '=', 'order')
+      .where('entity_id', '=', id)
+      .execute();
+
+  it('won: the dispute flag is cleared and the licenses it suspended are active again, once', async () => {
+    await setSettings(t, { refund_license_action: 'suspend' });
+    try {
+      const order = await paidStripeOrder();
+      await deliver(t, stripeEvent('charge.dispute.created', dispute(order.intent, 'needs_response')));
+      expect((await licensesOfOrder(t, order.id))[0]!.status).toBe('suspended');
+      const won = stripeEvent('charge.dispute.closed', dispute(order.intent, 'won'));
+      expect((await deliver(t, won)).json().result).toBe('handled');
+      expect((await deliver(t, won)).json().result).toBe('duplicate');
+      const after = await getOrder(order.id);
+      expect(after).toMatchObject({ status: 'processing', disputed_at: null, refunded_total: '0.00' });
+      expect((await licensesOfOrder(t, order.id))[0]!.status).toBe('active');
+      expect((await notesOf(order.id)).filter((n) => n.kind === 'dispute')).toHaveLength(2);
+      expect(await orderAudit(order.id)).toContainEqual({
+        action: 'dispute_won',
+        actor_kind: 'system',
+        actor_email: 'stripe',
+      });
+    } finally {
+      await setSettings(t, { refund_license_action: 'revoke' });
+    }
+  });
+
+  it('won after the dispute revoked the licenses: a revocation is for good, the licenses stay revoked', async () => {
+    const order = await paidStripeOrder();
+    await deliver(t, stripeEvent('charge.dispute.created', dispute(order.intent, 'needs_response')));
+    await deliver(t, stripeEvent('charge.dispute.closed', dispute(order.intent, 'won')));
+    expect((await getOrder(order.id)).disputed_at).toBeNull();
+    expect((await licensesOfOrder(t, order.id))[0]!.status).toBe('revoked');
+  });
+
+  it('lost: the amount the bank took is a refund at the provider; the whole payment lost refunds the order, once', async () => {
+    const order = await paidStripeOrder();
+    await deliver(t, stripeEvent('charge.dispute.created', dispute(order.intent, 'needs_response')));
+    const lost = stripeEvent('charge.dispute.closed', dispute(order.intent, 'lost'));
+    expect((await deliver(t, lost)).json().result).toBe('handled');
+    expect((await deliver(t, lost)).json().result).toBe('duplicate');
+    const after = await getOrder(order.id);
+    expect(after).toMatchObject({ status: 'refunded', refunded_total: '25.00' });
+    expect(after.disputed_at).toEqual(expect.any(String));
+    const refunds = (
+      await adminOk<{ refunds: { amount: string; full: boolean }[] }>(t, 'GET', `/orders/${order.id}/refunds`)
+    ).refunds;
+    expect(refunds).toMatchObject([{ amount: '25.00', full: true }]);
+    expect((await licensesOfOrder(t, order.id))[0]!.status).toBe('revoked');
+    expect((await orderAudit(order.id)).map((a) => a.action)).toContain('dispute_lost');
+    // Stripe was not asked to refund anything: the bank already took the money.
+    expect(
+      standIn.callsTo('POST /v1/refunds').filter((c) => c.params.payment_intent === order.intent),
+    ).toHaveLength(0);
+  });
+
+  it('lost in part: that part is recorded, the order stays paid', async () => {
+    const order = await paidStripeOrder({ price: '40.00' });
+    await deliver(t, stripeEvent('charge.dispute.closed', dispute(order.intent, 'lost', 1000)));
+    expect(await getOrder(order.id)).toMatchObject({ status: 'processing', refunded_total: '10.00' });
+    expect((await licensesOfOrder(t, order.id))[0]!.status).toBe('active');
+  });
+
+  it('a status that decides nothing, another currency or a PaymentIntent not ours is ignored', async () => {
+    const order = await paidStripeOrder();
+    for (const object of [
+      dispute(order.intent, 'under_review'),
+      { ...dispute(order.intent, 'lost'), currency: 'eur' },
+      dispute('pi_notours123', 'lost'),
+    ]) {
+      expect((await deliver(t, stripeEvent('charge.dispute.closed', object))).json().result).toBe('ignored');
+    }
+    expect(await getOrder(order.id)).toMatchObject({ status: 'processing', refunded_total: '0.00' });
+  });
+});
+
 /**
  * The charge of a paid order as Stripe's charge.refunded event carries it (Stripe.Charge):
  * `amount_refunded` is everything refunded so far.

@@ -517,6 +517,17 @@ export class LicenseRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
+  /** Marks a suspended license active again; false when it was not suspended. */
+  async reinstate(id: number, now: string, tx?: Tx): Promise<boolean> {
+    const r = await on(this.db, tx)
+      .updateTable('licenses')
+      .set({ status: 'active', updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'suspended')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   /** The licenses issued for an order, oldest first. */
   async idsOfOrder(orderId: number, tx?: Tx): Promise<number[]> {
     const rows = await on(this.db, tx)

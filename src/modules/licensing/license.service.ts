@@ -2,7 +2,7 @@ import { type Clock, iso, rfc3339 } from '../../clock.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
-import { type Actor, diff, maskKey } from '../audit/audit.model.js';
+import { type Actor, diff, maskKey, type SystemActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { type EntitlementPolicyInput, snapshotPolicy, usageExpiryOf } from '../catalogue/policy.js';
 import { normaliseDomain } from '../identity/domain.js';
@@ -371,6 +371,17 @@ export class LicenseService {
         tx,
       );
     }
+    return true;
+  }
+
+  /**
+   * Takes a suspension back in the caller's transaction (a dispute the store won, when the dispute
+   * had suspended the order's licenses). Answers false when the license was not suspended.
+   */
+  async reinstateIn(id: number, tx: Tx, actor: Actor | SystemActor): Promise<boolean> {
+    if (!(await this.repo.reinstate(id, iso(this.clock.now()), tx))) return false;
+    const changes = { status: { before: 'suspended', after: 'active' } };
+    await this.audit.record(actor, { entity_type: 'license', entity_id: id, action: 'update', changes }, tx);
     return true;
   }
 

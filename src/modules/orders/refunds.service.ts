@@ -2,7 +2,7 @@ import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
-import type { Actor } from '../audit/audit.model.js';
+import type { Actor, SystemActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { fromMinor, toMinor } from '../catalogue/money.js';
 import type { LicenseService } from '../licensing/license.service.js';
@@ -202,6 +202,8 @@ export class RefundsService {
     refundedMinor: number,
     reference: string,
     tx: Tx,
+    /** Why, when not a plain refund (a lost chargeback). */
+    why: string | null = null,
   ): Promise<number> {
     const locked = await this.orders.lock(orderId, tx);
     if (!locked || !PAID.has(locked.status)) return 0;
@@ -212,7 +214,7 @@ export class RefundsService {
     if (!(await this.repo.addRefunded(orderId, amount, now, tx))) return 0;
     const refunded = before + amount;
     const full = refunded === Number(locked.total);
-    const reason = 'Refunded at the payment provider';
+    const reason = why ? `At the payment provider: ${why}` : 'Refunded at the payment provider';
     await this.repo.insertRefund(
       {
         order_id: orderId,
@@ -230,7 +232,7 @@ export class RefundsService {
       {
         order_id: orderId,
         kind: 'refund',
-        body: `${full ? 'Refunded in full' : 'Partly refunded'} at the payment provider: ${money(amount)} (${money(refunded)} of ${money(Number(locked.total))} refunded). Reference: ${reference}.`,
+        body: `${full ? 'Refunded in full' : 'Partly refunded'} at the payment provider${why ? ` (${why})` : ''}: ${money(amount)} (${money(refunded)} of ${money(Number(locked.total))} refunded). Reference: ${reference}.`,
         ...actorColumns(),
         created_at: now,
       },
@@ -265,6 +267,56 @@ export class RefundsService {
     await this.systemNote(orderId, 'dispute', body, tx);
     const { refund_license_action: action } = await this.settings.get(tx);
     await this.applyLicenseAction(orderId, action, tx);
+  }
+
+  /**
+   * A chargeback closed (docs/payments.md, 'Disputes'), in the caller's transaction, with a note
+   * and an audit entry by `actor`. Won (or an inquiry closed without one): the order's dispute flag
+   * is cleared and the licenses the dispute suspended are active again (a revocation is for good,
+   * so revoked licenses stay revoked). Lost: the bank took `amountMinor` back, which is recorded as a
+   * refund at the payment provider, so a loss of the whole payment completes the refund
+   * (`refund_license_action`, stock, subscriptions) as one made in the console does.
+   */
+  async closeDispute(
+    orderId: number,
+    outcome: { won: boolean; amountMinor: number; reference: string; body: string },
+    actor: SystemActor,
+    tx: Tx,
+  ): Promise<void> {
+    const locked = await this.orders.lock(orderId, tx);
+    if (!locked) return;
+    const now = iso(this.clock.now());
+    await this.systemNote(orderId, 'dispute', outcome.body, tx);
+    const changes: Record<string, { before: unknown; after: unknown }> = {};
+    if (outcome.won) {
+      if (locked.disputed_at !== null) {
+        await this.orders.update(orderId, { disputed_at: null, updated_at: now }, tx);
+        changes.disputed_at = { before: locked.disputed_at, after: null };
+      }
+      const { refund_license_action: action } = await this.settings.get(tx);
+      if (action === 'suspend') {
+        for (const id of await this.licenses.idsOfOrder(orderId, tx)) {
+          await this.licenses.reinstateIn(id, tx, actor);
+        }
+      }
+    } else {
+      const before = Number(locked.refunded_total);
+      const recorded = await this.recordGatewayRefund(
+        orderId,
+        before + outcome.amountMinor,
+        outcome.reference,
+        tx,
+        'chargeback lost',
+      );
+      if (recorded > 0) {
+        changes.refunded_total = {
+          before: fromMinor(before, locked.decimals),
+          after: fromMinor(before + recorded, locked.decimals),
+        };
+      }
+    }
+    const action = outcome.won ? 'dispute_won' : 'dispute_lost';
+    await this.audit.record(actor, { entity_type: 'order', entity_id: orderId, action, changes }, tx);
   }
 
   async listRefunds(orderId: number) {

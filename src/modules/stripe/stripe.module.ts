@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock, TestClock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { OutboxWorker } from '../../outbox/worker.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { RefundsService } from '../orders/refunds.service.js';
@@ -29,6 +30,7 @@ export function createStripe(deps: {
   orders: OrdersService;
   refunds: RefundsService;
   catalogue: CatalogueService;
+  audit: AuditService;
   clock: Clock;
   testClock: TestClock | null;
   /** STRIPE_API_URL: a stand-in for Stripe's API in tests; null = Stripe's own. */
@@ -43,6 +45,7 @@ export function createStripe(deps: {
     deps.orders,
     deps.refunds,
     deps.catalogue,
+    deps.audit,
     deps.clock,
     deps.apiUrl,
     deps.log,

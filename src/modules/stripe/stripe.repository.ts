@@ -102,4 +102,28 @@ export class StripeRepository {
       .where('user_id', '=', userId)
       .execute();
   }
+
+  /**
+   * Forgets a card detached from its customer at Stripe (in the Dashboard, or by the customer
+   * removing it): renewals stop trying it. Answers the users whose kept card it was.
+   */
+  async forgetPaymentMethod(paymentMethodId: string, now: string, tx: Tx): Promise<number[]> {
+    const rows = await on(this.db, tx)
+      .updateTable('stripe_customers')
+      .set({ payment_method_id: null, updated_at: now })
+      .where('payment_method_id', '=', paymentMethodId)
+      .returning('user_id')
+      .execute();
+    return rows.map((r) => Number(r.user_id));
+  }
+
+  /** Drops the link to a Stripe customer deleted at Stripe; answers the users it was linked to. */
+  async forgetCustomer(customerId: string, tx: Tx): Promise<number[]> {
+    const rows = await on(this.db, tx)
+      .deleteFrom('stripe_customers')
+      .where('customer_id', '=', customerId)
+      .returning('user_id')
+      .execute();
+    return rows.map((r) => Number(r.user_id));
+  }
 }

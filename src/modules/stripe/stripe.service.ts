@@ -6,6 +6,8 @@ import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { nextAttempt } from '../../outbox/worker.js';
 import { sha256 } from '../../random.js';
+import { systemActor } from '../audit/audit.model.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { fromMinor } from '../catalogue/money.js';
 import { refusal } from '../checkout/checkout.errors.js';
@@ -25,6 +27,9 @@ const stripeSdk = (): Promise<typeof Stripe> => {
   sdk ??= import('stripe').then((m) => m.default);
   return sdk;
 };
+
+/** Who changes what Stripe's events change, in the audit trail. */
+const STRIPE_ACTOR = systemActor('stripe');
 
 /** How old a signed event may be, in seconds: Stripe's own default, against replays. */
 const EVENT_TOLERANCE_S = 300;
@@ -74,6 +79,7 @@ export class StripeService {
     private readonly orders: OrdersService,
     private readonly refunds: RefundsService,
     private readonly catalogue: CatalogueService,
+    private readonly audit: AuditService,
     private readonly clock: Clock,
     private readonly apiUrl: string | null,
     private readonly log: FastifyBaseLogger,
@@ -355,6 +361,12 @@ export class StripeService {
         return this.disputed(event.id, event.type, event.data.object);
       case 'charge.refunded':
         return this.refunded(event.id, event.type, event.data.object);
+      case 'charge.dispute.closed':
+        return this.disputeClosed(event.id, event.type, event.data.object);
+      case 'payment_method.detached':
+        return this.methodDetached(event.id, event.type, event.data.object);
+      case 'customer.deleted':
+        return this.customerDeleted(event.id, event.type, event.data.object);
       default:
         return { received: true, result: 'ignored' };
     }
@@ -500,5 +512,79 @@ export class StripeService {
         tx,
       ),
     );
+  }
+
+  /**
+   * A chargeback decided: `won` (and an inquiry closed with no chargeback, `warning_closed`) takes
+   * the dispute's effect back; `lost` records the amount the bank took as a refund at the provider
+   * (RefundsService.closeDispute). Any other status is not a decision and is ignored.
+   */
+  private async disputeClosed(
+    eventId: string,
+    type: string,
+    dispute: Stripe.Dispute,
+  ): Promise<WebhookOutcome> {
+    const won = dispute.status === 'won' || dispute.status === 'warning_closed';
+    if (!won && dispute.status !== 'lost') return { received: true, result: 'ignored' };
+    const intentId =
+      typeof dispute.payment_intent === 'string' ? dispute.payment_intent : dispute.payment_intent?.id;
+    const found = intentId ? await this.orderOf(intentId) : null;
+    if (!found) return { received: true, result: 'ignored' };
+    const { order } = found;
+    if (dispute.currency !== order.currency.toLowerCase() || !Number.isSafeInteger(dispute.amount)) {
+      return { received: true, result: 'ignored' };
+    }
+    const body = `Stripe dispute ${dispute.id} closed: ${dispute.status} (${money(dispute.amount, order)}).`;
+    return this.once(eventId, type, (tx) =>
+      this.refunds.closeDispute(
+        order.id,
+        { won, amountMinor: dispute.amount, reference: dispute.id, body },
+        STRIPE_ACTOR,
+        tx,
+      ),
+    );
+  }
+
+  /**
+   * A card removed from its customer at Stripe: it is no longer kept for renewals, so the next
+   * renewal order is not charged to it; its renewal email asks for payment by the pay link instead.
+   */
+  private async methodDetached(
+    eventId: string,
+    type: string,
+    method: Stripe.PaymentMethod,
+  ): Promise<WebhookOutcome> {
+    return this.once(eventId, type, async (tx, now) => {
+      for (const userId of await this.repo.forgetPaymentMethod(method.id, now, tx)) {
+        const changes = { payment_method: { before: method.id, after: null } };
+        await this.audit.record(
+          STRIPE_ACTOR,
+          { entity_type: 'user', entity_id: userId, action: 'card_detached', changes },
+          tx,
+        );
+      }
+    });
+  }
+
+  /**
+   * A Stripe customer deleted at Stripe: the link to it (and its kept card) is dropped. Nothing
+   * else is: the user, orders and subscriptions stay, and renewals are paid by the pay link until
+   * the customer keeps a card again with a new payment.
+   */
+  private async customerDeleted(
+    eventId: string,
+    type: string,
+    customer: Stripe.Customer | Stripe.DeletedCustomer,
+  ): Promise<WebhookOutcome> {
+    return this.once(eventId, type, async (tx) => {
+      for (const userId of await this.repo.forgetCustomer(customer.id, tx)) {
+        const changes = { stripe_customer: { before: customer.id, after: null } };
+        await this.audit.record(
+          STRIPE_ACTOR,
+          { entity_type: 'user', entity_id: userId, action: 'stripe_customer_deleted', changes },
+          tx,
+        );
+      }
+    });
   }
 }
