@@ -32,7 +32,7 @@ import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
 import { storefrontRoutes } from './modules/storefront/storefront.routes.js';
-import { stripeRoutes } from './modules/stripe/stripe.routes.js';
+import { stripeAccountRoutes, stripeRoutes } from './modules/stripe/stripe.routes.js';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { testDataRoutes } from './modules/test-data/test-data.routes.js';
@@ -229,6 +229,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(refundsRoutes, { refunds });
       await api.register(testDataRoutes, { testData: services.testData });
       await api.register(stripeRoutes, { stripe: services.stripe });
+      await api.register(stripeAccountRoutes, { stripe: services.stripe });
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports, fieldReport });
@@ -259,6 +260,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     payments,
     orders,
     subscriptions,
+    stripe: services.stripe,
     downloads: services.distribution.account,
     origin: () => services.urls.origin,
     mailAvailable: () => mail.available(),

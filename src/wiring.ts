@@ -270,6 +270,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     orders,
     refunds,
     catalogue,
+    subscriptions,
     audit,
     clock,
     testClock,
@@ -354,6 +355,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   orders.onPaid((order, _paidAt, tx) => mailOutbox.orderPaid(order, tx));
   // A renewal order is created: "renewal due" with its pay link.
   orders.onCreated((order, tx) => mailOutbox.renewalCreated(order, tx));
+  // Its renewal-due message names the kept card that will pay it.
+  mailOutbox.describeRenewalCard((order, tx) => stripe.renewalCard(order, tx));
   // An order fails: for a renewal, "renewal payment failed".
   orders.onFailed((order, tx) => mailOutbox.orderFailed(order, tx));
   // An order on hold for a bank transfer or cheque: how to pay it, in the gateway's own words.

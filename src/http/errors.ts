@@ -272,6 +272,7 @@ const catalogue = {
   stripe_not_configured: [503, 'The Stripe gateway is not configured: set its keys in the settings.'],
   stripe_signature_invalid: [400, 'The Stripe-Signature header is missing, wrong or too old.'],
   stripe_unavailable: [502, 'Stripe could not be reached or refused the request; nothing was changed.'],
+  card_not_found: [404, 'No card of yours has this id.'],
   // reports (docs/api.md, 'Reports')
   invalid_report_days: [400, 'days must be a whole number from 1 to 366.'],
   invalid_field_range: [

@@ -11,6 +11,7 @@ import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { ReleasesService } from '../modules/releases/releases.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
 import type { MediaService } from '../modules/storefront/media.service.js';
+import type { StripeService } from '../modules/stripe/stripe.service.js';
 import type { SubscriptionsService } from '../modules/subscriptions/subscriptions.service.js';
 import { approvePages } from './approve.js';
 import { downloadsPages } from './downloads.js';
@@ -46,6 +47,8 @@ export interface PagesOptions {
   orders: OrdersService;
   /** Subscriptions (the customer's cancellation). */
   subscriptions: SubscriptionsService;
+  /** The cards kept with Stripe, on the Subscriptions page (docs/payments.md, 'Saved cards'). */
+  stripe: Pick<StripeService, 'cards' | 'removeCard' | 'chooseCard'>;
   /** Downloads (the customer's account tokens, docs/storefront.md 'Downloads'). */
   downloads: AccountDownloadsService;
   /** Whether the store can email a buyer now (docs/email.md): the pages never say "check your email" otherwise. */

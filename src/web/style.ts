@@ -62,6 +62,13 @@ button.small { padding: .3rem .7rem; font-size: .9rem; }
 input[readonly] { background: var(--bg); color: var(--muted); }
 .subscription form.actions { align-items: center; }
 .subscription form.actions p { flex: 1 1 16rem; margin: 0; }
+.card-choice select { padding: .5rem .6rem; font: inherit; border: 1px solid var(--line); border-radius: 8px;
+  background: var(--card); color: var(--ink); max-width: 100%; }
+.card-choice select:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
+ul.cards { list-style: none; margin: 0; padding: 0; }
+ul.cards li { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between;
+  padding: .75rem 0; border-top: 1px solid var(--line); }
+ul.cards form { margin: 0; }
 .why { color: var(--muted); font-size: .9rem; }
 /* A table whose rows become cards on a narrow screen, each cell under its column's name (data-label):
    nothing scrolls sideways at 390 px. The header row stays for screen readers. */

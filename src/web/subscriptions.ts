@@ -1,12 +1,14 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import type { Actor } from '../modules/audit/audit.model.js';
 import type { OrderRow } from '../modules/orders/orders.model.js';
 import type { OrdersService } from '../modules/orders/orders.service.js';
+import { brandName, type CardView, type StripeService } from '../modules/stripe/stripe.service.js';
 import type { SubscriptionView } from '../modules/subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../modules/subscriptions/subscriptions.service.js';
 import { accountNav } from './account-nav.js';
-import { formUser, signInUrl, viewerOf } from './forms.js';
+import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
 import { subscriptionStatusLabel } from './status-labels.js';
@@ -15,6 +17,7 @@ export interface SubscriptionsPagesOptions {
   accounts: AccountsService;
   subscriptions: SubscriptionsService;
   orders: OrdersService;
+  stripe: Pick<StripeService, 'cards' | 'removeCard' | 'chooseCard'>;
 }
 
 /** Statuses a customer may still cancel (SubscriptionsService.cancelByCustomer changes nothing for the others). */
@@ -24,6 +27,9 @@ const PAYABLE = new Set(['pending', 'failed']);
 
 /** Outcomes of a cancellation, shown after the redirect by a fixed code (no text ever comes from the URL). */
 const NOTICES: Record<string, string> = {
+  'card-chosen': 'The card for that subscription is saved: its next renewal is charged to it.',
+  'card-removed':
+    'The card is removed. Subscriptions that renewed on it use your other card, or a pay link by email.',
   'pending-cancel':
     'The subscription is cancelled. It will not renew; its licenses keep working until the paid period ends.',
   cancelled: 'The subscription is cancelled.',
@@ -31,6 +37,10 @@ const NOTICES: Record<string, string> = {
 /** A refused cancellation, in words; the code goes in `data-code`. */
 const ERRORS: Record<string, string> = {
   not_found: 'That subscription was not found among yours.',
+  subscription_not_found: 'That subscription was not found among yours.',
+  card_not_found: 'That card was not found among yours. Reload the page and try again.',
+  stripe_unavailable:
+    'The card service could not be reached; nothing was changed. Please try again in a moment.',
   failed: 'The subscription could not be cancelled. Please try again.',
 };
 
@@ -55,7 +65,49 @@ interface Row {
   renewal: OrderRow | null;
 }
 
-function subscriptionCard(r: Row, viewer: Viewer) {
+/** "Visa ending in 4242", as the renewal email names a card. */
+const cardName = (c: CardView) => `${brandName(c.brand)} ending in ${c.last4}`;
+const CARD_ID = /^(pm|card)_[A-Za-z0-9]{1,250}$/;
+
+/** The choice of kept card for one subscription's renewals. */
+function cardChoice(sub: SubscriptionView, cards: CardView[], viewer: Viewer) {
+  const field = `card-${sub.id}`;
+  return html`<form method="post" action="/account/subscriptions/${sub.id}/card" class="actions card-choice">
+    <input type="hidden" name="_nonce" value="${viewer.nonce}">
+    <label for="${field}">Renews on</label>
+    <select id="${field}" name="payment_method_id">${cards.map(
+      (c) =>
+        html`<option value="${c.id}"${c.subscriptions.includes(sub.id) ? ' selected' : ''}>${cardName(c)}</option>`,
+    )}</select>
+    <button type="submit" class="secondary">Save the card for subscription #${sub.id}</button>
+  </form>`;
+}
+
+/** The kept cards, each with what it renews and its Remove button. */
+function savedCards(cards: CardView[], unavailable: boolean, viewer: Viewer) {
+  if (unavailable) {
+    return html`<section class="card" aria-labelledby="cards-title"><h2 id="cards-title">Saved cards</h2>
+  <p class="warning" data-code="stripe_unavailable">${ERRORS.stripe_unavailable}</p></section>`;
+  }
+  if (cards.length === 0) return '';
+  return html`<section class="card saved-cards" aria-labelledby="cards-title"><h2 id="cards-title">Saved cards</h2>
+  <p class="muted">Cards you chose to keep at checkout, stored by our payment provider: this store never sees their numbers.</p>
+  <ul class="cards">${cards.map(
+    (
+      c,
+    ) => html`<li data-card="${c.id}"><span><strong>${cardName(c)}</strong>, expires ${String(c.exp_month).padStart(2, '0')}/${c.exp_year}${
+      c.subscriptions.length > 0
+        ? html`<br><span class="muted">Renews ${c.subscriptions.map((id) => `#${id}`).join(', ')}</span>`
+        : ''
+    }</span>
+    <form method="post" action="/account/cards/${c.id}/remove">
+      <input type="hidden" name="_nonce" value="${viewer.nonce}">
+      <button type="submit" class="danger secondary">Remove ${cardName(c)}</button>
+    </form></li>`,
+  )}</ul></section>`;
+}
+
+function subscriptionCard(r: Row, viewer: Viewer, cards: CardView[]) {
   const { sub } = r;
   const price =
     sub.recurring_total !== null && sub.currency
@@ -78,6 +130,7 @@ function subscriptionCard(r: Row, viewer: Viewer) {
     <a class="pay" href="/checkout/pay/${r.renewal.id}?key=${r.renewal.order_key}">Pay renewal order #${r.renewal.id}</a></p>`
       : ''
   }
+  ${cards.length > 0 && !ended ? cardChoice(sub, cards, viewer) : ''}
   ${
     CANCELLABLE.has(sub.status)
       ? html`<form method="post" action="/account/subscriptions/${sub.id}/cancel" class="actions">
@@ -101,7 +154,7 @@ function subscriptionCard(r: Row, viewer: Viewer) {
  * SubscriptionsService.cancelByCustomer).
  */
 export async function subscriptionsPages(app: FastifyInstance, opts: SubscriptionsPagesOptions) {
-  const { accounts, subscriptions, orders } = opts;
+  const { accounts, subscriptions, orders, stripe } = opts;
 
   async function render(
     reply: FastifyReply,
@@ -132,6 +185,15 @@ export async function subscriptionsPages(app: FastifyInstance, opts: Subscriptio
         order && order.customer_id === viewer.user.id && PAYABLE.has(order.status) ? order : null;
       return { sub, name, renewal };
     });
+    // The page stays useful when the card service is out of reach: only the cards are missing.
+    let cards: CardView[] = [];
+    let cardsUnavailable = false;
+    try {
+      cards = await stripe.cards(viewer.user.id);
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.code !== 'stripe_unavailable') throw e;
+      cardsUnavailable = true;
+    }
     return sendPage(
       reply,
       status,
@@ -143,8 +205,9 @@ ${error ? html`<p class="error" role="alert" data-code="${error.code}">${error.t
 ${
   rows.length === 0
     ? html`<section class="card"><p>You have no subscriptions. <a href="/">See the products</a></p></section>`
-    : rows.map((r) => subscriptionCard(r, viewer))
-}`,
+    : rows.map((r) => subscriptionCard(r, viewer, cards))
+}
+${savedCards(cards, cardsUnavailable, viewer)}`,
       viewer,
     );
   }
@@ -177,6 +240,57 @@ ${
     return seeOther(
       reply,
       `/account/subscriptions?notice=${status === 'pending-cancel' ? 'pending-cancel' : 'cancelled'}`,
+    );
+  });
+
+  /** A card form's signed-in buyer, or the sign-in redirect; its refusals re-render the page. */
+  async function cardForm(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    act: (userId: number, actor: Actor) => Promise<void>,
+    notice: string,
+  ) {
+    const user = await formUser(request, accounts);
+    if (!user) return seeOther(reply, signInUrl('/account/subscriptions'));
+    const viewer = { user, email: user.email, nonce: request.sessionNonce! };
+    try {
+      await act(user.id, { user_id: user.id, email: user.email });
+    } catch (e) {
+      // The card service out of reach is said on the page, as the API says it (502); nothing changed.
+      if (!(e instanceof ApiError) || (e.status >= 500 && e.code !== 'stripe_unavailable')) throw e;
+      return render(reply, viewer, e.status, undefined, {
+        code: e.code,
+        text: ERRORS[e.code] ?? ERRORS.failed!,
+      });
+    }
+    return seeOther(reply, `/account/subscriptions?notice=${notice}`);
+  }
+
+  app.post('/account/subscriptions/:id/card', async (request, reply) => {
+    const raw = (request.params as { id: string }).id;
+    const card = formOf(request).payment_method_id;
+    return cardForm(
+      request,
+      reply,
+      async (userId, actor) => {
+        if (!SUB_ID.test(raw) || Number(raw) > 2147483647) throw new ApiError('subscription_not_found');
+        if (typeof card !== 'string' || !CARD_ID.test(card)) throw new ApiError('card_not_found');
+        await stripe.chooseCard(userId, Number(raw), card, actor);
+      },
+      'card-chosen',
+    );
+  });
+
+  app.post('/account/cards/:id/remove', async (request, reply) => {
+    const card = (request.params as { id: string }).id;
+    return cardForm(
+      request,
+      reply,
+      async (userId, actor) => {
+        if (!CARD_ID.test(card)) throw new ApiError('card_not_found');
+        await stripe.removeCard(userId, card, actor);
+      },
+      'card-removed',
     );
   });
 }

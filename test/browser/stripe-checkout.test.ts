@@ -191,4 +191,87 @@ describe.skipIf(skipBrowserTests)('Stripe on the checkout page', () => {
       await page.unroute(STRIPE_JS);
     }
   }, 120_000);
+
+  it('a buyer keeps the card for a subscription, sees it under Saved cards, chooses another for the renewals and removes one, from the keyboard', async () => {
+    expect((await api('PATCH', '/settings', STRIPE_KEYS)).status).toBe(200);
+    expect((await api('PATCH', '/payment-gateways/stripe', { enabled: true })).status).toBe(200);
+    const buyer = { email: 'kept.card@example.com', password: 'kept-card-password-1' };
+    expect((await api('POST', '/users', { ...buyer, role: 'customer', first_name: 'Kay' })).status).toBe(201);
+    const product = await api<{ id: number; slug: string }>('POST', '/products', {
+      name: 'Uptime Monitor',
+      type: 'subscription',
+      price: '9.00',
+      subscription: { period: 'month', interval: 1 },
+      licensing_enabled: 'yes',
+    });
+    expect(product.status).toBe(201);
+    await page.route(STRIPE_JS, (route) =>
+      route.fulfill({ contentType: 'text/javascript', body: STRIPE_JS_STAND_IN }),
+    );
+    try {
+      await context.clearCookies();
+      await page.goto(`${server.url}/account/subscriptions`);
+      await page.locator('#email').waitFor();
+      await page.fill('#email', buyer.email);
+      await page.fill('#password', buyer.password);
+      await page.locator('#password').press('Enter');
+      await page.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+      await page.goto(`${server.url}/products/${product.body.slug}`);
+      await page.getByRole('button', { name: 'Add to cart' }).click();
+      await page.waitForURL(`${server.url}/cart`);
+      await page.getByRole('link', { name: 'Proceed to checkout' }).click();
+      await page.locator('#billing_first_name').waitFor();
+      await page.fill('#billing_first_name', 'Kay');
+      await page.fill('#billing_last_name', 'Kept');
+      await page.selectOption('#billing_country', 'GB');
+      await page.fill('#billing_email', buyer.email);
+      await page.getByLabel('Card (Stripe)').check();
+      await page.locator('#payment-element[data-mounted="payment"]').waitFor();
+      await page.getByLabel("Keep this card to pay my subscription's renewals").check();
+      await page.getByRole('button', { name: 'Place order' }).click();
+      await page.waitForURL(/\/checkout\/order-received\/\d+\?key=/);
+      const intent = [...standIn.intents.values()].at(-1)!;
+      expect(intent.customer).toEqual(expect.stringMatching(/^cus_/));
+      const customer = intent.customer as string;
+      standIn.addCard(customer, { id: 'pm_keptvisa', brand: 'visa', last4: '4242' });
+      const { payload, headers } = signed(
+        stripeEvent(
+          'payment_intent.succeeded',
+          succeededIntent(standIn, intent.id, { payment_method: 'pm_keptvisa' }),
+        ),
+      );
+      const res = await fetch(`${server.url}/v1/stripe/webhook`, { method: 'POST', headers, body: payload });
+      expect(await res.json()).toEqual({ received: true, result: 'handled' });
+      // A second card kept at another payment (added at Stripe here).
+      standIn.addCard(customer, { id: 'pm_keptmc', brand: 'mastercard', last4: '5555', exp_year: 2032 });
+
+      await page.goto(`${server.url}/account/subscriptions`);
+      const saved = page.getByRole('region', { name: 'Saved cards' });
+      await saved.waitFor();
+      expect(await saved.getByRole('listitem').allTextContents()).toEqual([
+        expect.stringMatching(/Visa ending in 4242, expires 12\/2031\s*Renews #\d+/),
+        expect.stringMatching(/Mastercard ending in 5555, expires 12\/2032/),
+      ]);
+      await checkBothWidths('account-cards', 'store');
+
+      // From the keyboard: choose the Mastercard for the subscription's renewals, then save.
+      const choice = page.getByLabel('Renews on');
+      await choice.focus();
+      await choice.selectOption({ label: 'Mastercard ending in 5555' });
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.getByRole('status').waitFor();
+      expect(await page.getByLabel('Renews on').inputValue()).toBe('pm_keptmc');
+
+      // Remove the Visa: Stripe detaches it, and it is gone from the page.
+      await page.getByRole('button', { name: 'Remove Visa ending in 4242' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('status').waitFor();
+      expect(standIn.paymentMethods.get('pm_keptvisa')!.customer).toBeNull();
+      expect(await page.getByRole('region', { name: 'Saved cards' }).getByRole('listitem').count()).toBe(1);
+      await checkBothWidths('account-cards-removed', 'store');
+    } finally {
+      await page.unroute(STRIPE_JS);
+    }
+  }, 120_000);
 });

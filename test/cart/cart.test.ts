@@ -113,6 +113,8 @@ describe('adding, changing and removing lines', () => {
           image: expect.stringMatching(/^https?:\/\/[^/]+\/media\/placeholder\.svg$/),
           permalink: expect.stringMatching(/^https?:\/\/[^/]+\/products\/site-kit$/),
           attributes: {},
+          // Not a subscription: checkout does not offer to keep the card.
+          subscription: false,
         },
       ],
       subtotal: '49.00',

@@ -50,7 +50,7 @@ export class Browser {
   }
 
   async send(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
     payload?: unknown,
     opts: { nonce?: boolean; headers?: Record<string, string> } = {},

@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
+import { Browser } from '../cart/helpers.js';
+import { payOrder } from '../checkout/helpers.js';
 import type { TestApp } from '../helpers/app.js';
 import { adminOk, createTestApp, setSettings, type TestAppOptions } from '../helpers/app.js';
+import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
 
 export const STRIPE_KEYS = {
   stripe_publishable_key: 'pk_test_tollgate',
@@ -33,6 +36,10 @@ export class StripeStandIn {
   readonly calls: StripeCall[] = [];
   readonly intents = new Map<string, StripeObject>();
   readonly refunds: StripeObject[] = [];
+  /** The cards attached to customers, as PaymentMethods (`addCard`). */
+  readonly paymentMethods = new Map<string, StripeObject>();
+  /** Makes listing and detaching cards fail as an outage does. */
+  refuseCards = false;
   declineOffSession = false;
   refuseRefunds = false;
   refusePaymentIntents = false;
@@ -65,6 +72,25 @@ export class StripeStandIn {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
 
+  /** Attaches a card to a customer, as keeping it at a payment does. */
+  addCard(customer: string, card: { id: string; brand?: string; last4?: string; exp_year?: number }) {
+    this.paymentMethods.set(card.id, {
+      id: card.id,
+      object: 'payment_method',
+      type: 'card',
+      customer,
+      card: {
+        brand: card.brand ?? 'visa',
+        last4: card.last4 ?? '4242',
+        exp_month: 12,
+        exp_year: card.exp_year ?? 2031,
+        country: 'US',
+        funding: 'credit',
+      },
+      livemode: false,
+    });
+  }
+
   /** The calls to one endpoint, e.g. `POST /v1/payment_intents`. */
   callsTo(route: string): StripeCall[] {
     return this.calls.filter((c) => `${c.method} ${c.path}` === route);
@@ -94,14 +120,34 @@ export class StripeStandIn {
     if (req.method === 'POST' && key) {
       const seen = this.idempotent.get(`${url.pathname} ${key}`);
       if (seen) return seen;
-      const first = this.route(req.method, url.pathname, params);
+      const first = this.route(req.method, url.pathname, params, url);
       this.idempotent.set(`${url.pathname} ${key}`, first);
       return first;
     }
-    return this.route(req.method ?? '', url.pathname, params);
+    return this.route(req.method ?? '', url.pathname, params, url);
   }
 
-  private route(method: string, path: string, p: Record<string, string>): { status: number; body: unknown } {
+  private route(
+    method: string,
+    path: string,
+    p: Record<string, string>,
+    url: URL,
+  ): { status: number; body: unknown } {
+    if (path.startsWith('/v1/payment_methods') && this.refuseCards) {
+      return error(500, 'api_error', 'api_error', 'An unknown error occurred');
+    }
+    if (method === 'GET' && path === '/v1/payment_methods') {
+      const customer = url.searchParams.get('customer');
+      const data = [...this.paymentMethods.values()].filter((pm) => pm.customer === customer);
+      return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/payment_methods' } };
+    }
+    const detach = /^\/v1\/payment_methods\/([^/]+)\/detach$/.exec(path);
+    if (method === 'POST' && detach) {
+      const pm = this.paymentMethods.get(detach[1]!);
+      if (!pm?.customer) return missing('payment_method');
+      this.paymentMethods.set(pm.id, { ...pm, customer: null });
+      return { status: 200, body: { ...pm, customer: null } };
+    }
     if (method === 'POST' && path === '/v1/payment_intents') {
       if (this.refusePaymentIntents) {
         return error(400, 'invalid_request_error', 'amount_too_small', 'Amount must be at least $0.50 usd');
@@ -277,4 +323,55 @@ export function succeededIntent(standIn: StripeStandIn, id: string, patch: Recor
     payment_method: 'pm_card_visa',
     ...patch,
   };
+}
+
+/**
+ * A subscription bought with Stripe by a customer who kept the card: the card (a PaymentMethod of
+ * the stand-in, `brand`/`last4` as given) is the customer's kept one. Answers the signed-in
+ * customer's browser too.
+ */
+export async function keptCard(
+  t: TestApp,
+  standIn: StripeStandIn,
+  card: { brand?: string; last4?: string } = {},
+) {
+  const product = await createProduct(t, {
+    type: 'subscription',
+    price: '9.00',
+    subscription: { period: 'month', interval: 1 },
+  });
+  const email = uniqueEmail('kept');
+  const customer = await createCustomer(t, email);
+  const b = new Browser(t);
+  await b.login(email, customer.password);
+  const out = await createOrder(
+    t,
+    { items: [{ product_id: product.id, qty: 1 }], billing: { ...BILLING, email }, payment_method: 'stripe' },
+    b,
+  );
+  const pay = await payOrder(b, out.order_id, {
+    key: out.order_key,
+    payment_method: 'stripe',
+    payment_data: { save_card: true },
+  });
+  const intent = (pay.json().next as { payment_intent: string }).payment_intent;
+  const method = `pm_kept${out.order_id}x${Math.random().toString(36).slice(2, 8)}`;
+  standIn.addCard(standIn.intents.get(intent)!.customer as string, { id: method, ...card });
+  await deliver(
+    t,
+    stripeEvent('payment_intent.succeeded', succeededIntent(standIn, intent, { payment_method: method })),
+  );
+  const db = t.app.services.database.db;
+  const kept = await db
+    .selectFrom('stripe_customers')
+    .selectAll()
+    .where('user_id', '=', customer.id)
+    .executeTakeFirstOrThrow();
+  if (kept.payment_method_id !== method) throw new Error('the card was not kept');
+  const sub = await db
+    .selectFrom('subscriptions')
+    .select('id')
+    .where('parent_order_id', '=', out.order_id)
+    .executeTakeFirstOrThrow();
+  return { customer, email, b, kept, method, sub, order: out };
 }

@@ -5,6 +5,7 @@ import { advanceClock, type TestApp } from '../helpers/app.js';
 import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
 import {
   deliver,
+  keptCard,
   type StripeStandIn,
   startStripeStore,
   stopStripeStore,
@@ -158,46 +159,7 @@ it('a kept card pays the renewal off-session; declined, the customer is emailed 
   expect((again.json().next as { payment_intent: string }).payment_intent).toBe(declined.payment_intent_id);
 });
 
-/** A subscription bought with Stripe by a customer who kept the card. */
-async function keptCardSubscription() {
-  const product = await createProduct(t, {
-    type: 'subscription',
-    price: '9.00',
-    subscription: { period: 'month', interval: 1 },
-  });
-  const email = uniqueEmail('kept');
-  const customer = await createCustomer(t, email);
-  const b = new Browser(t);
-  await b.login(email, customer.password);
-  const out = await createOrder(
-    t,
-    { items: [{ product_id: product.id, qty: 1 }], billing: { ...BILLING, email }, payment_method: 'stripe' },
-    b,
-  );
-  const pay = await payOrder(b, out.order_id, {
-    key: out.order_key,
-    payment_method: 'stripe',
-    payment_data: { save_card: true },
-  });
-  const intent = (pay.json().next as { payment_intent: string }).payment_intent;
-  const method = `pm_kept${out.order_id}`;
-  await deliver(
-    t,
-    stripeEvent('payment_intent.succeeded', succeededIntent(standIn, intent, { payment_method: method })),
-  );
-  const kept = await db()
-    .selectFrom('stripe_customers')
-    .selectAll()
-    .where('user_id', '=', customer.id)
-    .executeTakeFirstOrThrow();
-  expect(kept.payment_method_id).toBe(method);
-  const sub = await db()
-    .selectFrom('subscriptions')
-    .select('id')
-    .where('parent_order_id', '=', out.order_id)
-    .executeTakeFirstOrThrow();
-  return { customer, kept, method, sub };
-}
+const keptCardSubscription = () => keptCard(t, standIn);
 
 const chargesOf = (orderId: number) =>
   db().selectFrom('stripe_renewal_charges').select('status').where('order_id', '=', orderId).execute();

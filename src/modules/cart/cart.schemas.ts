@@ -69,6 +69,9 @@ export const CartItem = Type.Object({
   image: Type.String(),
   permalink: Type.String(),
   attributes: Type.Record(Type.String(), Type.String()),
+  subscription: Type.Boolean({
+    description: 'A subscription product: checkout offers to keep the card for its renewals',
+  }),
 });
 
 export const CartCoupon = Type.Object({

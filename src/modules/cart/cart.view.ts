@@ -34,6 +34,7 @@ export function toCartObject(t: CartTotals, origin: string): Cart {
       image: `${origin}${imagePath(l.image)}`,
       permalink: l.slug ? `${origin}${productPath(l.slug)}` : '',
       attributes: l.attributes,
+      subscription: l.subscription,
     })),
     subtotal: money(t.subtotal),
     subtotal_tax: money(t.subtotal_tax),

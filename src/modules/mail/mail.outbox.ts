@@ -44,6 +44,9 @@ const billingEmail = (order: Pick<OrderRow, 'billing'>): string => {
  * causes it (each method takes that `tx`, from the hooks in src/wiring.ts), so a committed change
  * always has its message and a rolled-back one never does. The worker (mail.worker.ts) sends it.
  */
+/** The card that will pay a renewal, in words; null: none is kept; undefined: the store takes no cards. */
+export type RenewalCardLookup = (order: OrderRow, tx: Tx) => Promise<string | null | undefined>;
+
 export class MailOutbox {
   constructor(
     private readonly repo: MailRepository,
@@ -109,11 +112,27 @@ export class MailOutbox {
     await this.enqueue('order_on_hold', facts.to, { ...facts.data, instructions }, tx);
   }
 
-  /** A renewal order created (by the renewal worker or an administrator): its payment is due. */
+  private renewalCard: RenewalCardLookup | null = null;
+
+  /** How the renewal-due message learns which kept card will pay (src/wiring.ts: the Stripe gateway). */
+  describeRenewalCard(lookup: RenewalCardLookup): void {
+    this.renewalCard = lookup;
+  }
+
+  /**
+   * A renewal order created (by the renewal worker or an administrator): its payment is due, by the
+   * card that will be charged when one is kept, else by its pay link.
+   */
   async renewalCreated(order: OrderRow, tx: Tx): Promise<void> {
     if (order.created_via !== 'renewal') return;
     const facts = await this.renewalFacts(order, tx);
-    await this.enqueue('renewal_due', facts.to, facts.data, tx);
+    const card = await this.renewalCard?.(order, tx);
+    await this.enqueue(
+      'renewal_due',
+      facts.to,
+      card === undefined ? facts.data : { ...facts.data, card },
+      tx,
+    );
   }
 
   /** An order moved to `failed`: for a renewal, its customer is asked to pay again. */

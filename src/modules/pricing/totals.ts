@@ -68,7 +68,15 @@ export interface TaxAmount {
 export interface LineTotals
   extends Pick<
     PricingLine,
-    'key' | 'product_id' | 'variation_id' | 'quantity' | 'name' | 'attributes' | 'slug' | 'image'
+    | 'key'
+    | 'product_id'
+    | 'variation_id'
+    | 'quantity'
+    | 'name'
+    | 'attributes'
+    | 'slug'
+    | 'image'
+    | 'subscription'
   > {
   /** Unit price in the active currency, entry basis. */
   unit_price: number;
@@ -204,6 +212,7 @@ export function calculateTotals(input: TotalsInput): CartTotals {
       attributes: l.attributes,
       slug: l.slug,
       image: l.image,
+      subscription: l.subscription,
       unit_price: units[j]!,
       subtotal,
       subtotal_tax: subtotalTax,

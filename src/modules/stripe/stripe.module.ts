@@ -7,6 +7,7 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { RefundsService } from '../orders/refunds.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { type RenewalChargeRow, StripeRepository } from './stripe.repository.js';
 import { StripeService } from './stripe.service.js';
 
@@ -30,6 +31,7 @@ export function createStripe(deps: {
   orders: OrdersService;
   refunds: RefundsService;
   catalogue: CatalogueService;
+  subscriptions: SubscriptionsService;
   audit: AuditService;
   clock: Clock;
   testClock: TestClock | null;
@@ -45,6 +47,7 @@ export function createStripe(deps: {
     deps.orders,
     deps.refunds,
     deps.catalogue,
+    deps.subscriptions,
     deps.audit,
     deps.clock,
     deps.apiUrl,

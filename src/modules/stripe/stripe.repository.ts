@@ -7,6 +7,7 @@ import type { StripeTables } from './stripe.tables.js';
 
 export type StripePaymentRow = Selectable<StripeTables['stripe_payments']>;
 export type StripeCustomerRow = Selectable<StripeTables['stripe_customers']>;
+export type StripeCardRow = Selectable<StripeTables['stripe_cards']>;
 export type RenewalChargeRow = Selectable<StripeTables['stripe_renewal_charges']>;
 
 /** The Stripe gateway's queries (docs/development.md, 'Transactions: one way'). */
@@ -119,6 +120,15 @@ export class StripeRepository {
 
   /** Drops the link to a Stripe customer deleted at Stripe; answers the users it was linked to. */
   async forgetCustomer(customerId: string, tx: Tx): Promise<number[]> {
+    const cards = on(this.db, tx)
+      .selectFrom('stripe_cards')
+      .select('payment_method_id')
+      .where('customer_id', '=', customerId);
+    await on(this.db, tx)
+      .deleteFrom('stripe_subscription_cards')
+      .where('payment_method_id', 'in', cards)
+      .execute();
+    await on(this.db, tx).deleteFrom('stripe_cards').where('customer_id', '=', customerId).execute();
     const rows = await on(this.db, tx)
       .deleteFrom('stripe_customers')
       .where('customer_id', '=', customerId)
@@ -126,4 +136,83 @@ export class StripeRepository {
       .execute();
     return rows.map((r) => Number(r.user_id));
   }
+
+  /** Keeps what may be shown of a customer's cards, as Stripe listed them (a listed card's row is replaced). */
+  async rememberCards(customerId: string, cards: CardSummary[], now: string): Promise<void> {
+    for (const card of cards) {
+      const values = {
+        customer_id: customerId,
+        brand: card.brand,
+        last4: card.last4,
+        exp_month: card.exp_month,
+        exp_year: card.exp_year,
+        updated_at: now,
+      };
+      await this.db
+        .insertInto('stripe_cards')
+        .values({ payment_method_id: card.id, ...values })
+        .onConflict((oc) => oc.column('payment_method_id').doUpdateSet(values))
+        .execute();
+    }
+  }
+
+  card(paymentMethodId: string, tx?: Tx): Promise<StripeCardRow | undefined> {
+    return on(this.db, tx)
+      .selectFrom('stripe_cards')
+      .selectAll()
+      .where('payment_method_id', '=', paymentMethodId)
+      .executeTakeFirst();
+  }
+
+  /** A card gone from its customer: shown nowhere, chosen by no subscription. */
+  async dropCard(paymentMethodId: string, tx: Tx): Promise<void> {
+    await on(this.db, tx)
+      .deleteFrom('stripe_cards')
+      .where('payment_method_id', '=', paymentMethodId)
+      .execute();
+    await on(this.db, tx)
+      .deleteFrom('stripe_subscription_cards')
+      .where('payment_method_id', '=', paymentMethodId)
+      .execute();
+  }
+
+  /** The card chosen for a subscription's renewals, if any. */
+  async subscriptionCard(subscriptionId: number, tx?: Tx): Promise<string | null> {
+    const row = await on(this.db, tx)
+      .selectFrom('stripe_subscription_cards')
+      .select('payment_method_id')
+      .where('subscription_id', '=', subscriptionId)
+      .executeTakeFirst();
+    return row?.payment_method_id ?? null;
+  }
+
+  /** The cards chosen for these subscriptions, by subscription id. */
+  async subscriptionCards(subscriptionIds: number[]): Promise<Map<number, string>> {
+    if (subscriptionIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('stripe_subscription_cards')
+      .select(['subscription_id', 'payment_method_id'])
+      .where('subscription_id', 'in', subscriptionIds)
+      .execute();
+    return new Map(rows.map((r) => [Number(r.subscription_id), r.payment_method_id]));
+  }
+
+  async chooseSubscriptionCard(subscriptionId: number, paymentMethodId: string, now: string, tx: Tx) {
+    await on(this.db, tx)
+      .insertInto('stripe_subscription_cards')
+      .values({ subscription_id: subscriptionId, payment_method_id: paymentMethodId, updated_at: now })
+      .onConflict((oc) =>
+        oc.column('subscription_id').doUpdateSet({ payment_method_id: paymentMethodId, updated_at: now }),
+      )
+      .execute();
+  }
+}
+
+/** A card as a buyer is shown it: the brand, the last four digits and the expiry. */
+export interface CardSummary {
+  id: string;
+  brand: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
 }

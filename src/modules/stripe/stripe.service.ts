@@ -6,7 +6,7 @@ import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { nextAttempt } from '../../outbox/worker.js';
 import { sha256 } from '../../random.js';
-import { systemActor } from '../audit/audit.model.js';
+import { type Actor, systemActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { fromMinor } from '../catalogue/money.js';
@@ -16,7 +16,30 @@ import type { OrderRow } from '../orders/orders.model.js';
 import { type OrdersService, PAID } from '../orders/orders.service.js';
 import type { RefundsService } from '../orders/refunds.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import type { RenewalChargeRow, StripeRepository } from './stripe.repository.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import type { CardSummary, RenewalChargeRow, StripeRepository } from './stripe.repository.js';
+
+/** A kept card as the buyer's account shows it (GET /v1/account/cards). */
+export interface CardView extends CardSummary {
+  /** The card kept last, which renews every subscription not given another. */
+  default: boolean;
+  /** The buyer's subscriptions that renew on this card. */
+  subscriptions: number[];
+}
+
+/** Stripe's card brands, as a buyer reads them. */
+const BRANDS: Record<string, string> = {
+  amex: 'American Express',
+  diners: 'Diners Club',
+  discover: 'Discover',
+  eftpos_au: 'eftpos',
+  jcb: 'JCB',
+  mastercard: 'Mastercard',
+  unionpay: 'UnionPay',
+  visa: 'Visa',
+  cartes_bancaires: 'Cartes Bancaires',
+};
+export const brandName = (brand: string): string => BRANDS[brand] ?? 'Card';
 
 /**
  * The SDK, loaded the first time a Stripe secret is used: a store that does not take Stripe never
@@ -79,6 +102,7 @@ export class StripeService {
     private readonly orders: OrdersService,
     private readonly refunds: RefundsService,
     private readonly catalogue: CatalogueService,
+    private readonly subscriptions: Pick<SubscriptionsService, 'listForUser'>,
     private readonly audit: AuditService,
     private readonly clock: Clock,
     private readonly apiUrl: string | null,
@@ -226,9 +250,134 @@ export class StripeService {
    */
   async renewalCreated(order: OrderRow, tx: Tx): Promise<void> {
     if (order.created_via !== 'renewal' || order.customer_id === null) return;
-    const customer = await this.repo.customer(order.customer_id, tx);
-    if (!customer?.payment_method_id) return;
+    if (!(await this.renewalMethod(order, tx))) return;
     await this.repo.addRenewalCharge(order.id, iso(this.clock.now()), tx);
+  }
+
+  /**
+   * The card a renewal order is charged to: the one its buyer chose for the subscription, else the
+   * one kept last; null when the buyer keeps none (or Stripe forgot the customer).
+   */
+  private async renewalMethod(
+    order: OrderRow,
+    tx?: Tx,
+  ): Promise<{ customer_id: string; payment_method_id: string } | null> {
+    if (order.customer_id === null) return null;
+    const customer = await this.repo.customer(order.customer_id, tx);
+    if (!customer) return null;
+    const chosen = order.subscription_id ? await this.repo.subscriptionCard(order.subscription_id, tx) : null;
+    const method = chosen ?? customer.payment_method_id;
+    return method ? { customer_id: customer.customer_id, payment_method_id: method } : null;
+  }
+
+  /**
+   * How a renewal email names the card that will pay it (docs/email.md): "Visa ending in 4242";
+   * null when no card is kept, so the buyer pays by the link; undefined when the store does not
+   * take Stripe, so the email says nothing of cards.
+   */
+  async renewalCard(order: OrderRow, tx: Tx): Promise<string | null | undefined> {
+    const gateway = await this.catalogue.gateways.find('stripe', tx);
+    if (!gateway?.enabled) return undefined;
+    const kept = await this.renewalMethod(order, tx);
+    if (!kept) return null;
+    const card = await this.repo.card(kept.payment_method_id, tx);
+    return card ? `${brandName(card.brand)} ending in ${card.last4}` : 'the card you kept';
+  }
+
+  /**
+   * The cards the buyer keeps with Stripe (docs/payments.md, 'Saved cards'), as Stripe lists them
+   * now, with which one renews what. None when the buyer never kept one, or Stripe is not set up.
+   */
+  async cards(userId: number): Promise<CardView[]> {
+    const customer = await this.repo.customer(userId);
+    const stripe = customer ? await this.client() : null;
+    if (!customer || !stripe) return [];
+    let listed: Stripe.PaymentMethod[];
+    try {
+      listed = (await stripe.paymentMethods.list({ customer: customer.customer_id, type: 'card', limit: 20 }))
+        .data;
+    } catch (e) {
+      if (!(e instanceof (await stripeSdk()).errors.StripeError)) throw e;
+      this.log.warn({ user_id: userId, type: e.type, code: e.code }, 'Stripe did not list the cards');
+      throw new ApiError('stripe_unavailable');
+    }
+    const cards: CardSummary[] = listed.flatMap((pm) =>
+      pm.card
+        ? [
+            {
+              id: pm.id,
+              brand: pm.card.brand,
+              last4: pm.card.last4,
+              exp_month: pm.card.exp_month,
+              exp_year: pm.card.exp_year,
+            },
+          ]
+        : [],
+    );
+    await this.repo.rememberCards(customer.customer_id, cards, iso(this.clock.now()));
+    const subs = (await this.subscriptions.listForUser(userId)).map((sub) => sub.id);
+    const chosen = await this.repo.subscriptionCards(subs);
+    return cards.map((card) => ({
+      ...card,
+      default: card.id === customer.payment_method_id,
+      subscriptions: subs.filter((id) => (chosen.get(id) ?? customer.payment_method_id) === card.id),
+    }));
+  }
+
+  /** One of the buyer's own cards, or 404 `card_not_found` (someone else's answers the same). */
+  private async ownCard(userId: number, paymentMethodId: string): Promise<CardView> {
+    const card = (await this.cards(userId)).find((c) => c.id === paymentMethodId);
+    if (!card) throw new ApiError('card_not_found');
+    return card;
+  }
+
+  /**
+   * Removes a kept card: Stripe detaches it from the buyer's customer, and no renewal tries it
+   * again (the subscriptions that renewed on it fall back to the card kept last, or the pay link).
+   */
+  async removeCard(userId: number, paymentMethodId: string, actor: Actor): Promise<void> {
+    await this.ownCard(userId, paymentMethodId);
+    const stripe = (await this.client())!;
+    try {
+      await stripe.paymentMethods.detach(paymentMethodId);
+    } catch (e) {
+      if (!(e instanceof (await stripeSdk()).errors.StripeError)) throw e;
+      this.log.warn({ user_id: userId, type: e.type, code: e.code }, 'Stripe did not detach a card');
+      throw new ApiError('stripe_unavailable');
+    }
+    await withTransaction(this.database, async (tx) => {
+      const now = iso(this.clock.now());
+      await this.repo.dropCard(paymentMethodId, tx);
+      await this.repo.forgetPaymentMethod(paymentMethodId, now, tx);
+      const changes = { payment_method: { before: paymentMethodId, after: null } };
+      await this.audit.record(
+        actor,
+        { entity_type: 'user', entity_id: userId, action: 'card_removed', changes },
+        tx,
+      );
+    });
+  }
+
+  /** The buyer's choice of card for one of their subscriptions' renewals. */
+  async chooseCard(
+    userId: number,
+    subscriptionId: number,
+    paymentMethodId: string,
+    actor: Actor,
+  ): Promise<void> {
+    const sub = (await this.subscriptions.listForUser(userId)).find((s) => s.id === subscriptionId);
+    if (!sub) throw new ApiError('subscription_not_found');
+    await this.ownCard(userId, paymentMethodId);
+    await withTransaction(this.database, async (tx) => {
+      const before = await this.repo.subscriptionCard(subscriptionId, tx);
+      await this.repo.chooseSubscriptionCard(subscriptionId, paymentMethodId, iso(this.clock.now()), tx);
+      const changes = { payment_method: { before, after: paymentMethodId } };
+      await this.audit.record(
+        actor,
+        { entity_type: 'subscription', entity_id: subscriptionId, action: 'card_chosen', changes },
+        tx,
+      );
+    });
   }
 
   /** Whether the renewal charges can run: the secret key is set (else they wait). */
@@ -256,9 +405,9 @@ export class StripeService {
         updated_at: iso(this.clock.now()),
       });
     const order = await this.orders.find(row.order_id);
-    const customer = order?.customer_id != null ? await this.repo.customer(order.customer_id) : undefined;
+    const kept = order ? await this.renewalMethod(order) : null;
     const stripe = await this.client();
-    if (order?.status !== 'pending' || !customer?.payment_method_id || !stripe) {
+    if (order?.status !== 'pending' || !kept || !stripe) {
       await finish('failed', 'the order is no longer waiting for payment, or no card is kept');
       return;
     }
@@ -268,8 +417,8 @@ export class StripeService {
         {
           amount: Number(order.total),
           currency: order.currency.toLowerCase(),
-          customer: customer.customer_id,
-          payment_method: customer.payment_method_id,
+          customer: kept.customer_id,
+          payment_method: kept.payment_method_id,
           off_session: true,
           confirm: true,
           description: `Renewal order #${order.id}`,
@@ -555,6 +704,7 @@ export class StripeService {
     method: Stripe.PaymentMethod,
   ): Promise<WebhookOutcome> {
     return this.once(eventId, type, async (tx, now) => {
+      await this.repo.dropCard(method.id, tx);
       for (const userId of await this.repo.forgetPaymentMethod(method.id, now, tx)) {
         const changes = { payment_method: { before: method.id, after: null } };
         await this.audit.record(

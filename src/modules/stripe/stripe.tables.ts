@@ -25,4 +25,16 @@ export interface StripeTables {
     /** pending, charged or failed. */
     status: string;
   };
+  /** What a buyer is shown of a card kept with Stripe; never its number. */
+  stripe_cards: {
+    payment_method_id: string;
+    customer_id: string;
+    brand: string;
+    last4: string;
+    exp_month: number;
+    exp_year: number;
+    updated_at: string;
+  };
+  /** The card a buyer chose for one subscription's renewals. */
+  stripe_subscription_cards: { subscription_id: number; payment_method_id: string; updated_at: string };
 }

@@ -25,6 +25,11 @@ export interface RenewalFacts {
   product: string;
   total: string;
   due_at: string | null;
+  /**
+   * renewal_due only: the kept card that will be charged ("Visa ending in 4242"), null when none is
+   * kept, absent when the store takes no cards.
+   */
+  card?: string | null;
 }
 
 export interface SubscriptionFacts {
