@@ -121,6 +121,22 @@ describe('saved cards', () => {
     expect(audit).toEqual([{ action: 'card_chosen', actor_kind: 'user' }]);
   });
 
+  it('a card kept for one subscription stays its card when another subscription keeps another', async () => {
+    const first = await keptCard(t, standIn, { brand: 'visa', last4: '1111' });
+    const second = await keptCard(t, standIn, { brand: 'amex', last4: '0005' }, first);
+    const cards = await cardsOf(first.b);
+    expect(cards.map((c) => [c.last4, c.default, c.subscriptions])).toEqual([
+      ['1111', false, [first.sub.id]],
+      ['0005', true, [second.sub.id]],
+    ]);
+    const one = await renew(first.sub.id);
+    expect(one.email?.card).toBe('Visa ending in 1111');
+    const charges = standIn.callsTo('POST /v1/payment_intents');
+    expect(
+      charges.find((c) => c.params['metadata[order_id]'] === String(one.order.id))!.params.payment_method,
+    ).toBe(first.method);
+  });
+
   it('removing a card detaches it at Stripe; renewals fall back to the pay link, and the email says so', async () => {
     const { b, method, sub, customer } = await keptCard(t, standIn);
     const res = await b.send('DELETE', `/account/cards/${method}`);
@@ -184,10 +200,10 @@ describe('saved cards', () => {
     expect(
       await db()
         .selectFrom('stripe_subscription_cards')
-        .selectAll()
+        .select('payment_method_id')
         .where('subscription_id', '=', mine.sub.id)
         .execute(),
-    ).toEqual([]);
+    ).toEqual([{ payment_method_id: mine.method }]);
     expect((await cardsOf(mine.b))[0]).toMatchObject({ id: mine.method, default: true });
   });
 

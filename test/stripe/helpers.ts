@@ -334,16 +334,17 @@ export async function keptCard(
   t: TestApp,
   standIn: StripeStandIn,
   card: { brand?: string; last4?: string } = {},
+  buyer?: { b: Browser; email: string; customer: { id: number; password: string } },
 ) {
   const product = await createProduct(t, {
     type: 'subscription',
     price: '9.00',
     subscription: { period: 'month', interval: 1 },
   });
-  const email = uniqueEmail('kept');
-  const customer = await createCustomer(t, email);
-  const b = new Browser(t);
-  await b.login(email, customer.password);
+  const email = buyer?.email ?? uniqueEmail('kept');
+  const customer = buyer?.customer ?? (await createCustomer(t, email));
+  const b = buyer?.b ?? new Browser(t);
+  if (!buyer) await b.login(email, customer.password);
   const out = await createOrder(
     t,
     { items: [{ product_id: product.id, qty: 1 }], billing: { ...BILLING, email }, payment_method: 'stripe' },

@@ -102,7 +102,7 @@ export class StripeService {
     private readonly orders: OrdersService,
     private readonly refunds: RefundsService,
     private readonly catalogue: CatalogueService,
-    private readonly subscriptions: Pick<SubscriptionsService, 'listForUser'>,
+    private readonly subscriptions: Pick<SubscriptionsService, 'listForUser' | 'idsStartedBy'>,
     private readonly audit: AuditService,
     private readonly clock: Clock,
     private readonly apiUrl: string | null,
@@ -605,6 +605,11 @@ export class StripeService {
         typeof intent.payment_method === 'string' ? intent.payment_method : intent.payment_method?.id;
       if (payment.save_card === 1 && method && current.customer_id !== null) {
         await this.repo.savePaymentMethod(current.customer_id, method, now, tx);
+        // The card belongs to the subscriptions it was kept for: another subscription paid with
+        // another card later keeps renewing on its own.
+        for (const id of await this.subscriptions.idsStartedBy(current.id, tx)) {
+          await this.repo.chooseSubscriptionCard(id, method, now, tx);
+        }
       }
     });
   }

@@ -151,6 +151,16 @@ export class SubscriptionsRepository {
       .execute();
   }
 
+  /** The ids of the subscriptions the order started (its parent order). */
+  async idsOfOrder(orderId: number, tx?: Tx): Promise<number[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('subscriptions')
+      .select('id')
+      .where('parent_order_id', '=', orderId)
+      .execute();
+    return rows.map((r) => Number(r.id));
+  }
+
   /** The first subscription the order created. */
   firstOfOrder(orderId: number, tx?: Tx): Promise<SubscriptionRow | undefined> {
     return on(this.db, tx)

@@ -519,6 +519,11 @@ export class SubscriptionsService {
   }
 
   /** The subscription a receipt shows: the renewal's, else the first one the order created. */
+  /** The ids of the subscriptions an order started, in the caller's transaction. */
+  idsStartedBy(orderId: number, tx: Tx): Promise<number[]> {
+    return this.repo.idsOfOrder(orderId, tx);
+  }
+
   async ofOrder(order: OrderRow): Promise<SubscriptionView | null> {
     const row =
       order.subscription_id !== null
