@@ -5628,6 +5628,115 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/orders/{id}/credit-notes/{note_id}/pdf': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One credit note of the order as a PDF (administrator) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+          note_id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/orders/{id}/invoice.pdf': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The order's invoice as a PDF (administrator); 404 invoice_not_found before payment */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/orders/{id}/invoices': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The order's invoice and credit notes, oldest first (administrator) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/orders/{id}/notes': {
     parameters: {
       query?: never;
@@ -7990,6 +8099,8 @@ export interface paths {
               captcha_verify_url: '' | string;
               checkout_rate_limit: number;
               coupons_enabled: boolean;
+              credit_note_number_prefix: string;
+              credit_note_number_yearly_reset: boolean;
               currencies: {
                 code: string;
                 decimals: number;
@@ -8001,6 +8112,14 @@ export interface paths {
               currency_rate_max_age: number;
               customer_deactivation_enabled: boolean;
               default_activation_limit: number;
+              invoice_number_prefix: string;
+              /** @description true: the year follows the prefix and the numbers start at 1 each year (docs/invoices.md) */
+              invoice_number_yearly_reset: boolean;
+              /** @description Postal address on invoices; line breaks allowed */
+              invoice_seller_address: string;
+              /** @description Legal name on invoices; empty = store_name */
+              invoice_seller_name: string;
+              invoice_seller_tax_number: string;
               license_expiring_days: number;
               licensing_enabled: boolean;
               mail_account_created: boolean;
@@ -8121,6 +8240,8 @@ export interface paths {
             captcha_verify_url?: '' | string;
             checkout_rate_limit?: number;
             coupons_enabled?: boolean;
+            credit_note_number_prefix?: string;
+            credit_note_number_yearly_reset?: boolean;
             currencies?: {
               code: string;
               decimals: number;
@@ -8132,6 +8253,14 @@ export interface paths {
             currency_rate_max_age?: number;
             customer_deactivation_enabled?: boolean;
             default_activation_limit?: number;
+            invoice_number_prefix?: string;
+            /** @description true: the year follows the prefix and the numbers start at 1 each year (docs/invoices.md) */
+            invoice_number_yearly_reset?: boolean;
+            /** @description Postal address on invoices; line breaks allowed */
+            invoice_seller_address?: string;
+            /** @description Legal name on invoices; empty = store_name */
+            invoice_seller_name?: string;
+            invoice_seller_tax_number?: string;
             license_expiring_days?: number;
             licensing_enabled?: boolean;
             mail_account_created?: boolean;
@@ -8204,6 +8333,8 @@ export interface paths {
               captcha_verify_url: '' | string;
               checkout_rate_limit: number;
               coupons_enabled: boolean;
+              credit_note_number_prefix: string;
+              credit_note_number_yearly_reset: boolean;
               currencies: {
                 code: string;
                 decimals: number;
@@ -8215,6 +8346,14 @@ export interface paths {
               currency_rate_max_age: number;
               customer_deactivation_enabled: boolean;
               default_activation_limit: number;
+              invoice_number_prefix: string;
+              /** @description true: the year follows the prefix and the numbers start at 1 each year (docs/invoices.md) */
+              invoice_number_yearly_reset: boolean;
+              /** @description Postal address on invoices; line breaks allowed */
+              invoice_seller_address: string;
+              /** @description Legal name on invoices; empty = store_name */
+              invoice_seller_name: string;
+              invoice_seller_tax_number: string;
               license_expiring_days: number;
               licensing_enabled: boolean;
               mail_account_created: boolean;
