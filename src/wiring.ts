@@ -321,6 +321,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       const page = purpose === 'signin' ? 'sign-in-link/claim' : 'reset-password';
       return `${urls.origin}/account/${page}?token=${token}`;
     },
+    // A paid order's receipt carries its invoice (docs/invoices.md), rendered when it is sent.
+    attachments: (kind, data) => invoices.receiptAttachments(kind, data),
   });
 
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----

@@ -2,11 +2,13 @@ import { type Clock, iso } from '../../clock.js';
 import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { fromMinor } from '../catalogue/money.js';
+import type { Attachment } from '../mail/transport.js';
 import type { OrderRow } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { RefundHook } from '../orders/refunds.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import { renderPdf } from './invoices.pdf.js';
 import type { InvoiceRow, InvoicesRepository } from './invoices.repository.js';
 import type { DocumentKind } from './invoices.tables.js';
 
@@ -49,6 +51,9 @@ export interface InvoiceView {
   currency: string;
   issued_at: string;
 }
+
+/** The messages of a paid order (src/modules/mail/templates). */
+const RECEIPTS: ReadonlySet<string> = new Set(['order_receipt', 'payment_received', 'renewal_paid']);
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
@@ -147,6 +152,20 @@ export class InvoicesService {
     const docs = await this.repo.ofOrder(orderId);
     const doc = docs.find((d) => d.kind === kind && (documentId === undefined || d.id === documentId));
     return doc ? (JSON.parse(doc.snapshot) as InvoiceSnapshot) : null;
+  }
+
+  /**
+   * The invoice PDF a paid order's message carries: the receipt, the payment received for a
+   * bank transfer or cheque, and a paid renewal. Other messages carry nothing.
+   */
+  async receiptAttachments(kind: string, data: unknown): Promise<Attachment[]> {
+    if (!RECEIPTS.has(kind)) return [];
+    const orderId = (data as { order_id?: unknown }).order_id;
+    if (typeof orderId !== 'number') return [];
+    const doc = await this.find(orderId, 'invoice');
+    if (!doc) return [];
+    const content = Buffer.from(await renderPdf(doc));
+    return [{ filename: `${doc.number}.pdf`, content, contentType: 'application/pdf' }];
   }
 
   /**
