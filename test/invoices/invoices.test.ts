@@ -161,12 +161,39 @@ describe('invoice numbers', () => {
     }
   });
 
-  it('refuses a malformed prefix', async () => {
-    expectError(
-      await admin(t, 'PATCH', '/settings', { invoice_number_prefix: 'a b<' }),
-      400,
-      'rest_invalid_param',
-    );
+  it('refuses malformed seller settings and changes nothing', async () => {
+    for (const patch of [
+      { invoice_number_prefix: 'a b<' },
+      { invoice_number_prefix: 'X'.repeat(21) },
+      { credit_note_number_prefix: 'é' },
+      { invoice_seller_address: 'a\u0000b' },
+      { invoice_seller_address: 'x'.repeat(1001) },
+      { invoice_seller_name: 'a\nb' },
+      { invoice_number_yearly_reset: 'yes' },
+    ]) {
+      expectError(await admin(t, 'PATCH', '/settings', patch), 400, 'rest_invalid_param');
+    }
+    const settings = await adminOk<Record<string, unknown>>(t, 'GET', '/settings');
+    expect(settings).toMatchObject({
+      invoice_number_prefix: 'INV-',
+      invoice_seller_name: 'Acme Software Ltd',
+    });
+  });
+
+  it('prints a buyer name outside Latin-1 and markup as text, never failing', async () => {
+    const id = (
+      await createOrder(t, {
+        items: [{ product_id: (await createProduct(t, { name: '<b>Kit</b> ☃', price: '2.00' })).id, qty: 1 }],
+        billing: { ...BILLING, first_name: '山田 <script>', last_name: 'Zoë', email: uniqueEmail('u') },
+        payment_method: 'bacs',
+      })
+    ).order_id;
+    await adminOk(t, 'POST', `/orders/${id}/status`, { status: 'processing' });
+    const res = await admin(t, 'GET', `/orders/${id}/invoice.pdf`);
+    expect(res.statusCode).toBe(200);
+    const text = await pdfText(res.rawPayload);
+    expect(text).toContain('?? <script> Zoë');
+    expect(text).toContain('<b>Kit</b> ?');
   });
 });
 
