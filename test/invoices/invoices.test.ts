@@ -1,5 +1,6 @@
 import { PDFParse } from 'pdf-parse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withTransaction } from '../../src/db/transaction.js';
 import { admin, adminOk, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import {
   BILLING,
@@ -245,6 +246,20 @@ describe('PDFs and credit notes', () => {
       404,
       'invoice_not_found',
     );
+  });
+
+  it('a refund made at the payment provider also makes a credit note', async () => {
+    const id = await unpaidOrder((await createProduct(t, { price: '7.00' })).id);
+    await adminOk(t, 'POST', `/orders/${id}/status`, { status: 'processing' });
+    // What the Stripe webhook records when a refund was made in the Stripe Dashboard.
+    await withTransaction(t.app.services.database, (tx) =>
+      t.app.services.refunds.recordGatewayRefund(id, 1400, 'ch_test', tx),
+    );
+    const docs = await docsOf(id);
+    expect(docs.map((d) => [d.kind, d.total])).toEqual([
+      ['invoice', '14.00'],
+      ['credit_note', '14.00'],
+    ]);
   });
 
   it('answers unknown orders 404 and malformed ids 400', async () => {

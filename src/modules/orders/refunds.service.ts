@@ -77,7 +77,7 @@ export class RefundsService {
     this.refundedHooks.push(hook);
   }
 
-  /** Runs inside the transaction of every refund, after its row is written. */
+  /** Runs inside the transaction of every refund (made here or recorded from the gateway), after its row is written. */
   onRefund(hook: RefundHook): void {
     this.refundHooks.push(hook);
   }
@@ -224,7 +224,7 @@ export class RefundsService {
     const refunded = before + amount;
     const full = refunded === Number(locked.total);
     const reason = 'Refunded at the payment provider';
-    await this.repo.insertRefund(
+    const refundId = await this.repo.insertRefund(
       {
         order_id: orderId,
         amount,
@@ -236,6 +236,8 @@ export class RefundsService {
       },
       tx,
     );
+    const row = (await this.repo.findRefund(refundId, tx))!;
+    for (const hook of this.refundHooks) await hook(locked, row, tx);
     const money = (minor: number) => `${fromMinor(minor, locked.decimals)} ${locked.currency}`;
     await this.repo.insertNote(
       {
