@@ -20,6 +20,7 @@ import { cartRoutes } from './modules/cart/cart.routes.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
 import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
 import { distributionRoutes } from './modules/distribution/distribution.routes.js';
+import { invoicesRoutes } from './modules/invoices/invoices.routes.js';
 import { activationRoutes } from './modules/licensing/activation.routes.js';
 import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
@@ -227,6 +228,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(distributionRoutes, { ...distribution, counters, field });
       await api.register(ordersRoutes, { orders });
       await api.register(refundsRoutes, { refunds });
+      await api.register(invoicesRoutes, { invoices: services.invoices });
       await api.register(testDataRoutes, { testData: services.testData });
       await api.register(stripeRoutes, { stripe: services.stripe });
       await api.register(stripeAccountRoutes, { stripe: services.stripe });
@@ -259,6 +261,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     media,
     payments,
     orders,
+    invoices: services.invoices,
     subscriptions,
     stripe: services.stripe,
     downloads: services.distribution.account,

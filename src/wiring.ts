@@ -16,6 +16,7 @@ import {
   type SubmitService,
 } from './modules/checkout/checkout.module.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
+import { createInvoices, type InvoicesService } from './modules/invoices/invoices.module.js';
 import type { ActivationService } from './modules/licensing/activation.service.js';
 import type { LicenseRepository } from './modules/licensing/license.repository.js';
 import type { LicenseService } from './modules/licensing/license.service.js';
@@ -111,6 +112,8 @@ export interface Services {
   orders: OrdersService;
   /** Refunds and order notes (docs/payments.md). */
   refunds: RefundsService;
+  /** Invoices and credit notes, numbered when an order is paid or refunded (docs/invoices.md). */
+  invoices: InvoicesService;
   /** Deletes the test orders and what they made (docs/payments.md, 'Deleting test data'). */
   testData: TestDataService;
   /** The Stripe gateway: PaymentIntents, its webhook, refunds and disputes (docs/payments.md, 'Stripe'). */
@@ -239,6 +242,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   });
   const { licenses, activations, oauth, receipts, staleActivations } = licensing;
   const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
+  const invoices = createInvoices({ database, orders, settings, clock });
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
@@ -319,6 +323,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       const page = purpose === 'signin' ? 'sign-in-link/claim' : 'reset-password';
       return `${urls.origin}/account/${page}?token=${token}`;
     },
+    // A paid order's receipt carries its invoice (docs/invoices.md), rendered when it is sent.
+    attachments: (kind, data) => invoices.receiptAttachments(kind, data),
   });
 
   // ---- What crosses modules: when X happens, Y runs (each in X's own transaction). ----
@@ -352,6 +358,9 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   // The releases list shows how many sites took each release (a staged rollout's progress).
   releases.setSiteCounter((productId) => tokens.sitesTaken(productId));
   // An order is paid: its receipt (a renewal's or an offline payment's message) joins the mail outbox.
+  // The invoice is numbered before the receipt is queued, in the same transaction.
+  orders.onPaid((order, paidAt, tx) => invoices.orderPaid(order, paidAt, tx));
+  refunds.onRefund((order, refund, tx) => invoices.refunded(order, refund, tx));
   orders.onPaid((order, _paidAt, tx) => mailOutbox.orderPaid(order, tx));
   // A renewal order is created: "renewal due" with its pay link.
   orders.onCreated((order, tx) => mailOutbox.renewalCreated(order, tx));
@@ -413,6 +422,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       distribution,
       orders,
       refunds,
+      invoices,
       testData,
       stripe,
       stripeRenewals,

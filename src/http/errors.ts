@@ -267,6 +267,8 @@ const catalogue = {
     400,
     'amount must be a positive decimal in the order currency, with no more decimal places than it allows.',
   ],
+  // invoices and credit notes (docs/invoices.md)
+  invoice_not_found: [404, 'The order has no such invoice or credit note.'],
   order_refunded: [409, 'The order was refunded; its status can no longer change.'],
   // the Stripe gateway (docs/payments.md, 'Stripe')
   stripe_not_configured: [503, 'The Stripe gateway is not configured: set its keys in the settings.'],

@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fromMinor } from '../modules/catalogue/money.js';
 import type { PaymentService } from '../modules/checkout/payment.service.js';
+import { renderPdf } from '../modules/invoices/invoices.pdf.js';
+import type { InvoicesService } from '../modules/invoices/invoices.service.js';
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OrdersService } from '../modules/orders/orders.service.js';
 import { availableCurrencies } from '../modules/pricing/currency.js';
@@ -14,6 +16,7 @@ import { howToPay, onHoldNote, orderTable, PAID } from './store/checkout.js';
 
 export interface OrdersPagesOptions {
   orders: OrdersService;
+  invoices: InvoicesService;
   payments: PaymentService;
   licenses: LicenseService;
   settings: SettingsService;
@@ -40,7 +43,7 @@ function notFound(reply: FastifyReply, viewer: Viewer, status: 400 | 404, title:
  * owner only) (docs/storefront.md, 'My orders').
  */
 export async function ordersPages(app: FastifyInstance, opts: OrdersPagesOptions) {
-  const { orders, payments, licenses, settings } = opts;
+  const { orders, invoices, payments, licenses, settings } = opts;
 
   app.get('/account/orders', async (request, reply) => {
     const viewer = viewerOf(request);
@@ -103,6 +106,7 @@ ${
     const issued = PAID.has(r.status)
       ? (await licenses.list({ order_id: r.id, sort: 'id', order: 'asc' }, 1, 100)).licenses
       : [];
+    const documents = await invoices.list(row.id);
     const body = html`<p><a href="/account/orders">← My orders</a></p>
 <h1>Order #${r.number}</h1>
 <section class="card receipt">
@@ -114,6 +118,12 @@ ${
 </section>
 ${howToPay(instructions, r.number)}
 ${
+  documents.length > 0
+    ? html`<section class="card"><h2>Invoices</h2>
+  <ul class="invoices">${documents.map((d) => html`<li><a href="/account/orders/${row.id}/${d.kind === 'invoice' ? 'invoice.pdf' : `credit-notes/${d.id}/pdf`}" download>${d.kind === 'invoice' ? 'Invoice' : 'Credit note'} ${d.number}</a> (${d.total} ${d.currency})</li>`)}</ul></section>`
+    : ''
+}
+${
   issued.length > 0
     ? html`<section class="card"><h2>License keys</h2>
   <ul class="keys">${issued.map((l) => html`<li><span class="product">${l.product_name}${l.variation_name ? ` – ${l.variation_name}` : ''}</span> <code class="license-key">${l.license_key}</code></li>`)}</ul>
@@ -122,4 +132,31 @@ ${
 }`;
     return sendPage(reply, 200, `Order #${r.number}`, body, viewer);
   });
+
+  // The buyer's own invoice and credit notes; another customer's order looks like an unknown one.
+  const document = async (request: FastifyRequest, reply: FastifyReply, kind: 'invoice' | 'credit_note') => {
+    const viewer = viewerOf(request);
+    const params = request.params as { id: string; note_id?: string };
+    if (!viewer) return seeOther(reply, signInUrl('/account/orders'));
+    const ids = [params.id, params.note_id ?? '1'];
+    if (ids.some((id) => !ORDER_ID.test(id) || Number(id) > 2147483647)) {
+      return notFound(reply, viewer, 404, 'Invoice not found');
+    }
+    const row = await orders.find(Number(params.id));
+    if (!row || row.customer_id !== viewer.user.id) return notFound(reply, viewer, 404, 'Invoice not found');
+    const doc = await invoices.find(
+      row.id,
+      kind,
+      params.note_id === undefined ? undefined : Number(params.note_id),
+    );
+    if (!doc) return notFound(reply, viewer, 404, 'Invoice not found');
+    return reply
+      .type('application/pdf')
+      .header('Content-Disposition', `attachment; filename="${doc.number}.pdf"`)
+      .send(Buffer.from(await renderPdf(doc)));
+  };
+  app.get('/account/orders/:id/invoice.pdf', (request, reply) => document(request, reply, 'invoice'));
+  app.get('/account/orders/:id/credit-notes/:note_id/pdf', (request, reply) =>
+    document(request, reply, 'credit_note'),
+  );
 }

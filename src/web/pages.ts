@@ -4,6 +4,7 @@ import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { CatalogueService } from '../modules/catalogue/catalogue.service.js';
 import type { PaymentService } from '../modules/checkout/payment.service.js';
 import type { AccountDownloadsService } from '../modules/distribution/account-downloads.service.js';
+import type { InvoicesService } from '../modules/invoices/invoices.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OAuthService } from '../modules/licensing/oauth.service.js';
@@ -45,6 +46,8 @@ export interface PagesOptions {
   payments: PaymentService;
   /** My orders. */
   orders: OrdersService;
+  /** The invoice and credit notes of an order in My orders (docs/invoices.md). */
+  invoices: InvoicesService;
   /** Subscriptions (the customer's cancellation). */
   subscriptions: SubscriptionsService;
   /** The cards kept with Stripe, on the Subscriptions page (docs/payments.md, 'Saved cards'). */

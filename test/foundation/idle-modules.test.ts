@@ -52,12 +52,14 @@ async function loadedModules(env: Record<string, string>): Promise<string[]> {
 const under = (modules: string[], pkg: string) => modules.filter((m) => m.includes(`/node_modules/${pkg}/`));
 
 describe('modules an idle server has loaded', () => {
-  it('without S3_BUCKET and a Stripe key: neither the object storage SDK nor the Stripe SDK', async () => {
+  it('without S3_BUCKET and a Stripe key: neither the object storage SDK nor the Stripe SDK, nor the PDF library', async () => {
     const modules = await loadedModules({});
     // The record sees packages at all: the server's framework is in it.
     expect(under(modules, 'fastify').length).toBeGreaterThan(0);
     expect(under(modules, '@aws-sdk')).toEqual([]);
     expect(under(modules, 'stripe')).toEqual([]);
+    // Invoices are rendered on demand (src/modules/invoices/invoices.pdf.ts).
+    expect(under(modules, 'pdf-lib')).toEqual([]);
   });
 
   it('with S3_BUCKET: the object storage SDK, loaded for the start-up sweep of the bucket', async () => {

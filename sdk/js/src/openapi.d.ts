@@ -5968,6 +5968,115 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/orders/{id}/credit-notes/{note_id}/pdf': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One credit note of the order as a PDF (administrator) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+          note_id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/orders/{id}/invoice.pdf': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The order's invoice as a PDF (administrator); 404 invoice_not_found before payment */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/orders/{id}/invoices': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The order's invoice and credit notes, oldest first (administrator) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/orders/{id}/notes': {
     parameters: {
       query?: never;
@@ -8330,6 +8439,8 @@ export interface paths {
               captcha_verify_url: '' | string;
               checkout_rate_limit: number;
               coupons_enabled: boolean;
+              credit_note_number_prefix: string;
+              credit_note_number_yearly_reset: boolean;
               currencies: {
                 code: string;
                 decimals: number;
@@ -8341,6 +8452,14 @@ export interface paths {
               currency_rate_max_age: number;
               customer_deactivation_enabled: boolean;
               default_activation_limit: number;
+              invoice_number_prefix: string;
+              /** @description true: the year follows the prefix and the numbers start at 1 each year (docs/invoices.md) */
+              invoice_number_yearly_reset: boolean;
+              /** @description Postal address on invoices; line breaks allowed */
+              invoice_seller_address: string;
+              /** @description Legal name on invoices; empty = store_name */
+              invoice_seller_name: string;
+              invoice_seller_tax_number: string;
               license_expiring_days: number;
               licensing_enabled: boolean;
               mail_account_created: boolean;
@@ -8461,6 +8580,8 @@ export interface paths {
             captcha_verify_url?: '' | string;
             checkout_rate_limit?: number;
             coupons_enabled?: boolean;
+            credit_note_number_prefix?: string;
+            credit_note_number_yearly_reset?: boolean;
             currencies?: {
               code: string;
               decimals: number;
@@ -8472,6 +8593,14 @@ export interface paths {
             currency_rate_max_age?: number;
             customer_deactivation_enabled?: boolean;
             default_activation_limit?: number;
+            invoice_number_prefix?: string;
+            /** @description true: the year follows the prefix and the numbers start at 1 each year (docs/invoices.md) */
+            invoice_number_yearly_reset?: boolean;
+            /** @description Postal address on invoices; line breaks allowed */
+            invoice_seller_address?: string;
+            /** @description Legal name on invoices; empty = store_name */
+            invoice_seller_name?: string;
+            invoice_seller_tax_number?: string;
             license_expiring_days?: number;
             licensing_enabled?: boolean;
             mail_account_created?: boolean;
@@ -8544,6 +8673,8 @@ export interface paths {
               captcha_verify_url: '' | string;
               checkout_rate_limit: number;
               coupons_enabled: boolean;
+              credit_note_number_prefix: string;
+              credit_note_number_yearly_reset: boolean;
               currencies: {
                 code: string;
                 decimals: number;
@@ -8555,6 +8686,14 @@ export interface paths {
               currency_rate_max_age: number;
               customer_deactivation_enabled: boolean;
               default_activation_limit: number;
+              invoice_number_prefix: string;
+              /** @description true: the year follows the prefix and the numbers start at 1 each year (docs/invoices.md) */
+              invoice_number_yearly_reset: boolean;
+              /** @description Postal address on invoices; line breaks allowed */
+              invoice_seller_address: string;
+              /** @description Legal name on invoices; empty = store_name */
+              invoice_seller_name: string;
+              invoice_seller_tax_number: string;
               license_expiring_days: number;
               licensing_enabled: boolean;
               mail_account_created: boolean;

@@ -7,7 +7,12 @@ import { LicenseExpiryScan } from './expiry.scan.js';
 import { MailOutbox } from './mail.outbox.js';
 import { MailRepository } from './mail.repository.js';
 import { MailService } from './mail.service.js';
-import { createMailWorker, type MailWorker, type PasswordLinks } from './mail.worker.js';
+import {
+  createMailWorker,
+  type MailAttachments,
+  type MailWorker,
+  type PasswordLinks,
+} from './mail.worker.js';
 import { MailTestService } from './mail-test.service.js';
 import { MailTransport } from './transport.js';
 
@@ -40,6 +45,7 @@ export function createMail(deps: {
   audit: AuditService;
   origin: () => string;
   passwordLinks: PasswordLinks;
+  attachments: MailAttachments;
 }): MailModule {
   const repo = new MailRepository(deps.database);
   const mailOutbox = new MailOutbox(repo, deps.settings, deps.clock, deps.origin);
@@ -50,6 +56,7 @@ export function createMail(deps: {
     transport: new MailTransport(),
     scan: expiryScan,
     passwordLinks: deps.passwordLinks,
+    attachments: deps.attachments,
     clock: deps.clock,
     testClock: deps.testClock,
     log: deps.log,

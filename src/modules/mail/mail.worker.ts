@@ -7,7 +7,7 @@ import type { LicenseExpiryScan } from './expiry.scan.js';
 import type { MailRepository, MailRow } from './mail.repository.js';
 import type { AccountFacts, MessageData, MessageKind } from './templates/facts.js';
 import { render } from './templates/index.js';
-import { LONGEST_SEND_MS, type MailTransport } from './transport.js';
+import { type Attachment, LONGEST_SEND_MS, type MailTransport } from './transport.js';
 
 /**
  * Delay before attempts 2 to 6, in seconds; after attempt 6 (one more than the delays) the message
@@ -22,12 +22,16 @@ const MAX_IN_FLIGHT = 4;
 export type PasswordLinks = (userId: number, purpose: LinkPurpose) => Promise<string | null>;
 type LinkPurpose = 'reset' | 'welcome' | 'signin';
 
+export type MailAttachments = (kind: MessageKind, data: MessageData[MessageKind]) => Promise<Attachment[]>;
+
 export interface MailWorkerDeps {
   repo: MailRepository;
   settings: SettingsService;
   transport: MailTransport;
   scan: LicenseExpiryScan;
   passwordLinks: PasswordLinks;
+  /** Files a message carries, made when it is sent (src/wiring.ts: a receipt's invoice PDF). */
+  attachments: MailAttachments;
   clock: Clock;
   testClock: TestClock | null;
   log: FastifyBaseLogger;
@@ -112,10 +116,12 @@ class MailSender {
       });
       // stop() may have closed the connection while the link was minted: send nothing then.
       stopping.throwIfAborted();
+      const attachments = await this.deps.attachments(kind, data);
       await transport.send(settings.smtp_url, {
         from: fromAddress(settings, this.deps.origin()),
         to: message.recipient,
         ...rendered,
+        attachments,
       });
     } catch (err) {
       // Shutting down: the worker releases the message; this attempt does not count.

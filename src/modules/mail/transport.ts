@@ -7,6 +7,13 @@ const GREETING_TIMEOUT_MS = 10_000;
 const SOCKET_TIMEOUT_MS = 30_000;
 export const LONGEST_SEND_MS = CONNECTION_TIMEOUT_MS + GREETING_TIMEOUT_MS + SOCKET_TIMEOUT_MS;
 
+/** A file sent with a message (the receipt's invoice PDF). */
+export interface Attachment {
+  filename: string;
+  content: Buffer;
+  contentType: string;
+}
+
 type Transporter = ReturnType<typeof nodemailer.createTransport>;
 
 /** The password of an smtp_url, as it may appear in a library's error text (raw and decoded). */
@@ -30,7 +37,11 @@ export class MailTransport {
 
   async send(
     smtpUrl: string,
-    message: { from: string | { name: string; address: string }; to: string } & Rendered,
+    message: {
+      from: string | { name: string; address: string };
+      to: string;
+      attachments?: Attachment[];
+    } & Rendered,
   ) {
     const transporter = await this.transporterFor(smtpUrl);
     const info = await transporter.sendMail({
@@ -39,6 +50,7 @@ export class MailTransport {
       subject: message.subject,
       text: message.text,
       html: message.html,
+      ...(message.attachments?.length ? { attachments: message.attachments } : {}),
     });
     return info;
   }

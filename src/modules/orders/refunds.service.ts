@@ -17,6 +17,9 @@ import type { NoteRow, RefundRow, RefundsRepository } from './refunds.repository
 /** What runs inside the transaction of a full refund (src/wiring.ts: the order's subscriptions are cancelled). */
 export type OrderRefundedHook = (order: OrderRow, tx: Tx) => Promise<void>;
 
+/** What runs inside the transaction of every refund, full or partial (src/wiring.ts: its credit note). */
+export type RefundHook = (order: OrderRow, refund: RefundRow, tx: Tx) => Promise<void>;
+
 export interface RefundInput {
   /** A decimal in the order's currency: a string ("12.50") or a number. */
   amount: string | number;
@@ -56,6 +59,7 @@ const actorView = (row: { actor_user_id: number | null; actor_email: string | nu
  */
 export class RefundsService {
   private refundedHooks: OrderRefundedHook[] = [];
+  private refundHooks: RefundHook[] = [];
 
   constructor(
     private readonly database: Pick<Database, 'db'>,
@@ -71,6 +75,11 @@ export class RefundsService {
   /** Runs inside the transaction of every full refund, after the order became `refunded`. */
   onRefunded(hook: OrderRefundedHook): void {
     this.refundedHooks.push(hook);
+  }
+
+  /** Runs inside the transaction of every refund (made here or recorded from the gateway), after its row is written. */
+  onRefund(hook: RefundHook): void {
+    this.refundHooks.push(hook);
   }
 
   private async requireOrder(id: number, tx?: Tx): Promise<OrderRow> {
@@ -124,6 +133,8 @@ export class RefundsService {
         },
         tx,
       );
+      const row = (await this.repo.findRefund(refundId, tx))!;
+      for (const hook of this.refundHooks) await hook(locked, row, tx);
       const money = (minor: number) => `${fromMinor(minor, locked.decimals)} ${locked.currency}`;
       const body = `${full ? 'Refunded in full' : 'Partly refunded'}: ${money(amount)} (${money(refunded)} of ${money(Number(locked.total))} refunded).${reference ? ` Reference: ${reference}.` : ''}${reason ? ` Reason: ${reason}` : ''}`;
       await this.repo.insertNote(
@@ -215,7 +226,7 @@ export class RefundsService {
     const refunded = before + amount;
     const full = refunded === Number(locked.total);
     const reason = why ? `At the payment provider: ${why}` : 'Refunded at the payment provider';
-    await this.repo.insertRefund(
+    const refundId = await this.repo.insertRefund(
       {
         order_id: orderId,
         amount,
@@ -227,6 +238,8 @@ export class RefundsService {
       },
       tx,
     );
+    const row = (await this.repo.findRefund(refundId, tx))!;
+    for (const hook of this.refundHooks) await hook(locked, row, tx);
     const money = (minor: number) => `${fromMinor(minor, locked.decimals)} ${locked.currency}`;
     await this.repo.insertNote(
       {

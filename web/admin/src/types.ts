@@ -438,3 +438,16 @@ export interface SubscriptionListItem extends Subscription {
   user_name: string;
   product_name: string;
 }
+
+/** An order's invoice or credit note (docs/invoices.md). */
+export interface OrderInvoice {
+  id: number;
+  kind: 'invoice' | 'credit_note';
+  number: string;
+  order_id: number;
+  refund_id: number | null;
+  invoice_number: string | null;
+  total: string;
+  currency: string;
+  issued_at: string;
+}

@@ -11,6 +11,7 @@ import { columnsFor, DataTable } from '../ui/table';
 import { orderStatusLabel } from '../words';
 import { History } from './Audit';
 import { licenseKeyColumn } from './Licenses';
+import { OrderInvoices } from './OrderInvoices';
 import { OrderRefunds } from './OrderRefunds';
 import { buyer, money, ORDER_STATUSES } from './Orders';
 
@@ -236,6 +237,7 @@ export function OrderPage({ id }: { id: number }) {
           </>
         )}
       </section>
+      <OrderInvoices order={o} />
       <OrderRefunds order={o} />
       <History type="order" id={id} />
       {confirm.dialog}

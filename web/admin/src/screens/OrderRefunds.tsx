@@ -51,7 +51,15 @@ export function OrderRefunds({ order: o }: { order: Order }) {
 
   const remaining = refunds.data?.remaining ?? null;
   const refreshAll = async () => {
-    for (const key of ['order', 'orders', 'order-refunds', 'order-notes', 'licenses', 'audit-events']) {
+    for (const key of [
+      'order',
+      'orders',
+      'order-refunds',
+      'order-notes',
+      'order-invoices',
+      'licenses',
+      'audit-events',
+    ]) {
       await client.invalidateQueries({ queryKey: [key] });
     }
   };
