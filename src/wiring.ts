@@ -23,6 +23,7 @@ import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
 import type { StaleActivationJob } from './modules/licensing/stale-activations.js';
+import { TrialService } from './modules/licensing/trial.service.js';
 import {
   createMail,
   type LicenseExpiryScan,
@@ -86,6 +87,8 @@ export interface Services {
   outbox: Outbox;
   licenses: LicenseService;
   activations: ActivationService;
+  /** Trials without payment, once per email and site (docs/selling.md, 'Trials'). */
+  trials: TrialService;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
   /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
@@ -238,6 +241,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     testClock,
   });
   const { licenses, activations, oauth, receipts, staleActivations } = licensing;
+  const trials = new TrialService(database, clock, catalogue, accounts, licenses);
   const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const { subscriptions, renewals } = createSubscriptions({
     database,
@@ -384,6 +388,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
 
   return {
     services: {
+      trials,
       database,
       clock,
       testClock,

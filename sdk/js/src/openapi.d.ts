@@ -6452,6 +6452,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -6670,6 +6673,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -6832,6 +6838,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -7076,6 +7085,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -7438,6 +7450,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -7644,6 +7659,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -11695,6 +11713,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -11841,6 +11862,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -11961,6 +11985,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -12063,6 +12090,8 @@ export interface paths {
             software_enabled?: 'yes' | 'no';
             /** @enum {unknown} */
             storage_driver?: '' | 'local' | 'local_encrypted' | 'external';
+            trial_days?: number | null;
+            trial_sites?: number;
           };
         };
       };
@@ -12082,6 +12111,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -12387,6 +12419,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -12533,6 +12568,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -15389,6 +15427,115 @@ export interface paths {
         };
       };
     };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/trials': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Start a product's trial for an email (and optionally a site): a trial license, once each */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** Format: email */
+            email: string;
+            product_id: number;
+            /** @description The site the trial is for */
+            site?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              activation_limit: number;
+              license_key: string;
+              product_id: number;
+              /** @description When the trial ends (effective status `trial_ended`) */
+              usage_expires_at: string;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;

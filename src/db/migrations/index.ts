@@ -35,6 +35,7 @@ import * as m2026112801 from './2026112801_stripe_renewal_charges.js';
 import * as m2026112810 from './2026112810_artifact_stored_etag.js';
 import * as m2026112863 from './2026112863_store_mode.js';
 import * as m2026112871 from './2026112871_buyers_password_set.js';
+import * as m2026112891 from './2026112891_trials.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -76,4 +77,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112810_artifact_stored_etag': m2026112810,
   '2026112863_store_mode': m2026112863,
   '2026112871_buyers_password_set': m2026112871,
+  '2026112891_trials': m2026112891,
 };
