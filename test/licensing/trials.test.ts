@@ -110,17 +110,15 @@ describe('POST /v1/trials', () => {
   it('refuses bad input with a 400 and issues nothing', async () => {
     const product = await trialProduct();
     const before = await db().selectFrom('licenses').select('id').execute();
-    for (const payload of [
-      { product_id: product.id },
-      { product_id: product.id, email: 'not-an-email' },
-      { product_id: 'x', email: uniqueEmail() },
-      { product_id: product.id, email: uniqueEmail(), extra: 1 },
-      { product_id: product.id, email: uniqueEmail(), site: 'x'.repeat(300) },
-      { product_id: product.id, email: uniqueEmail(), site: '<script>' },
-    ]) {
-      const res = await post(t, '/trials', payload);
-      expect(res.statusCode, res.body).toBe(400);
-    }
+    const cases: [Record<string, unknown>, string][] = [
+      [{ product_id: product.id }, 'rest_missing_param'],
+      [{ product_id: product.id, email: 'not-an-email' }, 'rest_invalid_param'],
+      [{ product_id: 'x', email: uniqueEmail() }, 'rest_invalid_param'],
+      [{ product_id: product.id, email: uniqueEmail(), extra: 1 }, 'invalid_parameters'],
+      [{ product_id: product.id, email: uniqueEmail(), site: 'x'.repeat(300) }, 'rest_invalid_param'],
+      [{ product_id: product.id, email: uniqueEmail(), site: '<script>' }, 'invalid_identity'],
+    ];
+    for (const [payload, code] of cases) expectError(await post(t, '/trials', payload), 400, code);
     const malformed = await t.app.inject({
       method: 'POST',
       url: '/v1/trials',
