@@ -7861,6 +7861,16 @@ export interface paths {
               };
               /** @description A UTC day, YYYY-MM-DD */
               from: string;
+              /** @description Per currency: monthly recurring revenue of the subscriptions billing now (docs/selling.md, "Reports") */
+              mrr: ({
+                currency: string;
+                decimals: number;
+                /** @description Decimal string */
+                total: string;
+                total_minor: number;
+              } & {
+                subscriptions: number;
+              })[];
               new_licenses: {
                 /** @description Every day of the range, oldest first; 0 when none */
                 per_day: {
@@ -7870,6 +7880,15 @@ export interface paths {
                 }[];
                 /** @description The sum over the days */
                 total: number;
+              };
+              /** @description docs/selling.md, "Reports" */
+              renewal_rate: {
+                /** @description Subscriptions that expired or were cancelled in the range */
+                lapsed: number;
+                /** @description renewals / (renewals + lapsed), 4 decimals; null when both are 0 */
+                rate: number | null;
+                /** @description Sale orders paid in the range that renew */
+                renewals: number;
               };
               /** @description One entry per currency with paid orders in the range (docs/api.md, "Reports") */
               sales: {
@@ -7905,6 +7924,16 @@ export interface paths {
                 /** @description The sum over the days */
                 total: number;
               };
+              /** @description Per currency: order items of sales paid in the range whose meta says license_action "upgrade" */
+              upgrade_revenue: ({
+                currency: string;
+                decimals: number;
+                /** @description Decimal string */
+                total: string;
+                total_minor: number;
+              } & {
+                items: number;
+              })[];
             };
           };
         };
