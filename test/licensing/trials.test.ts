@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, protectedFixture } from '../distribution/helpers.js';
 import {
   adminOk,
   advanceClock,
@@ -159,6 +160,18 @@ describe('the end of a trial and its purchase', () => {
       error: 'trial_ended',
       effective_status: 'trial_ended',
     });
+  });
+
+  it('the update check of an ended trial is 403 trial_ended', async () => {
+    const f = await protectedFixture(t);
+    await db()
+      .updateTable('licenses')
+      .set({ trial: 1, usage_expires_at: '2020-01-01T00:00:00Z' })
+      .where('id', '=', f.licenseId)
+      .execute();
+    const res = await call(t, 'POST', '/software/check', { slug: f.slug, version: '0.9.0', ...f.creds });
+    expectError(res, 403, 'trial_ended');
+    expect(typeof res.json().message).toBe('string');
   });
 
   it('buying the product converts the trial in place: same key, activations kept, no longer a trial', async () => {
