@@ -24,6 +24,7 @@ import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
 import type { StaleActivationJob } from './modules/licensing/stale-activations.js';
+import { TrialService } from './modules/licensing/trial.service.js';
 import {
   createMail,
   type LicenseExpiryScan,
@@ -87,6 +88,8 @@ export interface Services {
   outbox: Outbox;
   licenses: LicenseService;
   activations: ActivationService;
+  /** Trials without payment, once per email and site (docs/selling.md, 'Trials'). */
+  trials: TrialService;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
   /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
@@ -241,6 +244,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     testClock,
   });
   const { licenses, activations, oauth, receipts, staleActivations } = licensing;
+  const trials = new TrialService(database, clock, catalogue, accounts, licenses);
   const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const invoices = createInvoices({ database, orders, settings, clock });
   const { subscriptions, renewals } = createSubscriptions({
@@ -397,6 +401,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
 
   return {
     services: {
+      trials,
       database,
       clock,
       testClock,

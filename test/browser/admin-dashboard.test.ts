@@ -101,6 +101,11 @@ describe.skipIf(skipBrowserTests)('the console\u2019s dashboard', () => {
     expect(await figure('Active activations').locator('.figure-value').textContent()).toBe('1');
     expect(await figure('Failing webhooks').locator('.figure-value').textContent()).toBe('0');
     expect(await figure('Releases waiting as drafts').locator('.figure-value').textContent()).toBe('0');
+    // No renewal, upgrade or subscription yet (docs/selling.md, 'Reports'): hand-computed in
+    // test/reports/selling.test.ts.
+    expect(await figure('Renewal rate').locator('.figure-value').textContent()).toBe('–');
+    expect(await figure('Upgrade revenue').locator('.figure-value').textContent()).toBe('0');
+    expect(await figure('Monthly recurring revenue').locator('.figure-value').textContent()).toBe('0');
     expect(
       await figure('Failing webhooks').getByRole('link', { name: 'Webhooks' }).getAttribute('href'),
     ).toBe('/admin/webhooks');

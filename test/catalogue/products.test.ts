@@ -105,6 +105,9 @@ describe('acceptance: an administrator sets up a product for sale and distributi
       software_enabled: 'yes',
       icon: null,
       banner: null,
+      // No trial unless one is configured (docs/selling.md, 'Trials').
+      trial_days: null,
+      trial_sites: 1,
     });
     const read = await get(product.id);
     expect(read).toMatchObject({

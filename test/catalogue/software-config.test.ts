@@ -37,6 +37,9 @@ describe('software configuration', () => {
       software_enabled: 'no',
       icon: null,
       banner: null,
+      // No trial unless one is configured (docs/selling.md, 'Trials').
+      trial_days: null,
+      trial_sites: 1,
     });
   });
 

@@ -6901,6 +6901,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -7119,6 +7122,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -7281,6 +7287,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -7525,6 +7534,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -7887,6 +7899,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -8093,6 +8108,9 @@ export interface paths {
                 interval: number;
                 period: string;
               } | null;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
               type: string;
               updated_at: string;
               variations: {
@@ -8292,6 +8310,16 @@ export interface paths {
               };
               /** @description A UTC day, YYYY-MM-DD */
               from: string;
+              /** @description Per currency: monthly recurring revenue of the subscriptions billing now (docs/selling.md, "Reports") */
+              mrr: ({
+                currency: string;
+                decimals: number;
+                /** @description Decimal string */
+                total: string;
+                total_minor: number;
+              } & {
+                subscriptions: number;
+              })[];
               new_licenses: {
                 /** @description Every day of the range, oldest first; 0 when none */
                 per_day: {
@@ -8301,6 +8329,15 @@ export interface paths {
                 }[];
                 /** @description The sum over the days */
                 total: number;
+              };
+              /** @description docs/selling.md, "Reports" */
+              renewal_rate: {
+                /** @description Subscriptions that expired or were cancelled in the range */
+                lapsed: number;
+                /** @description renewals / (renewals + lapsed), 4 decimals; null when both are 0 */
+                rate: number | null;
+                /** @description Sale orders paid in the range that renew */
+                renewals: number;
               };
               /** @description One entry per currency with paid orders in the range (docs/api.md, "Reports") */
               sales: {
@@ -8336,6 +8373,16 @@ export interface paths {
                 /** @description The sum over the days */
                 total: number;
               };
+              /** @description Per currency: order items of sales paid in the range whose meta says license_action "upgrade" */
+              upgrade_revenue: ({
+                currency: string;
+                decimals: number;
+                /** @description Decimal string */
+                total: string;
+                total_minor: number;
+              } & {
+                items: number;
+              })[];
             };
           };
         };
@@ -12174,6 +12221,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -12320,6 +12370,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -12440,6 +12493,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -12542,6 +12598,8 @@ export interface paths {
             software_enabled?: 'yes' | 'no';
             /** @enum {unknown} */
             storage_driver?: '' | 'local' | 'local_encrypted' | 'external';
+            trial_days?: number | null;
+            trial_sites?: number;
           };
         };
       };
@@ -12561,6 +12619,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -12866,6 +12927,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -13012,6 +13076,9 @@ export interface paths {
               slug: string | null;
               software_enabled: string;
               storage_driver: string;
+              trial_days: number | null;
+              /** @description How many sites a trial license activates */
+              trial_sites: number;
             };
           };
         };
@@ -15868,6 +15935,115 @@ export interface paths {
         };
       };
     };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/trials': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Start a product's trial for an email (and optionally a site): a trial license, once each */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** Format: email */
+            email: string;
+            product_id: number;
+            /** @description The site the trial is for */
+            site?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              activation_limit: number;
+              license_key: string;
+              product_id: number;
+              /** @description When the trial ends (effective status `trial_ended`) */
+              usage_expires_at: string;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;

@@ -12,7 +12,7 @@ final class Messages
 {
     /** Codes after which buying or renewing helps: the renewal link is shown with them. */
     const RENEWABLE = [
-        'expired', 'subscription_inactive', 'release_not_entitled', 'no_eligible_release',
+        'expired', 'trial_ended', 'subscription_inactive', 'release_not_entitled', 'no_eligible_release',
         'license_inactive', 'activation_limit_reached', 'staging_activation_limit_reached',
         'license_required',
     ];
@@ -32,6 +32,8 @@ final class Messages
                 return __('This license has been revoked. Contact the store.', 'tollgate-updater');
             case 'expired':
                 return __('Your license has expired. Renew it to receive updates.', 'tollgate-updater');
+            case 'trial_ended':
+                return __('Your trial has ended. Buy a license to keep receiving updates.', 'tollgate-updater');
             case 'subscription_inactive':
                 return __('The subscription behind this license is not active. Renew it to receive updates.', 'tollgate-updater');
             case 'license_inactive':

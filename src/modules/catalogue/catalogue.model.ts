@@ -66,6 +66,9 @@ export interface Product {
   /** WordPress's icon and banner (docs/catalogue.md, 'Icons and banners'): content hashes, or null. */
   icon: string | null;
   banner: string | null;
+  /** The trial offered (docs/selling.md, 'Trials'): days (null = none) and sites. */
+  trial_days: number | null;
+  trial_sites: number;
   created_at: string;
   updated_at: string;
 }
@@ -81,6 +84,10 @@ export interface SoftwareConfig {
   icon: string | null;
   /** The banner's content hash (SOFTWARE_IMAGES.banner gives its files), or null. */
   banner: string | null;
+  /** The trial offered (docs/selling.md, 'Trials'): its length in days, null when none. */
+  trial_days: number | null;
+  /** How many sites a trial license activates. */
+  trial_sites: number;
 }
 
 export type ProductRow = Selectable<CatalogueTables['products']>;
@@ -187,6 +194,8 @@ export function toSoftwareConfig(row: ProductRow): SoftwareConfig {
     software_enabled: row.software_enabled === 'yes' ? 'yes' : 'no',
     icon: row.software_icon,
     banner: row.software_banner,
+    trial_days: row.trial_days,
+    trial_sites: row.trial_sites ?? 1,
   };
 }
 

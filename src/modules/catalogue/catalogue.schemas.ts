@@ -118,6 +118,8 @@ export const VariationResponse = Type.Object({
 
 const softwareFields = {
   slug: Nullable(Type.String()),
+  trial_days: Nullable(Type.Integer({ description: 'Length of the trial in days; null = no trial' })),
+  trial_sites: Type.Integer({ description: 'How many sites a trial license activates' }),
   filename_template: Type.String(),
   storage_driver: Type.String(),
   licensing_enabled: Nullable(Type.String()),
@@ -200,6 +202,8 @@ export const SoftwareConfigBody = Type.Object(
     storage_driver: Type.Optional(StorageDriver),
     licensing_enabled: Type.Optional(Nullable(PlainText({ maxLength: 100 }))),
     software_enabled: Type.Optional(Type.Enum(['yes', 'no'])),
+    trial_days: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 365 }))),
+    trial_sites: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
   },
   { additionalProperties: false },
 );

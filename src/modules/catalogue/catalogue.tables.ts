@@ -28,6 +28,9 @@ export interface CatalogueTables {
     /** WordPress's icon and banner: content hashes of media rows (migration 2026112593), or null. */
     software_icon: string | null;
     software_banner: string | null;
+    /** The trial a product offers (docs/selling.md, 'Trials'): days (null = none) and sites. */
+    trial_days: number | null;
+    trial_sites: number | null;
     created_at: string;
     updated_at: string;
   };

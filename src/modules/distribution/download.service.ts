@@ -139,6 +139,7 @@ export class DownloadService {
           created_at: license.created_at,
           subscription_linked: license.subscription_id !== null,
           subscription_status: subscriptionStatus,
+          trial: license.trial === 1,
         },
         now,
       );

@@ -10,6 +10,7 @@ import { mysqlTime, rfc3339 } from '../../clock.js';
 export type EffectiveStatus =
   | 'valid'
   | 'expired'
+  | 'trial_ended'
   | 'subscription_inactive'
   | 'invalid_usage_expiry'
   | 'domain_not_activated'
@@ -50,6 +51,8 @@ export interface LicenseFacts {
   /** Whether the license points at a subscription, and that subscription's status (null if gone). */
   subscription_linked: boolean;
   subscription_status: string | null;
+  /** A trial license (docs/selling.md, 'Trials'): its usage expiry ends it as `trial_ended`. */
+  trial?: boolean;
 }
 
 export interface Evaluation {
@@ -205,7 +208,7 @@ export function evaluateLicense(facts: LicenseFacts, now: Date, identityActive?:
   if (facts.status === 'revoked') base = 'revoked';
   else if (facts.status !== 'active') base = 'license_inactive';
   else if (!usageValid) base = 'invalid_usage_expiry';
-  else if (usageExpired) base = 'expired';
+  else if (usageExpired) base = facts.trial ? 'trial_ended' : 'expired';
   else if (!subscriptionOk) base = 'subscription_inactive';
   else base = 'valid';
   const licenseActive = base === 'valid';

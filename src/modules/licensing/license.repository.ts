@@ -227,6 +227,7 @@ export class LicenseRepository {
             'l.usage_expires_at',
             'l.entitlement_policy',
             'l.created_at',
+            'l.trial',
           ])
           // At most one row joins: activations_one_active_identity is unique where status is active.
           .leftJoin('activations as ia', (j) =>
@@ -464,7 +465,24 @@ export class LicenseRepository {
     return row?.id;
   }
 
-  async updateLicense(id: number, patch: LicensePatch, tx?: Tx): Promise<void> {
+  /** The customer's unconverted trial of the product, locked for its conversion; undefined when none. */
+  async lockTrialOf(userId: number, productId: number, tx?: Tx): Promise<number | undefined> {
+    const query = on(this.db, tx)
+      .selectFrom('licenses')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where('product_id', '=', productId)
+      .where('trial', '=', 1)
+      .orderBy('id')
+      .limit(1);
+    return (await forUpdate(this.dialect)(query).executeTakeFirst())?.id;
+  }
+
+  async updateLicense(
+    id: number,
+    patch: LicensePatch | Partial<Omit<LicenseRow, 'id'>>,
+    tx?: Tx,
+  ): Promise<void> {
     await on(this.db, tx).updateTable('licenses').set(patch).where('id', '=', id).execute();
   }
 

@@ -35,6 +35,8 @@ export interface CreateLicenseInput {
   subscription_id?: number | null;
   /** Issued for a test order (docs/payments.md, 'Test mode and live mode'); never from the API. */
   test?: boolean;
+  /** A trial license (docs/selling.md, 'Trials'); only the trial service issues one. */
+  trial?: boolean;
 }
 
 export interface PatchLicenseInput {
@@ -237,11 +239,22 @@ export class LicenseService {
       usage_expires_at: usage,
       entitlement_policy: snapshot ? JSON.stringify(snapshot) : null,
       test: input.test ? 1 : 0,
+      trial: input.trial ? 1 : 0,
       created_at: iso(now),
       updated_at: iso(now),
     };
     let id: number | undefined;
-    if (input.license_key !== undefined) {
+    // A purchase converts the customer's trial of the product in place: same key, same activations
+    // (docs/selling.md, 'Trials'). The row lock makes a second, parallel purchase issue its own.
+    const trialId =
+      input.order_item_id != null && !input.trial
+        ? await this.repo.lockTrialOf(input.user_id, input.product_id, tx)
+        : undefined;
+    if (trialId !== undefined) {
+      const { created_at: _, ...paid } = values;
+      await this.repo.updateLicense(trialId, { ...paid, trial: 0 }, tx);
+      id = trialId;
+    } else if (input.license_key !== undefined) {
       id = await this.repo.insertLicense({ ...values, license_key: input.license_key }, tx);
       if (id === undefined) throw new ApiError('license_key_exists');
     } else {

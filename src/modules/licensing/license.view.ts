@@ -38,6 +38,7 @@ export function factsOf(license: LicenseTerms): LicenseFacts {
     created_at: license.created_at,
     subscription_linked: license.subscription_id !== null,
     subscription_status: license.subscription_found !== null ? license.subscription_status : null,
+    trial: license.trial === 1,
   };
 }
 

@@ -36,6 +36,7 @@ export type LicenseTerms = Pick<
   | 'usage_expires_at'
   | 'entitlement_policy'
   | 'created_at'
+  | 'trial'
   | 'product_activation_limit'
   | 'product_activation_mode'
   | 'variation_found'

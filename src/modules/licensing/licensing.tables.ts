@@ -27,8 +27,19 @@ export interface LicensingTables {
     entitlement_policy: string | null;
     /** 1 when issued for a test order (docs/payments.md, 'Test mode and live mode'). */
     test: Generated<number>;
+    /** 1 while a trial (docs/selling.md, 'Trials'); the purchase of its product sets it 0. */
+    trial: Generated<number>;
     created_at: string;
     updated_at: string;
+  };
+  /** One row per product and email (`kind` 'email') and per product and site ('site'); unique. */
+  trial_claims: {
+    id: Id;
+    product_id: number;
+    kind: 'email' | 'site';
+    value: string;
+    license_id: number;
+    created_at: string;
   };
   activations: {
     id: Id;

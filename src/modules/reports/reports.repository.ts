@@ -28,6 +28,24 @@ export interface CounterRow {
   count: number;
 }
 
+export interface LicenseActionRow {
+  order_id: number;
+  created_via: string;
+  currency: string;
+  decimals: number;
+  meta: string;
+  total: number;
+}
+
+export interface BillingRow {
+  currency: string | null;
+  recurring_total: number | null;
+  billing_period: string | null;
+  billing_interval: number | null;
+  /** The parent order's decimals; null for a subscription made without an order. */
+  decimals: number | null;
+}
+
 export interface FailingRow {
   event_id: string;
   event: string;
@@ -81,6 +99,57 @@ export class ReportsRepository {
       decimals: Number(r.decimals),
       orders: Number(r.orders),
       total: Number(r.total),
+    }));
+  }
+
+  /**
+   * The sale orders paid in the range that renew or upgrade: renewal orders, and the items of any
+   * sale whose `meta` names a `license_action` (read by the service, as JSON text reads alike in
+   * both databases only outside SQL).
+   */
+  async licenseActions(range: Range, tx?: Tx): Promise<LicenseActionRow[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('orders as o')
+      .innerJoin('order_items as oi', 'oi.order_id', 'o.id')
+      .select(['o.id as order_id', 'o.created_via', 'o.currency', 'o.decimals', 'oi.meta', 'oi.total'])
+      .where('o.paid_at', '>=', range.from)
+      .where('o.paid_at', '<', range.to)
+      .where('o.status', 'in', [...SALE_STATUSES])
+      .where('o.test', '=', 0)
+      .where((eb) => eb.or([eb('o.created_via', '=', 'renewal'), eb('oi.meta', 'like', '%license_action%')]))
+      .execute();
+    return rows.map((r) => ({ ...r, decimals: Number(r.decimals), total: Number(r.total) }));
+  }
+
+  /** Subscriptions that ended (expired or cancelled) in the range, test orders' left out. */
+  async lapsedSubscriptions(range: Range, tx?: Tx): Promise<number> {
+    const row = await on(this.db, tx)
+      .selectFrom('subscriptions as s')
+      .leftJoin('orders as po', 'po.id', 's.parent_order_id')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('s.status', 'in', ['expired', 'cancelled'])
+      .where('s.updated_at', '>=', range.from)
+      .where('s.updated_at', '<', range.to)
+      .where((eb) => eb.or([eb('po.test', 'is', null), eb('po.test', '=', 0)]))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** The subscriptions that bill now (`active`, `pending-cancel`), with their schedule and charge. */
+  async billingSubscriptions(tx?: Tx): Promise<BillingRow[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('subscriptions as s')
+      .leftJoin('orders as po', 'po.id', 's.parent_order_id')
+      .select(['s.currency', 's.recurring_total', 's.billing_period', 's.billing_interval', 'po.decimals'])
+      .where('s.status', 'in', ['active', 'pending-cancel'])
+      .where((eb) => eb.or([eb('po.test', 'is', null), eb('po.test', '=', 0)]))
+      .execute();
+    return rows.map((r) => ({
+      currency: r.currency,
+      recurring_total: r.recurring_total === null ? null : Number(r.recurring_total),
+      billing_period: r.billing_period,
+      billing_interval: r.billing_interval === null ? null : Number(r.billing_interval),
+      decimals: r.decimals === null ? null : Number(r.decimals),
     }));
   }
 

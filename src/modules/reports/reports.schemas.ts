@@ -56,6 +56,13 @@ const Draft = Type.Object({
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
 });
 
+const CurrencyAmount = Type.Object({
+  currency: Type.String(),
+  decimals: Type.Integer(),
+  total_minor: Type.Integer(),
+  total: Type.String({ description: 'Decimal string' }),
+});
+
 export const Dashboard = Type.Object({
   days: Type.Integer(),
   from: Day,
@@ -81,6 +88,24 @@ export const Dashboard = Type.Object({
   drafts: Type.Object({
     count: Type.Integer({ description: 'Releases waiting as drafts' }),
     latest: Type.Array(Draft, { description: 'The newest 10' }),
+  }),
+  renewal_rate: Type.Object(
+    {
+      renewals: Type.Integer({ description: 'Sale orders paid in the range that renew' }),
+      lapsed: Type.Integer({ description: 'Subscriptions that expired or were cancelled in the range' }),
+      rate: Type.Union([Type.Number(), Type.Null()], {
+        description: 'renewals / (renewals + lapsed), 4 decimals; null when both are 0',
+      }),
+    },
+    { description: 'docs/selling.md, "Reports"' },
+  ),
+  upgrade_revenue: Type.Array(Type.Intersect([CurrencyAmount, Type.Object({ items: Type.Integer() })]), {
+    description:
+      'Per currency: order items of sales paid in the range whose meta says license_action "upgrade"',
+  }),
+  mrr: Type.Array(Type.Intersect([CurrencyAmount, Type.Object({ subscriptions: Type.Integer() })]), {
+    description:
+      'Per currency: monthly recurring revenue of the subscriptions billing now (docs/selling.md, "Reports")',
   }),
 });
 export type Dashboard = Static<typeof Dashboard>;

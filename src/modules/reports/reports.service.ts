@@ -1,6 +1,12 @@
 import { type Clock, iso } from '../../clock.js';
 import { fromMinor } from '../catalogue/money.js';
-import type { DayCount, FailingRow, ReportsRepository } from './reports.repository.js';
+import type {
+  BillingRow,
+  DayCount,
+  FailingRow,
+  LicenseActionRow,
+  ReportsRepository,
+} from './reports.repository.js';
 import type { Dashboard } from './reports.schemas.js';
 
 const DAY_MS = 86_400_000;
@@ -41,6 +47,9 @@ export class ReportsService {
       abandoned,
       drafts,
       draftRows,
+      actions,
+      lapsed,
+      billing,
     ] = await Promise.all([
       this.repo.sales(range),
       this.repo.newLicenses(range),
@@ -52,6 +61,9 @@ export class ReportsService {
       this.repo.latestFailing('abandoned', FAILING_SHOWN),
       this.repo.draftCount(),
       this.repo.drafts(DRAFTS_SHOWN),
+      this.repo.licenseActions(range),
+      this.repo.lapsedSubscriptions(range),
+      this.repo.billingSubscriptions(),
     ]);
 
     const currencies = [...new Set(sales.map((s) => s.currency))].sort();
@@ -104,8 +116,90 @@ export class ReportsService {
           created_at: d.created_at,
         })),
       },
+      ...renewalsAndUpgrades(actions, lapsed),
+      mrr: monthlyRecurring(billing),
     };
   }
+}
+
+const licenseAction = (meta: string): unknown => {
+  try {
+    const parsed = JSON.parse(meta) as unknown;
+    return typeof parsed === 'object' && parsed !== null
+      ? (parsed as Record<string, unknown>).license_action
+      : null;
+  } catch {
+    return null;
+  }
+};
+
+/** Per currency, in the order of the currency codes. */
+function perCurrency<T>(
+  byCurrency: Map<string, { decimals: number; minor: number; n: number }>,
+  name: keyof T,
+) {
+  return [...byCurrency.keys()].sort().map((currency) => {
+    const c = byCurrency.get(currency)!;
+    const minor = Math.round(c.minor);
+    return {
+      currency,
+      decimals: c.decimals,
+      total_minor: minor,
+      total: fromMinor(minor, c.decimals),
+      [name]: c.n,
+    };
+  });
+}
+
+function add(
+  m: Map<string, { decimals: number; minor: number; n: number }>,
+  currency: string,
+  decimals: number,
+  minor: number,
+) {
+  const c = m.get(currency) ?? { decimals, minor: 0, n: 0 };
+  c.decimals = Math.max(c.decimals, decimals);
+  c.minor += minor;
+  c.n += 1;
+  m.set(currency, c);
+}
+
+/**
+ * docs/selling.md, 'Reports': a renewal is a paid sale order made to renew a subscription or with
+ * an item whose meta says `license_action: 'renewal'` (counted once per order); upgrade revenue
+ * sums the items whose meta says `license_action: 'upgrade'`, before tax.
+ */
+function renewalsAndUpgrades(rows: LicenseActionRow[], lapsed: number) {
+  const renewals = new Set<number>();
+  const upgrades = new Map<string, { decimals: number; minor: number; n: number }>();
+  for (const r of rows) {
+    const action = licenseAction(r.meta);
+    if (r.created_via === 'renewal' || action === 'renewal') renewals.add(r.order_id);
+    if (action === 'upgrade') add(upgrades, r.currency, r.decimals, r.total);
+  }
+  const n = renewals.size;
+  return {
+    renewal_rate: {
+      renewals: n,
+      lapsed,
+      rate: n + lapsed === 0 ? null : Math.round((n / (n + lapsed)) * 10_000) / 10_000,
+    },
+    upgrade_revenue: perCurrency<{ items: number }>(upgrades, 'items') as Dashboard['upgrade_revenue'],
+  };
+}
+
+/** Months per billing period: a week is 12/52 of a month, a day 12/365. */
+const MONTHS: Record<string, number> = { day: 12 / 365, week: 12 / 52, month: 1, year: 12 };
+
+/** What the subscriptions billing now bring in a month, per currency, rounded to the minor unit. */
+function monthlyRecurring(rows: BillingRow[]): Dashboard['mrr'] {
+  const mrr = new Map<string, { decimals: number; minor: number; n: number }>();
+  for (const r of rows) {
+    const months = MONTHS[r.billing_period ?? ''];
+    if (!months || !r.currency || r.recurring_total === null) continue;
+    add(mrr, r.currency, r.decimals ?? 2, r.recurring_total / (months * (r.billing_interval || 1)));
+  }
+  return perCurrency<{ subscriptions: number }>(mrr, 'subscriptions') as Dashboard['mrr'];
 }
 
 function failingView(r: FailingRow): Dashboard['failing_webhooks']['latest'][number] {

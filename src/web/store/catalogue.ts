@@ -99,6 +99,25 @@ function addToCart(p: Product, base: CurrencyContext): Html {
 <div id="store-alert" class="store-alert" role="alert" tabindex="-1" hidden></div>`;
 }
 
+/**
+ * "Start a free trial" (docs/selling.md, 'Trials'), on a product that offers one: the store's script
+ * posts the email to POST /v1/trials and shows the trial key. Without JavaScript the button stays
+ * disabled, as "Add to cart" does.
+ */
+function startTrial(p: Product): Html | string {
+  if (p.trial_days === null || isPublicProduct(p)) return '';
+  const days = `${p.trial_days} ${p.trial_days === 1 ? 'day' : 'days'}`;
+  const sites = `${p.trial_sites} ${p.trial_sites === 1 ? 'site' : 'sites'}`;
+  return html`<form class="start-trial" data-store-page="trial" data-product="${p.id}" novalidate aria-labelledby="trial-title">
+  <h2 id="trial-title">Try it free for ${days}</h2>
+  <p class="muted">A trial license for ${sites}, once per email and site. No payment.</p>
+  <div class="field"><label for="trial-email">Email</label>
+    <input id="trial-email" name="email" type="email" autocomplete="email" maxlength="254" required></div>
+  <button type="submit" class="secondary" disabled>Start a free trial</button>
+</form>
+<div id="trial-result" class="card" role="status" hidden></div>`;
+}
+
 function notFound(store: StoreIdentity): [number, StoreIdentity, string, Html] {
   return [
     404,
@@ -212,6 +231,7 @@ ${
         : ''
     }
     ${addToCart(product, base)}
+    ${startTrial(product)}
   </div>
 </article>
 ${isPublicProduct(product) ? '' : licenseTermsCard(product, latest, s.default_activation_limit)}

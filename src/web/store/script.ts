@@ -64,6 +64,8 @@ var WORDS = {
   required_fields: 'Please fill in the fields marked below.',
   invalid_email: 'Enter an email address such as name@example.com.',
   invalid_quantity: 'Enter a quantity from 1 to 9999.',
+  trial_already_used: 'This email or site has already had a trial of this product.',
+  trial_not_offered: 'This product offers no trial.',
   network_error: 'The store could not be reached. Check your connection and try again.',
   quote_failed: 'Your order could not be priced.'
 };
@@ -180,6 +182,31 @@ function productPage(form) {
     call('POST', '/cart/add', body).then(function (res) {
       busy(button, false);
       if (!failed(res)) window.location.assign('/cart');
+    });
+  });
+}
+
+/* ---- product page: Start a free trial ---- */
+function trialForm(form) {
+  var button = form.querySelector('button[type=submit]');
+  button.disabled = false;
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    clearError();
+    var email = form.elements.email;
+    if (!email.value || !email.checkValidity()) { showError('invalid_email'); email.focus(); return; }
+    busy(button, true);
+    call('POST', '/trials', { product_id: Number(form.getAttribute('data-product')), email: email.value.trim() }).then(function (res) {
+      busy(button, false);
+      if (failed(res)) return;
+      var box = byId('trial-result');
+      clear(box);
+      var until = new Date(res.body.usage_expires_at).toUTCString().replace(/ GMT$/, ' UTC');
+      box.appendChild(el('p', { text: 'Your trial has started. Your license key:' }));
+      box.appendChild(el('p', {}, [el('code', { className: 'license-key', text: res.body.license_key })]));
+      box.appendChild(el('p', { text: 'It works until ' + until + '. Enter it in the plugin\'s settings.' }));
+      box.hidden = false;
+      form.hidden = true;
     });
   });
 }
@@ -639,6 +666,8 @@ function payPage(form) {
 function start() {
   var add = document.querySelector('form[data-store-page=product]');
   if (add) productPage(add);
+  var trial = document.querySelector('form[data-store-page=trial]');
+  if (trial) trialForm(trial);
   if (document.querySelector('[data-store-page=cart]')) cartPage();
   var checkout = document.querySelector('form[data-store-page=checkout]');
   if (checkout) checkoutPage(checkout);

@@ -116,6 +116,10 @@ select:focus, a:focus-visible { outline: 2px solid var(--accent); outline-offset
 .add-to-cart .field { flex: 1 1 12rem; }
 .add-to-cart input { width: 6rem; }
 .add-to-cart button { padding: .6rem 1.4rem; }
+.start-trial { margin: 1.5rem 0 1rem; }
+.start-trial h2 { margin-bottom: .25rem; }
+.start-trial button { margin-top: .5rem; }
+.license-key { overflow-wrap: anywhere; }
 .currency-switch { display: flex; gap: .6rem; align-items: center; justify-content: flex-end; margin-bottom: .75rem; }
 .currency-switch label { margin: 0; }
 .table-scroll { overflow-x: auto; }

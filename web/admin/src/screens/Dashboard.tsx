@@ -59,7 +59,15 @@ interface Report {
       created_at: string;
     }[];
   };
+  renewal_rate: { renewals: number; lapsed: number; rate: number | null };
+  upgrade_revenue: { currency: string; total: string; items: number }[];
+  mrr: { currency: string; total: string; subscriptions: number }[];
 }
+
+/** Amounts of several currencies on one line: "98.00 USD · 20.00 EUR", or "0". */
+const amounts = (rows: { currency: string; total: string }[]) =>
+  rows.length === 0 ? '0' : rows.map((s) => `${s.total} ${s.currency}`).join(' · ');
+const percent = new Intl.NumberFormat('en', { style: 'percent', maximumFractionDigits: 1 });
 
 const PERIODS = [
   ['7', 'Last 7 days'],
@@ -260,6 +268,25 @@ function Figures({ r }: { r: Report }) {
           <span className="figure-note">
             {r.activations.staging > 0 ? `${number.format(r.activations.staging)} on staging sites, ` : ''}
             {number.format(r.activations.total)} new in the period
+          </span>
+        </Figure>
+        {/* Their definitions: docs/selling.md, 'Reports'. */}
+        <Figure
+          label="Renewal rate"
+          value={r.renewal_rate.rate === null ? '–' : percent.format(r.renewal_rate.rate)}
+        >
+          <span className="figure-note">
+            {number.format(r.renewal_rate.renewals)} renewed, {number.format(r.renewal_rate.lapsed)} lapsed
+          </span>
+        </Figure>
+        <Figure label="Upgrade revenue" value={amounts(r.upgrade_revenue)}>
+          <span className="figure-note">
+            {number.format(r.upgrade_revenue.reduce((n, u) => n + u.items, 0))} upgrades in the period
+          </span>
+        </Figure>
+        <Figure label="Monthly recurring revenue" value={amounts(r.mrr)}>
+          <span className="figure-note">
+            {number.format(r.mrr.reduce((n, m) => n + m.subscriptions, 0))} subscriptions billing now
           </span>
         </Figure>
         <Figure label="Releases waiting as drafts" value={number.format(r.drafts.count)}>
