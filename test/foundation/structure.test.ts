@@ -23,7 +23,7 @@ const FLOORS: string[][] = [
   ['licensing'],
   ['orders', 'distribution'],
   ['subscriptions', 'mail'],
-  ['checkout', 'test-data'],
+  ['checkout', 'test-data', 'invoices'],
   ['stripe'],
 ];
 
