@@ -67,6 +67,7 @@ describe('settings', () => {
       mail_account_created: true,
       license_expiring_days: 7,
       receipt_grace_days: 7,
+      renewal_grace_days: 0,
       staging_patterns: [
         'localhost',
         '127.0.0.1',

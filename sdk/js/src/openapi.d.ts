@@ -8529,6 +8529,8 @@ export interface paths {
               /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
               refund_license_action: 'revoke' | 'suspend' | 'keep';
               reinstall_takeover: boolean;
+              /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
+              renewal_grace_days: number;
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
               renewal_url: null | string;
               renewal_window_days: number;
@@ -8670,6 +8672,8 @@ export interface paths {
             /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
             refund_license_action?: 'revoke' | 'suspend' | 'keep';
             reinstall_takeover?: boolean;
+            /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
+            renewal_grace_days?: number;
             /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
             renewal_url?: null | string;
             renewal_window_days?: number;
@@ -8763,6 +8767,8 @@ export interface paths {
               /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
               refund_license_action: 'revoke' | 'suspend' | 'keep';
               reinstall_takeover: boolean;
+              /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
+              renewal_grace_days: number;
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
               renewal_url: null | string;
               renewal_window_days: number;

@@ -5,7 +5,7 @@ import { sha256 } from '../../random.js';
 import { isPublicProduct } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { identityKey } from '../identity/identity.js';
-import { evaluateLicense } from '../licensing/entitlements.js';
+import { evaluateLicense, graceInstant } from '../licensing/entitlements.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import { SHA256_HEX } from '../releases/releases.model.js';
 import type { OpenedArtifact, ReleasesService } from '../releases/releases.service.js';
@@ -141,7 +141,7 @@ export class DownloadService {
           subscription_status: subscriptionStatus,
           trial: license.trial === 1,
         },
-        now,
+        graceInstant(now, settings.renewal_grace_days),
       );
       if (ev.effective_status !== 'valid') throw new ApiError(ev.effective_status);
       const denied = authorizeRelease(ev.entitlements, release, license.product_id, token.purpose);

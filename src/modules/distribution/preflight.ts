@@ -7,7 +7,7 @@ import type { Product } from '../catalogue/catalogue.model.js';
 import { isPublicProduct, isSoftwareEnabled } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { type Identity, resolveIdentity } from '../identity/identity.js';
-import { type Evaluation, evaluateLicense } from '../licensing/entitlements.js';
+import { type Evaluation, evaluateLicense, graceInstant } from '../licensing/entitlements.js';
 import { factsOf } from '../licensing/license.view.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import type { LicenseForIdentity } from '../licensing/licensing.model.js';
@@ -112,7 +112,7 @@ export class Preflight {
     if (license.product_id !== product.id) throw new ApiError('license_product_mismatch');
     const evaluation = evaluateLicense(
       factsOf(license),
-      this.clock.now(),
+      graceInstant(this.clock.now(), settings.renewal_grace_days),
       license.identity_activation_id !== null,
     );
     if (evaluation.effective_status !== 'valid') throw new ApiError(evaluation.effective_status);

@@ -135,6 +135,15 @@ interface Policy {
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * The instant update checks and downloads judge a license at: `renewal_grace_days` before now, so
+ * a period that ended within the grace still counts (docs/licensing.md, 'Renewal grace'). One date
+ * subtraction: these are the hot paths.
+ */
+export function graceInstant(now: Date, graceDays: number): Date {
+  return graceDays > 0 ? new Date(now.getTime() - graceDays * DAY_MS) : now;
+}
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 

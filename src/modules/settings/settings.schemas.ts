@@ -113,6 +113,12 @@ const properties = {
     description:
       "Days an offline receipt is good for after it is issued (docs/licensing.md, 'Offline receipts')",
   }),
+  renewal_grace_days: Type.Integer({
+    minimum: 0,
+    maximum: 365,
+    description:
+      "Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace')",
+  }),
   // Staging sites and reinstalls (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls').
   staging_patterns: Type.Array(StagingPattern, { maxItems: 100 }),
   staging_activation_limit: Type.Integer({
@@ -234,6 +240,7 @@ export const DEFAULT_SETTINGS: Settings = {
   mail_account_created: true,
   license_expiring_days: 7,
   receipt_grace_days: 7,
+  renewal_grace_days: 0,
   staging_patterns: [
     'localhost',
     '127.0.0.1',

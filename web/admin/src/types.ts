@@ -334,6 +334,7 @@ export interface Settings {
   license_expiring_days: number;
   /** Days an offline receipt stays good after it is issued (docs/licensing.md, 'Offline receipts'). */
   receipt_grace_days: number;
+  renewal_grace_days: number;
   /** Staging sites and reinstalls (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls'). */
   staging_patterns: string[];
   staging_activation_limit: number;

@@ -108,6 +108,12 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
         'number',
         'From 1 to 365: how long a site may trust a signed receipt while it cannot reach the store.',
       ],
+      [
+        'renewal_grace_days',
+        'Updates continue after a license ends (days)',
+        'number',
+        'From 0 to 365: how long update checks and downloads still work after a license’s period ends; 0 = none.',
+      ],
     ],
   },
   {
