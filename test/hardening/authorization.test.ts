@@ -17,6 +17,8 @@ const PUBLIC = new Set([
   'POST /v1/licenses/activate',
   'POST /v1/licenses/validate',
   'POST /v1/licenses/deactivate',
+  // A trial for an email (and a site): once each, the plugin calls it without credentials.
+  'POST /v1/trials',
   'GET /v1/software/check',
   'POST /v1/software/check',
   'POST /v1/software/package',
