@@ -144,7 +144,8 @@ describe.skipIf(skipBrowserTests)("the console's customers and subscriptions in 
     ).body;
     expect(made).toHaveLength(1);
     expect(made[0]!.created_via).toBe('renewal');
-    expect(await renewals.getByRole('link', { name: `#${made[0]!.id}` }).count()).toBe(1);
+    // Waited for, not counted at once: a loaded machine may still show the list before the order.
+    await renewals.getByRole('link', { name: `#${made[0]!.id}` }).waitFor();
 
     // Cancelling asks first; Cancel in the dialog changes nothing.
     await page.getByLabel('New status').selectOption('cancelled');
@@ -182,7 +183,7 @@ describe.skipIf(skipBrowserTests)("the console's customers and subscriptions in 
     await page.getByLabel('Status').selectOption('cancelled');
     await waitFor(async () => new URL(page.url()).searchParams.get('status') === 'cancelled', 'the filter');
     await waitFor(async () => (await table.locator('tbody tr').count()) === 1, 'one is cancelled');
-    expect(await table.getByRole('link', { name: `#${fresh.id}` }).count()).toBe(1);
+    await table.getByRole('link', { name: `#${fresh.id}` }).waitFor();
     await page.getByLabel('Status').selectOption('');
     await page.getByLabel('Sort by').selectOption('next_payment_at');
     await page.getByLabel('Order', { exact: true }).selectOption('asc');
