@@ -69,6 +69,11 @@ describe('license renewal purchase', () => {
     expect(JSON.parse(item.meta)).toEqual({ license_id: license.id, license_action: 'renewal' });
     await setSettings(t, { renewal_discount_percent: 0 });
     expect((await renewalOrder(license.id)).json()).toMatchObject({ total: '19.99' });
+    expectError(
+      await admin(t, 'PATCH', '/settings', { renewal_discount_percent: 101 }),
+      400,
+      'rest_invalid_param',
+    );
   });
 
   it('paid early: extends usage and the updates window by the term from the old end, issues no license', async () => {
