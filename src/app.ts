@@ -24,6 +24,7 @@ import { invoicesRoutes } from './modules/invoices/invoices.routes.js';
 import { activationRoutes } from './modules/licensing/activation.routes.js';
 import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
+import { renewalRoutes } from './modules/licensing/renewal.routes.js';
 import { trialRoutes } from './modules/licensing/trial.routes.js';
 import { mailRoutes } from './modules/mail/mail.routes.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
@@ -216,6 +217,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(signingRoutes, { signing });
       await api.register(licenseRoutes, { licenses, activations });
       await api.register(trialRoutes, { trials: services.trials });
+      await api.register(renewalRoutes, { renewals: services.licenseRenewals });
       await api.register(oauthRoutes, { oauth });
       await api.register(catalogueRoutes, { catalogue });
       await api.register(cartRoutes, {

@@ -23,6 +23,7 @@ import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
+import { RenewalService } from './modules/licensing/renewal.service.js';
 import type { StaleActivationJob } from './modules/licensing/stale-activations.js';
 import { TrialService } from './modules/licensing/trial.service.js';
 import {
@@ -90,6 +91,8 @@ export interface Services {
   activations: ActivationService;
   /** Trials without payment, once per email and site (docs/selling.md, 'Trials'). */
   trials: TrialService;
+  /** Buying the renewal of a term license (docs/selling.md, 'Buying a renewal'). */
+  licenseRenewals: RenewalService;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
   /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
@@ -247,6 +250,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const trials = new TrialService(database, clock, catalogue, accounts, licenses);
   const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const invoices = createInvoices({ database, orders, settings, clock });
+  const licenseRenewals = new RenewalService(database, clock, settings, catalogue, orders, licenses);
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
@@ -402,6 +406,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   return {
     services: {
       trials,
+      licenseRenewals,
       database,
       clock,
       testClock,

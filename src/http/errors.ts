@@ -256,6 +256,7 @@ const catalogue = {
   order_already_paid: [409, 'This order has already been paid.'],
   order_cancelled: [409, 'This order was cancelled.'],
   renewal_window_expired: [409, 'The renewal payment window has closed.'],
+  license_not_renewable: [409, 'This license cannot be renewed by a purchase.'],
   gateway_mismatch: [400, 'This order must be paid with its original payment method.'],
   gateway_unavailable: [400, 'This payment method is not available for this order.'],
   payment_declined: [402, 'Payment declined'],

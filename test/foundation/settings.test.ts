@@ -68,6 +68,7 @@ describe('settings', () => {
       license_expiring_days: 7,
       receipt_grace_days: 7,
       renewal_grace_days: 0,
+      renewal_discount_percent: 0,
       staging_patterns: [
         'localhost',
         '127.0.0.1',

@@ -486,6 +486,129 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/licenses/{id}/renewal-order': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Create a pending order renewing one of my term licenses; paying it extends the license */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              currency: string;
+              license_id: number;
+              order_id: number;
+              /** @description With the id, what pay-order and the receipt take */
+              order_key: string;
+              status: string;
+              /** @description The price less renewal_discount_percent */
+              total: string;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account/subscriptions': {
     parameters: {
       query?: never;
@@ -8529,6 +8652,8 @@ export interface paths {
               /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
               refund_license_action: 'revoke' | 'suspend' | 'keep';
               reinstall_takeover: boolean;
+              /** @description Percent off the price when a customer buys the renewal of a term license (docs/selling.md, 'Buying a renewal') */
+              renewal_discount_percent: number;
               /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
               renewal_grace_days: number;
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
@@ -8672,6 +8797,8 @@ export interface paths {
             /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
             refund_license_action?: 'revoke' | 'suspend' | 'keep';
             reinstall_takeover?: boolean;
+            /** @description Percent off the price when a customer buys the renewal of a term license (docs/selling.md, 'Buying a renewal') */
+            renewal_discount_percent?: number;
             /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
             renewal_grace_days?: number;
             /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
@@ -8767,6 +8894,8 @@ export interface paths {
               /** @description What a full refund does to the order's licenses (docs/payments.md, 'Refunds'): revoke, suspend (reversible) or keep */
               refund_license_action: 'revoke' | 'suspend' | 'keep';
               reinstall_takeover: boolean;
+              /** @description Percent off the price when a customer buys the renewal of a term license (docs/selling.md, 'Buying a renewal') */
+              renewal_discount_percent: number;
               /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
               renewal_grace_days: number;
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */

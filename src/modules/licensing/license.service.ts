@@ -2,9 +2,14 @@ import { type Clock, iso, rfc3339 } from '../../clock.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
-import { type Actor, diff, maskKey, type SystemActor } from '../audit/audit.model.js';
+import { type Actor, diff, maskKey, type SystemActor, systemActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
-import { type EntitlementPolicyInput, snapshotPolicy, usageExpiryOf } from '../catalogue/policy.js';
+import {
+  type EntitlementPolicyInput,
+  type PolicySnapshot,
+  snapshotPolicy,
+  usageExpiryOf,
+} from '../catalogue/policy.js';
 import { normaliseDomain } from '../identity/domain.js';
 import { isInstallationId } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -146,6 +151,65 @@ export class LicenseService {
     const license = await this.repo.findById(id, tx);
     if (!license) throw new ApiError('license_not_found');
     return license;
+  }
+
+  /**
+   * A license its owner may buy the renewal of (docs/selling.md, 'Buying a renewal'): the owner's
+   * (else 404, as for any license not theirs), not revoked, with a usage expiry and a term in days
+   * to extend it by, and not linked to a subscription (a subscription renews it instead).
+   */
+  async renewable(id: number, userId: number, tx?: Tx): Promise<{ license: LicenseRecord; days: number }> {
+    const license = await this.repo.findById(id, tx);
+    if (!license || license.user_id !== userId) throw new ApiError('license_not_found');
+    const days = renewalTerm(license);
+    if (days === null) throw new ApiError('license_not_renewable');
+    return { license, days };
+  }
+
+  /**
+   * The paid hook's renewal of one order item (in the order's transaction): the usage expiry moves
+   * on by the license's term from the later of the payment and the old expiry, and so does an
+   * updates window of its own (`days` from issue). Audited as the paying order. An item naming a
+   * license that is not the order customer's, of another product, or no longer renewable extends
+   * nothing.
+   */
+  async renewForOrder(
+    item: { license_id: number; product_id: number },
+    order: { id: number; customer_id: number },
+    paidAt: Date,
+    tx: Tx,
+  ): Promise<boolean> {
+    const license = await this.repo.findById(item.license_id, tx);
+    if (!license || license.user_id !== order.customer_id || license.product_id !== item.product_id)
+      return false;
+    const days = renewalTerm(license);
+    const oldEnd = license.usage_expires_at === null ? null : parseTimestamp(license.usage_expires_at);
+    if (days === null || oldEnd === null) return false;
+    const usage = rfc3339(renewedEnd(oldEnd, paidAt, days));
+    const patch: LicensePatch = { usage_expires_at: usage, updated_at: iso(paidAt) };
+    const snapshot = JSON.parse(license.entitlement_policy!) as PolicySnapshot;
+    if (snapshot.updates.mode === 'days' && snapshot.updates.days !== undefined) {
+      // The updates window is counted in whole days from issue: it ends on the new end's day or later.
+      const issued = Date.parse(snapshot.issued_at);
+      const oldCutoff = new Date(issued + snapshot.updates.days * DAY_MS);
+      const cutoff = renewedEnd(oldCutoff, paidAt, days);
+      snapshot.updates = { mode: 'days', days: Math.ceil((cutoff.getTime() - issued) / DAY_MS) };
+      patch.entitlement_policy = JSON.stringify(snapshot);
+    }
+    await this.repo.updateLicense(license.id, patch, tx);
+    const changes = diff(
+      { usage_expires_at: license.usage_expires_at, entitlement_policy: parsed(license.entitlement_policy) },
+      {
+        usage_expires_at: usage,
+        entitlement_policy: parsed(patch.entitlement_policy ?? license.entitlement_policy),
+      },
+    );
+    await this.audit.record(
+      systemActor(`order ${order.id}`),
+      { entity_type: 'license', entity_id: license.id, action: 'renew', changes },
+      tx,
+    );
+    return true;
   }
 
   async get(id: number): Promise<LicenseView & { activations: ActivationView[] }> {
@@ -402,4 +466,21 @@ export class LicenseService {
   async idsOfOrder(orderId: number, tx?: Tx): Promise<number[]> {
     return this.repo.idsOfOrder(orderId, tx);
   }
+}
+
+const DAY_MS = 86_400_000;
+
+/** The term in days a license's renewal adds, or null when it cannot be renewed by a purchase. */
+function renewalTerm(license: LicenseRecord): number | null {
+  if (license.status === 'revoked' || license.usage_expires_at === null || license.subscription_id !== null) {
+    return null;
+  }
+  if (license.entitlement_policy === null || parseTimestamp(license.usage_expires_at) === null) return null;
+  const snapshot = JSON.parse(license.entitlement_policy) as PolicySnapshot;
+  return snapshot.usage.mode === 'days' && snapshot.usage.days !== undefined ? snapshot.usage.days : null;
+}
+
+/** A renewed end: `days` after the later of the payment (paid late) and the old end (paid early). */
+export function renewedEnd(oldEnd: Date, paidAt: Date, days: number): Date {
+  return new Date(Math.max(oldEnd.getTime(), paidAt.getTime()) + days * DAY_MS);
 }

@@ -57,6 +57,18 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
   };
 }
 
+/** The license an order item's meta says it renews (`license_action: 'renewal'`), else null. */
+export function renewalOf(meta: string): number | null {
+  try {
+    const m = JSON.parse(meta) as { license_action?: unknown; license_id?: unknown } | null;
+    return m?.license_action === 'renewal' && Number.isSafeInteger(m.license_id)
+      ? (m.license_id as number)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 /** What the subscriptions module does inside an order's transaction when the order is paid. */
 export type OrderPaidHook = (order: OrderRow, paidAt: Date, tx: Tx) => Promise<void>;
 
@@ -335,7 +347,8 @@ export class OrdersService {
    * row), so an order is paid with its licenses and subscriptions or not at all:
    * 1. the new status; failure or cancellation gives the held stock back, the first payment
    *    records its time;
-   * 2. a paid status issues the licenses not yet issued;
+   * 2. a paid status issues the licenses not yet issued; the first payment extends the licenses
+   *    its renewal items name;
    * 3. the first payment runs the paid hooks (src/wiring.ts: the order's subscriptions start, or a
    *    renewal extends its subscription's licenses).
    */
@@ -348,7 +361,7 @@ export class OrdersService {
     const now = this.clock.now();
     const firstPayment = PAID.has(to) && order.paid_at === null;
     const updated = await this.recordStatus(order, to, now, tx);
-    if (PAID.has(to)) await this.issueLicenses(updated, ctx, tx);
+    if (PAID.has(to)) await this.issueLicenses(updated, ctx, firstPayment ? now : null, tx);
     if (firstPayment) {
       await this.notes.insertNote(
         {
@@ -389,6 +402,7 @@ export class OrdersService {
   private async issueLicenses(
     order: OrderRow,
     ctx: { products: ProductMap; settings: Settings },
+    firstPaidAt: Date | null,
     tx: Tx,
   ): Promise<void> {
     if (order.customer_id === null) return; // a license needs an owner
@@ -396,6 +410,20 @@ export class OrdersService {
     const items = await this.repo.items(order.id, tx);
     const issued = new Set((await this.repo.licensesOfOrder(order.id, tx)).map((l) => l.order_item_id));
     for (const item of items) {
+      // An item renewing a license (docs/selling.md, 'Buying a renewal') extends it, once, instead.
+      const renewal = renewalOf(item.meta);
+      if (renewal !== null) {
+        if (firstPaidAt) {
+          const renewed = { license_id: renewal, product_id: item.product_id };
+          await this.licenses.renewForOrder(
+            renewed,
+            { id: order.id, customer_id: order.customer_id },
+            firstPaidAt,
+            tx,
+          );
+        }
+        continue;
+      }
       if (issued.has(item.id)) continue;
       const product = ctx.products.get(item.product_id);
       if (!product || product.licensing_enabled === 'no') continue;

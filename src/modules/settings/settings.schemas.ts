@@ -119,6 +119,12 @@ const properties = {
     description:
       "Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace')",
   }),
+  renewal_discount_percent: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    description:
+      "Percent off the price when a customer buys the renewal of a term license (docs/selling.md, 'Buying a renewal')",
+  }),
   // Staging sites and reinstalls (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls').
   staging_patterns: Type.Array(StagingPattern, { maxItems: 100 }),
   staging_activation_limit: Type.Integer({
@@ -241,6 +247,7 @@ export const DEFAULT_SETTINGS: Settings = {
   license_expiring_days: 7,
   receipt_grace_days: 7,
   renewal_grace_days: 0,
+  renewal_discount_percent: 0,
   staging_patterns: [
     'localhost',
     '127.0.0.1',
