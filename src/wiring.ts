@@ -23,7 +23,6 @@ import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
-import { RenewalService } from './modules/licensing/renewal.service.js';
 import type { StaleActivationJob } from './modules/licensing/stale-activations.js';
 import { TrialService } from './modules/licensing/trial.service.js';
 import {
@@ -34,6 +33,7 @@ import {
   type MailTestService,
   type MailWorker,
 } from './modules/mail/mail.module.js';
+import { RenewalService } from './modules/orders/license-renewals.service.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
 import {
   type BucketMigration,

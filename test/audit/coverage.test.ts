@@ -47,6 +47,7 @@ const USER_ROUTES = new Set([
   'POST /v1/account/licenses/{id}/deactivate',
   'POST /v1/licenses/oauth/confirm',
   'POST /v1/account/subscriptions/{id}/cancel',
+  'POST /v1/account/licenses/{id}/renewal-order',
   'PUT /v1/account/subscriptions/{id}/card',
   'DELETE /v1/account/cards/{id}',
   'POST /v1/users/me/password',

@@ -3,7 +3,7 @@ import { requireUser } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { fromMinor } from '../catalogue/money.js';
-import type { RenewalService } from './renewal.service.js';
+import type { RenewalService } from './license-renewals.service.js';
 
 const RenewalOrder = Type.Object({
   order_id: Type.Integer(),

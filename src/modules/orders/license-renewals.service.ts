@@ -2,11 +2,11 @@ import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { withTransaction } from '../../db/transaction.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import type { OrderRow } from '../orders/orders.model.js';
-import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
+import type { LicenseService } from '../licensing/license.service.js';
 import { resolveCurrency } from '../pricing/currency.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import type { LicenseService } from './license.service.js';
+import type { OrderRow } from './orders.model.js';
+import { newOrderBasis, type OrdersService } from './orders.service.js';
 
 /**
  * Buying the renewal of a term license (docs/selling.md, 'Buying a renewal'): a pending order of
