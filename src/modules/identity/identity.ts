@@ -61,19 +61,3 @@ export function resolveIdentity(domain: string | undefined, installationId: stri
     identity_key: identityKey(installationId, domainNormalized),
   };
 }
-
-/**
- * A site known only by its URL: an activation imported from another store, or made through the
- * compatibility API of the updaters already in the field (docs/migrating.md). Its installation_id
- * is empty, so its key can never equal a full identity's; a later call from the same domain with a
- * full identity takes the activation over in place (same seat).
- */
-export function legacyIdentity(domain: string): Identity {
-  const domainNormalized = normaliseDomainOrThrow(domain);
-  return {
-    domain: domain.trim(),
-    domain_normalized: domainNormalized,
-    installation_id: '',
-    identity_key: identityKey('', domainNormalized),
-  };
-}
