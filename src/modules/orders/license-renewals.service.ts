@@ -6,7 +6,7 @@ import type { LicenseService } from '../licensing/license.service.js';
 import { resolveCurrency } from '../pricing/currency.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { OrderRow } from './orders.model.js';
-import { newOrderBasis, type OrdersService } from './orders.service.js';
+import { type OrdersService, plainOrder } from './orders.service.js';
 
 /**
  * Buying the renewal of a term license (docs/selling.md, 'Buying a renewal'): a pending order of
@@ -41,40 +41,8 @@ export class RenewalService {
     return withTransaction(this.database, (tx) =>
       this.orders.create(
         {
-          ...newOrderBasis(ctx, settings),
+          ...plainOrder(ctx, settings, { customer_id: userId, created_via: 'checkout', total, now }),
           test: license.test,
-          customer_id: userId,
-          status: 'pending',
-          created_via: 'checkout',
-          subtotal: total,
-          subtotal_tax: 0,
-          discount_total: 0,
-          discount_tax: 0,
-          shipping_total: 0,
-          shipping_tax: 0,
-          total_tax: 0,
-          total,
-          payment_method: '',
-          payment_method_title: '',
-          billing: '{}',
-          shipping: '{}',
-          shipping_lines: '[]',
-          coupons: '[]',
-          customer_note: '',
-          custom_fields: '{}',
-          referral_code: '',
-          ip_address: '',
-          stock_held: '[]',
-          audit: null,
-          subscription_id: null,
-          renewal_of: null,
-          renewal_due_at: null,
-          idempotency_hash: null,
-          tracking_number: '',
-          tracking_url: '',
-          paid_at: null,
-          created_at: now,
-          updated_at: now,
         },
         [
           {

@@ -57,6 +57,53 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
   };
 }
 
+/**
+ * A pending order made without checkout (a subscription's renewal, a term license's renewal):
+ * newOrderBasis, its total untaxed, and empty what only checkout fills (addresses, shipping,
+ * coupons, fields). The caller overrides what it knows (payment method, billing, subscription).
+ */
+export function plainOrder(
+  ctx: CurrencyContext,
+  settings: Settings,
+  o: { customer_id: number; created_via: string; total: number; now: string },
+) {
+  return {
+    ...newOrderBasis(ctx, settings),
+    customer_id: o.customer_id,
+    status: 'pending' as const,
+    created_via: o.created_via,
+    subtotal: o.total,
+    subtotal_tax: 0,
+    discount_total: 0,
+    discount_tax: 0,
+    shipping_total: 0,
+    shipping_tax: 0,
+    total_tax: 0,
+    total: o.total,
+    payment_method: '',
+    payment_method_title: '',
+    billing: '{}',
+    shipping: '{}',
+    shipping_lines: '[]',
+    coupons: '[]',
+    customer_note: '',
+    custom_fields: '{}',
+    referral_code: '',
+    ip_address: '',
+    stock_held: '[]',
+    audit: null,
+    subscription_id: null,
+    renewal_of: null,
+    renewal_due_at: null,
+    idempotency_hash: null,
+    tracking_number: '',
+    tracking_url: '',
+    paid_at: null,
+    created_at: o.now,
+    updated_at: o.now,
+  };
+}
+
 /** The license an order item's meta says it renews (`license_action: 'renewal'`), else null. */
 export function renewalOf(meta: string): number | null {
   try {

@@ -8,7 +8,7 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import type { OrderRow } from '../orders/orders.model.js';
-import { newOrderBasis, OPEN_RENEWAL, type OrdersService } from '../orders/orders.service.js';
+import { OPEN_RENEWAL, type OrdersService, plainOrder } from '../orders/orders.service.js';
 import { resolveCurrency } from '../pricing/currency.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -302,41 +302,16 @@ export class SubscriptionsService {
       return await withTransaction(this.database, async (tx) => {
         const order = await this.orders.create(
           {
-            ...newOrderBasis(ctx, settings),
+            ...plainOrder(ctx, settings, { customer_id: sub.user_id, created_via: 'renewal', total, now }),
             // A renewal of a test order is a test order too, whatever the store's mode now.
             ...(parent ? { test: parent.test } : {}),
-            customer_id: sub.user_id,
-            status: 'pending',
-            created_via: 'renewal',
-            subtotal: total,
-            subtotal_tax: 0,
-            discount_total: 0,
-            discount_tax: 0,
-            shipping_total: 0,
-            shipping_tax: 0,
-            total_tax: 0,
-            total,
             payment_method: sub.payment_method ?? '',
             payment_method_title: parent?.payment_method_title ?? '',
             billing: parent?.billing ?? '{}',
             shipping: parent?.shipping ?? '{}',
-            shipping_lines: '[]',
-            coupons: '[]',
-            customer_note: '',
-            custom_fields: '{}',
-            referral_code: '',
-            ip_address: '',
-            stock_held: '[]',
-            audit: null,
             subscription_id: sub.id,
             renewal_of: renewalOf,
             renewal_due_at: due,
-            idempotency_hash: null,
-            tracking_number: '',
-            tracking_url: '',
-            paid_at: null,
-            created_at: now,
-            updated_at: now,
           },
           [
             {
