@@ -24,6 +24,7 @@ import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
 import type { StaleActivationJob } from './modules/licensing/stale-activations.js';
+import { TrialRepository } from './modules/licensing/trial.repository.js';
 import { TrialService } from './modules/licensing/trial.service.js';
 import {
   createMail,
@@ -247,7 +248,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     testClock,
   });
   const { licenses, activations, oauth, receipts, staleActivations } = licensing;
-  const trials = new TrialService(database, clock, catalogue, accounts, licenses);
+  const trials = new TrialService(
+    database,
+    new TrialRepository(database),
+    clock,
+    catalogue,
+    accounts,
+    licenses,
+  );
   const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const invoices = createInvoices({ database, orders, settings, clock });
   const licenseRenewals = new RenewalService(database, clock, settings, catalogue, orders, licenses);

@@ -1,13 +1,14 @@
 import { type Clock, iso, rfc3339 } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { on, withTransaction } from '../../db/transaction.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { normaliseEmail } from '../accounts/accounts.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { normaliseDomainOrThrow } from '../identity/identity.js';
 import type { CreateLicenseInput, LicenseService } from './license.service.js';
+import type { TrialClaim, TrialRepository } from './trial.repository.js';
 
 export interface TrialInput {
   product_id: number;
@@ -33,6 +34,7 @@ const DAY_MS = 86_400_000;
 export class TrialService {
   constructor(
     private readonly database: Pick<Database, 'db'>,
+    private readonly repo: TrialRepository,
     private readonly clock: Clock,
     private readonly catalogue: Pick<CatalogueService, 'getProduct'>,
     private readonly accounts: Pick<AccountsService, 'findByEmail' | 'createUser'>,
@@ -45,9 +47,9 @@ export class TrialService {
     if (product.trial_days === null || product.licensing_enabled === 'no')
       throw new ApiError('trial_not_offered');
     const email = normaliseEmail(input.email);
-    const claims: { kind: 'email' | 'site'; value: string }[] = [{ kind: 'email', value: email }];
+    const claims: TrialClaim[] = [{ kind: 'email', value: email }];
     if (input.site !== undefined) claims.push({ kind: 'site', value: normaliseDomainOrThrow(input.site) });
-    if (await this.claimed(product.id, claims)) throw new ApiError('trial_already_used');
+    if (await this.repo.anyClaimed(product.id, claims)) throw new ApiError('trial_already_used');
 
     const customer = await this.customerOf(email);
     const now = this.clock.now();
@@ -62,17 +64,10 @@ export class TrialService {
     return withTransaction(this.database, async (tx) => {
       const created = await this.licenses.create(license, tx);
       try {
-        await on(this.database.db, tx)
-          .insertInto('trial_claims')
-          .values(
-            claims.map((c) => ({
-              ...c,
-              product_id: product.id,
-              license_id: created.id,
-              created_at: iso(now),
-            })),
-          )
-          .execute();
+        await this.repo.insertClaims(
+          claims.map((c) => ({ ...c, product_id: product.id, license_id: created.id, created_at: iso(now) })),
+          tx,
+        );
       } catch (e) {
         // The whole transaction rolls back: no license, no claim.
         if (isUniqueViolation(e)) throw new ApiError('trial_already_used');
@@ -85,23 +80,6 @@ export class TrialService {
         activation_limit: product.trial_sites,
       };
     });
-  }
-
-  private async claimed(
-    productId: number,
-    claims: { kind: 'email' | 'site'; value: string }[],
-  ): Promise<boolean> {
-    for (const c of claims) {
-      const row = await this.database.db
-        .selectFrom('trial_claims')
-        .select('id')
-        .where('product_id', '=', productId)
-        .where('kind', '=', c.kind)
-        .where('value', '=', c.value)
-        .executeTakeFirst();
-      if (row) return true;
-    }
-    return false;
   }
 
   /** The customer of that email, made as checkout makes one (the account mail lets them set a password). */
