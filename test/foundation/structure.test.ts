@@ -25,6 +25,7 @@ const FLOORS: string[][] = [
   ['subscriptions', 'mail'],
   ['checkout', 'test-data', 'invoices'],
   ['stripe'],
+  ['imports'],
 ];
 
 const root = resolve(import.meta.dirname, '../..');
