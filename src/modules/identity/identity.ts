@@ -61,3 +61,20 @@ export function resolveIdentity(domain: string | undefined, installationId: stri
     identity_key: identityKey(installationId, domainNormalized),
   };
 }
+
+/**
+ * The identity of a site known by its URL alone: an activation imported from another store, or
+ * made through the compatibility API of the updaters already in the field (docs/migrating.md).
+ * Its installation id is empty, which no full identity has, so the two never collide; when the site
+ * later sends a full identity for the same domain, its activation takes that identity in place.
+ * A URL that names no host is 400 `invalid_identity`.
+ */
+export function legacyIdentity(url: string): Identity {
+  const domainNormalized = normaliseDomainOrThrow(url);
+  return {
+    domain: url.trim(),
+    domain_normalized: domainNormalized,
+    installation_id: '',
+    identity_key: identityKey('', domainNormalized),
+  };
+}
