@@ -5,6 +5,7 @@ import { BackupError, backup, restore, type StorePaths } from './backup.js';
 import { type Config, ConfigError, loadConfig, resolvePublicUrl } from './config.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { collectStartupGarbage } from './memory.js';
 
 // The commands, run by src/main.ts once it has checked the Node.js version.
 
@@ -205,6 +206,11 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+  // Start-up's burst of writes (a new store's migrations and first settings) looks like a busy store
+  // and starts the checkpoint worker (src/db/checkpointer.ts); an idle server need not keep its
+  // thread for the ten seconds it would wait. Then start-up's garbage goes (src/memory.ts).
+  await database.checkpointer?.stop();
+  collectStartupGarbage();
   if (metricsPort !== null) console.log(`metrics on http://${host}:${metricsPort}/metrics`);
   console.log(`listening on http://${host}:${port}`);
   await stopped;
