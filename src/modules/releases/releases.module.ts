@@ -7,6 +7,7 @@ import type { KeyVault } from '../vault/vault.module.js';
 import { ArtifactsService } from './artifacts.service.js';
 import { BucketMigration } from './bucket-migration.js';
 import { DeletionsService } from './deletions.service.js';
+import { PublishingService } from './publishing.service.js';
 import { ReleasesRepository } from './releases.repository.js';
 import { ReleasesService } from './releases.service.js';
 import { ReleaseSignatures, type ReleaseSigner } from './signatures.js';
@@ -22,6 +23,8 @@ export type { ReleaseSignatures, ReleaseSigner, SigningStepResult } from './sign
 export interface ReleasesModule {
   /** What other modules use: candidates, releases, artifact checks and streams, withdraw hooks. */
   releases: ReleasesService;
+  /** Publishing and changing releases (the administrator's routes). */
+  publishing: PublishingService;
   artifacts: ArtifactsService;
   deletions: DeletionsService;
   storage: ArtifactStorage;
@@ -61,14 +64,15 @@ export function createReleases(deps: {
     s3: config.s3,
     s3PartSize: partSizeFor(config.maxUploadBytes),
   });
-  const releases = new ReleasesService(
+  const releases = new ReleasesService(repo, storage, deps.catalogue, deps.clock, deps.signer);
+  const publishing = new PublishingService(
     deps.database,
     repo,
+    releases,
     storage,
     deps.catalogue,
     deps.clock,
     deps.audit,
-    deps.signer,
   );
   const signatures = new ReleaseSignatures(repo, storage, deps.signer, deps.clock);
   const artifacts = new ArtifactsService(
@@ -97,6 +101,7 @@ export function createReleases(deps: {
   const bucketMigration = new BucketMigration(deps.database, repo, storage, deps.clock, deps.audit);
   return {
     releases,
+    publishing,
     artifacts,
     deletions,
     storage,

@@ -43,7 +43,7 @@ const METADATA_CODES = Object.fromEntries(
  * administrator-only.
  */
 export async function releasesRoutes(app: App, opts: { module: ReleasesModule }) {
-  const { releases, artifacts, deletions, storage } = opts.module;
+  const { releases, publishing, artifacts, deletions, storage } = opts.module;
   // Before the first request: leftovers of uploads cut off by a crash are swept.
   const swept = await storage.start();
   if (swept > 0) app.log.warn({ swept }, 'removed staging files left by an interrupted upload');
@@ -93,7 +93,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
       },
     },
     (request) =>
-      releases.update(
+      publishing.update(
         request.params.product_id,
         request.params.version_id,
         request.body as ReleaseUpdateBody,
@@ -119,7 +119,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
       },
     },
     (request) =>
-      releases.setRollout(
+      publishing.setRollout(
         request.params.product_id,
         request.params.version_id,
         request.body.rollout_percent,
@@ -139,7 +139,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
         response: { 200: ReleaseResponse, ...errors(400, 401, 403, 404, 409) },
       },
     },
-    (request) => releases.withdraw(request.params.product_id, request.params.version_id, actorOf(request)),
+    (request) => publishing.withdraw(request.params.product_id, request.params.version_id, actorOf(request)),
   );
 
   app.post(
@@ -155,7 +155,7 @@ export async function releasesRoutes(app: App, opts: { module: ReleasesModule })
       },
     },
     (request) =>
-      releases.republish(
+      publishing.republish(
         request.params.product_id,
         request.params.version_id,
         request.body,

@@ -57,7 +57,7 @@ const validateJson = validatorCompiler({
  * other route keeps refusing any content type but JSON (415).
  */
 export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
-  const { releases, artifacts, storage, maxUploadBytes } = opts.module;
+  const { publishing, artifacts, storage, maxUploadBytes } = opts.module;
   await app.register(multipart, { throwFileSizeLimit: true });
 
   // An upload refused early leaves its body unread: the error handler reads and drops the rest,
@@ -86,7 +86,7 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
       },
     },
     async (request, reply) => {
-      const product = await releases.preflight(request.params.product_id);
+      const product = await publishing.preflight(request.params.product_id);
       if (request.isMultipart()) {
         const upload = await receiveUpload(request, {
           allowed: UPLOAD_FIELDS,
@@ -100,7 +100,7 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
             return storage.chooseManaged(requested, product.storage_driver);
           },
         });
-        return reply.status(201).send(await releases.createFromUpload(product, upload, actorOf(request)));
+        return reply.status(201).send(await publishing.createFromUpload(product, upload, actorOf(request)));
       }
       const body = request.body;
       if (!validateJson(body)) throw validationError(validateJson.errors ?? [], 'body', jsonCodes);
@@ -116,7 +116,7 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
         }
         return reply
           .status(201)
-          .send(await releases.createExternal(product, json as ExternalReleaseBody, actorOf(request)));
+          .send(await publishing.createExternal(product, json as ExternalReleaseBody, actorOf(request)));
       }
       if (json.legacy_download_id !== undefined) {
         const extra = EXTERNAL_ONLY.find((f) => json[f] !== undefined);
@@ -124,7 +124,7 @@ export async function uploadRoutes(app: App, opts: { module: ReleasesModule }) {
           throw new ApiError('invalid_parameters', { data: { params: { [extra]: 'external links only' } } });
         return reply
           .status(201)
-          .send(await releases.createFromLegacy(product, json as LegacyReleaseBody, actorOf(request)));
+          .send(await publishing.createFromLegacy(product, json as LegacyReleaseBody, actorOf(request)));
       }
       throw new ApiError('missing_file');
     },
