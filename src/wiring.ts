@@ -23,12 +23,12 @@ import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
-import type { StaleActivationJob } from './modules/licensing/stale-activations.js';
+import type { StaleActivationWorker } from './modules/licensing/stale-activations.worker.js';
 import { TrialRepository } from './modules/licensing/trial.repository.js';
 import { TrialService } from './modules/licensing/trial.service.js';
 import {
   createMail,
-  type LicenseExpiryScan,
+  type LicenseExpiryWorker,
   type MailOutbox,
   type MailService,
   type MailTestService,
@@ -53,7 +53,11 @@ import {
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
 import { createSigning, type SigningService } from './modules/signing/signing.module.js';
 import { createStorefront, type MediaService } from './modules/storefront/storefront.module.js';
-import { createStripe, type RenewalCharges, type StripeService } from './modules/stripe/stripe.module.js';
+import {
+  createStripe,
+  type RenewalChargeWorker,
+  type StripeService,
+} from './modules/stripe/stripe.module.js';
 import {
   createSubscriptions,
   type RenewalWorker,
@@ -126,13 +130,13 @@ export interface Services {
   /** The Stripe gateway: PaymentIntents, its webhook, refunds and disputes (docs/payments.md, 'Stripe'). */
   stripe: StripeService;
   /** Charges kept cards for renewal orders; started when the server listens (tests call tick()), stopped on close. */
-  stripeRenewals: RenewalCharges;
+  stripeRenewals: RenewalChargeWorker;
   subscriptions: SubscriptionsService;
   checkout: CheckoutService;
   /** Creates renewal orders when payments fall due; started when the server listens. */
   renewals: RenewalWorker;
   /** Releases sites unseen for `stale_activation_days` (docs/licensing.md); started when the server listens. */
-  staleActivations: StaleActivationJob;
+  staleActivations: StaleActivationWorker;
   /** Every administrator change, recorded in the change's own transaction (docs/admin.md, 'Audit trail'). */
   audit: AuditService;
   /** The dashboard's report (docs/api.md, 'Reports'). */
@@ -154,7 +158,7 @@ export interface Services {
   /** Sends the mail outbox; started when the server listens (tests call start()), stopped on close. */
   mailWorker: MailWorker;
   /** License expiring/expired notices, run by the mail worker (tests call run()). */
-  expiryScan: LicenseExpiryScan;
+  expiryScan: LicenseExpiryWorker;
 }
 
 /** What the routes need besides the services: the modules' own route-facing parts. */

@@ -16,7 +16,7 @@ import { OAuthRepository } from './oauth.repository.js';
 import { OAuthService } from './oauth.service.js';
 import { StateSigner } from './oauth.state.js';
 import { ReceiptService } from './receipt.service.js';
-import { StaleActivationJob } from './stale-activations.js';
+import { StaleActivationWorker } from './stale-activations.worker.js';
 
 export interface LicensingModule {
   /** License administration and the customer's licenses (docs/licensing.md). */
@@ -32,7 +32,7 @@ export interface LicensingModule {
   /** Each site's last_seen_at, written at most once an hour (docs/licensing.md, 'Last seen and stale activations'). */
   lastSeen: LastSeen;
   /** Releases sites unseen for `stale_activation_days`; started when the server listens. */
-  staleActivations: StaleActivationJob;
+  staleActivations: StaleActivationWorker;
 }
 
 /**
@@ -83,7 +83,7 @@ export function createLicensing(deps: {
     lookup: new LicenseLookupService(repo, lastSeen),
     receipts,
     lastSeen,
-    staleActivations: new StaleActivationJob(
+    staleActivations: new StaleActivationWorker(
       repo,
       activations,
       settings,

@@ -3,7 +3,7 @@ import type { Clock, TestClock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import { LicenseExpiryScan } from './expiry.scan.js';
+import { LicenseExpiryWorker } from './expiry.worker.js';
 import { MailOutbox } from './mail.outbox.js';
 import { MailRepository } from './mail.repository.js';
 import { MailService } from './mail.service.js';
@@ -16,7 +16,7 @@ import {
 import { MailTestService } from './mail-test.service.js';
 import { MailTransport } from './transport.js';
 
-export type { LicenseExpiryScan } from './expiry.scan.js';
+export type { LicenseExpiryWorker } from './expiry.worker.js';
 export type { MailOutbox } from './mail.outbox.js';
 export type { MailService } from './mail.service.js';
 export type { MailWorker, PasswordLinks } from './mail.worker.js';
@@ -32,7 +32,7 @@ export interface MailModule {
   /** Sends the outbox; app.ts starts it when the server listens and stops it on close. */
   mailWorker: MailWorker;
   /** License expiring/expired notices; the worker runs it, tests call run(). */
-  expiryScan: LicenseExpiryScan;
+  expiryScan: LicenseExpiryWorker;
 }
 
 /** Builds the mail module (docs/email.md). `passwordLinks` mints a password message's link when it is sent. */
@@ -49,7 +49,7 @@ export function createMail(deps: {
 }): MailModule {
   const repo = new MailRepository(deps.database);
   const mailOutbox = new MailOutbox(repo, deps.settings, deps.clock, deps.origin);
-  const expiryScan = new LicenseExpiryScan(deps.database, repo, mailOutbox, deps.settings, deps.clock);
+  const expiryScan = new LicenseExpiryWorker(deps.database, repo, mailOutbox, deps.settings, deps.clock);
   const mailWorker = createMailWorker({
     repo,
     settings: deps.settings,

@@ -7,7 +7,7 @@ import type { MailStatus, MailTables } from './mail.tables.js';
 export type MailRow = Selectable<MailTables['mail_messages']>;
 export type MailInsert = Insertable<MailTables['mail_messages']>;
 
-/** The app_state row that remembers when the first expiry scan ran (expiry.scan.ts). */
+/** The app_state row that remembers when the first expiry scan ran (expiry.worker.ts). */
 const EXPIRY_SCAN_KEY = 'mail_license_expiry_scan_started_at';
 
 /** A license whose expiry a notice is about, with what the message says. */

@@ -3,7 +3,7 @@ import { type Clock, iso, type TestClock } from '../../clock.js';
 import { nextAttempt, OutboxWorker } from '../../outbox/worker.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import type { LicenseExpiryScan } from './expiry.scan.js';
+import type { LicenseExpiryWorker } from './expiry.worker.js';
 import type { MailRepository, MailRow } from './mail.repository.js';
 import type { AccountFacts, MessageData, MessageKind } from './templates/facts.js';
 import { render } from './templates/index.js';
@@ -28,7 +28,7 @@ export interface MailWorkerDeps {
   repo: MailRepository;
   settings: SettingsService;
   transport: MailTransport;
-  scan: LicenseExpiryScan;
+  scan: LicenseExpiryWorker;
   passwordLinks: PasswordLinks;
   /** Files a message carries, made when it is sent (src/wiring.ts: a receipt's invoice PDF). */
   attachments: MailAttachments;

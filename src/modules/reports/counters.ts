@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
-import { PeriodicFlush } from './periodic-flush.js';
+import { FlushWorker } from './flush.worker.js';
 import type { CounterRow, ReportsRepository } from './reports.repository.js';
 
 /** How often the counts in memory are added to the database (docs/admin.md, 'Dashboard'). */
@@ -29,7 +29,7 @@ export class DailyCounters {
   private dayStart = 0;
   private dayEnd = 0;
   private today: Map<number, Counts> | null = null;
-  private readonly flusher = new PeriodicFlush(FLUSH_EVERY_MS, () => this.write());
+  private readonly flusher = new FlushWorker(FLUSH_EVERY_MS, () => this.write());
 
   constructor(
     private readonly repo: ReportsRepository,

@@ -8,7 +8,7 @@ import { withTransaction } from '../../db/transaction.js';
 import { VERSION_PATTERN } from '../releases/releases.model.js';
 import type { FieldCountRow, FieldRepository, SiteRow } from './field.repository.js';
 import { HOST_VERSION_PATTERN, PLATFORM_PATTERN } from './field.schemas.js';
-import { PeriodicFlush } from './periodic-flush.js';
+import { FlushWorker } from './flush.worker.js';
 
 /** How often what was seen is added to the database (and once more when the server closes). */
 export const FIELD_FLUSH_EVERY_MS = 5000;
@@ -68,7 +68,7 @@ export class FieldReports {
   private dayStart = 0;
   private dayEnd = 0;
   private prunedDay = '';
-  private readonly flusher = new PeriodicFlush(FIELD_FLUSH_EVERY_MS, () => this.flushPending());
+  private readonly flusher = new FlushWorker(FIELD_FLUSH_EVERY_MS, () => this.flushPending());
   private full = false;
 
   constructor(

@@ -14,11 +14,11 @@ import { StripeService } from './stripe.service.js';
 export type { StripeService } from './stripe.service.js';
 
 /** Charges kept cards for renewal orders (docs/payments.md, 'Renewals'); started when the server listens. */
-export type RenewalCharges = OutboxWorker<RenewalChargeRow, true>;
+export type RenewalChargeWorker = OutboxWorker<RenewalChargeRow, true>;
 
 export interface StripeModule {
   stripe: StripeService;
-  renewalCharges: RenewalCharges;
+  renewalCharges: RenewalChargeWorker;
 }
 
 /** A claim outlives a Stripe request with its one retry (20 s each). */

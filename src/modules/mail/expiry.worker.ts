@@ -18,7 +18,7 @@ const PAGE = 200;
  * clock; every process may run it, and the dedupe key's unique index makes each message one row
  * however many race. Licenses that expired before the first scan are never announced.
  */
-export class LicenseExpiryScan {
+export class LicenseExpiryWorker {
   private nextRunAt = 0;
 
   constructor(

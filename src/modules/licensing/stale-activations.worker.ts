@@ -19,7 +19,7 @@ export const STALE_ACTOR = systemActor('stale_activations');
 
 /**
  * Releases activations whose site has not been seen for `stale_activation_days` (docs/licensing.md,
- * 'Last seen and stale activations'). Runs in every serving process like the renewal scheduler, on
+ * 'Last seen and stale activations'). Runs in every serving process like the renewal worker, on
  * the injected clock (the test clock too: within a tick of it being moved). Each release is the
  * deactivation's own path (ActivationService.deactivateStale: hooks, so download tokens stop
  * working), with an audit entry by Tollgate itself and the `activation.stale_deactivated` webhook,
@@ -28,7 +28,7 @@ export const STALE_ACTOR = systemActor('stale_activations');
  * Nothing is read while the setting is off, or while licensing is switched off (sites could not be
  * seen then).
  */
-export class StaleActivationJob {
+export class StaleActivationWorker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
   private lastPass = Number.NEGATIVE_INFINITY;

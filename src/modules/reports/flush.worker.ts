@@ -3,7 +3,7 @@
  * every `everyMs` while started, one at a time, and once more when the server closes. `run` keeps
  * what it could not write for the next time and never throws.
  */
-export class PeriodicFlush {
+export class FlushWorker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
