@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { availableCurrencies } from '../modules/catalogue/currency.js';
 import { fromMinor } from '../modules/catalogue/money.js';
 import type { PaymentService } from '../modules/checkout/payment.service.js';
 import { renderPdf } from '../modules/invoices/invoices.pdf.js';
 import type { InvoicesService } from '../modules/invoices/invoices.service.js';
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OrdersService } from '../modules/orders/orders.service.js';
-import { availableCurrencies } from '../modules/pricing/currency.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
 import { accountNav } from './account-nav.js';
 import { signInUrl, viewerOf } from './forms.js';

@@ -1,7 +1,5 @@
 import Big from 'big.js';
 import { describe, expect, it } from 'vitest';
-import type { TaxRate } from '../../src/modules/catalogue/tax.service.js';
-import { allocate, roundHalfUp } from '../../src/modules/pricing/arith.js';
 import {
   amountIn,
   availableCurrencies,
@@ -9,13 +7,15 @@ import {
   rateAgeSeconds,
   rateId,
   resolveCurrency,
-} from '../../src/modules/pricing/currency.js';
+} from '../../src/modules/catalogue/currency.js';
+import { allocate, roundHalfUp } from '../../src/modules/catalogue/money.js';
 import {
   exclusiveTaxes,
   inclusiveTaxes,
   matchTaxRates,
   postcodeMatches,
-} from '../../src/modules/pricing/tax.js';
+} from '../../src/modules/catalogue/tax.pricing.js';
+import type { TaxRate } from '../../src/modules/catalogue/tax.service.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/modules/settings/settings.schemas.js';
 
 describe('rounding and allocation', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { CouponRejection, PricingCoupon } from '../../src/modules/catalogue/coupons.pricing.js';
+import { type CurrencyContext, resolveCurrency } from '../../src/modules/catalogue/currency.js';
 import type { ShippingZone } from '../../src/modules/catalogue/shipping.service.js';
+import type { Destination } from '../../src/modules/catalogue/tax.pricing.js';
 import type { TaxRate } from '../../src/modules/catalogue/tax.service.js';
-import type { CouponRejection, PricingCoupon } from '../../src/modules/pricing/coupons.js';
-import { type CurrencyContext, resolveCurrency } from '../../src/modules/pricing/currency.js';
-import type { Destination } from '../../src/modules/pricing/tax.js';
 import {
   type CartTotals,
   calculateTotals,

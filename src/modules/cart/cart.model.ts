@@ -1,5 +1,5 @@
 import { sha256 } from '../../random.js';
-import type { Destination } from '../pricing/tax.js';
+import type { Destination } from '../catalogue/tax.pricing.js';
 
 /** What a cart stores: lines by product, variation and attributes, and the applied coupon codes. */
 

@@ -1,9 +1,9 @@
 import type { Product } from '../catalogue/catalogue.model.js';
+import type { PricingCoupon } from '../catalogue/coupons.pricing.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
+import type { CurrencyContext } from '../catalogue/currency.js';
 import type { ShippingZone } from '../catalogue/shipping.service.js';
 import type { TaxRate } from '../catalogue/tax.service.js';
-import type { PricingCoupon } from '../pricing/coupons.js';
-import type { CurrencyContext } from '../pricing/currency.js';
 import { type CartTotals, calculateTotals, type PricingLine } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import { toPricingLine } from './cart.items.js';

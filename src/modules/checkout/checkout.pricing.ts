@@ -1,11 +1,11 @@
 import { lineKey } from '../cart/cart.model.js';
 import { isSubscriptionType, isVariableType, type Product } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import type { PricingCoupon } from '../catalogue/coupons.pricing.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
+import type { CurrencyContext } from '../catalogue/currency.js';
+import type { Destination } from '../catalogue/tax.pricing.js';
 import type { StockHold } from '../orders/orders.model.js';
-import type { PricingCoupon } from '../pricing/coupons.js';
-import type { CurrencyContext } from '../pricing/currency.js';
-import type { Destination } from '../pricing/tax.js';
 import { type CartTotals, calculateTotals, type PricingLine } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import { refusal } from './checkout.errors.js';

@@ -3,10 +3,11 @@ import { ApiError } from '../../http/errors.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
 import type { CartCaller, CartService, CartSession } from '../cart/cart.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { countriesAndStates } from '../catalogue/countries.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
+import { type CurrencyContext, resolveCurrency } from '../catalogue/currency.js';
 import { fromMinor } from '../catalogue/money.js';
 import type { OrdersService } from '../orders/orders.service.js';
-import { type CurrencyContext, resolveCurrency } from '../pricing/currency.js';
 import type { CartTotals } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -19,7 +20,6 @@ import {
   type ResolvedLine,
   resolveItems,
 } from './checkout.pricing.js';
-import { countriesAndStates } from './countries.js';
 import { checkoutFields } from './fields.js';
 
 /** Who is checking out, as the routes resolved it. */

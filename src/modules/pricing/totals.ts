@@ -1,16 +1,16 @@
-import type { ShippingZone } from '../catalogue/shipping.service.js';
-import type { TaxRate } from '../catalogue/tax.service.js';
-import { allocate } from './arith.js';
 import {
   type CouponRejection,
   checkCoupon,
   type DiscountLine,
   discountMatrix,
   type PricingCoupon,
-} from './coupons.js';
-import { type CurrencyContext, fromBase } from './currency.js';
-import { matchZone, type ShippingRate, zoneRates } from './shipping.js';
-import { type Destination, exclusiveTaxes, inclusiveTaxes, matchTaxRates } from './tax.js';
+} from '../catalogue/coupons.pricing.js';
+import { type CurrencyContext, fromBase } from '../catalogue/currency.js';
+import { allocate } from '../catalogue/money.js';
+import { matchZone, type ShippingRate, zoneRates } from '../catalogue/shipping.pricing.js';
+import type { ShippingZone } from '../catalogue/shipping.service.js';
+import { type Destination, exclusiveTaxes, inclusiveTaxes, matchTaxRates } from '../catalogue/tax.pricing.js';
+import type { TaxRate } from '../catalogue/tax.service.js';
 
 /**
  * The pricing engine: one pure function from a cart's contents and the store's rules to every

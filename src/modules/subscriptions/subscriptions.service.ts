@@ -6,10 +6,10 @@ import type { AccountsService } from '../accounts/accounts.service.js';
 import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { resolveCurrency } from '../catalogue/currency.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import type { OrderRow } from '../orders/orders.model.js';
 import { OPEN_RENEWAL, type OrdersService, plainOrder } from '../orders/orders.service.js';
-import { resolveCurrency } from '../pricing/currency.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import {

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountsService } from '../../modules/accounts/accounts.service.js';
 import type { CatalogueService } from '../../modules/catalogue/catalogue.service.js';
+import { availableCurrencies } from '../../modules/catalogue/currency.js';
 import type { PaymentService } from '../../modules/checkout/payment.service.js';
 import type { LicenseService } from '../../modules/licensing/license.service.js';
-import { availableCurrencies } from '../../modules/pricing/currency.js';
 import type { Settings } from '../../modules/settings/settings.schemas.js';
 import type { SettingsService } from '../../modules/settings/settings.service.js';
 import { type Html, html } from '../html.js';

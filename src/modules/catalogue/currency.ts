@@ -1,8 +1,7 @@
 import Big from 'big.js';
 import { sha256 } from '../../random.js';
-import { currencyDecimals, toMinor } from '../catalogue/money.js';
 import type { Settings } from '../settings/settings.schemas.js';
-import { minorOf, roundHalfUp, toBig } from './arith.js';
+import { currencyDecimals, minorOf, roundHalfUp, toBig, toMinor } from './money.js';
 
 /**
  * The currency a cart is priced in. Catalogue prices are stored in the base currency; another

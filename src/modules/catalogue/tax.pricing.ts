@@ -1,6 +1,6 @@
 import Big from 'big.js';
-import type { TaxRate } from '../catalogue/tax.service.js';
-import { roundHalfUp } from './arith.js';
+import { roundHalfUp } from './money.js';
+import type { TaxRate } from './tax.service.js';
 
 /** Where taxes (and shipping) are charged. */
 export interface Destination {

@@ -1,6 +1,6 @@
-import type { ShippingMethodId, ShippingZone } from '../catalogue/shipping.service.js';
 import { amountIn, type CurrencyContext } from './currency.js';
-import type { Destination } from './tax.js';
+import type { ShippingMethodId, ShippingZone } from './shipping.service.js';
+import type { Destination } from './tax.pricing.js';
 
 /** One way to ship an order, priced in the active currency (minor units, without tax). */
 export interface ShippingRate {

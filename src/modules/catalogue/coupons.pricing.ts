@@ -1,7 +1,7 @@
 import Big from 'big.js';
-import type { Coupon, DiscountType } from '../catalogue/coupons.service.js';
-import { allocate, roundHalfUp } from './arith.js';
+import type { Coupon, DiscountType } from './coupons.service.js';
 import { amountIn, type CurrencyContext } from './currency.js';
+import { allocate, roundHalfUp } from './money.js';
 
 /** A coupon as the engine reads it: the catalogue's coupon plus this customer's claimed uses. */
 export interface PricingCoupon extends Coupon {
