@@ -26,6 +26,7 @@ import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
 import { trialRoutes } from './modules/licensing/trial.routes.js';
 import { mailRoutes } from './modules/mail/mail.routes.js';
+import { mediaRoutes } from './modules/media/media.routes.js';
 import { renewalRoutes } from './modules/orders/license-renewals.routes.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
 import { refundsRoutes } from './modules/orders/refunds.routes.js';
@@ -34,7 +35,6 @@ import { publicUploadsRoutes } from './modules/releases/upload.routes.js';
 import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
-import { storefrontRoutes } from './modules/storefront/storefront.routes.js';
 import { stripeAccountRoutes, stripeRoutes } from './modules/stripe/stripe.routes.js';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -239,7 +239,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports, fieldReport });
-      await api.register(storefrontRoutes, { media, catalogue, settings });
+      await api.register(mediaRoutes, { media, catalogue, settings });
       await api.register(mailRoutes, { mail, mailTest: services.mailTest });
       await api.register(checkoutRoutes, {
         checkout,

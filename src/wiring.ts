@@ -34,6 +34,7 @@ import {
   type MailTestService,
   type MailWorker,
 } from './modules/mail/mail.module.js';
+import { createMedia, type MediaService } from './modules/media/media.module.js';
 import { RenewalService } from './modules/orders/license-renewals.service.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
 import {
@@ -52,7 +53,6 @@ import {
 } from './modules/reports/reports.module.js';
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
 import { createSigning, type SigningService } from './modules/signing/signing.module.js';
-import { createStorefront, type MediaService } from './modules/storefront/storefront.module.js';
 import {
   createStripe,
   type RenewalChargeWorker,
@@ -319,7 +319,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     secrets,
     products: catalogue,
   });
-  const { media } = createStorefront({
+  const { media } = createMedia({
     database,
     clock,
     // The images still shown: every product's image, icon and banner, and the logo; the other files are deleted.

@@ -8,11 +8,11 @@ import type { InvoicesTables } from '../modules/invoices/invoices.tables.js';
 import type { LicensingTables } from '../modules/licensing/licensing.tables.js';
 import type { OAuthTables } from '../modules/licensing/oauth.tables.js';
 import type { MailTables } from '../modules/mail/mail.tables.js';
+import type { MediaTables } from '../modules/media/media.tables.js';
 import type { OrdersTables } from '../modules/orders/orders.tables.js';
 import type { ReleasesTables } from '../modules/releases/releases.tables.js';
 import type { ReportsTables } from '../modules/reports/reports.tables.js';
 import type { SigningTables } from '../modules/signing/signing.tables.js';
-import type { StorefrontTables } from '../modules/storefront/storefront.tables.js';
 import type { StripeTables } from '../modules/stripe/stripe.tables.js';
 import type { SubscriptionsTables } from '../modules/subscriptions/subscriptions.tables.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
@@ -39,7 +39,7 @@ export interface DB
     OrdersTables,
     AuditTables,
     ReportsTables,
-    StorefrontTables,
+    MediaTables,
     MailTables,
     SigningTables,
     StripeTables,

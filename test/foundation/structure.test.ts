@@ -18,7 +18,7 @@ const FLOORS: string[][] = [
   ['vault', 'accounts'],
   ['settings', 'signing'],
   ['catalogue', 'webhooks'],
-  ['pricing', 'releases', 'storefront'],
+  ['pricing', 'releases', 'media'],
   ['reports', 'cart'],
   ['licensing'],
   ['orders', 'distribution'],

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../http/errors.js';
-import type { MediaService } from '../../modules/storefront/media.service.js';
+import type { MediaService } from '../../modules/media/media.service.js';
 import { compressedAsset, REVALIDATE, sendAsset } from '../static.js';
 import { PLACEHOLDER_SVG, STORE_STYLESHEET, STORE_STYLESHEET_PATH, THEME_PATH, themeCss } from './theme.js';
 

@@ -57,7 +57,7 @@ async function receiveImage(request: FastifyRequest): Promise<Buffer> {
  * @fastify/multipart is registered in this scope only, so every other route keeps refusing any
  * content type but JSON.
  */
-export async function storefrontRoutes(
+export async function mediaRoutes(
   app: App,
   opts: { media: MediaService; catalogue: CatalogueService; settings: SettingsService },
 ) {

@@ -5,8 +5,8 @@ import { type MediaInUse, MediaService } from './media.service.js';
 
 export type { MediaService } from './media.service.js';
 
-/** Builds the storefront's own part: the images of products and the logo (docs/storefront.md). */
-export function createStorefront(deps: { database: Database; clock: Clock; inUse: MediaInUse }): {
+/** Builds the media module: the images of products and the store's logo (docs/storefront.md). */
+export function createMedia(deps: { database: Database; clock: Clock; inUse: MediaInUse }): {
   media: MediaService;
 } {
   return {
