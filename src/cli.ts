@@ -208,9 +208,10 @@ async function main(argv: string[]): Promise<number> {
   });
   // Start-up's burst of writes (a new store's migrations and first settings) looks like a busy store
   // and starts the checkpoint worker (src/db/checkpointer.ts); an idle server need not keep its
-  // thread for the ten seconds it would wait. Then start-up's garbage goes (src/memory.ts).
+  // thread for the ten seconds it would wait. Start-up's garbage goes a second after the server is
+  // up, once the workers started on listen have made their first pass (src/memory.ts).
   await database.checkpointer?.stop();
-  collectStartupGarbage();
+  setTimeout(collectStartupGarbage, 1000).unref();
   if (metricsPort !== null) console.log(`metrics on http://${host}:${metricsPort}/metrics`);
   console.log(`listening on http://${host}:${port}`);
   await stopped;

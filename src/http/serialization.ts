@@ -37,5 +37,17 @@ export function flattenPrimitiveUnions(schema: unknown): unknown {
   return out;
 }
 
-export const serializerCompiler: FastifySerializerCompiler<unknown> = ({ schema }) =>
-  fastJson(flattenPrimitiveUnions(schema) as Parameters<typeof fastJson>[0]);
+/**
+ * Each response schema is compiled when its route first answers, not when the server starts: a
+ * server holds about 130 serialisers, most of them for administration routes an idle store never
+ * calls, and each kept its generated source and code (2 MB of source alone) from the start
+ * (docs/performance.md, 'What an idle server loads'). The first answer of a route pays the
+ * compilation once; every later one calls the compiled function.
+ */
+export const serializerCompiler: FastifySerializerCompiler<unknown> = ({ schema }) => {
+  let serialize: ((data: unknown) => string) | undefined;
+  return (data: unknown) => {
+    serialize ??= fastJson(flattenPrimitiveUnions(schema) as Parameters<typeof fastJson>[0]);
+    return serialize(data);
+  };
+};

@@ -22,8 +22,24 @@ function makeAjv(coerce: boolean) {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/**
+ * Each schema is compiled when its route first receives a request, as the serialisers are
+ * (src/http/serialization.ts): Ajv's generated code for the routes an idle store never calls is
+ * not held from the start. Fastify reads `errors` from the function it was given, so the wrapper
+ * passes the compiled validator's on.
+ */
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  let compiled: Validate | undefined;
+  const validate: Validate = (data) => {
+    compiled ??= (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as Validate;
+    const ok = compiled(data);
+    validate.errors = compiled.errors;
+    return ok;
+  };
+  return validate;
+};
 
 /**
  * How a route names its schema violations. Some routes give fields their own codes
