@@ -108,6 +108,8 @@ describe('acceptance: an administrator sets up a product for sale and distributi
       // No trial unless one is configured (docs/selling.md, 'Trials').
       trial_days: null,
       trial_sites: 1,
+      // The legacy updater API is opt-in (docs/migrating.md, 'Sites already in the field').
+      legacy_api: false,
     });
     const read = await get(product.id);
     expect(read).toMatchObject({

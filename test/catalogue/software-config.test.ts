@@ -40,6 +40,8 @@ describe('software configuration', () => {
       // No trial unless one is configured (docs/selling.md, 'Trials').
       trial_days: null,
       trial_sites: 1,
+      // The legacy updater API is opt-in (docs/migrating.md, 'Sites already in the field').
+      legacy_api: false,
     });
   });
 

@@ -83,6 +83,7 @@ export interface SoftwareConfigInput {
   storage_driver?: string;
   licensing_enabled?: string | null;
   software_enabled?: 'yes' | 'no';
+  legacy_api?: boolean;
 }
 
 /** Fields of POST /products; the ones named here are the ones `via: 'database'` can write too. */

@@ -7011,6 +7011,8 @@ export interface paths {
               icon: string | null;
               id: number;
               image: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               name: string;
               price: string;
@@ -7232,6 +7234,8 @@ export interface paths {
               icon: string | null;
               id: number;
               image: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               name: string;
               price: string;
@@ -7397,6 +7401,8 @@ export interface paths {
               icon: string | null;
               id: number;
               image: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               name: string;
               price: string;
@@ -7644,6 +7650,8 @@ export interface paths {
               icon: string | null;
               id: number;
               image: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               name: string;
               price: string;
@@ -8009,6 +8017,8 @@ export interface paths {
               icon: string | null;
               id: number;
               image: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               name: string;
               price: string;
@@ -8218,6 +8228,8 @@ export interface paths {
               icon: string | null;
               id: number;
               image: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               name: string;
               price: string;
@@ -12351,6 +12363,8 @@ export interface paths {
               banner: string | null;
               filename_template: string;
               icon: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               product_id: number;
               slug: string | null;
@@ -12500,6 +12514,8 @@ export interface paths {
               banner: string | null;
               filename_template: string;
               icon: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               product_id: number;
               slug: string | null;
@@ -12623,6 +12639,8 @@ export interface paths {
               banner: string | null;
               filename_template: string;
               icon: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               product_id: number;
               slug: string | null;
@@ -12727,6 +12745,7 @@ export interface paths {
         content: {
           'application/json': {
             filename_template?: string;
+            legacy_api?: boolean;
             licensing_enabled?: string | null;
             slug?: string;
             /** @enum {unknown} */
@@ -12749,6 +12768,8 @@ export interface paths {
               banner: string | null;
               filename_template: string;
               icon: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               product_id: number;
               slug: string | null;
@@ -13057,6 +13078,8 @@ export interface paths {
               banner: string | null;
               filename_template: string;
               icon: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               product_id: number;
               slug: string | null;
@@ -13206,6 +13229,8 @@ export interface paths {
               banner: string | null;
               filename_template: string;
               icon: string | null;
+              /** @description Answer the legacy updaters' API for this product (a site identified by its URL only) */
+              legacy_api: boolean;
               licensing_enabled: string | null;
               product_id: number;
               slug: string | null;

@@ -38,6 +38,7 @@ import * as m2026112871 from './2026112871_buyers_password_set.js';
 import * as m2026112879 from './2026112879_stripe_cards.js';
 import * as m2026112885 from './2026112885_invoices.js';
 import * as m2026112891 from './2026112891_trials.js';
+import * as m2026112895 from './2026112895_legacy_api.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -82,4 +83,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112879_stripe_cards': m2026112879,
   '2026112885_invoices': m2026112885,
   '2026112891_trials': m2026112891,
+  '2026112895_legacy_api': m2026112895,
 };

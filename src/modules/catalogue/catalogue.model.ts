@@ -69,6 +69,8 @@ export interface Product {
   /** The trial offered (docs/selling.md, 'Trials'): days (null = none) and sites. */
   trial_days: number | null;
   trial_sites: number;
+  /** The legacy updater API answers for this product (docs/migrating.md, 'Sites already in the field'). */
+  legacy_api: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -88,6 +90,8 @@ export interface SoftwareConfig {
   trial_days: number | null;
   /** How many sites a trial license activates. */
   trial_sites: number;
+  /** The legacy updater API answers for this product (docs/migrating.md, 'Sites already in the field'). */
+  legacy_api: boolean;
 }
 
 export type ProductRow = Selectable<CatalogueTables['products']>;
@@ -196,6 +200,7 @@ export function toSoftwareConfig(row: ProductRow): SoftwareConfig {
     banner: row.software_banner,
     trial_days: row.trial_days,
     trial_sites: row.trial_sites ?? 1,
+    legacy_api: row.legacy_api === 1,
   };
 }
 

@@ -120,6 +120,9 @@ const softwareFields = {
   slug: Nullable(Type.String()),
   trial_days: Nullable(Type.Integer({ description: 'Length of the trial in days; null = no trial' })),
   trial_sites: Type.Integer({ description: 'How many sites a trial license activates' }),
+  legacy_api: Type.Boolean({
+    description: "Answer the legacy updaters' API for this product (a site identified by its URL only)",
+  }),
   filename_template: Type.String(),
   storage_driver: Type.String(),
   licensing_enabled: Nullable(Type.String()),
@@ -204,6 +207,7 @@ export const SoftwareConfigBody = Type.Object(
     software_enabled: Type.Optional(Type.Enum(['yes', 'no'])),
     trial_days: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 365 }))),
     trial_sites: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    legacy_api: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

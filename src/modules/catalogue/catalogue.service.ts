@@ -300,8 +300,10 @@ export class CatalogueService {
       if (body.slug !== undefined && body.slug !== row.slug && row.status === 'publish') {
         await this.assertSlugFree(body.slug, productId, tx);
       }
-      await this.repo.updateProduct(productId, { ...body, updated_at: now }, tx);
-      const changes = diff(row as unknown as Record<string, unknown>, body as Record<string, unknown>);
+      const { legacy_api, ...rest } = body;
+      const values = { ...rest, ...(legacy_api === undefined ? {} : { legacy_api: legacy_api ? 1 : 0 }) };
+      await this.repo.updateProduct(productId, { ...values, updated_at: now }, tx);
+      const changes = diff(row as unknown as Record<string, unknown>, values as Record<string, unknown>);
       if (actor && Object.keys(changes).length > 0) {
         const entry = {
           entity_type: 'product' as const,

@@ -31,6 +31,8 @@ export interface CatalogueTables {
     /** The trial a product offers (docs/selling.md, 'Trials'): days (null = none) and sites. */
     trial_days: number | null;
     trial_sites: number | null;
+    /** 1 when the legacy updater API answers for the product (migration 2026112895). */
+    legacy_api: Generated<number>;
     created_at: string;
     updated_at: string;
   };
