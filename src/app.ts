@@ -21,6 +21,7 @@ import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
 import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
 import { distributionRoutes } from './modules/distribution/distribution.routes.js';
 import { invoicesRoutes } from './modules/invoices/invoices.routes.js';
+import { eddHandler, legacyRoutes } from './modules/legacy/legacy.routes.js';
 import { activationRoutes } from './modules/licensing/activation.routes.js';
 import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
@@ -251,6 +252,9 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     },
     { prefix: '/v1' },
   );
+  // The compatibility API of the updaters already in the field, at the old store's address
+  // (docs/migrating.md, 'Sites already in the field').
+  await app.register(legacyRoutes, { legacy: services.legacy });
   // The legacy catalogue's public uploads folder, served like a web server's (docs/releases.md).
   await app.register(publicUploadsRoutes, { uploadsDir: releasesModule.storage.uploadsDir });
   // The customer's pages (sign in, approve an activation, My licenses) live outside /v1.
@@ -269,6 +273,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     subscriptions,
     stripe: services.stripe,
     downloads: services.distribution.account,
+    legacy: eddHandler(services.legacy),
     origin: () => services.urls.origin,
     mailAvailable: () => mail.available(),
     secureCookies: config.publicUrl.startsWith('https:'),

@@ -17,6 +17,7 @@ import {
 } from './modules/checkout/checkout.module.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
 import { createInvoices, type InvoicesService } from './modules/invoices/invoices.module.js';
+import { createLegacy, type LegacyService } from './modules/legacy/legacy.module.js';
 import type { ActivationService } from './modules/licensing/activation.service.js';
 import type { LicenseRepository } from './modules/licensing/license.repository.js';
 import type { LicenseService } from './modules/licensing/license.service.js';
@@ -117,6 +118,8 @@ export interface Services {
   releases: ReleasesService;
   /** Package issuance, update checks, download tokens and their redemption (docs/distribution.md). */
   distribution: DistributionModule;
+  /** The compatibility API of the updaters already in the field (docs/migrating.md). */
+  legacy: LegacyService;
   /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
   dispatcher: WebhookWorker;
   /** Orders, status changes and license issuance on payment (docs/checkout.md). */
@@ -311,6 +314,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     baseUrl: () => urls.base,
     origin: () => urls.origin,
   });
+  const legacy = createLegacy({
+    catalogue,
+    activations,
+    lookup: licensing.lookup,
+    distribution: distribution.distribution,
+    settings,
+    clock,
+  });
 
   const { reports, counters, field, fieldReport } = createReports({
     database,
@@ -442,6 +453,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       dispatcher,
       releases,
       distribution,
+      legacy,
       orders,
       refunds,
       invoices,

@@ -3,9 +3,10 @@ import pino from 'pino';
 
 /** Query parameters whose values are secrets: never written to a log line. */
 // `search` too: an administrator searches licenses by key (GET /licenses?search=). Stripe adds
-// the PaymentIntent's client secret to the receipt address it returns the customer to.
+// the PaymentIntent's client secret to the receipt address it returns the customer to. `license`
+// and `products[…][license]` are the keys the updaters already in the field send (src/modules/legacy).
 const SECRET_PARAMS =
-  /([?&](?:token|key|license_key|activation_token|state|nonce|password|secret|search|payment_intent_client_secret)=)[^&#]*/gi;
+  /([?&](?:token|key|license_key|license|activation_token|state|nonce|password|secret|search|payment_intent_client_secret|[^&=#]*(?:%5B|\[)license(?:%5D|\]))=)[^&#]*/gi;
 
 export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1[REDACTED]');
 

@@ -26,6 +26,7 @@ import { profilePages } from './profile.js';
 import { signInPages } from './sign-in.js';
 import { signInLinkPages } from './sign-in-link.js';
 import { compressedAsset, REVALIDATE, sendAsset } from './static.js';
+import type { LegacyPage } from './store/catalogue.js';
 import { cataloguePages } from './store/catalogue.js';
 import { checkoutPages } from './store/checkout.js';
 import { identityOf } from './store/layout.js';
@@ -34,6 +35,8 @@ import { STYLESHEET } from './style.js';
 import { subscriptionsPages } from './subscriptions.js';
 
 export interface PagesOptions {
+  /** Answers `GET /?edd_action=…`, the updaters already in the field (src/modules/legacy). */
+  legacy?: LegacyPage;
   accounts: AccountsService;
   licenses: LicenseService;
   activations: ActivationService;

@@ -22,7 +22,7 @@ const FLOORS: string[][] = [
   ['reports', 'cart'],
   ['licensing'],
   ['orders', 'distribution'],
-  ['subscriptions', 'mail'],
+  ['subscriptions', 'mail', 'legacy'],
   ['checkout', 'test-data', 'invoices'],
   ['stripe'],
   ['imports'],

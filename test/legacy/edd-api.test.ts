@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redactUrl } from '../../src/http/redact.js';
+import { URL_ONLY_INSTALLATION } from '../../src/modules/identity/identity.js';
+import { download } from '../distribution/helpers.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { configureSoftware, softwareProduct } from '../helpers/factories.js';
+import {
+  adminId,
+  configureSoftware,
+  createLicense,
+  installationId,
+  publish,
+  setLicenseColumns,
+  softwareProduct,
+} from '../helpers/factories.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -41,5 +52,313 @@ describe('legacy_api software configuration', () => {
       headers: t.adminAuth,
     });
     expect((after.json() as { legacy_api: boolean }).legacy_api).toBe(false);
+  });
+});
+
+// ─── The edd_action API (docs/migrating.md, 'Sites already in the field') ──────────────────────
+
+/** A form post to the store's root, as EDD_SL_Plugin_Updater sends it. */
+function edd(fields: Record<string, string>) {
+  return t.app.inject({
+    method: 'POST',
+    url: '/',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams(fields).toString(),
+  });
+}
+
+async function eddJson(fields: Record<string, string>) {
+  const res = await edd(fields);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as Record<string, unknown>;
+}
+
+/** A product that turned the compatibility API on, a release 1.1.0, and a license of limit `limit`. */
+async function legacyProduct(limit = 2) {
+  const product = await softwareProduct(t, { legacy_api: true }, { activation_limit: limit });
+  await publish(t, product.id, '1.1.0');
+  const license = await createLicense(t, { product_id: product.id, user_id: await adminId(t) });
+  return { product, key: license.license_key, licenseId: license.id };
+}
+
+const activeRows = (licenseId: number) =>
+  t.app.services.database.db
+    .selectFrom('activations')
+    .selectAll()
+    .where('license_id', '=', licenseId)
+    .where('status', '=', 'active')
+    .execute();
+
+describe('edd_action', () => {
+  it('answers a product that did not turn it on as EDD answers an item it does not sell', async () => {
+    const product = await softwareProduct(t);
+    const license = await createLicense(t, { product_id: product.id, user_id: await adminId(t) });
+    const base = { license: license.license_key, url: 'https://a.example.com' };
+    expect(await eddJson({ edd_action: 'activate_license', item_id: String(product.id), ...base })).toEqual({
+      success: false,
+      license: 'invalid',
+      error: 'invalid_item_id',
+    });
+    expect(
+      await eddJson({ edd_action: 'check_license', item_id: String(product.id), ...base }),
+    ).toMatchObject({
+      success: false,
+      license: 'invalid_item_id',
+    });
+    expect(await activeRows(license.id)).toHaveLength(0);
+  });
+
+  it('activates by URL, counts the same site once, and refuses a site past the limit', async () => {
+    const f = await legacyProduct(2);
+    const item = { item_id: String(f.product.id), license: f.key };
+    const first = await eddJson({ edd_action: 'activate_license', ...item, url: 'https://one.example.com/' });
+    expect(first).toMatchObject({
+      success: true,
+      license: 'valid',
+      item_id: f.product.id,
+      item_name: f.product.name,
+      license_limit: 2,
+      site_count: 1,
+      activations_left: 1,
+      expires: 'lifetime',
+    });
+    expect(first.checksum).toMatch(/^[0-9a-f]{32}$/);
+    // The same site again (another spelling of its URL): the same seat.
+    const again = await eddJson({ edd_action: 'activate_license', ...item, url: 'http://ONE.example.com' });
+    expect(again).toMatchObject({ success: true, license: 'valid', site_count: 1 });
+    await eddJson({ edd_action: 'activate_license', ...item, url: 'https://two.example.com' });
+    const third = await eddJson({
+      edd_action: 'activate_license',
+      ...item,
+      url: 'https://three.example.com',
+    });
+    expect(third).toMatchObject({
+      success: false,
+      license: 'invalid',
+      error: 'no_activations_left',
+      max_sites: 2,
+    });
+    const rows = await activeRows(f.licenseId);
+    expect(rows.map((r) => r.domain_normalized).sort()).toEqual(['one.example.com', 'two.example.com']);
+    expect(rows.every((r) => r.installation_id === URL_ONLY_INSTALLATION)).toBe(true);
+  });
+
+  it('names a missing key, another product, an expired or revoked license as EDD does', async () => {
+    const f = await legacyProduct();
+    const other = await legacyProduct();
+    const url = 'https://site.example.com';
+    const item = String(f.product.id);
+    expect(
+      await eddJson({ edd_action: 'activate_license', item_id: item, license: 'nope', url }),
+    ).toMatchObject({
+      success: false,
+      error: 'missing',
+    });
+    expect(
+      await eddJson({ edd_action: 'activate_license', item_id: item, license: other.key, url }),
+    ).toMatchObject({ success: false, error: 'item_name_mismatch' });
+    await setLicenseColumns(t.app.services.database.db, f.licenseId, {
+      usage_expires_at: '2020-01-01T00:00:00Z',
+    });
+    expect(
+      await eddJson({ edd_action: 'activate_license', item_id: item, license: f.key, url }),
+    ).toMatchObject({
+      success: false,
+      license: 'invalid',
+      error: 'expired',
+      expires: '2020-01-01 00:00:00',
+    });
+    expect(await eddJson({ edd_action: 'check_license', item_id: item, license: f.key, url })).toMatchObject({
+      success: false,
+      license: 'expired',
+    });
+    await setLicenseColumns(t.app.services.database.db, other.licenseId, { status: 'revoked' });
+    expect(
+      await eddJson({
+        edd_action: 'activate_license',
+        item_id: String(other.product.id),
+        license: other.key,
+        url,
+      }),
+    ).toMatchObject({ success: false, error: 'disabled' });
+    expect(await activeRows(f.licenseId)).toHaveLength(0);
+    expect(await activeRows(other.licenseId)).toHaveLength(0);
+  });
+
+  it('checks and deactivates a site; a deactivated site is site_inactive and its seat is free', async () => {
+    const f = await legacyProduct(1);
+    const item = { item_id: String(f.product.id), license: f.key };
+    const url = 'https://check.example.com';
+    expect(await eddJson({ edd_action: 'check_license', ...item, url })).toMatchObject({
+      success: false,
+      license: 'site_inactive',
+    });
+    await eddJson({ edd_action: 'activate_license', ...item, url });
+    expect(await eddJson({ edd_action: 'check_license', ...item, url })).toMatchObject({
+      success: true,
+      license: 'valid',
+      site_count: 1,
+    });
+    expect(await eddJson({ edd_action: 'deactivate_license', ...item, url })).toMatchObject({
+      success: true,
+      license: 'deactivated',
+      site_count: 0,
+    });
+    expect(await eddJson({ edd_action: 'deactivate_license', ...item, url })).toMatchObject({
+      success: false,
+      license: 'failed',
+    });
+    expect(await eddJson({ edd_action: 'check_license', ...item, url })).toMatchObject({
+      license: 'site_inactive',
+    });
+    expect(
+      await eddJson({ edd_action: 'activate_license', ...item, url: 'https://next.example.com' }),
+    ).toMatchObject({ success: true, site_count: 1 });
+  });
+
+  it('get_version offers the update with a single-use package bound to the site, by POST and by GET', async () => {
+    const f = await legacyProduct();
+    const item = { item_id: String(f.product.id), license: f.key, url: 'https://upd.example.com' };
+    // Not activated: the version, no package.
+    const before = await eddJson({ edd_action: 'get_version', ...item, version: '1.0.0', slug: 'x' });
+    expect(before).toMatchObject({ package: '', download_link: '' });
+    expect(before.sections).toBeTypeOf('object');
+    await eddJson({ edd_action: 'activate_license', ...item });
+    const info = await eddJson({ edd_action: 'get_version', ...item, version: '1.0.0', slug: 'x' });
+    expect(info).toMatchObject({ new_version: '1.1.0', stable_version: '1.1.0', name: f.product.name });
+    expect(info.package).toMatch(/\/software\/download\?token=[0-9a-f]{64}$/);
+    expect(info.download_link).toBe(info.package);
+    expect(info.sections).toMatchObject({ changelog: expect.any(String), description: expect.any(String) });
+    // Single use, under parallel requests.
+    const answers = await Promise.all(Array.from({ length: 5 }, () => download(t, info.package as string)));
+    expect(answers.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    expect(answers.filter((r) => r.statusCode !== 200).every((r) => r.json().code === 'token_consumed')).toBe(
+      true,
+    );
+    // Up to date: no package.
+    const current = await eddJson({ edd_action: 'get_version', ...item, version: '1.1.0', slug: 'x' });
+    expect(current).toMatchObject({ new_version: '1.1.0', package: '' });
+    // The same call as a query string, at the store's home page address.
+    const query = new URLSearchParams({ edd_action: 'get_version', ...item, version: '1.0.0' });
+    const viaGet = await t.app.inject({ method: 'GET', url: `/?${query}` });
+    expect(viaGet.statusCode).toBe(200);
+    expect(viaGet.headers['content-type']).toMatch(/^application\/json/);
+    expect(viaGet.json()).toMatchObject({ new_version: '1.1.0', package: expect.stringContaining('token=') });
+    // Deactivated: the token issued before stops working.
+    const pending = (await eddJson({ edd_action: 'get_version', ...item, version: '1.0.0' }))
+      .package as string;
+    await eddJson({ edd_action: 'deactivate_license', ...item });
+    expectError(await download(t, pending), 403, 'token_invalidated');
+  });
+
+  it('get_versions answers several products at once, each as get_version', async () => {
+    const a = await legacyProduct();
+    const b = await legacyProduct();
+    const url = 'https://many.example.com';
+    await eddJson({ edd_action: 'activate_license', item_id: String(a.product.id), license: a.key, url });
+    const res = await eddJson({
+      edd_action: 'get_versions',
+      'products[first][item_id]': String(a.product.id),
+      'products[first][license]': a.key,
+      'products[first][url]': url,
+      'products[first][version]': '1.0.0',
+      'products[second][item_id]': String(b.product.id),
+      'products[second][license]': b.key,
+      'products[second][url]': url,
+      'products[second][version]': '1.0.0',
+    });
+    expect(res.first).toMatchObject({ new_version: '1.1.0', package: expect.stringContaining('token=') });
+    expect(res.second).toMatchObject({ package: '' });
+  });
+
+  it('never takes more seats than the limit under parallel activations', async () => {
+    const f = await legacyProduct(3);
+    const item = { item_id: String(f.product.id), license: f.key };
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        eddJson({ edd_action: 'activate_license', ...item, url: `https://p${i}.example.com` }),
+      ),
+    );
+    expect(answers.filter((a) => a.success === true)).toHaveLength(3);
+    expect(await activeRows(f.licenseId)).toHaveLength(3);
+  });
+
+  it('a site activated by URL that later runs the Tollgate SDK keeps its seat: the activation takes the full identity', async () => {
+    const f = await legacyProduct(1);
+    const url = 'https://moving.example.com';
+    await eddJson({ edd_action: 'activate_license', item_id: String(f.product.id), license: f.key, url });
+    const [legacyRow] = await activeRows(f.licenseId);
+    const full = { domain: 'moving.example.com', installation_id: installationId() };
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/licenses/activate',
+      payload: { license_key: f.key, ...full },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ success: true, activation_id: legacyRow!.id });
+    const rows = await activeRows(f.licenseId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: legacyRow!.id, installation_id: full.installation_id });
+    // The old updater asking again is the same seat, not a second one.
+    expect(
+      await eddJson({ edd_action: 'activate_license', item_id: String(f.product.id), license: f.key, url }),
+    ).toMatchObject({ success: true, site_count: 1 });
+  });
+
+  it('refuses what is not a call of EDD, and changes nothing', async () => {
+    const f = await legacyProduct();
+    const item = { item_id: String(f.product.id), license: f.key, url: 'https://bad.example.com' };
+    expectError(await edd({ edd_action: 'drop_tables', ...item }), 400, 'invalid_parameters');
+    expectError(await edd({ license: f.key }), 404, 'rest_no_route');
+    expectError(
+      await edd({ edd_action: 'activate_license', ...item, url: `https://${'a'.repeat(3000)}.com` }),
+      400,
+      'invalid_parameters',
+    );
+    const nul = await t.app.inject({
+      method: 'POST',
+      url: '/',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `edd_action=activate_license&license=${f.key}%00&item_id=${f.product.id}&url=x.example.com`,
+    });
+    expect(nul.statusCode).toBe(400);
+    const huge = await t.app.inject({
+      method: 'POST',
+      url: '/',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `edd_action=check_license&x=${'a'.repeat(20_000)}`,
+    });
+    expect(huge.statusCode).toBe(413);
+    // Hostile values are only text to compare.
+    expect(
+      await eddJson({
+        edd_action: 'check_license',
+        item_id: "1' OR '1'='1",
+        item_name: "x'; DROP TABLE licenses;--",
+        license: "' OR 1=1 --",
+        url: '../../etc/passwd',
+      }),
+    ).toMatchObject({ success: false });
+    expect(await eddJson({ edd_action: 'activate_license', ...item, url: 'not a url at all' })).toMatchObject(
+      { success: false, error: 'missing_url' },
+    );
+    expect(await activeRows(f.licenseId)).toHaveLength(0);
+    // The store's home page is still the home page.
+    const home = await t.app.inject({ method: 'GET', url: '/' });
+    expect(home.statusCode).toBe(200);
+    expect(home.headers['content-type']).toMatch(/^text\/html/);
+  });
+});
+
+describe('the keys the updaters send', () => {
+  it('never reach a log line', () => {
+    expect(redactUrl('/?edd_action=check_license&license=abc123&url=x')).toBe(
+      '/?edd_action=check_license&license=[REDACTED]&url=x',
+    );
+    expect(
+      redactUrl('/?edd_action=get_versions&products%5Ba%5D%5Blicense%5D=abc&products[b][license]=def'),
+    ).toBe(
+      '/?edd_action=get_versions&products%5Ba%5D%5Blicense%5D=[REDACTED]&products[b][license]=[REDACTED]',
+    );
   });
 });

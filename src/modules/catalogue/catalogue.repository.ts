@@ -61,6 +61,17 @@ export class CatalogueRepository {
       .execute();
   }
 
+  /** Published products named exactly `name` (the item_name of the updaters already in the field). */
+  findPublishedByName(name: string, tx?: Tx): Promise<ProductRow[]> {
+    return on(this.db, tx)
+      .selectFrom('products')
+      .selectAll()
+      .where('name', '=', name)
+      .where('status', '=', 'publish')
+      .orderBy('id')
+      .execute();
+  }
+
   /** Every product's slug that is `base` or `base-…` (base is a-z, 0-9 and hyphens: no LIKE wildcard). */
   async slugsStartingWith(base: string, tx?: Tx): Promise<string[]> {
     const rows = await on(this.db, tx)

@@ -88,6 +88,15 @@ export class CatalogueService {
   }
 
   /**
+   * The published product named exactly `name`, the oldest when several share it: how the
+   * updaters already in the field name a product when they send no id (src/modules/legacy).
+   */
+  async findPublishedByName(name: string): Promise<Product | null> {
+    const rows = await this.repo.findPublishedByName(name);
+    return rows.length === 0 ? null : (await this.hydrate([rows[0]!]))[0]!;
+  }
+
+  /**
    * The storefront's product at /products/<slug>: the published product with that slug, the
    * oldest when several share it (a state the software config reports as software_slug_ambiguous).
    */

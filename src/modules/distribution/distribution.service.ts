@@ -3,6 +3,7 @@ import { sha256 } from '../../random.js';
 import { type Product, softwareImageUrls } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { normaliseDomain } from '../identity/domain.js';
+import type { Identity } from '../identity/identity.js';
 import { identityKey, isInstallationId } from '../identity/identity.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import { CHANNELS, channelAllows, channelRank, inRollout, isChannel } from '../releases/channels.js';
@@ -383,7 +384,13 @@ export class DistributionService {
    * docs/distribution.md, 'What runs in the field'): the identity key of a licensed site; for a
    * public product, the key of the identity it sends, else a hash of its address.
    */
-  async check(input: CheckInput, ip: string, seen?: (productId: number, site: string) => void) {
+  async check(
+    input: CheckInput,
+    ip: string,
+    seen?: (productId: number, site: string) => void,
+    /** A site known by its URL alone (src/modules/legacy; Preflight.resolve). */
+    legacy?: Identity,
+  ) {
     const settings = await this.preflight.requireModule();
     if (missing(input.slug) || input.version === undefined || input.version === null)
       throw new ApiError('missing_params');
@@ -391,7 +398,7 @@ export class DistributionService {
     const current = str(input.version, 'version');
     if (current === '') throw new ApiError('current_version_required');
     const asked = askedChannel(input.channel);
-    const grant = await this.preflight.resolve(settings, { slug }, input, ip);
+    const grant = await this.preflight.resolve(settings, { slug }, input, ip, legacy);
     const reach = reachOf(grant, asked, input);
     const selection = await this.select(grant, 'update', current, reach);
     const eligible = 'release' in selection ? selection.release : null;

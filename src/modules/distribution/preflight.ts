@@ -72,6 +72,12 @@ export class Preflight {
     target: { slug: string } | { product: Product | null },
     input: LicenseInput,
     ip: string,
+    /**
+     * A site known by its URL alone, in place of the request's site_url and installation_id: only
+     * the compatibility API of the updaters already in the field passes one (src/modules/legacy),
+     * never from a request's fields.
+     */
+    legacy?: Identity,
   ): Promise<Grant> {
     const products = 'slug' in target ? await this.productsBySlug(target.slug) : [];
     const product =
@@ -87,7 +93,7 @@ export class Preflight {
     // A protected product with a key: the identity the request names (or the error that answers it
     // in its turn) and the license, found with that identity's activation, else by its key alone.
     const needsLicense = product !== null && !isPublic && key !== undefined;
-    const identity = needsLicense ? identityOf(input) : null;
+    const identity = needsLicense ? (legacy ?? identityOf(input)) : null;
     const resolved = identity instanceof ApiError ? null : identity;
     const license = needsLicense
       ? await this.licenses.forIdentity(key, resolved ? resolved.identity_key : null)

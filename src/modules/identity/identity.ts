@@ -63,18 +63,27 @@ export function resolveIdentity(domain: string | undefined, installationId: stri
 }
 
 /**
+ * The installation id of a site known by its URL alone: the nil UUID, which no site sends (an
+ * installation id is a version-4 UUID), so a URL-only identity never collides with a full one.
+ * Not an empty text: PostgreSQL's char(36) column would pad it with spaces.
+ */
+export const URL_ONLY_INSTALLATION = '00000000-0000-0000-0000-000000000000';
+
+/** Whether an activation or token names its site by URL alone (legacyIdentity). */
+export const isUrlOnly = (installationId: string | null): boolean => installationId === URL_ONLY_INSTALLATION;
+
+/**
  * The identity of a site known by its URL alone: an activation imported from another store, or
  * made through the compatibility API of the updaters already in the field (docs/migrating.md).
- * Its installation id is empty, which no full identity has, so the two never collide; when the site
- * later sends a full identity for the same domain, its activation takes that identity in place.
- * A URL that names no host is 400 `invalid_identity`.
+ * When the site later sends a full identity for the same domain, its activation takes that
+ * identity in place. A URL that names no host is 400 `invalid_identity`.
  */
 export function legacyIdentity(url: string): Identity {
   const domainNormalized = normaliseDomainOrThrow(url);
   return {
     domain: url.trim(),
     domain_normalized: domainNormalized,
-    installation_id: '',
-    identity_key: identityKey('', domainNormalized),
+    installation_id: URL_ONLY_INSTALLATION,
+    identity_key: identityKey(URL_ONLY_INSTALLATION, domainNormalized),
   };
 }

@@ -5,7 +5,7 @@ import { ApiError } from '../../http/errors.js';
 import { type Actor, siteActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { DomainError, normaliseDomain } from '../identity/domain.js';
-import { type Identity, resolveIdentity } from '../identity/identity.js';
+import { type Identity, isUrlOnly, resolveIdentity } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { ValidateFailure, ValidateSuccess } from './activation.schemas.js';
 import { step, transactionSteps } from './db-steps.js';
@@ -114,17 +114,23 @@ export class ActivationService {
     return settings;
   }
 
-  async activate(input: ActivateInput, caller: CallerMeta): Promise<ActivateResult> {
+  /**
+   * `legacy`: a site known by its URL alone, activated through the compatibility API of the
+   * updaters already in the field (docs/migrating.md, 'Sites already in the field'). Such an
+   * updater cannot ask its customer for approval, so the product's OAuth mode does not apply to it.
+   */
+  async activate(input: ActivateInput, caller: CallerMeta, legacy?: Identity): Promise<ActivateResult> {
     const settings = await this.requireLicensing();
     const key = requireKey(input.license_key);
-    const identity = resolveIdentity(input.domain, input.installation_id);
+    const identity = legacy ?? resolveIdentity(input.domain, input.installation_id);
     const license = await this.repo.findForIdentity(key, identity.identity_key);
     if (!license) throw new ApiError('invalid_license');
     assertUsable(license, this.clock.now());
     const environment = this.staging.environmentOf(identity.domain_normalized, settings);
 
-    const mode =
-      license.product_activation_mode === 'oauth' || license.product_activation_mode === 'simple'
+    const mode = legacy
+      ? 'simple'
+      : license.product_activation_mode === 'oauth' || license.product_activation_mode === 'simple'
         ? license.product_activation_mode
         : settings.activation_mode;
     const token = input.activation_token || undefined;
@@ -178,13 +184,62 @@ export class ActivationService {
         // The identity was deactivated since the first read: it needs approval again (after this
         // transaction, which has only read).
         if (mode === 'oauth' && !token) return 'approval_required';
+        const onDomain = await step('activation_read_failed', () =>
+          this.repo.findActiveOnDomain(license.id, identity.domain_normalized, tx),
+        );
+        // A site known by its URL alone whose domain is already active (its updater asks again,
+        // or the site already runs a release with the Tollgate SDK): the same seat, nothing new.
+        const sameSite = legacy ? onDomain[0] : undefined;
+        if (sameSite) {
+          return {
+            success: true,
+            activation_id: sameSite.id,
+            activations_remaining: remainingOf(limit, count),
+            product_id: license.product_id,
+            variation_id: license.variation_id,
+            message: ALREADY_ACTIVATED,
+          };
+        }
+        // A site activated by URL alone (imported, or through the compatibility API) now sends a
+        // full identity: its activation becomes that identity in place and keeps its seat
+        // (docs/migrating.md, 'Leaving the compatibility API'). Under the license's lock, so
+        // parallel calls upgrade it once.
+        const byUrl = legacy ? undefined : onDomain.find((a) => isUrlOnly(a.installation_id));
+        if (byUrl) {
+          const now = iso(this.clock.now());
+          await step('activation_write_failed', () =>
+            this.repo.upgradeLegacyActivation(byUrl.id, identity, now, tx),
+          );
+          // Its revision moved on: tokens issued to the URL-only identity stop working.
+          for (const hook of this.deactivationHooks) {
+            await step('activation_write_failed', () => hook(byUrl.id, tx));
+          }
+          await step('activation_write_failed', () =>
+            this.audit.record(
+              siteActor(identity.domain_normalized),
+              {
+                entity_type: 'license',
+                entity_id: license.id,
+                action: 'take_over_activation',
+                changes: {
+                  activation_id: { before: byUrl.id, after: byUrl.id },
+                  installation_id: { before: byUrl.installation_id, after: identity.installation_id },
+                },
+              },
+              tx,
+            ),
+          );
+          return {
+            success: true,
+            activation_id: byUrl.id,
+            activations_remaining: remainingOf(limit, count),
+            product_id: license.product_id,
+            variation_id: license.variation_id,
+          };
+        }
         // A reinstall on the same domain takes over its active activations (docs/licensing.md,
         // '2.4 Reinstalls'): under the license's lock, so parallel reinstalls leave one.
-        const replaced = settings.reinstall_takeover
-          ? await step('activation_read_failed', () =>
-              this.repo.findActiveOnDomain(license.id, identity.domain_normalized, tx),
-            )
-          : [];
+        const replaced = settings.reinstall_takeover ? onDomain : [];
         // The new activation takes the seat of one it replaces in its own environment.
         const takesSeat = !replaced.some((a) => a.environment === environment);
         const production = count - replaced.filter((a) => a.environment === 'production').length;
@@ -297,14 +352,18 @@ export class ActivationService {
     };
   }
 
-  async validate(input: {
-    license_key: string;
-    domain?: string;
-    installation_id?: string;
-  }): Promise<ValidateResult> {
+  /** `legacy`: a site known by its URL alone (as for activate). */
+  async validate(
+    input: {
+      license_key: string;
+      domain?: string;
+      installation_id?: string;
+    },
+    legacy?: Identity,
+  ): Promise<ValidateResult> {
     const settings = await this.requireLicensing();
     const key = requireKey(input.license_key);
-    const identity = resolveIdentity(input.domain, input.installation_id);
+    const identity = legacy ?? resolveIdentity(input.domain, input.installation_id);
     const license = await this.repo.findForIdentity(key, identity.identity_key);
     if (!license) {
       return {

@@ -3,6 +3,7 @@ import type { Database, Dialect } from '../../db/database.js';
 import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
+import { URL_ONLY_INSTALLATION } from '../identity/identity.js';
 import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } from './licensing.model.js';
 import type { ActivationEnvironment } from './licensing.tables.js';
 
@@ -649,6 +650,33 @@ export class LicenseRepository {
       }))
       .where('id', '=', id)
       .where('status', '=', ACTIVE)
+      .execute();
+  }
+
+  /**
+   * Gives a URL-only (legacy) activation the full identity its site now sends, keeping its row and
+   * so its seat (docs/licensing.md, 'Legacy activations'). The revision moves on, so download tokens
+   * issued to the URL-only identity stop working.
+   */
+  async upgradeLegacyActivation(
+    id: number,
+    identity: { identity_key: string; installation_id: string; domain: string },
+    now: string,
+    tx?: Tx,
+  ): Promise<void> {
+    await on(this.db, tx)
+      .updateTable('activations')
+      .set((eb) => ({
+        identity_key: identity.identity_key,
+        installation_id: identity.installation_id,
+        domain: identity.domain,
+        updated_at: now,
+        last_seen_at: now,
+        activation_revision: eb('activation_revision', '+', 1),
+      }))
+      .where('id', '=', id)
+      .where('status', '=', ACTIVE)
+      .where('installation_id', '=', URL_ONLY_INSTALLATION)
       .execute();
   }
 

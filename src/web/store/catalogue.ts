@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { imagePath, productPath } from '../../modules/cart/cart.view.js';
 import { isPublicProduct, type Product } from '../../modules/catalogue/catalogue.model.js';
 import type { CatalogueService } from '../../modules/catalogue/catalogue.service.js';
@@ -12,7 +12,12 @@ import { type Html, html } from '../html.js';
 import { identityOf, type StoreIdentity, sendStorePage } from './layout.js';
 import { dayInWords, licenseTermsCard } from './license-terms.js';
 
+/** Answers a request of the updaters already in the field from its query (src/modules/legacy). */
+export type LegacyPage = (request: FastifyRequest, reply: FastifyReply, query: unknown) => Promise<unknown>;
+
 export interface CataloguePagesOptions {
+  /** Answers `GET /?edd_action=…` (docs/migrating.md, 'Sites already in the field'). */
+  legacy?: LegacyPage;
   catalogue: CatalogueService;
   releases: ReleasesService;
   settings: SettingsService;
@@ -137,6 +142,9 @@ export async function cataloguePages(app: FastifyInstance, opts: CataloguePagesO
   const { catalogue, releases, settings, origin } = opts;
 
   app.get('/', async (request, reply) => {
+    // The old store's address answers the updaters already in the field (docs/migrating.md).
+    const query = request.query as Record<string, unknown>;
+    if (opts.legacy && query.edd_action !== undefined) return opts.legacy(request, reply, query);
     const s = await settings.get();
     const store = identityOf(s);
     const raw = (request.query as Record<string, unknown>).page;

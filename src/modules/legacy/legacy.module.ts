@@ -1,0 +1,28 @@
+import type { Clock } from '../../clock.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import type { DistributionService } from '../distribution/distribution.service.js';
+import type { ActivationService } from '../licensing/activation.service.js';
+import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import { LegacyService } from './legacy.service.js';
+
+export type { LegacyService } from './legacy.service.js';
+
+/** Builds the compatibility API of the updaters already in the field (docs/migrating.md). */
+export function createLegacy(deps: {
+  catalogue: CatalogueService;
+  activations: ActivationService;
+  lookup: LicenseLookupService;
+  distribution: DistributionService;
+  settings: SettingsService;
+  clock: Clock;
+}): LegacyService {
+  return new LegacyService(
+    deps.catalogue,
+    deps.activations,
+    deps.lookup,
+    deps.distribution,
+    deps.settings,
+    deps.clock,
+  );
+}

@@ -1,0 +1,330 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import { ApiError } from '../../http/errors.js';
+import type { Product } from '../catalogue/catalogue.model.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import type { DistributionService } from '../distribution/distribution.service.js';
+import { type Identity, legacyIdentity } from '../identity/identity.js';
+import type { ActivationService, CallerMeta } from '../licensing/activation.service.js';
+import { type EffectiveStatus, evaluateLicense } from '../licensing/entitlements.js';
+import { factsOf, resolveActivationLimit } from '../licensing/license.view.js';
+import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
+import type { LicenseForIdentity } from '../licensing/licensing.model.js';
+import type { SettingsService } from '../settings/settings.service.js';
+
+/**
+ * The compatibility API of the updaters already in the field: Easy Digital Downloads Software
+ * Licensing's `edd_action` calls, answered as the old store answered them, so that sites running
+ * `EDD_SL_Plugin_Updater` keep activating and updating when the old store's URL points at
+ * Tollgate (docs/migrating.md, 'Sites already in the field'). Only for products whose owner turned
+ * `legacy_api` on: such an updater names a site by its URL alone (legacyIdentity), a weaker identity
+ * than Tollgate's. Everything else is Tollgate's own: the seat is the license's activation for that
+ * domain, the update is the update check's answer, and the package is a single-use download token
+ * bound to the license, that activation and the release.
+ */
+
+export const EDD_ACTIONS = [
+  'activate_license',
+  'deactivate_license',
+  'check_license',
+  'get_version',
+  'get_versions',
+] as const;
+export type EddAction = (typeof EDD_ACTIONS)[number];
+
+/** One call's fields, as form fields or query parameters (all text, as the updaters send them). */
+export type EddParams = Record<string, string | undefined>;
+
+/** The license states EDD's answers name (its `license` field). */
+type EddLicenseState = 'valid' | 'invalid' | 'expired' | 'disabled' | 'site_inactive' | 'inactive';
+
+/** An EDD answer: always 200, `success` and EDD's words for what went wrong. */
+export type EddAnswer = Record<string, unknown>;
+
+/** Longest text accepted in a field: a key is 32 to 64 characters, a URL a few hundred. */
+const MAX_FIELD = 2048;
+
+/** How Tollgate's effective statuses read in EDD's words. */
+function eddState(status: EffectiveStatus): EddLicenseState {
+  switch (status) {
+    case 'valid':
+      return 'valid';
+    case 'domain_not_activated':
+      return 'site_inactive';
+    case 'expired':
+    case 'trial_ended':
+      return 'expired';
+    case 'revoked':
+    case 'license_inactive':
+      return 'disabled';
+    default:
+      return 'invalid';
+  }
+}
+
+/** EDD's expiry: `lifetime`, or `Y-m-d H:i:s` in UTC. */
+function eddExpires(usageExpiresAt: string | null): string {
+  if (usageExpiresAt === null) return 'lifetime';
+  const t = new Date(usageExpiresAt);
+  if (Number.isNaN(t.getTime())) return usageExpiresAt;
+  return t.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+const escapeHtml = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export class LegacyService {
+  constructor(
+    private readonly catalogue: Pick<CatalogueService, 'getProduct' | 'findPublishedByName'>,
+    private readonly activations: ActivationService,
+    private readonly lookup: LicenseLookupService,
+    private readonly distribution: DistributionService,
+    private readonly settings: SettingsService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Answers one `edd_action` call; null when the action is not one of EDD's (the caller's 400). */
+  async answer(action: string, params: EddParams, caller: CallerMeta): Promise<EddAnswer | null> {
+    for (const value of Object.values(params)) {
+      if (value !== undefined && value.length > MAX_FIELD) throw new ApiError('invalid_parameters');
+    }
+    switch (action) {
+      case 'activate_license':
+        return this.activate(params, caller);
+      case 'deactivate_license':
+        return this.deactivate(params);
+      case 'check_license':
+        return this.check(params);
+      case 'get_version':
+        return this.version(params, caller.ip);
+      case 'get_versions':
+        return this.versions(params, caller.ip);
+      default:
+        return null;
+    }
+  }
+
+  // ---- the product the call names ----
+
+  /**
+   * The product of `item_id` (else `item_name`), if its owner turned the compatibility API on;
+   * null otherwise, which EDD answers as an item it does not sell.
+   */
+  private async item(params: EddParams): Promise<Product | null> {
+    const id = params.item_id;
+    let product: Product | null = null;
+    if (id !== undefined && /^[1-9][0-9]{0,9}$/.test(id) && Number(id) <= 2147483647) {
+      product = await this.catalogue.getProduct(Number(id));
+    } else if (params.item_name) {
+      product = await this.catalogue.findPublishedByName(params.item_name);
+    }
+    if (product?.status !== 'publish' || !product.legacy_api) return null;
+    return product;
+  }
+
+  /** EDD's error for a call naming no product it sells: by id, or by name. */
+  private static unknownItem(params: EddParams): string {
+    return params.item_id ? 'invalid_item_id' : 'item_name_mismatch';
+  }
+
+  /** The site the call names, or null for a URL that names no host. */
+  private static site(params: EddParams): Identity | null {
+    try {
+      return params.url ? legacyIdentity(params.url) : null;
+    } catch (e) {
+      if (e instanceof ApiError) return null;
+      throw e;
+    }
+  }
+
+  // ---- the license and what EDD says of it ----
+
+  private async license(params: EddParams, site: Identity | null): Promise<LicenseForIdentity | undefined> {
+    const key = params.license?.trim();
+    if (!key) return undefined;
+    return this.lookup.forIdentity(key, site ? site.identity_key : null);
+  }
+
+  /** The fields every license answer of EDD carries. */
+  private async fields(product: Product, license: LicenseForIdentity): Promise<EddAnswer> {
+    const settings = await this.settings.get();
+    const limit = resolveActivationLimit(license, settings.default_activation_limit);
+    const expires = eddExpires(license.usage_expires_at);
+    return {
+      item_id: product.id,
+      item_name: product.name,
+      license_limit: limit,
+      site_count: license.activation_count,
+      expires,
+      activations_left: limit === 0 ? 'unlimited' : Math.max(0, limit - license.activation_count),
+      price_id: license.variation_id === 0 ? false : String(license.variation_id),
+      // EDD's checksum of the answer's license and expiry, which some updaters compare.
+      checksum: createHash('md5').update(`${license.license_key}${product.id}${expires}`).digest('hex'),
+    };
+  }
+
+  private state(license: LicenseForIdentity): EddLicenseState {
+    const ev = evaluateLicense(factsOf(license), this.clock.now(), license.identity_activation_id !== null);
+    return eddState(ev.effective_status);
+  }
+
+  // ---- the actions ----
+
+  private async activate(params: EddParams, caller: CallerMeta): Promise<EddAnswer> {
+    const product = await this.item(params);
+    if (!product) return { success: false, license: 'invalid', error: LegacyService.unknownItem(params) };
+    const site = LegacyService.site(params);
+    const license = await this.license(params, site);
+    if (!license) return { success: false, license: 'invalid', item_name: product.name, error: 'missing' };
+    if (license.product_id !== product.id) {
+      return { success: false, license: 'invalid', item_name: product.name, error: 'item_name_mismatch' };
+    }
+    const state = this.state(license);
+    if (state === 'expired' || state === 'disabled' || state === 'invalid') {
+      return {
+        success: false,
+        license: 'invalid',
+        ...(await this.fields(product, license)),
+        error: state === 'invalid' ? 'invalid' : state,
+      };
+    }
+    if (!site) return { success: false, license: 'invalid', item_name: product.name, error: 'missing_url' };
+    try {
+      await this.activations.activate({ license_key: license.license_key }, caller, site);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      const limited = e.code === 'activation_limit_reached' || e.code === 'staging_activation_limit_reached';
+      return {
+        success: false,
+        license: 'invalid',
+        ...(await this.fields(product, license)),
+        error: limited ? 'no_activations_left' : 'invalid',
+        ...(limited
+          ? {
+              max_sites: resolveActivationLimit(
+                license,
+                (await this.settings.get()).default_activation_limit,
+              ),
+            }
+          : {}),
+      };
+    }
+    const after = (await this.license(params, site))!;
+    return { success: true, license: 'valid', ...(await this.fields(product, after)) };
+  }
+
+  private async deactivate(params: EddParams): Promise<EddAnswer> {
+    const product = await this.item(params);
+    if (!product) return { success: false, license: 'failed', error: LegacyService.unknownItem(params) };
+    const site = LegacyService.site(params);
+    const license = await this.license(params, site);
+    if (!license || license.product_id !== product.id || !site || license.identity_activation_id === null) {
+      return { success: false, license: 'failed', item_name: product.name };
+    }
+    try {
+      await this.activations.deactivate({
+        license_key: license.license_key,
+        activation_id: license.identity_activation_id,
+      });
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return { success: false, license: 'failed', ...(await this.fields(product, license)) };
+    }
+    const after = (await this.license(params, site))!;
+    return { success: true, license: 'deactivated', ...(await this.fields(product, after)) };
+  }
+
+  private async check(params: EddParams): Promise<EddAnswer> {
+    const product = await this.item(params);
+    if (!product) return { success: false, license: LegacyService.unknownItem(params) };
+    const site = LegacyService.site(params);
+    const license = await this.license(params, site);
+    if (!license) return { success: false, license: 'invalid', item_name: product.name };
+    if (license.product_id !== product.id) {
+      return { success: false, license: 'item_name_mismatch', item_name: product.name };
+    }
+    const state = this.state(license);
+    return { success: state === 'valid', license: state, ...(await this.fields(product, license)) };
+  }
+
+  /**
+   * What EDD's `get_version` answers: the newest version, and a package only for a licensed,
+   * activated site entitled to it (Tollgate's update check, with the site's URL as its identity).
+   * Every other case answers the version without a package, as EDD does.
+   */
+  private async version(params: EddParams, ip: string): Promise<EddAnswer> {
+    const product = await this.item(params);
+    if (!product?.slug) {
+      return {
+        new_version: '',
+        stable_version: '',
+        sections: {},
+        msg: 'No valid product ID or name provided.',
+      };
+    }
+    const site = LegacyService.site(params);
+    const key = params.license?.trim();
+    const current = params.version?.trim() || '0';
+    let update: Awaited<ReturnType<DistributionService['check']>> | null = null;
+    let msg: string | null = null;
+    if (key && site) {
+      try {
+        update = await this.distribution.check(
+          { slug: product.slug, version: current, license_key: key },
+          ip,
+          undefined,
+          site,
+        );
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.code === 'rate_limited') throw e;
+        msg = e.message;
+      }
+    } else {
+      msg = 'A license key and the site URL are needed for updates.';
+    }
+    const changelog = update?.changelog ?? '';
+    const version = update?.latest_version ?? current;
+    const pkg = update?.download_url ?? '';
+    const changelogUrl = update?.changelog_url ?? '';
+    return {
+      new_version: version,
+      stable_version: version,
+      name: update?.name ?? product.name,
+      slug: product.slug,
+      url: changelogUrl,
+      homepage: update?.homepage ?? '',
+      last_updated: update?.release_date ?? '',
+      package: pkg,
+      download_link: pkg,
+      tested: update?.tested ?? '',
+      requires: update?.requires ?? '',
+      requires_php: update?.requires_php ?? '',
+      sections: {
+        description: escapeHtml(update?.description ?? ''),
+        changelog: changelog === '' ? '' : `<p>${escapeHtml(changelog).replace(/\n/g, '<br>')}</p>`,
+      },
+      banners: update?.banners ?? {},
+      icons: update?.icons ?? {},
+      ...(msg !== null ? { msg } : {}),
+    };
+  }
+
+  /**
+   * EDD's `get_versions`: `products[<slug>][item_id|item_name|license|url|version]` for several
+   * products at once, answered per slug as get_version answers each.
+   */
+  private async versions(params: EddParams, ip: string): Promise<EddAnswer> {
+    const asked = new Map<string, EddParams>();
+    for (const [name, value] of Object.entries(params)) {
+      const m = /^products\[([^\][]{1,200})\]\[([a-z_]{1,20})\]$/.exec(name);
+      if (!m) continue;
+      const entry = asked.get(m[1]!) ?? {};
+      entry[m[2]!] = value;
+      asked.set(m[1]!, entry);
+    }
+    if (asked.size > 50) throw new ApiError('invalid_parameters');
+    const out: EddAnswer = {};
+    for (const [slug, entry] of asked) out[slug] = await this.version(entry, ip);
+    return out;
+  }
+}
