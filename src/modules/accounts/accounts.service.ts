@@ -8,7 +8,7 @@ import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { AccountsRepository, UserRow, UserSort } from './accounts.repository.js';
 import type { PasswordTokenPurpose, Role } from './accounts.tables.js';
-import { DUMMY_HASH, hashPassword, unusableHash, verifyPassword } from './password.js';
+import { DUMMY_HASH, hashPassword, needsRehash, unusableHash, verifyPassword } from './password.js';
 
 export interface AuthUser {
   id: number;
@@ -188,6 +188,13 @@ export class AccountsService {
     // A failure keeps its places: it is what the limits count.
     if (!row || !ok) throw new ApiError('invalid_credentials');
     await giveBack();
+    // A password hash imported from another store gives way to Tollgate's own at its first use.
+    if (needsRehash(row.password_hash)) {
+      await this.repo.updateUser(row.id, {
+        password_hash: await hashPassword(password),
+        now: iso(this.clock.now()),
+      });
+    }
     const user = toAuthUser(row);
     return { user, ...(await this.startSession(user.id)) };
   }

@@ -1,4 +1,4 @@
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { ApiError } from '../../http/errors.js';
 
@@ -75,6 +75,7 @@ export function unusableHash(): string {
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (isImportedHash(stored)) return hashGate.run(() => verifyImported(password, stored));
   const [scheme, n, r, p, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !key) return false;
   const expected = Buffer.from(key, 'base64');
@@ -83,6 +84,67 @@ export async function verifyPassword(password: string, stored: string): Promise<
     derive(password, Buffer.from(salt, 'base64'), Number(n), Number(r), Number(p)),
   );
   return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+// ---- hashes imported from WordPress (docs/migrating.md) ----
+
+/**
+ * The hashes a WordPress store kept, which customers moved to Tollgate sign in with: phpass's
+ * portable MD5 (`$P$`, `$H$`), bcrypt (`$2a$`, `$2b$`, `$2y$`) and WordPress 6.8's `$wp$2y$`
+ * (bcrypt over the base64 of an HMAC-SHA384 of the password). Checked only to sign in; the first
+ * sign-in that passes replaces it with Tollgate's own (needsRehash).
+ */
+const IMPORTED =
+  /^(?:\$[PH]\$[./0-9A-Za-z]{31}|\$2[aby]\$\d{2}\$[./0-9A-Za-z]{53}|\$wp\$2[aby]\$\d{2}\$[./0-9A-Za-z]{53})$/;
+
+export const isImportedHash = (stored: string): boolean => IMPORTED.test(stored);
+
+/** A stored hash that is not Tollgate's own scheme: replaced at the next successful sign-in. */
+export const needsRehash = (stored: string): boolean => !stored.startsWith('scrypt$');
+
+const ITOA64 = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** phpass's own base64 of the final MD5 (its encode64). */
+function phpassEncode(input: Buffer): string {
+  let out = '';
+  let i = 0;
+  while (i < input.length) {
+    let value = input[i++]!;
+    out += ITOA64[value & 0x3f];
+    if (i < input.length) value |= input[i]! << 8;
+    out += ITOA64[(value >> 6) & 0x3f];
+    if (i++ >= input.length) break;
+    if (i < input.length) value |= input[i]! << 16;
+    out += ITOA64[(value >> 12) & 0x3f];
+    if (i++ >= input.length) break;
+    out += ITOA64[(value >> 18) & 0x3f];
+  }
+  return out;
+}
+
+/** phpass portable hashes: 2^n rounds of MD5 over the salt and the password. */
+function phpass(password: string, stored: string): string {
+  const rounds = ITOA64.indexOf(stored[3]!);
+  // WordPress writes 8 (256 rounds); phpass accepts 7 to 30.
+  if (rounds < 7 || rounds > 30) return '*';
+  const pw = Buffer.from(password, 'utf8');
+  let hash = createHash('md5').update(stored.slice(4, 12)).update(pw).digest();
+  for (let n = 1 << rounds; n > 0; n--) hash = createHash('md5').update(hash).update(pw).digest();
+  return stored.slice(0, 12) + phpassEncode(hash);
+}
+
+async function verifyImported(password: string, stored: string): Promise<boolean> {
+  if (stored.startsWith('$P$') || stored.startsWith('$H$')) {
+    const actual = Buffer.from(phpass(password, stored));
+    const expected = Buffer.from(stored);
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  }
+  const bcrypt = (await import('bcryptjs')).default;
+  if (stored.startsWith('$wp$')) {
+    const prehash = createHmac('sha384', 'wp-sha384').update(password).digest('base64');
+    return bcrypt.compare(prehash, stored.slice(3));
+  }
+  return bcrypt.compare(password, stored);
 }
 
 /** A hash that costs the same to check, used when the account does not exist (no timing oracle). */
