@@ -6,10 +6,13 @@ import { type Config, ConfigError, loadConfig, resolvePublicUrl } from './config
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { collectStartupGarbage } from './memory.js';
+import type { ImportReport } from './modules/imports/imports.service.js';
+import type { ImportSource } from './modules/imports/records.js';
+import { openSource, SOURCES } from './modules/imports/sources.js';
 
 // The commands, run by src/main.ts once it has checked the Node.js version.
 
-const USAGE = `usage: tollgate [serve|migrate|user:create <email> <password> [administrator|customer]|backup <dir>|restore <dir>|vault:migrate-to-s3]`;
+const USAGE = `usage: tollgate [serve|migrate|user:create <email> <password> [administrator|customer]|backup <dir>|restore <dir>|vault:migrate-to-s3|import <csv> [--dry-run] [--json] …]`;
 
 /**
  * `backup <dir>` and `restore <dir>` (docs/backups.md): before the database is opened, so that a
@@ -76,6 +79,74 @@ async function backupCommand(command: 'backup' | 'restore', args: string[], conf
  * `vault:migrate-to-s3` (docs/operations.md, 'Moving the vault to the bucket'): every vault
  * artifact to the bucket, verified there before its row switches. Exit 1 while any is left behind.
  */
+/**
+ * `import <source> [--dry-run] [--json] [--<argument> <value>]…` (docs/migrating.md, 'Importing'):
+ * reads another store and writes its records into this one, then prints what it made, what it
+ * found already made, every row it left out and why, and whether the counts reconcile with the
+ * source. Exits 0 when they do, 1 when they do not, 2 on a usage error.
+ */
+async function importCommand(args: string[], config: Config, database: Database): Promise<number> {
+  const [name, ...rest] = args;
+  const options: Record<string, string> = {};
+  let dryRun = false;
+  let json = false;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === '--dry-run') dryRun = true;
+    else if (arg === '--json') json = true;
+    else if (arg.startsWith('--') && rest[i + 1] !== undefined) options[arg.slice(2)] = rest[++i]!;
+    else {
+      console.error(`import: unexpected argument ${arg}`);
+      await database.close();
+      return 2;
+    }
+  }
+  let source: ImportSource;
+  try {
+    source = openSource(name ?? '', options);
+  } catch (e) {
+    console.error(
+      `import: ${(e as Error).message}\nsources: ${Object.values(SOURCES)
+        .map((s) => s.usage)
+        .join('; ')}`,
+    );
+    await database.close();
+    return 2;
+  }
+  const app = await buildApp({ ...config, logLevel: 'silent' }, database);
+  try {
+    const report = await app.services.imports.run(source, { dryRun });
+    if (json) console.log(JSON.stringify(report, null, 2));
+    else printImportReport(report);
+    return report.ok ? 0 : 1;
+  } finally {
+    await source.close();
+    await app.close();
+    await database.close();
+  }
+}
+
+function printImportReport(report: ImportReport): void {
+  console.log(`${report.dryRun ? 'dry run (nothing written)' : 'import'} from ${report.source}`);
+  console.log('kind           created  present  skipped');
+  for (const [kind, c] of Object.entries(report.counts)) {
+    if (c.created + c.present + c.skipped === 0) continue;
+    console.log(
+      `${kind.padEnd(13)} ${String(c.created).padStart(8)} ${String(c.present).padStart(8)} ${String(c.skipped).padStart(8)}`,
+    );
+  }
+  for (const r of report.reconciliation) {
+    console.log(
+      `${r.ok ? 'reconciled' : 'MISMATCH  '} ${r.kind}: source ${r.source} = imported ${r.imported} + skipped ${r.skipped}`,
+    );
+  }
+  if (report.problemCount > 0) {
+    console.log(`${report.problemCount} row(s) not imported:`);
+    for (const p of report.problems)
+      console.log(`  ${p.kind} ${p.sourceId}: ${p.reason}${p.detail ? ` (${p.detail})` : ''}`);
+  }
+}
+
 async function migrateVaultCommand(config: Config, database: Database): Promise<number> {
   if (!config.s3) {
     console.error('vault:migrate-to-s3 needs the bucket: set S3_BUCKET and the other S3_* variables');
@@ -130,6 +201,8 @@ async function main(argv: string[]): Promise<number> {
   }
 
   if (command === 'vault:migrate-to-s3') return migrateVaultCommand(config, database);
+
+  if (command === 'import') return importCommand(args, config, database);
 
   if (command === 'user:create') {
     const [email, password, role = 'administrator'] = args;

@@ -17,6 +17,7 @@ import {
 } from './modules/checkout/checkout.module.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
 import { createInvoices, type InvoicesService } from './modules/invoices/invoices.module.js';
+import { createImports, type ImportService } from './modules/imports/imports.module.js';
 import { createLegacy, type LegacyService } from './modules/legacy/legacy.module.js';
 import type { ActivationService } from './modules/licensing/activation.service.js';
 import type { LicenseRepository } from './modules/licensing/license.repository.js';
@@ -120,6 +121,8 @@ export interface Services {
   distribution: DistributionModule;
   /** The compatibility API of the updaters already in the field (docs/migrating.md). */
   legacy: LegacyService;
+  /** Moves another store's customers, products, licenses and sites in (docs/migrating.md, 'Importing'). */
+  imports: ImportService;
   /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
   dispatcher: WebhookWorker;
   /** Orders, status changes and license issuance on payment (docs/checkout.md). */
@@ -322,6 +325,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     settings,
     clock,
   });
+  const imports = createImports({ database, accounts, catalogue, licenses, settings, audit, clock });
 
   const { reports, counters, field, fieldReport } = createReports({
     database,
@@ -454,6 +458,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       releases,
       distribution,
       legacy,
+      imports,
       orders,
       refunds,
       invoices,

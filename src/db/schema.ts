@@ -4,6 +4,7 @@ import type { AuditTables } from '../modules/audit/audit.tables.js';
 import type { CartTables } from '../modules/cart/cart.tables.js';
 import type { CatalogueTables } from '../modules/catalogue/catalogue.tables.js';
 import type { DistributionTables } from '../modules/distribution/distribution.tables.js';
+import type { ImportsTables } from '../modules/imports/imports.tables.js';
 import type { InvoicesTables } from '../modules/invoices/invoices.tables.js';
 import type { LicensingTables } from '../modules/licensing/licensing.tables.js';
 import type { OAuthTables } from '../modules/licensing/oauth.tables.js';
@@ -43,6 +44,7 @@ export interface DB
     MailTables,
     SigningTables,
     StripeTables,
-    InvoicesTables {}
+    InvoicesTables,
+    ImportsTables {}
 
 export type Id = Generated<number>;

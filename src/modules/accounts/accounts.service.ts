@@ -8,7 +8,14 @@ import { type Actor, diff } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { AccountsRepository, UserRow, UserSort } from './accounts.repository.js';
 import type { PasswordTokenPurpose, Role } from './accounts.tables.js';
-import { DUMMY_HASH, hashPassword, needsRehash, unusableHash, verifyPassword } from './password.js';
+import {
+  DUMMY_HASH,
+  hashPassword,
+  isImportedHash,
+  needsRehash,
+  unusableHash,
+  verifyPassword,
+} from './password.js';
 
 export interface AuthUser {
   id: number;
@@ -77,6 +84,36 @@ export class AccountsService {
     private readonly database: Pick<Database, 'db'>,
     private readonly audit: AuditService,
   ) {}
+
+  /**
+   * A customer carried over from another store (docs/migrating.md, 'Importing'): the account of
+   * that email if there is one, else a new customer with the old store's password hash (checked at
+   * sign-in by verifyPassword and replaced at the first use) or, without one, a password nobody
+   * knows until the customer sets one. Answers the user id and whether it was made now.
+   */
+  async importCustomer(
+    input: { email: string; first_name?: string; last_name?: string; password_hash?: string },
+    tx?: Tx,
+  ): Promise<{ id: number; created: boolean }> {
+    const email = normaliseEmail(input.email);
+    const existing = await this.repo.findUserByEmail(email, tx);
+    if (existing) return { id: existing.id, created: false };
+    const imported = input.password_hash && isImportedHash(input.password_hash) ? input.password_hash : null;
+    const row = await this.repo.insertUser(
+      {
+        email,
+        password_hash: imported ?? unusableHash(),
+        password_set: imported !== null,
+        role: 'customer',
+        first_name: input.first_name ?? '',
+        last_name: input.last_name ?? '',
+        now: iso(this.clock.now()),
+      },
+      tx,
+    );
+    if (!row) throw new ApiError('email_exists');
+    return { id: row.id, created: true };
+  }
 
   async createUser(
     input: {

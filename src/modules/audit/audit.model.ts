@@ -61,7 +61,8 @@ export type EntityType =
   | 'legacy_download'
   | 'mail_message'
   | 'signing_key'
-  | 'test_data';
+  | 'test_data'
+  | 'import';
 
 /** What a service hands to the trail, inside the change's own transaction. */
 export interface AuditEntry {

@@ -20,6 +20,7 @@ export const ENTITY_TYPES = [
   'mail_message',
   'signing_key',
   'test_data',
+  'import',
 ] as const;
 
 export const AuditQuery = Type.Object(

@@ -11,6 +11,8 @@ import {
   usageExpiryOf,
 } from '../catalogue/policy.js';
 import { normaliseDomain } from '../identity/domain.js';
+import type { Identity } from '../identity/identity.js';
+import type { LicenseStatus } from './licensing.tables.js';
 import { isInstallationId } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -42,6 +44,8 @@ export interface CreateLicenseInput {
   test?: boolean;
   /** A trial license (docs/selling.md, 'Trials'); only the trial service issues one. */
   trial?: boolean;
+  /** Only an import sets another status (docs/migrating.md): as the old store had it. */
+  status?: LicenseStatus;
 }
 
 export interface PatchLicenseInput {
@@ -298,7 +302,7 @@ export class LicenseService {
       order_item_id: input.order_item_id ?? null,
       user_id: input.user_id,
       subscription_id: input.subscription_id ?? null,
-      status: 'active' as const,
+      status: input.status ?? ('active' as const),
       activation_limit: input.activation_limit ?? null,
       usage_expires_at: usage,
       entitlement_policy: snapshot ? JSON.stringify(snapshot) : null,
@@ -463,6 +467,43 @@ export class LicenseService {
   }
 
   /** The ids of the licenses issued for an order. */
+  /** The license with this key, if any (the importer's natural key: a key is unique). */
+  async idOfKey(key: string, tx?: Tx): Promise<number | undefined> {
+    return (await this.repo.findByKey(key, tx))?.id;
+  }
+
+  /**
+   * A site activation carried over from another store (docs/migrating.md, 'Importing'): known by
+   * its URL alone, active, counted against the license like any other. The old store's seats are
+   * kept as they were, so no limit is applied; the same site again is the activation already there.
+   */
+  async importActivation(
+    licenseId: number,
+    site: Identity,
+    staging: boolean,
+    tx: Tx,
+  ): Promise<{ id: number; created: boolean }> {
+    const existing = await this.repo.findActiveActivation(licenseId, site.identity_key, tx);
+    if (existing) return { id: existing.id, created: false };
+    const now = iso(this.clock.now());
+    const id = await this.repo.insertActivation(
+      {
+        license_id: licenseId,
+        identity_key: site.identity_key,
+        domain: site.domain,
+        domain_normalized: site.domain_normalized,
+        installation_id: site.installation_id,
+        ip_address: '',
+        machine_id: null,
+        user_agent: 'import',
+        activated_at: now,
+        ...(staging ? { environment: 'staging' as const } : {}),
+      },
+      tx,
+    );
+    return { id, created: true };
+  }
+
   async idsOfOrder(orderId: number, tx?: Tx): Promise<number[]> {
     return this.repo.idsOfOrder(orderId, tx);
   }

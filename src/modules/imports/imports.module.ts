@@ -1,0 +1,33 @@
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import type { AccountsService } from '../accounts/accounts.service.js';
+import type { AuditService } from '../audit/audit.service.js';
+import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import type { LicenseService } from '../licensing/license.service.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import { ImportsRepository } from './imports.repository.js';
+import { ImportService } from './imports.service.js';
+
+export type { ImportReport, ImportService } from './imports.service.js';
+
+/** Builds the importer of other stores' records (docs/migrating.md, 'Importing'). */
+export function createImports(deps: {
+  database: Database;
+  accounts: AccountsService;
+  catalogue: CatalogueService;
+  licenses: LicenseService;
+  settings: SettingsService;
+  audit: AuditService;
+  clock: Clock;
+}): ImportService {
+  return new ImportService(
+    deps.database,
+    new ImportsRepository(deps.database),
+    deps.accounts,
+    deps.catalogue,
+    deps.licenses,
+    deps.settings,
+    deps.audit,
+    deps.clock,
+  );
+}

@@ -1,0 +1,38 @@
+import type { Database } from '../../db/database.js';
+import { on, type Tx } from '../../db/transaction.js';
+
+/** The map from an old store's ids to what the import made of them. */
+export class ImportsRepository {
+  constructor(private readonly database: Pick<Database, 'db'>) {}
+
+  async target(source: string, kind: string, sourceId: string, tx?: Tx): Promise<number | undefined> {
+    const row = await on(this.database.db, tx)
+      .selectFrom('import_map')
+      .select('target_id')
+      .where('source', '=', source)
+      .where('kind', '=', kind)
+      .where('source_id', '=', sourceId)
+      .executeTakeFirst();
+    return row ? Number(row.target_id) : undefined;
+  }
+
+  /** Records what a source record became; a second record of the same id is left as the first. */
+  async remember(source: string, kind: string, sourceId: string, targetId: number, now: string, tx?: Tx) {
+    await on(this.database.db, tx)
+      .insertInto('import_map')
+      .values({ source, kind, source_id: sourceId, target_id: targetId, created_at: now })
+      .onConflict((oc) => oc.columns(['source', 'kind', 'source_id']).doNothing())
+      .execute();
+  }
+
+  /** How many records of each kind an import of `source` made, over every run. */
+  async counts(source: string): Promise<Record<string, number>> {
+    const rows = await this.database.db
+      .selectFrom('import_map')
+      .select(['kind', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('source', '=', source)
+      .groupBy('kind')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
+  }
+}
