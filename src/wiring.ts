@@ -16,8 +16,8 @@ import {
   type SubmitService,
 } from './modules/checkout/checkout.module.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
-import { createInvoices, type InvoicesService } from './modules/invoices/invoices.module.js';
 import { createImports, type ImportService } from './modules/imports/imports.module.js';
+import { createInvoices, type InvoicesService } from './modules/invoices/invoices.module.js';
 import { createLegacy, type LegacyService } from './modules/legacy/legacy.module.js';
 import type { ActivationService } from './modules/licensing/activation.service.js';
 import type { LicenseRepository } from './modules/licensing/license.repository.js';

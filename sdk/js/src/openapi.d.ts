@@ -832,7 +832,8 @@ export interface paths {
             | 'legacy_download'
             | 'mail_message'
             | 'signing_key'
-            | 'test_data';
+            | 'test_data'
+            | 'import';
           page: number;
           per_page: number;
         };

@@ -2,7 +2,10 @@ import { CsvSource } from './csv/source.js';
 import type { ImportSource } from './records.js';
 
 /** The sources `npm run import -- <source>` knows, and the arguments each needs. */
-export const SOURCES: Record<string, { usage: string; open: (args: Record<string, string>) => ImportSource }> = {
+export const SOURCES: Record<
+  string,
+  { usage: string; open: (args: Record<string, string>) => ImportSource }
+> = {
   csv: {
     usage: 'csv --dir <folder of CSV files>',
     open: (args) => {

@@ -12,7 +12,6 @@ import {
 } from '../catalogue/policy.js';
 import { normaliseDomain } from '../identity/domain.js';
 import type { Identity } from '../identity/identity.js';
-import type { LicenseStatus } from './licensing.tables.js';
 import { isInstallationId } from '../identity/identity.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -28,6 +27,7 @@ import type {
 import { type ActivationView, activationView, type LicenseView, licenseView } from './license.view.js';
 import { generateLicenseKey } from './license-key.js';
 import type { LicenseRecord } from './licensing.model.js';
+import type { LicenseStatus } from './licensing.tables.js';
 
 export interface CreateLicenseInput {
   product_id: number;
