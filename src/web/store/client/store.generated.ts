@@ -453,7 +453,7 @@ function syncState(prefix, boot) {
     if (!country || !state)
         return;
     const states = boot.states[country.value];
-    const wantSelect = states !== undefined && Object.keys(states).length > 0;
+    const wantSelect = states && Object.keys(states).length > 0;
     if (wantSelect === (state.tagName === 'SELECT'))
         return;
     const attrs = { id: state.id, name: state.name, 'aria-describedby': \`\${state.id}-error\` };

@@ -588,7 +588,9 @@ function syncState(prefix: string, boot: Bootstrap): void {
   const state = byId<Control>(`${prefix}_state`);
   if (!country || !state) return;
   const states = boot.states[country.value];
-  const wantSelect = states !== undefined && Object.keys(states).length > 0;
+  // undefined for a country without a list of states: never equal to the test below, so its text
+  // box is made anew on each change of country, as it always has been.
+  const wantSelect = states && Object.keys(states).length > 0;
   if (wantSelect === (state.tagName === 'SELECT')) return;
   const attrs: Props = { id: state.id, name: state.name, 'aria-describedby': `${state.id}-error` };
   const next = wantSelect
