@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_DIR, ensureConsoleBuilt } from '../../scripts/build-admin.js';
-import { STORE_SCRIPT } from '../../src/web/store/script.js';
+import { STORE_SCRIPT } from '../../src/web/store/client/store.generated.js';
 import { STORE_STYLESHEET } from '../../src/web/store/theme.js';
 import { STYLESHEET } from '../../src/web/style.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -194,7 +194,7 @@ describe('cart and checkout pages', () => {
     expect(script.statusCode).toBe(200);
     expect(script.headers['content-type']).toMatch(/^text\/javascript/);
     expect(script.body).toContain("'/cart/add'");
-    // It parses (it is a string in src/web/store/script.ts, so no compiler has read it).
+    // It parses as the classic script a <script src> runs (no import or export left by the compiler).
     expect(() => new Function(script.body)).not.toThrow();
   });
 

@@ -9,8 +9,8 @@ import type { SettingsService } from '../../modules/settings/settings.service.js
 import { type Html, html } from '../html.js';
 import { compressedAsset, REVALIDATE, sendAsset } from '../static.js';
 import { orderStatusLabel } from '../status-labels.js';
-import { identityOf, type StoreIdentity, sendStorePage } from './layout.js';
-import { STORE_SCRIPT, STORE_SCRIPT_PATH } from './script.js';
+import { STORE_SCRIPT } from './client/store.generated.js';
+import { identityOf, STORE_SCRIPT_PATH, type StoreIdentity, sendStorePage } from './layout.js';
 
 export interface CheckoutPagesOptions {
   accounts: AccountsService;

@@ -6,8 +6,10 @@ import { type StoreIdentity, storeHeader } from './header.js';
 
 export type { StoreIdentity } from './header.js';
 
-import { STORE_SCRIPT_PATH } from './script.js';
 import { STORE_STYLESHEET_PATH, themeHref } from './theme.js';
+
+/** Where the store's script is served (src/web/store/checkout.ts; its source is client/store.ts). */
+export const STORE_SCRIPT_PATH = '/store/assets/store.js';
 
 export const identityOf = (s: Settings): StoreIdentity => ({
   name: s.store_name,
