@@ -106,6 +106,7 @@ export class DownloadService {
    */
   private async claimRows(token: TokenRow, tx: Tx): Promise<ClaimState> {
     const joined = await this.repo.lockForClaim(token, tx);
+    // The joined artifact is the release's: the binding check below makes it the token's.
     if (joined) return { ...joined, locked: true, release: toRelease(joined.release, joined.artifact) };
     const locked = (await this.repo.lockToken(token.id, tx)) !== undefined;
     const release = await this.releases.lockRelease(token.release_id, tx);
