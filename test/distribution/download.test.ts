@@ -361,6 +361,49 @@ describe('GET /software/download: artifact checks before the claim', () => {
     await unclaimed(a);
   });
 
+  it('a row gone between the pre-check and the claim: the claim answers its precise error, not a 500', async () => {
+    // The claim's one joined read finds no row when any row is missing: the rows are then read one
+    // by one, and the first check that fails answers.
+    const releases = t.app.services.releases;
+    const original = releases.precheckArtifact.bind(releases);
+    const gone = async (url: string, remove: () => Promise<unknown>) => {
+      releases.precheckArtifact = async (r, row) => {
+        const snap = await original(r, row);
+        await remove();
+        return snap;
+      };
+      try {
+        return await download(t, url);
+      } finally {
+        releases.precheckArtifact = original;
+      }
+    };
+    const f = await protectedFixture(t);
+    const a = (await issue(t, f)).download_url;
+    const activation = await db()
+      .selectFrom('activations')
+      .selectAll()
+      .where('id', '=', f.activationId)
+      .executeTakeFirstOrThrow();
+    expectError(
+      await gone(a, () => db().deleteFrom('activations').where('id', '=', f.activationId).execute()),
+      403,
+      'activation_inactive',
+    );
+    await unclaimed(a);
+    await db().insertInto('activations').values(activation).execute();
+    expectError(
+      await gone(a, () =>
+        db()
+          .deleteFrom('download_tokens')
+          .where('token_hash', '=', sha256(tokenOf(a)))
+          .execute(),
+      ),
+      403,
+      'invalid_token',
+    );
+  });
+
   it('a package that cannot be read after the claim gets an error answer, not a 200', async () => {
     const f = await protectedFixture(t);
     const a = (await issue(t, f)).download_url;

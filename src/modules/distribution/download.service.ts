@@ -7,7 +7,7 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { identityKey } from '../identity/identity.js';
 import { evaluateLicense, graceInstant } from '../licensing/entitlements.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
-import { SHA256_HEX } from '../releases/releases.model.js';
+import { type ArtifactRow, type Release, SHA256_HEX, toRelease } from '../releases/releases.model.js';
 import type { OpenedArtifact, ReleasesService } from '../releases/releases.service.js';
 import type { StatSnapshot } from '../releases/storage/driver.js';
 import { refOf } from '../releases/storage/storage.js';
@@ -15,7 +15,7 @@ import type { SettingsService } from '../settings/settings.service.js';
 import { authorizeRelease, PURPOSES } from './authorize.js';
 import type { TokenPurpose } from './distribution.tables.js';
 import { BINDING_VERSION } from './tokens.js';
-import type { TokenRow, TokensRepository } from './tokens.repository.js';
+import type { ClaimActivation, ClaimLicense, TokenRow, TokensRepository } from './tokens.repository.js';
 
 /**
  * Binding v1 complete: every field docs/distribution.md ('What a token is bound to') lists, and the
@@ -73,33 +73,64 @@ export class DownloadService {
     const settings = await this.settings.get();
     if (!settings.software_enabled) throw new ApiError('module_disabled');
     // A token is 64 lowercase hex characters (32 random bytes): the form of a SHA-256.
-    const row = SHA256_HEX.test(token) ? await this.repo.findByHash(sha256(token)) : undefined;
-    if (!row) throw new ApiError('invalid_token');
+    const found = SHA256_HEX.test(token) ? await this.repo.findRedeemable(sha256(token)) : undefined;
+    if (!found) throw new ApiError('invalid_token');
+    const row = found.token;
     if (this.clock.now().getTime() >= new Date(row.expires_at).getTime()) throw new ApiError('token_expired');
     if (row.invalidated_at !== null) throw new ApiError('token_invalidated');
     if (!bindingComplete(row)) throw new ApiError('token_binding_required');
     if (row.used_at !== null) throw new ApiError('token_consumed');
 
-    const release = await this.releases.getRelease(row.release_id);
-    if (!release) throw new ApiError('release_not_found');
+    if (!found.release) throw new ApiError('release_not_found');
+    // A release always has its artifact row (a foreign key): kept from a 500 all the same.
+    if (!found.artifact) throw new ApiError('artifact_not_found');
+    const release = toRelease(found.release, found.artifact);
     this.releases.assertPublished(release);
     if (release.manual_download_only) throw new ApiError('updater_external_link_prohibited');
     if (release.artifact_id !== row.artifact_id || release.file_sha256 !== row.artifact_sha256) {
       throw new ApiError('release_binding_changed');
     }
     // Reads every byte (local: SHA-256; encrypted: every chunk authenticated) before any claim.
-    const snapshot = await this.releases.precheckArtifact(release);
+    const snapshot = await this.releases.precheckArtifact(release, found.artifact);
 
-    await withTransaction(this.repo.database, (tx) => this.claimIn(row, snapshot, tx));
+    const artifact = await withTransaction(this.repo.database, (tx) => this.claimIn(row, snapshot, tx));
     // Committed: from here on a failure never reopens the token (a broken transfer does not give it
-    // back).
-    return { file: await this.releases.openArtifact(release), productId: release.product_id };
+    // back). The artifact row is the one the transaction read.
+    return { file: await this.releases.openArtifact(release, artifact), productId: release.product_id };
   }
 
-  private async claimIn(token: TokenRow, snapshot: StatSnapshot, tx: Tx): Promise<void> {
-    const locked = await this.repo.lockToken(token.id, tx);
-    if (!locked) throw new ApiError('invalid_token');
+  /**
+   * Everything the claim re-checks: one statement when every row is there (TokensRepository.
+   * lockForClaim), else each row on its own, in the order the checks below name them, so that the
+   * precise error is answered.
+   */
+  private async claimRows(token: TokenRow, tx: Tx): Promise<ClaimState> {
+    const joined = await this.repo.lockForClaim(token, tx);
+    // The joined artifact is the release's: the binding check below makes it the token's.
+    if (joined) return { ...joined, locked: true, release: toRelease(joined.release, joined.artifact) };
+    const locked = (await this.repo.lockToken(token.id, tx)) !== undefined;
     const release = await this.releases.lockRelease(token.release_id, tx);
+    const product = await this.catalogue.softwareStatus(token.product_id, tx);
+    const found =
+      token.policy === 'public' ? undefined : await this.licenses.lockWithSubscription(token.license_id!, tx);
+    const activation =
+      token.policy === 'protected' ? await this.licenses.lockActivation(token.activation_id!, tx) : undefined;
+    const artifact = await this.releases.artifactIn(token.artifact_id, tx);
+    return {
+      locked,
+      release,
+      product,
+      license: found?.license,
+      subscriptionStatus: found?.subscriptionStatus ?? null,
+      activation,
+      artifact,
+    };
+  }
+
+  private async claimIn(token: TokenRow, snapshot: StatSnapshot, tx: Tx): Promise<ArtifactRow> {
+    const { locked, release, product, license, subscriptionStatus, activation, artifact } =
+      await this.claimRows(token, tx);
+    if (!locked) throw new ApiError('invalid_token');
     if (!release) throw new ApiError('release_not_found');
     this.releases.assertPublished(release);
     if (
@@ -109,7 +140,6 @@ export class DownloadService {
     ) {
       throw new ApiError('release_binding_changed');
     }
-    const product = await this.catalogue.softwareStatus(token.product_id, tx);
     if (product?.status !== 'publish' || product.software_enabled !== 'yes') {
       throw new ApiError('software_product_unavailable');
     }
@@ -124,9 +154,7 @@ export class DownloadService {
     if (token.policy !== 'public') {
       const settings = await this.settings.get(tx);
       if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
-      const found = await this.licenses.lockWithSubscription(token.license_id!, tx);
-      if (!found) throw new ApiError('invalid_license');
-      const { license, subscriptionStatus } = found;
+      if (!license) throw new ApiError('invalid_license');
       if (license.product_id !== token.product_id) throw new ApiError('license_product_mismatch');
       // An account token's license must still be its customer's: one moved to another customer is
       // licensing's `unauthorized` ("you do not own this license"). user_id is null on the others.
@@ -148,7 +176,6 @@ export class DownloadService {
       if (denied) throw new ApiError(denied);
       // An account token binds no site; a protected token's activation must be as it was.
       if (token.policy === 'protected') {
-        const activation = await this.licenses.lockActivation(token.activation_id!, tx);
         if (activation?.status !== 'active') throw new ApiError('activation_inactive');
         if (
           activation.license_id !== token.license_id ||
@@ -162,7 +189,6 @@ export class DownloadService {
       }
     }
 
-    const artifact = await this.releases.artifactIn(token.artifact_id, tx);
     if (!artifact) throw new ApiError('artifact_not_found');
     const driver = this.releases.storage.driver(artifact.driver);
     if (!driver.stat) throw new ApiError('storage_stat_unsupported');
@@ -170,7 +196,30 @@ export class DownloadService {
     if (!stat.exists || stat.size !== snapshot.size || stat.mtimeMs !== snapshot.mtimeMs) {
       throw new ApiError('artifact_changed');
     }
-    if (!(await this.repo.claim(token.id, iso(now), tx))) throw new ApiError('token_consumed');
-    await this.releases.recordDownload(release.version_id, tx);
+    const at = iso(now);
+    if (this.repo.database.dialect === 'postgres') {
+      // One statement claims and counts: a round trip less.
+      if (!(await this.repo.claimCounting(token.id, release.version_id, at, tx))) {
+        throw new ApiError('token_consumed');
+      }
+    } else {
+      // SQLite runs in the process: two statements cost no round trip.
+      if (!(await this.repo.claim(token.id, at, tx))) throw new ApiError('token_consumed');
+      await this.releases.recordDownload(release.version_id, tx);
+    }
+    return artifact;
   }
+}
+
+/** The rows the claim re-checks, however they were read (DownloadService.claimRows). */
+interface ClaimState {
+  /** The token row is still there. */
+  locked: boolean;
+  release: Release | null | undefined;
+  product: { status: string; licensing_enabled: string | null; software_enabled: string | null } | undefined;
+  license: ClaimLicense | undefined;
+  subscriptionStatus: string | null;
+  activation: ClaimActivation | undefined;
+  /** The token's artifact. */
+  artifact: ArtifactRow | undefined;
 }

@@ -1,12 +1,165 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
 import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
+import type { ActivationRow, LicenseRow } from '../licensing/licensing.model.js';
+import type { ArtifactRow, ReleaseRow } from '../releases/releases.model.js';
 import type { DistributionTables } from './distribution.tables.js';
 
 export type TokenRow = Selectable<DistributionTables['download_tokens']>;
 export type NewToken = Insertable<DistributionTables['download_tokens']>;
+
+/**
+ * Every column of a row type, checked by tsc: a column added to the table and not to the list fails
+ * the build, so the joined reads below never return a row with a field missing.
+ */
+const allColumns =
+  <T>() =>
+  <const C extends readonly (keyof T & string)[]>(
+    columns: C &
+      ([Exclude<keyof T, C[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, C[number]> }),
+  ): C =>
+    columns;
+
+const TOKEN_ROW = allColumns<TokenRow>()([
+  'id',
+  'token_hash',
+  'binding_version',
+  'policy',
+  'product_id',
+  'release_id',
+  'artifact_id',
+  'artifact_sha256',
+  'purpose',
+  'license_id',
+  'activation_id',
+  'activation_revision',
+  'identity_key',
+  'installation_id',
+  'domain_normalized',
+  'user_id',
+  'created_at',
+  'expires_at',
+  'used_at',
+  'invalidated_at',
+  'invalidated_reason',
+]);
+
+const RELEASE_ROW = allColumns<ReleaseRow>()([
+  'id',
+  'product_id',
+  'version',
+  'status',
+  'is_current',
+  'release_date',
+  'published_at',
+  'withdrawn_at',
+  'changelog',
+  'download_count',
+  'artifact_id',
+  'file_name',
+  'file_size',
+  'file_sha256',
+  'created_at',
+  'updated_at',
+  'requires',
+  'tested',
+  'requires_php',
+  'name',
+  'description',
+  'homepage',
+  'author',
+  'channel',
+  'rollout_percent',
+]);
+
+const ARTIFACT_ROW = allColumns<ArtifactRow>()([
+  'id',
+  'product_id',
+  'download_id',
+  'driver',
+  'storage_key',
+  'key_id',
+  'file_name',
+  'file_size',
+  'stored_size',
+  'file_sha256',
+  'state',
+  'source_download_id',
+  'deletion_op',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'file_md5',
+  'signature',
+  'signing_key_id',
+  'signed_at',
+  'stored_etag',
+]);
+
+/** What redemption checks of the license (docs/distribution.md, '4. GET /software/download'). */
+const CLAIM_LICENSE = [
+  'id',
+  'product_id',
+  'user_id',
+  'status',
+  'usage_expires_at',
+  'entitlement_policy',
+  'created_at',
+  'subscription_id',
+  'trial',
+] as const satisfies readonly (keyof LicenseRow)[];
+export type ClaimLicense = Pick<LicenseRow, (typeof CLAIM_LICENSE)[number]>;
+
+/** What redemption compares of a protected token's activation with the token's binding. */
+const CLAIM_ACTIVATION = [
+  'id',
+  'status',
+  'license_id',
+  'activation_revision',
+  'identity_key',
+  'installation_id',
+  'domain_normalized',
+] as const satisfies readonly (keyof ActivationRow)[];
+export type ClaimActivation = Pick<ActivationRow, (typeof CLAIM_ACTIVATION)[number]>;
+
+/** `alias.column as prefix_column`, for reads that join tables sharing column names. */
+const prefixed = (alias: string, prefix: string, columns: readonly string[]) =>
+  columns.map((c) => sql.ref(`${alias}.${c}`).as(`${prefix}${c}`));
+
+/** The row of one table out of a joined read's prefixed columns; undefined when its id is null (no row). */
+function unprefixed<T>(
+  row: Record<string, unknown>,
+  prefix: string,
+  columns: readonly string[],
+): T | undefined {
+  if (row[`${prefix}id`] === null || row[`${prefix}id`] === undefined) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const c of columns) out[c] = row[`${prefix}${c}`];
+  return out as T;
+}
+
+/** A token with its release and that release's artifact (either absent when its row is). */
+export interface Redeemable {
+  token: TokenRow;
+  release: ReleaseRow | undefined;
+  artifact: ArtifactRow | undefined;
+}
+
+/**
+ * Everything redemption's transaction re-checks, read (and on PostgreSQL locked) in one statement:
+ * the release, its artifact, the product's status, and the license with its subscription's status
+ * and the activation where the token's policy binds them.
+ */
+export interface ClaimRows {
+  release: ReleaseRow;
+  artifact: ArtifactRow;
+  product: { status: string; licensing_enabled: string | null; software_enabled: string | null };
+  license: ClaimLicense | undefined;
+  subscriptionStatus: string | null;
+  activation: ClaimActivation | undefined;
+}
 
 /** The token row's columns, in the order the issuance statement takes them. */
 const TOKEN_COLUMNS = [
@@ -64,10 +217,30 @@ export class TokensRepository {
   /** The issuance hot path's insert, compiled once (src/db/precompiled.ts); it joins SQLite's group commit. */
   private readonly insertToken: Precompiled<(typeof TOKEN_COLUMNS)[number], { id: number }>;
 
+  /** Download's one read before its transaction: the token, its release and the release's artifact. */
+  private readonly redeemable: Precompiled<'hash', Record<string, unknown>>;
+
   /** Redemption opens its transaction on `database`, the database these queries run on. */
-  constructor(readonly database: Pick<Database, 'db' | 'dialect' | 'sqlite' | 'groupCommit' | 'pg'>) {
+  constructor(
+    readonly database: Pick<
+      Database,
+      'db' | 'dialect' | 'sqlite' | 'groupCommit' | 'readBatch' | 'precompiled' | 'pg'
+    >,
+  ) {
     this.db = database.db;
     this.dialect = database.dialect;
+    this.redeemable = precompile(database, ['hash'], (p) =>
+      database.db
+        .selectFrom('download_tokens as t')
+        .leftJoin('releases as r', 'r.id', 't.release_id')
+        .leftJoin('artifacts as a', 'a.id', 'r.artifact_id')
+        .select([
+          ...prefixed('t', 't_', TOKEN_ROW),
+          ...prefixed('r', 'r_', RELEASE_ROW),
+          ...prefixed('a', 'a_', ARTIFACT_ROW),
+        ])
+        .where('t.token_hash', '=', p.hash),
+    );
     this.insertToken = precompile(
       database,
       TOKEN_COLUMNS,
@@ -111,6 +284,82 @@ export class TokensRepository {
       .executeTakeFirst();
   }
 
+  /** The token by its hash, with its release and the release's artifact, in one statement. */
+  async findRedeemable(hash: string): Promise<Redeemable | undefined> {
+    const row = await this.redeemable.first({ hash });
+    const token = row && unprefixed<TokenRow>(row, 't_', TOKEN_ROW);
+    if (!row || !token) return undefined;
+    return {
+      token,
+      release: unprefixed<ReleaseRow>(row, 'r_', RELEASE_ROW),
+      artifact: unprefixed<ArtifactRow>(row, 'a_', ARTIFACT_ROW),
+    };
+  }
+
+  /**
+   * The one read of redemption's transaction (docs/performance.md, 'Targets of 2026-11-28'), one
+   * shape per token policy. PostgreSQL locks the token, release, license and activation rows (FOR
+   * UPDATE OF them: the product and artifact are read, as they were when read one by one). Inner
+   * joins only, since PostgreSQL refuses to lock the nullable side of an outer join: undefined
+   * when a row is missing, or a locked row no longer joins once its change committed; the caller
+   * then reads them one by one to answer the precise error.
+   */
+  async lockForClaim(token: TokenRow, tx: Tx): Promise<ClaimRows | undefined> {
+    const licensed = token.policy !== 'public';
+    const site = token.policy === 'protected';
+    let query = tx
+      .selectFrom('download_tokens as t')
+      .innerJoin('releases as r', 'r.id', 't.release_id')
+      .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
+      .innerJoin('products as p', 'p.id', 't.product_id')
+      .select([
+        ...prefixed('r', 'r_', RELEASE_ROW),
+        ...prefixed('a', 'a_', ARTIFACT_ROW),
+        'p.status as p_status',
+        'p.licensing_enabled as p_licensing_enabled',
+        'p.software_enabled as p_software_enabled',
+      ])
+      .where('t.id', '=', token.id);
+    if (licensed) {
+      query = query
+        .innerJoin('licenses as l', 'l.id', 't.license_id')
+        .select([
+          ...prefixed('l', 'l_', CLAIM_LICENSE),
+          (eb) =>
+            eb
+              .selectFrom('subscriptions as s')
+              .select('s.status')
+              .whereRef('s.id', '=', 'l.subscription_id')
+              .as('s_status'),
+        ]);
+    }
+    if (site) {
+      query = query
+        .innerJoin('activations as v', 'v.id', 't.activation_id')
+        .select(prefixed('v', 'v_', CLAIM_ACTIVATION));
+    }
+    if (this.dialect === 'postgres') {
+      const locked = ['t', 'r', ...(licensed ? ['l'] : []), ...(site ? ['v'] : [])];
+      query = query.forUpdate(locked as 't'[]);
+    }
+    const row = (await query.executeTakeFirst()) as Record<string, unknown> | undefined;
+    const release = row && unprefixed<ReleaseRow>(row, 'r_', RELEASE_ROW);
+    const artifact = row && unprefixed<ArtifactRow>(row, 'a_', ARTIFACT_ROW);
+    if (!row || !release || !artifact) return undefined;
+    return {
+      release,
+      artifact,
+      product: {
+        status: row.p_status as string,
+        licensing_enabled: row.p_licensing_enabled as string | null,
+        software_enabled: row.p_software_enabled as string | null,
+      },
+      license: licensed ? unprefixed<ClaimLicense>(row, 'l_', CLAIM_LICENSE) : undefined,
+      subscriptionStatus: licensed ? ((row.s_status as string | null | undefined) ?? null) : null,
+      activation: site ? unprefixed<ClaimActivation>(row, 'v_', CLAIM_ACTIVATION) : undefined,
+    };
+  }
+
   lockToken(id: number, tx?: Tx): Promise<TokenRow | undefined> {
     return on(this.db, tx)
       .selectFrom('download_tokens')
@@ -130,6 +379,31 @@ export class TokensRepository {
       .where('invalidated_at', 'is', null)
       .where('expires_at', '>', now)
       .where('binding_version', '=', 1)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /**
+   * PostgreSQL only: the claim and the release's download count in one statement (a round trip
+   * less on the download route), the count raised only when the claim took. True when it did.
+   */
+  async claimCounting(id: number, releaseId: number, now: string, tx: Tx): Promise<boolean> {
+    const r = await tx
+      .with('claimed', (db) =>
+        db
+          .updateTable('download_tokens')
+          .set({ used_at: now })
+          .where('id', '=', id)
+          .where('used_at', 'is', null)
+          .where('invalidated_at', 'is', null)
+          .where('expires_at', '>', now)
+          .where('binding_version', '=', 1)
+          .returning('id'),
+      )
+      .updateTable('releases')
+      .from('claimed')
+      .set((eb) => ({ download_count: eb('releases.download_count', '+', 1) }))
+      .where('releases.id', '=', releaseId)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }

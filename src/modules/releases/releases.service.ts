@@ -263,10 +263,11 @@ export class ReleasesService {
 
   /**
    * Pre-claim check of a release's artifact for the download route: the file is read in full before
-   * the token is claimed (docs/distribution.md, '4. GET /software/download').
+   * the token is claimed (docs/distribution.md, '4. GET /software/download'). `row`: the release's
+   * artifact row when the caller already read it (the download reads it with the token).
    */
-  async precheckArtifact(release: Release): Promise<StatSnapshot> {
-    const artifact = await this.repo.findArtifact(release.artifact_id);
+  async precheckArtifact(release: Release, row?: ArtifactRow): Promise<StatSnapshot> {
+    const artifact = row ?? (await this.repo.findArtifact(release.artifact_id));
     if (!artifact) throw new ApiError('artifact_not_found');
     if (artifact.driver === 'external') throw new ApiError('updater_external_link_prohibited');
     if (artifact.file_sha256 !== release.file_sha256) throw new ApiError('release_binding_changed');
@@ -282,9 +283,12 @@ export class ReleasesService {
     return driver.stat(refOf(artifact));
   }
 
-  /** The plaintext bytes to stream after the claim committed. */
-  async openArtifact(release: Release): Promise<OpenedArtifact> {
-    const artifact = await this.repo.findArtifact(release.artifact_id);
+  /**
+   * The plaintext bytes to stream after the claim committed. `row`: the release's artifact row when
+   * the caller already read it (the download, in its claim's transaction).
+   */
+  async openArtifact(release: Release, row?: ArtifactRow): Promise<OpenedArtifact> {
+    const artifact = row ?? (await this.repo.findArtifact(release.artifact_id));
     if (!artifact) throw new ApiError('artifact_not_found');
     const driver = this.storage.driver(artifact.driver);
     if (!driver.open) throw new ApiError('updater_external_link_prohibited');
