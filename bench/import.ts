@@ -107,7 +107,7 @@ try {
     console.log(`  dry run (read and check, the baseline): ${dry.seconds.toFixed(1)} s`);
     console.log(
       `  import: ${real.seconds.toFixed(1)} s (${made.licenses!.created} licenses, ${made.activations!.created} activations created); ` +
-        `${(real.seconds / dry.seconds).toFixed(1)}x the dry run; ${Math.round((licenses * 4) / real.seconds)} records/s`,
+        `${(real.seconds / dry.seconds).toFixed(1)}x the dry run; ${Math.round((licenses * 4) / real.seconds)} license and activation records/s`,
     );
     const projected = (real.seconds * 100_000) / licenses;
     console.log(

@@ -49,9 +49,9 @@ const HEADER = [
 /** The text of store.generated.ts for the current store.ts, formatted as `biome check` wants it. */
 export function storeScriptModule(source?: string): string {
   const js = compileStoreScript(source);
-  // A template literal, one line per line of the script; only \, ` and ${ need escaping in it.
-  const literal = js.replace(/\\/g, '\\\\').replace(/`/g, '\\`').replace(/\$\{/g, '\\${');
-  const text = `${HEADER}/** The store's script, served at /store/assets/store.js (src/web/store/checkout.ts). */\nexport const STORE_SCRIPT = \`${literal}\`;\n`;
+  // One JSON string on one line: the generated file is read by the server, not by people (its
+  // source is store.ts), and a copy of the script's lines would be a second copy to keep in step.
+  const text = `${HEADER}/** The store's script, served at /store/assets/store.js (src/web/store/checkout.ts). */\nexport const STORE_SCRIPT =\n  // biome-ignore lint/suspicious/noTemplateCurlyInString: the script as text; its templates are the browser's\n  ${JSON.stringify(js)};\n`;
   return execFileSync(process.execPath, [BIOME, 'format', `--stdin-file-path=${GENERATED_FILE}`], {
     input: text,
     encoding: 'utf8',

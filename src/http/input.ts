@@ -61,3 +61,23 @@ export function installInputEdge(app: FastifyInstance): void {
     done();
   });
 }
+
+/**
+ * `application/x-www-form-urlencoded`, for the routes of a plugin that take forms (the pages, the
+ * updaters already in the field): text fields, the first value of a name wins, a NUL character is
+ * refused like anywhere else. Registered per plugin, so the JSON API never takes a form.
+ */
+export function installFormParser(app: FastifyInstance, bodyLimit = 16 * 1024): void {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit },
+    (_request, body, done) => {
+      const out: Record<string, string> = {};
+      for (const [k, v] of new URLSearchParams(body as string)) {
+        if (k.includes('\0') || v.includes('\0')) return done(nulRefused(null, 'body', k), undefined);
+        if (!Object.hasOwn(out, k)) out[k] = v;
+      }
+      done(null, out);
+    },
+  );
+}

@@ -1,27 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
-import { nulRefused } from '../http/input.js';
 import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
 import { randomHex, safeEqual } from '../random.js';
 import type { Viewer } from './layout.js';
 
 export type FormBody = Record<string, string>;
-
-/** HTML forms post `application/x-www-form-urlencoded`; only the pages accept it (first value of a name wins). */
-export function installFormParser(app: FastifyInstance): void {
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: 16 * 1024 },
-    (_request, body, done) => {
-      const out: FormBody = {};
-      for (const [k, v] of new URLSearchParams(body as string)) {
-        if (k.includes('\0') || v.includes('\0')) return done(nulRefused(null, 'body', k), undefined);
-        if (!Object.hasOwn(out, k)) out[k] = v;
-      }
-      done(null, out);
-    },
-  );
-}
 
 /** The posted fields; only text values count (a JSON body aimed at a page gets no further than a form would). */
 export function formOf(request: FastifyRequest): FormBody {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/errors.js';
+import { installFormParser } from '../http/input.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { CatalogueService } from '../modules/catalogue/catalogue.service.js';
 import type { PaymentService } from '../modules/checkout/payment.service.js';
@@ -16,7 +17,7 @@ import type { StripeService } from '../modules/stripe/stripe.service.js';
 import type { SubscriptionsService } from '../modules/subscriptions/subscriptions.service.js';
 import { approvePages } from './approve.js';
 import { downloadsPages } from './downloads.js';
-import { installFormParser, viewerOf } from './forms.js';
+import { viewerOf } from './forms.js';
 import { html } from './html.js';
 import { contentSecurityPolicy, STYLESHEET_PATH, sendPage } from './layout.js';
 import { licensesPages } from './licenses.js';

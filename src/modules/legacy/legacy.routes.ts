@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
-import { nulRefused } from '../../http/input.js';
+import { installFormParser } from '../../http/input.js';
 import type { EddParams, LegacyService } from './legacy.service.js';
 
 /** A form of the updaters in the field is a few short fields; EDD's own limit is far above. */
@@ -42,18 +42,7 @@ export function eddHandler(legacy: LegacyService) {
  */
 export async function legacyRoutes(app: FastifyInstance, opts: { legacy: LegacyService }) {
   const handle = eddHandler(opts.legacy);
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: BODY_LIMIT },
-    (_request, body, done) => {
-      const out: EddParams = {};
-      for (const [k, v] of new URLSearchParams(body as string)) {
-        if (k.includes('\0') || v.includes('\0')) return done(nulRefused(null, 'body', k), undefined);
-        if (!Object.hasOwn(out, k)) out[k] = v;
-      }
-      done(null, out);
-    },
-  );
+  installFormParser(app, BODY_LIMIT);
   app.post('/', { bodyLimit: BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
     const body = paramsOf(request.body);
     if (body.edd_action === undefined) throw new ApiError('rest_no_route');
