@@ -2,7 +2,7 @@
 // after the server's build. The build is skipped while dist/admin was made from the same sources
 // and the same locked dependencies (a SHA-256 of them, kept in dist/admin/.source-hash), so
 // `npm start` does not rebuild an unchanged console; `--force` builds anyway. Every text file of the
-// build gets a Brotli (`.br`) and a gzip (`.gz`) copy beside it, which src/web/admin.ts sends to
+// build gets a Brotli (`.br`) and a gzip (`.gz`) copy beside it, which src/pages/admin.ts sends to
 // browsers that accept them (docs/performance.md, 'Static assets').
 // test/browser/admin.test.ts calls ensureConsoleBuilt() for the same reason.
 import { execFileSync } from 'node:child_process';
@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotli, COMPRESSIBLE, gzip } from '../src/web/static.js';
+import { brotli, COMPRESSIBLE, gzip } from '../src/pages/static.js';
 import { CONSOLE_LIMITS } from './console-limits.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -20,8 +20,8 @@ const STAMP = join(CONSOLE_DIR, '.source-hash');
 
 /** Files of the server's source the console's build uses: the statuses' words and the slug rule it bundles, and the compression. */
 const SHARED = [
-  join(ROOT, 'src', 'web', 'status-labels.ts'),
-  join(ROOT, 'src', 'web', 'static.ts'),
+  join(ROOT, 'src', 'pages', 'status-labels.ts'),
+  join(ROOT, 'src', 'pages', 'static.ts'),
   join(ROOT, 'src', 'modules', 'catalogue', 'slug.ts'),
 ];
 

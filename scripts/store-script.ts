@@ -1,5 +1,5 @@
-// Writes src/web/store/client/store.generated.ts, the store's browser script as the server sends
-// it, from its TypeScript source src/web/store/client/store.ts: `node --import tsx scripts/store-script.ts`.
+// Writes src/pages/store/client/store.generated.ts, the store's browser script as the server sends
+// it, from its TypeScript source src/pages/store/client/store.ts: `node --import tsx scripts/store-script.ts`.
 // test/storefront/store-script.test.ts fails while the committed file and the source differ
 // (docs/development.md, 'The store's script').
 import { execFileSync } from 'node:child_process';
@@ -7,9 +7,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-export const SOURCE_FILE = fileURLToPath(new URL('../src/web/store/client/store.ts', import.meta.url));
+export const SOURCE_FILE = fileURLToPath(new URL('../src/pages/store/client/store.ts', import.meta.url));
 export const GENERATED_FILE = fileURLToPath(
-  new URL('../src/web/store/client/store.generated.ts', import.meta.url),
+  new URL('../src/pages/store/client/store.generated.ts', import.meta.url),
 );
 const BIOME = fileURLToPath(new URL('../node_modules/@biomejs/biome/bin/biome', import.meta.url));
 
@@ -51,7 +51,7 @@ export function storeScriptModule(source?: string): string {
   const js = compileStoreScript(source);
   // One JSON string on one line: the generated file is read by the server, not by people (its
   // source is store.ts), and a copy of the script's lines would be a second copy to keep in step.
-  const text = `${HEADER}/** The store's script, served at /store/assets/store.js (src/web/store/checkout.ts). */\nexport const STORE_SCRIPT =\n  // biome-ignore lint/suspicious/noTemplateCurlyInString: the script as text; its templates are the browser's\n  ${JSON.stringify(js)};\n`;
+  const text = `${HEADER}/** The store's script, served at /store/assets/store.js (src/pages/store/checkout.ts). */\nexport const STORE_SCRIPT =\n  // biome-ignore lint/suspicious/noTemplateCurlyInString: the script as text; its templates are the browser's\n  ${JSON.stringify(js)};\n`;
   return execFileSync(process.execPath, [BIOME, 'format', `--stdin-file-path=${GENERATED_FILE}`], {
     input: text,
     encoding: 'utf8',

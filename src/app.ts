@@ -43,8 +43,8 @@ import { testDataRoutes } from './modules/test-data/test-data.routes.js';
 import { vaultRoutes } from './modules/vault/vault.routes.js';
 import { listeningPort } from './modules/webhooks/target.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
-import { adminConsole } from './web/admin.js';
-import { customerPages } from './web/pages.js';
+import { adminConsole } from './pages/admin.js';
+import { customerPages } from './pages/pages.js';
 import { buildModules, type Services, type WiringOptions } from './wiring.js';
 
 export { PublicUrls, type Services } from './wiring.js';

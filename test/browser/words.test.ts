@@ -5,7 +5,7 @@ import { TaxRateBody } from '../../src/modules/catalogue/tax.schemas.js';
 import { ListQuery } from '../../src/modules/licensing/license.schemas.js';
 import { ORDER_STATUSES } from '../../src/modules/orders/orders.service.js';
 import { Settings } from '../../src/modules/settings/settings.schemas.js';
-import { ORDER_STATUS_LABELS } from '../../src/web/status-labels.js';
+import { ORDER_STATUS_LABELS } from '../../src/pages/status-labels.js';
 import { fieldLabel } from '../../web/admin/src/words.js';
 import { skipBrowserTests } from './chromium.js';
 import { api, enableOfflineGateways, page, server, setUpConsole, signInInBrowser, WIDE } from './console.js';

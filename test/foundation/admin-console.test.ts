@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 
 /**
- * How the server serves the console's built files (src/web/admin.ts), on a stand-in build: the
+ * How the server serves the console's built files (src/pages/admin.ts), on a stand-in build: the
  * console itself is tested in a browser (test/browser/admin.test.ts).
  */
 describe('the console at /admin', () => {

@@ -33,8 +33,8 @@ describe.runIf(dialectUnderTest === 'sqlite')('the precompiled hot statements', 
     statements = [...t.db.database.precompiled!].sort();
   });
 
-  it('are the seven of validate, the update check, package, their rate limits and last seen, as recorded', async () => {
-    expect(statements).toHaveLength(7);
+  it("are the eight of validate, the update check, package, their rate limits, last seen and the download's first read, as recorded", async () => {
+    expect(statements).toHaveLength(8);
     await expect(`${statements.join(';\n\n')};\n`).toMatchFileSnapshot('./__snapshots__/hot-queries.sql');
   });
 

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_DIR, ensureConsoleBuilt } from '../../scripts/build-admin.js';
-import { STORE_SCRIPT } from '../../src/web/store/client/store.generated.js';
-import { STORE_STYLESHEET } from '../../src/web/store/theme.js';
-import { STYLESHEET } from '../../src/web/style.js';
+import { STORE_SCRIPT } from '../../src/pages/store/client/store.generated.js';
+import { STORE_STYLESHEET } from '../../src/pages/store/theme.js';
+import { STYLESHEET } from '../../src/pages/style.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 /**
- * The console's built files and the store's script and stylesheets over real HTTP (src/web/static.ts,
+ * The console's built files and the store's script and stylesheets over real HTTP (src/pages/static.ts,
  * docs/performance.md 'Static assets'): the encoding negotiated from Accept-Encoding, the bytes as
  * they cross the wire (node:http, which decodes nothing), the cache policy and revalidation.
  */

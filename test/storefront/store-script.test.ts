@@ -7,11 +7,11 @@ import {
   SOURCE_FILE,
   storeScriptModule,
 } from '../../scripts/store-script.js';
-import { brotli } from '../../src/web/static.js';
-import { STORE_SCRIPT } from '../../src/web/store/client/store.generated.js';
+import { brotli } from '../../src/pages/static.js';
+import { STORE_SCRIPT } from '../../src/pages/store/client/store.generated.js';
 
 /**
- * The store's browser script (src/web/store/client/store.ts) as the server sends it: the committed
+ * The store's browser script (src/pages/store/client/store.ts) as the server sends it: the committed
  * generated module is what scripts/store-script.ts makes from the source now, it stays within its
  * size budget (docs/performance.md, 'Static assets'), and it leaves the page's global scope alone.
  * The browser tests (test/browser/store-*.test.ts, stripe-checkout.test.ts) drive it for real.

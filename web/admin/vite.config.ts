@@ -14,7 +14,7 @@ function limits(): Plugin {
 
 /**
  * The store owner's console (docs/admin.md), built into dist/admin and served at /admin by
- * src/web/admin.ts. `npx vite --config web/admin/vite.config.ts` serves it with hot reload while a
+ * src/pages/admin.ts. `npx vite --config web/admin/vite.config.ts` serves it with hot reload while a
  * store runs on 127.0.0.1:8080 (`npm start`), whose /v1 API it reaches through the proxy.
  */
 export default defineConfig({

@@ -13,7 +13,6 @@ import type { LicenseStatus } from '../licensing/licensing.tables.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { ImportsRepository } from './imports.repository.js';
 import {
-  IMPORT_ORDER,
   type ImportActivation,
   type ImportCustomer,
   type ImportKind,

@@ -37,7 +37,7 @@ export function eddHandler(legacy: LegacyService) {
 /**
  * `POST /` with `edd_action`: what `EDD_SL_Plugin_Updater` and EDD's sample license screens send
  * (a form). `GET /?edd_action=…` is answered by the store's home page route, which hands such a
- * request to the same handler (src/web/store/catalogue.ts). Kept out of the OpenAPI document:
+ * request to the same handler (src/pages/store/catalogue.ts). Kept out of the OpenAPI document:
  * it is another store's API, documented on its own page.
  */
 export async function legacyRoutes(app: FastifyInstance, opts: { legacy: LegacyService }) {

@@ -1,5 +1,5 @@
 import { ApiError } from '../../http/errors.js';
-import { escapeHtml } from '../../web/html.js';
+import { escapeHtml } from '../../pages/html.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { fromAddress } from './mail.worker.js';
 import type { MailTransport } from './transport.js';

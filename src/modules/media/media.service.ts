@@ -17,7 +17,7 @@ const ACCEPTED = new Set(['jpeg', 'png', 'webp', 'gif']);
 
 /**
  * A stored file name: the image's hash and a width, or a size of an icon or banner
- * (SOFTWARE_IMAGES); src/web/store/media.ts serves only these.
+ * (SOFTWARE_IMAGES); src/pages/store/media.ts serves only these.
  */
 export const MEDIA_NAME =
   /^([0-9a-f]{32})-(400|1200|icon-128|icon-256|banner-772x250|banner-1544x500)\.webp$/;

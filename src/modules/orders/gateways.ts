@@ -74,7 +74,7 @@ export const TEST_CARD_DECLINED = '4000000000000002';
 /**
  * Whether `raw` can be a card number at all: 12 to 19 digits (spaces and dashes between them are
  * how people type it) whose Luhn checksum holds. The store's script checks the same before it
- * submits (src/web/store/client/store.ts).
+ * submits (src/pages/store/client/store.ts).
  */
 export function wellFormedCardNumber(raw: unknown): boolean {
   if (typeof raw !== 'string') return false;

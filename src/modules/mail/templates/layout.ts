@@ -1,4 +1,4 @@
-import { type Html, html } from '../../../web/html.js';
+import { type Html, html } from '../../../pages/html.js';
 
 /** What every message shows of the store (settings store_name and store_accent_color) and where its pages are. */
 export interface MailContext {

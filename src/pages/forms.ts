@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
 import { randomHex, safeEqual } from '../random.js';

@@ -39,7 +39,7 @@ const CSP = [
  * is not a file answers index.html (deep links: the app routes in the browser), revalidated on
  * each load (no-cache with an ETag); the hashed files under /admin/assets/ are cached for a year.
  * Text files are sent Brotli- or gzip-compressed from the `.br` and `.gz` files the build wrote
- * beside them (src/web/static.ts). A missing file is a 404, and a server whose console was never
+ * beside them (src/pages/static.ts). A missing file is a 404, and a server whose console was never
  * built answers 503 `admin_not_built` rather than failing.
  */
 export async function adminConsole(app: FastifyInstance, opts: { dir?: string }) {

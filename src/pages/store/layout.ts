@@ -8,7 +8,7 @@ export type { StoreIdentity } from './header.js';
 
 import { STORE_STYLESHEET_PATH, themeHref } from './theme.js';
 
-/** Where the store's script is served (src/web/store/checkout.ts; its source is client/store.ts). */
+/** Where the store's script is served (src/pages/store/checkout.ts; its source is client/store.ts). */
 export const STORE_SCRIPT_PATH = '/store/assets/store.js';
 
 export const identityOf = (s: Settings): StoreIdentity => ({

@@ -137,7 +137,7 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
     );
   });
 
-  // Compressed, and revalidated (ETag) as its name has no hash (src/web/static.ts).
+  // Compressed, and revalidated (ETag) as its name has no hash (src/pages/static.ts).
   const stylesheet = compressedAsset(STYLESHEET);
   app.get(STYLESHEET_PATH, async (request, reply) =>
     sendAsset(request, reply, stylesheet, { type: 'text/css; charset=utf-8', cacheControl: REVALIDATE }),

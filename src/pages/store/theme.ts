@@ -44,7 +44,7 @@ export const THEME_PATH = /^theme-([0-9a-f]{6})\.css$/;
 export const themeHref = (accent: string) => `/store/theme-${accent.slice(1).toLowerCase()}.css`;
 export const STORE_STYLESHEET_PATH = '/store/assets/store.css';
 
-/** The storefront's layout on top of the customer pages' stylesheet (src/web/style.ts). */
+/** The storefront's layout on top of the customer pages' stylesheet (src/pages/style.ts). */
 export const STORE_STYLESHEET = `
 a, button.link { color: var(--link, var(--accent)); }
 .test-mode-banner { margin: 0; padding: .5rem 1rem; background: #fef3c7; color: #5c3a06;
@@ -93,7 +93,7 @@ main.store { max-width: 72rem; }
 .pager { display: flex; justify-content: space-between; gap: 1rem; margin: 1.5rem 0; }
 .store-foot { max-width: 72rem; margin: 2rem auto; padding: 1rem; color: var(--muted); font-size: .9rem;
   border-top: 1px solid var(--line); display: flex; gap: 1.5rem; flex-wrap: wrap; }
-/* Buying: add to cart, the cart, checkout, receipt and pay pages (src/web/store/checkout.ts). */
+/* Buying: add to cart, the cart, checkout, receipt and pay pages (src/pages/store/checkout.ts). */
 button[type=submit]:not(.secondary), a.button { background: var(--accent); border-color: var(--accent);
   color: var(--accent-ink); font-weight: 600; }
 a.button { display: inline-block; padding: .6rem 1.2rem; border-radius: 6px; text-decoration: none; margin-top: .75rem; }

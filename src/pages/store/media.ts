@@ -9,7 +9,7 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /**
  * Images (/media/<hash>-<width>.webp, the placeholder) and the store's stylesheets. Every answer
- * carries X-Content-Type-Options: nosniff (set by the pages' hook, src/web/pages.ts), so a file is
+ * carries X-Content-Type-Options: nosniff (set by the pages' hook, src/pages/pages.ts), so a file is
  * only ever read as the type it is served with.
  */
 export async function mediaRoutes(app: FastifyInstance, opts: { media: MediaService }) {
@@ -32,7 +32,7 @@ export async function mediaRoutes(app: FastifyInstance, opts: { media: MediaServ
       .send(file.bytes);
   });
 
-  // Compressed, and revalidated (ETag) as its name has no hash (src/web/static.ts).
+  // Compressed, and revalidated (ETag) as its name has no hash (src/pages/static.ts).
   const stylesheet = compressedAsset(STORE_STYLESHEET);
   app.get(STORE_STYLESHEET_PATH, async (request, reply) =>
     sendAsset(request, reply, stylesheet, { type: 'text/css; charset=utf-8', cacheControl: REVALIDATE }),

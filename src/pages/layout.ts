@@ -28,13 +28,13 @@ export function contentSecurityPolicy(formTargets: string[] = []): string {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The store's identity for the page's header, set for the customer pages (src/web/pages.ts). */
+    /** The store's identity for the page's header, set for the customer pages (src/pages/pages.ts). */
     storeIdentity?: StoreIdentity;
   }
 }
 
 /**
- * A customer page. With the store's identity (every page served by src/web/pages.ts has it) the
+ * A customer page. With the store's identity (every page served by src/pages/pages.ts has it) the
  * header is the store's own, as on the catalogue: logo, name, Products and My licenses.
  */
 export function layout(

@@ -15,7 +15,7 @@ export interface PasswordPagesOptions {
 /**
  * Forgot password and the emailed link's page (docs/email.md, 'Passwords'): plain forms that work
  * without JavaScript, over POST /v1/auth/password/forgot and /reset's service calls. Without
- * working mail, forgot password says so and what to do instead (src/web/no-mail.ts). The link's
+ * working mail, forgot password says so and what to do instead (src/pages/no-mail.ts). The link's
  * page is also "set your password" for an account made at checkout, with its own heading. The
  * token stays out of the logs (src/http/redact.ts masks `token=`) and out of Referer headers
  * (the pages send no-referrer).

@@ -57,7 +57,7 @@ const STRIPE_JS = {
 } as const;
 
 /**
- * The pages' policy (src/web/layout.ts) plus, on checkout with a CAPTCHA provider, that
+ * The pages' policy (src/pages/layout.ts) plus, on checkout with a CAPTCHA provider, that
  * provider's script and frames, and with Stripe on, Stripe.js: nothing else from another origin
  * ever runs.
  */
@@ -151,7 +151,7 @@ export const onHoldNote = (status: string) =>
  * are shells that the store's script (/store/assets/store.js) fills from the public /v1 cart and
  * checkout APIs; the receipt and pay pages are rendered here from the receipt's data. Receipt and
  * pay carry the order key in their address: `no-store` (set for every customer page by
- * src/web/pages.ts, and asserted by test/storefront/checkout-pages.test.ts), and `?key=` is
+ * src/pages/pages.ts, and asserted by test/storefront/checkout-pages.test.ts), and `?key=` is
  * redacted from the logs (src/http/redact.ts).
  */
 export async function checkoutPages(app: FastifyInstance, opts: CheckoutPagesOptions) {
