@@ -6043,7 +6043,91 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              base_currency: string;
+              /** @description The address as given at checkout */
+              billing: {
+                [key: string]: string;
+              };
+              coupons: {
+                code: string;
+                /** @description Decimal in the order's currency */
+                discount_tax: string;
+                /** @description Decimal in the order's currency */
+                discount_total: string;
+              }[];
+              created_at: string;
+              created_via: string;
+              currency: string;
+              currency_symbol: string;
+              customer_id: number | null;
+              customer_note: string;
+              /** @description Decimal in the order's currency */
+              discount_tax: string;
+              /** @description Decimal in the order's currency */
+              discount_total: string;
+              /** @description When a chargeback was first opened against the order */
+              disputed_at: string | null;
+              /** @description Units of the order currency per unit of the base currency */
+              exchange_rate: string;
+              id: number;
+              items: {
+                id: number;
+                name: string;
+                /** @description Decimal in the order's currency */
+                price: string;
+                product_id: number;
+                quantity: number;
+                subscription_id: number | null;
+                /** @description Decimal in the order's currency */
+                subtotal: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+                /** @description Decimal in the order's currency */
+                total_tax: string;
+                variation_id: number;
+              }[];
+              number: string;
+              order_key: string;
+              paid_at: string | null;
+              payment_method: string;
+              payment_method_title: string;
+              prices_include_tax: boolean;
+              rate_id: string;
+              /** @description What the order's refunds add up to */
+              refunded_total: string;
+              /** @description A renewal order's due payment */
+              renewal_due_at: string | null;
+              shipping: {
+                [key: string]: string;
+              };
+              shipping_lines: {
+                id: number;
+                method_id: string;
+                method_title: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+              }[];
+              /** @description Decimal in the order's currency */
+              shipping_tax: string;
+              /** @description Decimal in the order's currency */
+              shipping_total: string;
+              status: string;
+              subscription_id: number | null;
+              /** @description Decimal in the order's currency */
+              subtotal: string;
+              /** @description Decimal in the order's currency */
+              subtotal_tax: string;
+              /** @description Placed in test mode: no money was taken */
+              test: boolean;
+              /** @description Decimal in the order's currency */
+              total: string;
+              /** @description Decimal in the order's currency */
+              total_tax: string;
+              updated_at: string;
+            }[];
+          };
         };
       };
     };
@@ -6079,7 +6163,91 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              base_currency: string;
+              /** @description The address as given at checkout */
+              billing: {
+                [key: string]: string;
+              };
+              coupons: {
+                code: string;
+                /** @description Decimal in the order's currency */
+                discount_tax: string;
+                /** @description Decimal in the order's currency */
+                discount_total: string;
+              }[];
+              created_at: string;
+              created_via: string;
+              currency: string;
+              currency_symbol: string;
+              customer_id: number | null;
+              customer_note: string;
+              /** @description Decimal in the order's currency */
+              discount_tax: string;
+              /** @description Decimal in the order's currency */
+              discount_total: string;
+              /** @description When a chargeback was first opened against the order */
+              disputed_at: string | null;
+              /** @description Units of the order currency per unit of the base currency */
+              exchange_rate: string;
+              id: number;
+              items: {
+                id: number;
+                name: string;
+                /** @description Decimal in the order's currency */
+                price: string;
+                product_id: number;
+                quantity: number;
+                subscription_id: number | null;
+                /** @description Decimal in the order's currency */
+                subtotal: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+                /** @description Decimal in the order's currency */
+                total_tax: string;
+                variation_id: number;
+              }[];
+              number: string;
+              order_key: string;
+              paid_at: string | null;
+              payment_method: string;
+              payment_method_title: string;
+              prices_include_tax: boolean;
+              rate_id: string;
+              /** @description What the order's refunds add up to */
+              refunded_total: string;
+              /** @description A renewal order's due payment */
+              renewal_due_at: string | null;
+              shipping: {
+                [key: string]: string;
+              };
+              shipping_lines: {
+                id: number;
+                method_id: string;
+                method_title: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+              }[];
+              /** @description Decimal in the order's currency */
+              shipping_tax: string;
+              /** @description Decimal in the order's currency */
+              shipping_total: string;
+              status: string;
+              subscription_id: number | null;
+              /** @description Decimal in the order's currency */
+              subtotal: string;
+              /** @description Decimal in the order's currency */
+              subtotal_tax: string;
+              /** @description Placed in test mode: no money was taken */
+              test: boolean;
+              /** @description Decimal in the order's currency */
+              total: string;
+              /** @description Decimal in the order's currency */
+              total_tax: string;
+              updated_at: string;
+            };
+          };
         };
       };
     };
@@ -6188,7 +6356,20 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              currency: string;
+              id: number;
+              invoice_number: string | null;
+              issued_at: string;
+              kind: 'invoice' | 'credit_note';
+              number: string;
+              order_id: number;
+              refund_id: number | null;
+              /** @description Decimal in the order's currency */
+              total: string;
+            }[];
+          };
         };
       };
     };
@@ -6715,7 +6896,91 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              base_currency: string;
+              /** @description The address as given at checkout */
+              billing: {
+                [key: string]: string;
+              };
+              coupons: {
+                code: string;
+                /** @description Decimal in the order's currency */
+                discount_tax: string;
+                /** @description Decimal in the order's currency */
+                discount_total: string;
+              }[];
+              created_at: string;
+              created_via: string;
+              currency: string;
+              currency_symbol: string;
+              customer_id: number | null;
+              customer_note: string;
+              /** @description Decimal in the order's currency */
+              discount_tax: string;
+              /** @description Decimal in the order's currency */
+              discount_total: string;
+              /** @description When a chargeback was first opened against the order */
+              disputed_at: string | null;
+              /** @description Units of the order currency per unit of the base currency */
+              exchange_rate: string;
+              id: number;
+              items: {
+                id: number;
+                name: string;
+                /** @description Decimal in the order's currency */
+                price: string;
+                product_id: number;
+                quantity: number;
+                subscription_id: number | null;
+                /** @description Decimal in the order's currency */
+                subtotal: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+                /** @description Decimal in the order's currency */
+                total_tax: string;
+                variation_id: number;
+              }[];
+              number: string;
+              order_key: string;
+              paid_at: string | null;
+              payment_method: string;
+              payment_method_title: string;
+              prices_include_tax: boolean;
+              rate_id: string;
+              /** @description What the order's refunds add up to */
+              refunded_total: string;
+              /** @description A renewal order's due payment */
+              renewal_due_at: string | null;
+              shipping: {
+                [key: string]: string;
+              };
+              shipping_lines: {
+                id: number;
+                method_id: string;
+                method_title: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+              }[];
+              /** @description Decimal in the order's currency */
+              shipping_tax: string;
+              /** @description Decimal in the order's currency */
+              shipping_total: string;
+              status: string;
+              subscription_id: number | null;
+              /** @description Decimal in the order's currency */
+              subtotal: string;
+              /** @description Decimal in the order's currency */
+              subtotal_tax: string;
+              /** @description Placed in test mode: no money was taken */
+              test: boolean;
+              /** @description Decimal in the order's currency */
+              total: string;
+              /** @description Decimal in the order's currency */
+              total_tax: string;
+              updated_at: string;
+            };
+          };
         };
       };
     };
@@ -15445,7 +15710,26 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              billing_interval: number | null;
+              billing_period: string | null;
+              created_at: string;
+              currency: string | null;
+              id: number;
+              next_payment_at: string | null;
+              parent_order_id: number | null;
+              payment_method: string;
+              product_id: number;
+              quantity: number;
+              /** @description Decimal string */
+              recurring_total: string | null;
+              status: string;
+              updated_at: string;
+              user_id: number;
+              variation_id: number;
+            };
+          };
         };
       };
     };
@@ -15479,11 +15763,95 @@ export interface paths {
       requestBody?: never;
       responses: {
         /** @description Default Response */
-        200: {
+        201: {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              base_currency: string;
+              /** @description The address as given at checkout */
+              billing: {
+                [key: string]: string;
+              };
+              coupons: {
+                code: string;
+                /** @description Decimal in the order's currency */
+                discount_tax: string;
+                /** @description Decimal in the order's currency */
+                discount_total: string;
+              }[];
+              created_at: string;
+              created_via: string;
+              currency: string;
+              currency_symbol: string;
+              customer_id: number | null;
+              customer_note: string;
+              /** @description Decimal in the order's currency */
+              discount_tax: string;
+              /** @description Decimal in the order's currency */
+              discount_total: string;
+              /** @description When a chargeback was first opened against the order */
+              disputed_at: string | null;
+              /** @description Units of the order currency per unit of the base currency */
+              exchange_rate: string;
+              id: number;
+              items: {
+                id: number;
+                name: string;
+                /** @description Decimal in the order's currency */
+                price: string;
+                product_id: number;
+                quantity: number;
+                subscription_id: number | null;
+                /** @description Decimal in the order's currency */
+                subtotal: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+                /** @description Decimal in the order's currency */
+                total_tax: string;
+                variation_id: number;
+              }[];
+              number: string;
+              order_key: string;
+              paid_at: string | null;
+              payment_method: string;
+              payment_method_title: string;
+              prices_include_tax: boolean;
+              rate_id: string;
+              /** @description What the order's refunds add up to */
+              refunded_total: string;
+              /** @description A renewal order's due payment */
+              renewal_due_at: string | null;
+              shipping: {
+                [key: string]: string;
+              };
+              shipping_lines: {
+                id: number;
+                method_id: string;
+                method_title: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+              }[];
+              /** @description Decimal in the order's currency */
+              shipping_tax: string;
+              /** @description Decimal in the order's currency */
+              shipping_total: string;
+              status: string;
+              subscription_id: number | null;
+              /** @description Decimal in the order's currency */
+              subtotal: string;
+              /** @description Decimal in the order's currency */
+              subtotal_tax: string;
+              /** @description Placed in test mode: no money was taken */
+              test: boolean;
+              /** @description Decimal in the order's currency */
+              total: string;
+              /** @description Decimal in the order's currency */
+              total_tax: string;
+              updated_at: string;
+            };
+          };
         };
       };
     };
@@ -15526,7 +15894,26 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              billing_interval: number | null;
+              billing_period: string | null;
+              created_at: string;
+              currency: string | null;
+              id: number;
+              next_payment_at: string | null;
+              parent_order_id: number | null;
+              payment_method: string;
+              product_id: number;
+              quantity: number;
+              /** @description Decimal string */
+              recurring_total: string | null;
+              status: string;
+              updated_at: string;
+              user_id: number;
+              variation_id: number;
+            };
+          };
         };
       };
     };

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { del, get, post } from '../api';
 import { when } from '../format';
-import type { AppPassword } from '../types';
+import type { AppPassword } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';

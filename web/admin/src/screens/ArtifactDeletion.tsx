@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { ApiError, get, post } from '../api';
 import { bytes, when } from '../format';
-import type { Release } from '../types';
+import type { Release } from '../resources';
 import { Badge, ErrorNote, Loading } from '../ui/feedback';
 
 /** The preview's answer (docs/releases.md, 'Deleting artifacts'). */

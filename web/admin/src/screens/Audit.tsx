@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { getPage, query } from '../api';
 import { when } from '../format';
-import type { AuditEvent } from '../types';
+import type { AuditEvent } from '../resources';
 import { ErrorNote, Loading, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor, DataTable } from '../ui/table';

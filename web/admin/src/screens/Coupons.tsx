@@ -5,7 +5,7 @@ import { Link, useLocation } from 'wouter';
 import { del, get, getPage, patch, post } from '../api';
 import { day } from '../format';
 import { inputLimits } from '../limits';
-import type { Coupon } from '../types';
+import type { Coupon } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field, showFieldErrors } from '../ui/form';

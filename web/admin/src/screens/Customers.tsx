@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link } from 'wouter';
 import { get, getPage, query } from '../api';
 import { day, when } from '../format';
-import type { License, LicenseList, Order, SubscriptionListItem, User } from '../types';
+import type { License, LicenseList, Order, SubscriptionListItem, User } from '../resources';
 import { Badge, beforeLoaded, Page } from '../ui/feedback';
 import { ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';

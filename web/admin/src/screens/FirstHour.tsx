@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { Link } from 'wouter';
 import { ApiError, del, get, getPage, patch, post } from '../api';
-import type { Gateway, Product, Settings, Versions } from '../types';
+import type { Gateway, Product, Settings, Versions } from '../resources';
 import { ConfirmDialog, type ConfirmRequest } from '../ui/confirm';
 import { ErrorNote, Notice } from '../ui/feedback';
 

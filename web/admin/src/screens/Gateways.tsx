@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState } from 'react';
 import { Link } from 'wouter';
 import { ApiError, get, patch } from '../api';
-import type { Gateway, Settings } from '../types';
+import type { Gateway, Settings } from '../resources';
 import { useHashFocus } from '../ui/anchor';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 

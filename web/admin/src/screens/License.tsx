@@ -4,7 +4,7 @@ import { useForm } from 'react-hook-form';
 import { Link } from 'wouter';
 import { del, get, patch, post } from '../api';
 import { day, limit, parseUtc, when } from '../format';
-import type { Activation, License, LicenseWithActivations } from '../types';
+import type { Activation, License, LicenseWithActivations } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { columnsFor, DataTable } from '../ui/table';

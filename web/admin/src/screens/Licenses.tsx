@@ -2,7 +2,7 @@ import { Link } from 'wouter';
 import { get } from '../api';
 import { day, limit } from '../format';
 import { inputLimits } from '../limits';
-import type { License, LicenseList } from '../types';
+import type { License, LicenseList } from '../resources';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link } from 'wouter';
 import { get, getPage, post } from '../api';
 import { when } from '../format';
-import type { MailMessage, Settings } from '../types';
+import type { MailMessage, Settings } from '../resources';
 import { Badge, ErrorNote, Notice, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, RowButton, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';

@@ -3,7 +3,7 @@ import { useId, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link, useLocation, useSearch } from 'wouter';
 import { get, getPage, post, query } from '../api';
-import type { License, User } from '../types';
+import type { License, User } from '../resources';
 import { ErrorNote, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { positive } from '../ui/url';

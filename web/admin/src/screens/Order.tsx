@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link } from 'wouter';
 import { get, post, query } from '../api';
 import { when } from '../format';
-import type { License, LicenseList, Order } from '../types';
+import type { License, LicenseList, Order } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';

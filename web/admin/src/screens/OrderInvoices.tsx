@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { get } from '../api';
 import { when } from '../format';
-import type { Order, OrderInvoice } from '../types';
+import type { Order, OrderInvoice } from '../resources';
 import { ErrorNote, Loading } from '../ui/feedback';
 
 /**

@@ -2,7 +2,7 @@ import { useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { get, post } from '../api';
 import { when } from '../format';
-import type { Order, OrderNote, OrderRefund, Product, RefundList } from '../types';
+import type { Order, OrderNote, OrderRefund, Product, RefundList } from '../resources';
 import { ErrorNote, Loading, Notice } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { get, getPage } from '../api';
 import { day, limit } from '../format';
-import type { Product } from '../types';
+import type { Product } from '../resources';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';

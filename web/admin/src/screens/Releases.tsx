@@ -4,7 +4,7 @@ import { useForm } from 'react-hook-form';
 import { Link } from 'wouter';
 import { ApiError, get, patch, post, put, upload } from '../api';
 import { bytes, sha256Hex, versionFromFileName, when } from '../format';
-import type { Channel, Product, Release, Versions } from '../types';
+import type { Channel, Product, Release, Versions } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link } from 'wouter';
 import { get, getPage, post, query } from '../api';
 import { when } from '../format';
-import type { Order, Product, Subscription, User } from '../types';
+import type { Order, Product, Subscription, User } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';

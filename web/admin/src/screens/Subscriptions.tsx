@@ -1,7 +1,7 @@
 import { Link } from 'wouter';
 import { getPage } from '../api';
 import { day } from '../format';
-import type { SubscriptionListItem } from '../types';
+import type { SubscriptionListItem } from '../resources';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { type ColumnsOf, columnsFor } from '../ui/table';

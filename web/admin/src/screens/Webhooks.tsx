@@ -4,7 +4,7 @@ import { useForm } from 'react-hook-form';
 import { get, patch, post } from '../api';
 import { when } from '../format';
 import { inputLimits } from '../limits';
-import type { Settings, WebhookAttempt } from '../types';
+import type { Settings, WebhookAttempt } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field, showFieldErrors } from '../ui/form';
