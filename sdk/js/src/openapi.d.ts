@@ -3024,7 +3024,8 @@ export interface paths {
               code: string;
               created_at: string;
               currency: string | null;
-              discount_type: string;
+              /** @enum {unknown} */
+              discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
               excluded_product_ids: number[];
               expires_at: string | null;
               free_shipping: boolean;
@@ -3139,7 +3140,8 @@ export interface paths {
               code: string;
               created_at: string;
               currency: string | null;
-              discount_type: string;
+              /** @enum {unknown} */
+              discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
               excluded_product_ids: number[];
               expires_at: string | null;
               free_shipping: boolean;
@@ -3268,7 +3270,8 @@ export interface paths {
               code: string;
               created_at: string;
               currency: string | null;
-              discount_type: string;
+              /** @enum {unknown} */
+              discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
               excluded_product_ids: number[];
               expires_at: string | null;
               free_shipping: boolean;
@@ -3508,7 +3511,8 @@ export interface paths {
               code: string;
               created_at: string;
               currency: string | null;
-              discount_type: string;
+              /** @enum {unknown} */
+              discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
               excluded_product_ids: number[];
               expires_at: string | null;
               free_shipping: boolean;
@@ -10158,10 +10162,14 @@ export interface paths {
               error_code: string | null;
               op_id: string;
               product_id: number;
-              results: {
+              results: ({
+                artifact_id: number;
+                error_code: string | null;
+                state: string;
+              } & {
                 [key: string]: unknown;
-              }[];
-              status: string;
+              })[];
+              status: 'running' | 'completed' | 'failed';
               updated_at: string;
             };
           };
@@ -10291,10 +10299,14 @@ export interface paths {
               error_code: string | null;
               op_id: string;
               product_id: number;
-              results: {
+              results: ({
+                artifact_id: number;
+                error_code: string | null;
+                state: string;
+              } & {
                 [key: string]: unknown;
-              }[];
-              status: string;
+              })[];
+              status: 'running' | 'completed' | 'failed';
               updated_at: string;
             };
           };
@@ -11631,10 +11643,14 @@ export interface paths {
               error_code: string | null;
               op_id: string;
               product_id: number;
-              results: {
+              results: ({
+                artifact_id: number;
+                error_code: string | null;
+                state: string;
+              } & {
                 [key: string]: unknown;
-              }[];
-              status: string;
+              })[];
+              status: 'running' | 'completed' | 'failed';
               updated_at: string;
             };
           };
@@ -11818,10 +11834,38 @@ export interface paths {
               acknowledgement: string;
               fingerprint: string;
               product_id: number;
-              targets: {
+              targets: ({
+                artifact_id: number;
+                file_name: string | null;
+                file_sha256: string | null;
+                file_size: number | null;
+                outstanding_tokens: number;
+                releases: ({
+                  is_current: boolean;
+                  status: string;
+                  version: string;
+                  version_id: number;
+                } & {
+                  [key: string]: unknown;
+                })[];
+                storage_driver: string;
+                stored: {
+                  exists: boolean;
+                  size: number | null;
+                } & {
+                  [key: string]: unknown;
+                };
+              } & {
                 [key: string]: unknown;
-              }[];
+              })[];
               totals: {
+                artifacts: number;
+                bytes: number;
+                current_releases: number;
+                outstanding_tokens: number;
+                published_releases: number;
+                releases: number;
+              } & {
                 [key: string]: unknown;
               };
             };
@@ -12129,10 +12173,14 @@ export interface paths {
               error_code: string | null;
               op_id: string;
               product_id: number;
-              results: {
+              results: ({
+                artifact_id: number;
+                error_code: string | null;
+                state: string;
+              } & {
                 [key: string]: unknown;
-              }[];
-              status: string;
+              })[];
+              status: 'running' | 'completed' | 'failed';
               updated_at: string;
             };
           };
@@ -15265,6 +15313,22 @@ export interface paths {
           };
           content: {
             'application/json': {
+              key_id: string;
+              resealed: number;
+              results: {
+                artifact_id: number;
+                error?: string;
+                from_key_id: string | null;
+                ok: boolean;
+              }[];
+              secrets: {
+                error?: string;
+                from_key_id: string | null;
+                ok: boolean;
+                secret: string;
+              }[];
+              secrets_resealed: number;
+            } & {
               [key: string]: unknown;
             };
           };
@@ -15358,6 +15422,60 @@ export interface paths {
           };
           content: {
             'application/json': {
+              automatic_driver: string | null;
+              automatic_reason: string;
+              counts: {
+                artifact_states: {
+                  [key: string]: number;
+                };
+                artifacts: {
+                  [key: string]: number;
+                };
+                failed_deletion_jobs: number;
+                public_sources: number;
+                releases: {
+                  [key: string]: number;
+                };
+              } & {
+                [key: string]: unknown;
+              };
+              drivers: string[];
+              encryption: {
+                algorithm: string;
+                artifacts_on_previous_keys: number;
+                artifacts_with_unknown_key: number;
+                key_file: string | null;
+                key_file_mode: string | null;
+                key_id: string | null;
+                key_source: string;
+                previous_key_ids: string[];
+                secrets_on_previous_keys: number;
+                secrets_with_unknown_key: number;
+              } & {
+                [key: string]: unknown;
+              };
+              max_upload_bytes: number;
+              public_roots: string[];
+              staging: {
+                bytes: number;
+                files: number;
+                path: string;
+              } & {
+                [key: string]: unknown;
+              };
+              vault: {
+                exists: boolean;
+                free_bytes: number | null;
+                mode: string | null;
+                path: string;
+                private: boolean;
+                public_root: string | null;
+                total_bytes: number | null;
+                writable: boolean;
+              } & {
+                [key: string]: unknown;
+              };
+            } & {
               [key: string]: unknown;
             };
           };

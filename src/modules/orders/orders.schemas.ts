@@ -45,7 +45,12 @@ export const Order = Type.Object({
   billing: Type.Record(Type.String(), Type.String(), { description: 'The address as given at checkout' }),
   shipping: Type.Record(Type.String(), Type.String()),
   shipping_lines: Type.Array(
-    Type.Object({ id: Type.Integer(), method_title: Type.String(), method_id: Type.String(), total: Money() }),
+    Type.Object({
+      id: Type.Integer(),
+      method_title: Type.String(),
+      method_id: Type.String(),
+      total: Money(),
+    }),
   ),
   coupons: Type.Array(Type.Object({ code: Type.String(), discount_total: Money(), discount_tax: Money() })),
   customer_note: Type.String(),

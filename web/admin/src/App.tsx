@@ -2,7 +2,6 @@ import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { Link, Route, Router, Switch, useLocation } from 'wouter';
 import { api, ok } from './api';
-import type { Settings } from './resources';
 import { AppPasswords } from './screens/AppPasswords';
 import { Audit } from './screens/Audit';
 import { CouponPage, Coupons } from './screens/Coupons';

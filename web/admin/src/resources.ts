@@ -12,6 +12,7 @@ export type User = Answer<'/v1/users/{id}'>;
 export type License = Answer<'/v1/licenses/{id}'>;
 export type Activation = Item<License['activations']>;
 export type LicenseList = Answer<'/v1/licenses'>;
+export type LicenseListItem = Item<LicenseList['licenses']>;
 export type Product = Answer<'/v1/products/{id}'>;
 export type Variation = Item<Product['variations']>;
 export type SoftwareConfig = Answer<'/v1/software/products/{product_id}/config', 'post'>;
