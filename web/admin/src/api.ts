@@ -110,8 +110,9 @@ export async function ok<D>(call: Promise<Called<D>>): Promise<D> {
   // 2xx answers carry what the route's schema says (an empty body is undefined).
   if (response.ok) return data as D;
   const failure = errorFrom(response.status, error);
-  if (failure.code === 'rest_not_logged_in' && !new URL(response.url).pathname.startsWith('/v1/auth/'))
-    sessionLost();
+  // A refused sign-in is the sign-in form's to show; elsewhere the session has ended.
+  const signingIn = new URL(response.url, location.href).pathname.startsWith('/v1/auth/');
+  if (failure.code === 'rest_not_logged_in' && !signingIn) sessionLost();
   throw failure;
 }
 
