@@ -28,13 +28,13 @@ const licenseColumns = [
   licenseCol.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
 ];
 
+/** The statuses the console can set (its select offers only these). */
+type Settable = Body<'/v1/orders/{id}/status', 'post'>['status'];
+
 /**
  * One order (GET /v1/orders/{id}): items, totals, buyer, the licenses it issued, and its status
  * (POST /v1/orders/{id}/status; a paid status issues the licenses once).
  */
-/** The statuses the console can set (its select offers only these). */
-type Settable = Body<'/v1/orders/{id}/status', 'post'>['status'];
-
 export function OrderPage({ id }: { id: number }) {
   const client = useQueryClient();
   const confirm = useConfirm();

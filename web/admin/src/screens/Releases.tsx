@@ -12,14 +12,14 @@ import { columnsFor, DataTable } from '../ui/table';
 import { zipHeader } from '../zip';
 import { ArtifactDeletion } from './ArtifactDeletion';
 
+/** Where one release lives: its product and version. */
+type VersionAt = { product_id: number; version_id: number };
+
 /**
  * A product's releases (GET /v1/software/products/{id}/versions): upload, publish, withdraw,
  * current, the WordPress versions a release needs (VersionsPanel), its channel and staged rollout
  * (RolloutPanel), and deleting a release's file (ArtifactDeletion: preview, acknowledgement, job).
  */
-/** Where one release lives: its product and version. */
-type VersionAt = { product_id: number; version_id: number };
-
 export function Releases({ productId }: { productId: number }) {
   const client = useQueryClient();
   const confirm = useConfirm();

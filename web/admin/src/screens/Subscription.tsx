@@ -16,14 +16,14 @@ const back = <Link href="/subscriptions">← Subscriptions</Link>;
 /** A cancelled or expired subscription has ended: the console offers nothing more on it. */
 const ENDED = new Set(['cancelled', 'expired']);
 
+/** The statuses the console can set (its select offers only these). */
+type Settable = Body<'/v1/subscriptions/{id}/status', 'post'>['status'];
+
 /**
  * One subscription (GET /v1/subscriptions/{id}): its facts, customer and product, its status
  * (POST …/status; cancelling asks first), its renewal orders (GET /v1/orders?subscription_id=) and
  * a renewal order for the due payment (POST …/renewal-orders).
  */
-/** The statuses the console can set (its select offers only these). */
-type Settable = Body<'/v1/subscriptions/{id}/status', 'post'>['status'];
-
 export function SubscriptionPage({ id }: { id: number }) {
   const client = useQueryClient();
   const confirm = useConfirm();
