@@ -81,25 +81,24 @@ export function OrderPage({ id }: { id: number }) {
   const submit = async () => {
     // Nothing chosen, or the status it has already.
     if (!chosen || chosen === o.status) return;
-    const next = chosen;
-    if (STOPPING.has(next)) {
+    if (STOPPING.has(chosen)) {
       confirm.ask({
-        title: `Mark order #${o.number} ${orderStatusLabel(next)}?`,
+        title: `Mark order #${o.number} ${orderStatusLabel(chosen)}?`,
         body: (
           <p>
             Its held stock goes back on sale. Licenses it already issued stay as they are: revoke them on
             their own pages if they must stop working.
           </p>
         ),
-        confirmLabel: `Mark ${orderStatusLabel(next)}`,
+        confirmLabel: `Mark ${orderStatusLabel(chosen)}`,
         danger: true,
-        action: () => change(next),
+        action: () => change(chosen),
       });
       return;
     }
     setBusy(true);
     try {
-      await change(next);
+      await change(chosen);
     } catch (e) {
       setError(e);
     } finally {

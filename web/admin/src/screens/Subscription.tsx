@@ -94,8 +94,7 @@ export function SubscriptionPage({ id }: { id: number }) {
   const submit = () => {
     // Nothing chosen, or the status it has already.
     if (!chosen || chosen === s.status) return;
-    const next = chosen;
-    if (next === 'cancelled') {
+    if (chosen === 'cancelled') {
       confirm.ask({
         title: `Cancel subscription #${s.id}?`,
         body: (
@@ -110,7 +109,7 @@ export function SubscriptionPage({ id }: { id: number }) {
       });
       return;
     }
-    void run(() => change(next));
+    void run(() => change(chosen));
   };
   const renew = () =>
     run(async () => {
