@@ -3025,7 +3025,8 @@ export interface paths {
               code: string;
               created_at: string;
               currency: string | null;
-              discount_type: string;
+              /** @enum {unknown} */
+              discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
               excluded_product_ids: number[];
               expires_at: string | null;
               free_shipping: boolean;
@@ -3140,7 +3141,8 @@ export interface paths {
               code: string;
               created_at: string;
               currency: string | null;
-              discount_type: string;
+              /** @enum {unknown} */
+              discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
               excluded_product_ids: number[];
               expires_at: string | null;
               free_shipping: boolean;
@@ -3269,7 +3271,8 @@ export interface paths {
               code: string;
               created_at: string;
               currency: string | null;
-              discount_type: string;
+              /** @enum {unknown} */
+              discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
               excluded_product_ids: number[];
               expires_at: string | null;
               free_shipping: boolean;
@@ -3509,7 +3512,8 @@ export interface paths {
               code: string;
               created_at: string;
               currency: string | null;
-              discount_type: string;
+              /** @enum {unknown} */
+              discount_type: 'percent' | 'fixed_cart' | 'fixed_product';
               excluded_product_ids: number[];
               expires_at: string | null;
               free_shipping: boolean;
@@ -6044,7 +6048,91 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              base_currency: string;
+              /** @description The address as given at checkout */
+              billing: {
+                [key: string]: string;
+              };
+              coupons: {
+                code: string;
+                /** @description Decimal in the order's currency */
+                discount_tax: string;
+                /** @description Decimal in the order's currency */
+                discount_total: string;
+              }[];
+              created_at: string;
+              created_via: string;
+              currency: string;
+              currency_symbol: string;
+              customer_id: number | null;
+              customer_note: string;
+              /** @description Decimal in the order's currency */
+              discount_tax: string;
+              /** @description Decimal in the order's currency */
+              discount_total: string;
+              /** @description When a chargeback was first opened against the order */
+              disputed_at: string | null;
+              /** @description Units of the order currency per unit of the base currency */
+              exchange_rate: string;
+              id: number;
+              items: {
+                id: number;
+                name: string;
+                /** @description Decimal in the order's currency */
+                price: string;
+                product_id: number;
+                quantity: number;
+                subscription_id: number | null;
+                /** @description Decimal in the order's currency */
+                subtotal: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+                /** @description Decimal in the order's currency */
+                total_tax: string;
+                variation_id: number;
+              }[];
+              number: string;
+              order_key: string;
+              paid_at: string | null;
+              payment_method: string;
+              payment_method_title: string;
+              prices_include_tax: boolean;
+              rate_id: string;
+              /** @description What the order's refunds add up to */
+              refunded_total: string;
+              /** @description A renewal order's due payment */
+              renewal_due_at: string | null;
+              shipping: {
+                [key: string]: string;
+              };
+              shipping_lines: {
+                id: number;
+                method_id: string;
+                method_title: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+              }[];
+              /** @description Decimal in the order's currency */
+              shipping_tax: string;
+              /** @description Decimal in the order's currency */
+              shipping_total: string;
+              status: string;
+              subscription_id: number | null;
+              /** @description Decimal in the order's currency */
+              subtotal: string;
+              /** @description Decimal in the order's currency */
+              subtotal_tax: string;
+              /** @description Placed in test mode: no money was taken */
+              test: boolean;
+              /** @description Decimal in the order's currency */
+              total: string;
+              /** @description Decimal in the order's currency */
+              total_tax: string;
+              updated_at: string;
+            }[];
+          };
         };
       };
     };
@@ -6080,7 +6168,91 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              base_currency: string;
+              /** @description The address as given at checkout */
+              billing: {
+                [key: string]: string;
+              };
+              coupons: {
+                code: string;
+                /** @description Decimal in the order's currency */
+                discount_tax: string;
+                /** @description Decimal in the order's currency */
+                discount_total: string;
+              }[];
+              created_at: string;
+              created_via: string;
+              currency: string;
+              currency_symbol: string;
+              customer_id: number | null;
+              customer_note: string;
+              /** @description Decimal in the order's currency */
+              discount_tax: string;
+              /** @description Decimal in the order's currency */
+              discount_total: string;
+              /** @description When a chargeback was first opened against the order */
+              disputed_at: string | null;
+              /** @description Units of the order currency per unit of the base currency */
+              exchange_rate: string;
+              id: number;
+              items: {
+                id: number;
+                name: string;
+                /** @description Decimal in the order's currency */
+                price: string;
+                product_id: number;
+                quantity: number;
+                subscription_id: number | null;
+                /** @description Decimal in the order's currency */
+                subtotal: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+                /** @description Decimal in the order's currency */
+                total_tax: string;
+                variation_id: number;
+              }[];
+              number: string;
+              order_key: string;
+              paid_at: string | null;
+              payment_method: string;
+              payment_method_title: string;
+              prices_include_tax: boolean;
+              rate_id: string;
+              /** @description What the order's refunds add up to */
+              refunded_total: string;
+              /** @description A renewal order's due payment */
+              renewal_due_at: string | null;
+              shipping: {
+                [key: string]: string;
+              };
+              shipping_lines: {
+                id: number;
+                method_id: string;
+                method_title: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+              }[];
+              /** @description Decimal in the order's currency */
+              shipping_tax: string;
+              /** @description Decimal in the order's currency */
+              shipping_total: string;
+              status: string;
+              subscription_id: number | null;
+              /** @description Decimal in the order's currency */
+              subtotal: string;
+              /** @description Decimal in the order's currency */
+              subtotal_tax: string;
+              /** @description Placed in test mode: no money was taken */
+              test: boolean;
+              /** @description Decimal in the order's currency */
+              total: string;
+              /** @description Decimal in the order's currency */
+              total_tax: string;
+              updated_at: string;
+            };
+          };
         };
       };
     };
@@ -6189,7 +6361,20 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              currency: string;
+              id: number;
+              invoice_number: string | null;
+              issued_at: string;
+              kind: 'invoice' | 'credit_note';
+              number: string;
+              order_id: number;
+              refund_id: number | null;
+              /** @description Decimal in the order's currency */
+              total: string;
+            }[];
+          };
         };
       };
     };
@@ -6716,7 +6901,91 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              base_currency: string;
+              /** @description The address as given at checkout */
+              billing: {
+                [key: string]: string;
+              };
+              coupons: {
+                code: string;
+                /** @description Decimal in the order's currency */
+                discount_tax: string;
+                /** @description Decimal in the order's currency */
+                discount_total: string;
+              }[];
+              created_at: string;
+              created_via: string;
+              currency: string;
+              currency_symbol: string;
+              customer_id: number | null;
+              customer_note: string;
+              /** @description Decimal in the order's currency */
+              discount_tax: string;
+              /** @description Decimal in the order's currency */
+              discount_total: string;
+              /** @description When a chargeback was first opened against the order */
+              disputed_at: string | null;
+              /** @description Units of the order currency per unit of the base currency */
+              exchange_rate: string;
+              id: number;
+              items: {
+                id: number;
+                name: string;
+                /** @description Decimal in the order's currency */
+                price: string;
+                product_id: number;
+                quantity: number;
+                subscription_id: number | null;
+                /** @description Decimal in the order's currency */
+                subtotal: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+                /** @description Decimal in the order's currency */
+                total_tax: string;
+                variation_id: number;
+              }[];
+              number: string;
+              order_key: string;
+              paid_at: string | null;
+              payment_method: string;
+              payment_method_title: string;
+              prices_include_tax: boolean;
+              rate_id: string;
+              /** @description What the order's refunds add up to */
+              refunded_total: string;
+              /** @description A renewal order's due payment */
+              renewal_due_at: string | null;
+              shipping: {
+                [key: string]: string;
+              };
+              shipping_lines: {
+                id: number;
+                method_id: string;
+                method_title: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+              }[];
+              /** @description Decimal in the order's currency */
+              shipping_tax: string;
+              /** @description Decimal in the order's currency */
+              shipping_total: string;
+              status: string;
+              subscription_id: number | null;
+              /** @description Decimal in the order's currency */
+              subtotal: string;
+              /** @description Decimal in the order's currency */
+              subtotal_tax: string;
+              /** @description Placed in test mode: no money was taken */
+              test: boolean;
+              /** @description Decimal in the order's currency */
+              total: string;
+              /** @description Decimal in the order's currency */
+              total_tax: string;
+              updated_at: string;
+            };
+          };
         };
       };
     };
@@ -9906,10 +10175,14 @@ export interface paths {
               error_code: string | null;
               op_id: string;
               product_id: number;
-              results: {
+              results: ({
+                artifact_id: number;
+                error_code: string | null;
+                state: string;
+              } & {
                 [key: string]: unknown;
-              }[];
-              status: string;
+              })[];
+              status: 'running' | 'completed' | 'failed';
               updated_at: string;
             };
           };
@@ -10039,10 +10312,14 @@ export interface paths {
               error_code: string | null;
               op_id: string;
               product_id: number;
-              results: {
+              results: ({
+                artifact_id: number;
+                error_code: string | null;
+                state: string;
+              } & {
                 [key: string]: unknown;
-              }[];
-              status: string;
+              })[];
+              status: 'running' | 'completed' | 'failed';
               updated_at: string;
             };
           };
@@ -11379,10 +11656,14 @@ export interface paths {
               error_code: string | null;
               op_id: string;
               product_id: number;
-              results: {
+              results: ({
+                artifact_id: number;
+                error_code: string | null;
+                state: string;
+              } & {
                 [key: string]: unknown;
-              }[];
-              status: string;
+              })[];
+              status: 'running' | 'completed' | 'failed';
               updated_at: string;
             };
           };
@@ -11566,10 +11847,38 @@ export interface paths {
               acknowledgement: string;
               fingerprint: string;
               product_id: number;
-              targets: {
+              targets: ({
+                artifact_id: number;
+                file_name: string | null;
+                file_sha256: string | null;
+                file_size: number | null;
+                outstanding_tokens: number;
+                releases: ({
+                  is_current: boolean;
+                  status: string;
+                  version: string;
+                  version_id: number;
+                } & {
+                  [key: string]: unknown;
+                })[];
+                storage_driver: string;
+                stored: {
+                  exists: boolean;
+                  size: number | null;
+                } & {
+                  [key: string]: unknown;
+                };
+              } & {
                 [key: string]: unknown;
-              }[];
+              })[];
               totals: {
+                artifacts: number;
+                bytes: number;
+                current_releases: number;
+                outstanding_tokens: number;
+                published_releases: number;
+                releases: number;
+              } & {
                 [key: string]: unknown;
               };
             };
@@ -11877,10 +12186,14 @@ export interface paths {
               error_code: string | null;
               op_id: string;
               product_id: number;
-              results: {
+              results: ({
+                artifact_id: number;
+                error_code: string | null;
+                state: string;
+              } & {
                 [key: string]: unknown;
-              }[];
-              status: string;
+              })[];
+              status: 'running' | 'completed' | 'failed';
               updated_at: string;
             };
           };
@@ -15026,6 +15339,22 @@ export interface paths {
           };
           content: {
             'application/json': {
+              key_id: string;
+              resealed: number;
+              results: {
+                artifact_id: number;
+                error?: string;
+                from_key_id: string | null;
+                ok: boolean;
+              }[];
+              secrets: {
+                error?: string;
+                from_key_id: string | null;
+                ok: boolean;
+                secret: string;
+              }[];
+              secrets_resealed: number;
+            } & {
               [key: string]: unknown;
             };
           };
@@ -15119,6 +15448,60 @@ export interface paths {
           };
           content: {
             'application/json': {
+              automatic_driver: string | null;
+              automatic_reason: string;
+              counts: {
+                artifact_states: {
+                  [key: string]: number;
+                };
+                artifacts: {
+                  [key: string]: number;
+                };
+                failed_deletion_jobs: number;
+                public_sources: number;
+                releases: {
+                  [key: string]: number;
+                };
+              } & {
+                [key: string]: unknown;
+              };
+              drivers: string[];
+              encryption: {
+                algorithm: string;
+                artifacts_on_previous_keys: number;
+                artifacts_with_unknown_key: number;
+                key_file: string | null;
+                key_file_mode: string | null;
+                key_id: string | null;
+                key_source: string;
+                previous_key_ids: string[];
+                secrets_on_previous_keys: number;
+                secrets_with_unknown_key: number;
+              } & {
+                [key: string]: unknown;
+              };
+              max_upload_bytes: number;
+              public_roots: string[];
+              staging: {
+                bytes: number;
+                files: number;
+                path: string;
+              } & {
+                [key: string]: unknown;
+              };
+              vault: {
+                exists: boolean;
+                free_bytes: number | null;
+                mode: string | null;
+                path: string;
+                private: boolean;
+                public_root: string | null;
+                total_bytes: number | null;
+                writable: boolean;
+              } & {
+                [key: string]: unknown;
+              };
+            } & {
               [key: string]: unknown;
             };
           };
@@ -15471,7 +15854,26 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              billing_interval: number | null;
+              billing_period: string | null;
+              created_at: string;
+              currency: string | null;
+              id: number;
+              next_payment_at: string | null;
+              parent_order_id: number | null;
+              payment_method: string;
+              product_id: number;
+              quantity: number;
+              /** @description Decimal string */
+              recurring_total: string | null;
+              status: string;
+              updated_at: string;
+              user_id: number;
+              variation_id: number;
+            };
+          };
         };
       };
     };
@@ -15505,11 +15907,95 @@ export interface paths {
       requestBody?: never;
       responses: {
         /** @description Default Response */
-        200: {
+        201: {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              base_currency: string;
+              /** @description The address as given at checkout */
+              billing: {
+                [key: string]: string;
+              };
+              coupons: {
+                code: string;
+                /** @description Decimal in the order's currency */
+                discount_tax: string;
+                /** @description Decimal in the order's currency */
+                discount_total: string;
+              }[];
+              created_at: string;
+              created_via: string;
+              currency: string;
+              currency_symbol: string;
+              customer_id: number | null;
+              customer_note: string;
+              /** @description Decimal in the order's currency */
+              discount_tax: string;
+              /** @description Decimal in the order's currency */
+              discount_total: string;
+              /** @description When a chargeback was first opened against the order */
+              disputed_at: string | null;
+              /** @description Units of the order currency per unit of the base currency */
+              exchange_rate: string;
+              id: number;
+              items: {
+                id: number;
+                name: string;
+                /** @description Decimal in the order's currency */
+                price: string;
+                product_id: number;
+                quantity: number;
+                subscription_id: number | null;
+                /** @description Decimal in the order's currency */
+                subtotal: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+                /** @description Decimal in the order's currency */
+                total_tax: string;
+                variation_id: number;
+              }[];
+              number: string;
+              order_key: string;
+              paid_at: string | null;
+              payment_method: string;
+              payment_method_title: string;
+              prices_include_tax: boolean;
+              rate_id: string;
+              /** @description What the order's refunds add up to */
+              refunded_total: string;
+              /** @description A renewal order's due payment */
+              renewal_due_at: string | null;
+              shipping: {
+                [key: string]: string;
+              };
+              shipping_lines: {
+                id: number;
+                method_id: string;
+                method_title: string;
+                /** @description Decimal in the order's currency */
+                total: string;
+              }[];
+              /** @description Decimal in the order's currency */
+              shipping_tax: string;
+              /** @description Decimal in the order's currency */
+              shipping_total: string;
+              status: string;
+              subscription_id: number | null;
+              /** @description Decimal in the order's currency */
+              subtotal: string;
+              /** @description Decimal in the order's currency */
+              subtotal_tax: string;
+              /** @description Placed in test mode: no money was taken */
+              test: boolean;
+              /** @description Decimal in the order's currency */
+              total: string;
+              /** @description Decimal in the order's currency */
+              total_tax: string;
+              updated_at: string;
+            };
+          };
         };
       };
     };
@@ -15552,7 +16038,26 @@ export interface paths {
           headers: {
             [name: string]: unknown;
           };
-          content?: never;
+          content: {
+            'application/json': {
+              billing_interval: number | null;
+              billing_period: string | null;
+              created_at: string;
+              currency: string | null;
+              id: number;
+              next_payment_at: string | null;
+              parent_order_id: number | null;
+              payment_method: string;
+              product_id: number;
+              quantity: number;
+              /** @description Decimal string */
+              recurring_total: string | null;
+              status: string;
+              updated_at: string;
+              user_id: number;
+              variation_id: number;
+            };
+          };
         };
       };
     };

@@ -40,7 +40,7 @@ export type CouponPatchBody = Static<typeof CouponPatchBody>;
 export const CouponResponse = Type.Object({
   id: Type.Integer(),
   code: Type.String(),
-  discount_type: Type.String(),
+  discount_type: Type.Enum(['percent', 'fixed_cart', 'fixed_product']),
   amount: Type.String(),
   expires_at: Nullable(Type.String()),
   usage_limit: Nullable(Type.Integer()),

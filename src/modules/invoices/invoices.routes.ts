@@ -5,6 +5,19 @@ import type { App } from '../../http/types.js';
 import { renderPdf } from './invoices.pdf.js';
 import type { InvoicesService } from './invoices.service.js';
 
+/** One document of an order's list (InvoiceView). */
+const InvoiceListItem = Type.Object({
+  id: Type.Integer(),
+  kind: Type.Union([Type.Literal('invoice'), Type.Literal('credit_note')]),
+  number: Type.String(),
+  order_id: Type.Integer(),
+  refund_id: Type.Union([Type.Integer(), Type.Null()]),
+  invoice_number: Type.Union([Type.String(), Type.Null()]),
+  total: Type.String({ description: "Decimal in the order's currency" }),
+  currency: Type.String(),
+  issued_at: Type.String(),
+});
+
 const tags = ['orders'];
 const NoteParams = Type.Object({
   id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
@@ -23,6 +36,7 @@ export async function invoicesRoutes(app: App, opts: { invoices: InvoicesService
         tags,
         summary: "The order's invoice and credit notes, oldest first (administrator)",
         params: IdParams,
+        response: { 200: Type.Array(InvoiceListItem) },
       },
     },
     async (request) => invoices.list(request.params.id),

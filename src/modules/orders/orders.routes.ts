@@ -3,6 +3,7 @@ import { requireAdmin } from '../../http/auth.js';
 import { IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { actorOf } from '../audit/audit.model.js';
+import { Order } from './orders.schemas.js';
 import { ORDER_STATUSES, type OrdersService, SETTABLE_STATUSES } from './orders.service.js';
 
 const Status = Type.Union(ORDER_STATUSES.map((s) => Type.Literal(s)));
@@ -60,6 +61,7 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
         summary:
           'List orders (administrator), newest first unless sorted; X-WP-Total and X-WP-TotalPages carry the totals',
         querystring: ListQuery,
+        response: { 200: Type.Array(Order) },
       },
     },
     async (request, reply) => {
@@ -75,7 +77,7 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
     '/orders/:id',
     {
       preValidation: requireAdmin,
-      schema: { tags, summary: 'One order (administrator)', params: IdParams },
+      schema: { tags, summary: 'One order (administrator)', params: IdParams, response: { 200: Order } },
     },
     async (request) => orders.get(request.params.id),
   );
@@ -89,6 +91,7 @@ export async function ordersRoutes(app: App, opts: { orders: OrdersService }) {
         summary: "Change an order's status (administrator); a paid status issues its licenses once",
         params: IdParams,
         body: StatusBody,
+        response: { 200: Order },
       },
     },
     async (request) => orders.setStatus(request.params.id, request.body.status, actorOf(request)),

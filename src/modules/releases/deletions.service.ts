@@ -476,7 +476,7 @@ function presentJob(row: DeletionRow) {
     product_id: row.product_id,
     status: row.status,
     artifact_ids: JSON.parse(row.artifact_ids) as number[],
-    results: JSON.parse(row.results) as Record<string, unknown>[],
+    results: JSON.parse(row.results) as { artifact_id: number; state: string; error_code: string | null }[],
     error_code: row.error_code,
     attempts: row.attempts,
     created_at: row.created_at,

@@ -233,11 +233,40 @@ export const ArtifactResponse = Type.Object({
   ),
 });
 
-const Loose = Type.Object({}, { additionalProperties: true });
+// The answers below name the fields the console reads; any further field passes through as it is.
+const Open = <P extends Record<string, TSchema>>(properties: P) =>
+  Type.Object(properties, { additionalProperties: true });
+const Counts = Type.Record(Type.String(), Type.Integer());
+
 export const PreviewResponse = Type.Object({
   product_id: Type.Integer(),
-  targets: Type.Array(Loose),
-  totals: Loose,
+  targets: Type.Array(
+    Open({
+      artifact_id: Type.Integer(),
+      storage_driver: Type.String(),
+      file_name: Nullable(Type.String()),
+      file_size: Nullable(Type.Integer()),
+      file_sha256: Nullable(Type.String()),
+      stored: Open({ exists: Type.Boolean(), size: Nullable(Type.Integer()) }),
+      releases: Type.Array(
+        Open({
+          version_id: Type.Integer(),
+          version: Type.String(),
+          status: Type.String(),
+          is_current: Type.Boolean(),
+        }),
+      ),
+      outstanding_tokens: Type.Integer(),
+    }),
+  ),
+  totals: Open({
+    artifacts: Type.Integer(),
+    releases: Type.Integer(),
+    published_releases: Type.Integer(),
+    current_releases: Type.Integer(),
+    outstanding_tokens: Type.Integer(),
+    bytes: Type.Integer(),
+  }),
   acknowledgement: Type.String(),
   fingerprint: Hex64,
 });
@@ -245,9 +274,11 @@ export const PreviewResponse = Type.Object({
 export const DeletionJobResponse = Type.Object({
   op_id: Type.String(),
   product_id: Type.Integer(),
-  status: Type.String(),
+  status: Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]),
   artifact_ids: Type.Array(Type.Integer()),
-  results: Type.Array(Loose),
+  results: Type.Array(
+    Open({ artifact_id: Type.Integer(), state: Type.String(), error_code: Nullable(Type.String()) }),
+  ),
   error_code: Nullable(Type.String()),
   attempts: Type.Integer(),
   created_at: Type.String(),
@@ -255,4 +286,40 @@ export const DeletionJobResponse = Type.Object({
   completed_at: Nullable(Type.String()),
 });
 
-export const StorageStatusResponse = Type.Object({}, { additionalProperties: true });
+export const StorageStatusResponse = Open({
+  vault: Open({
+    path: Type.String(),
+    exists: Type.Boolean(),
+    writable: Type.Boolean(),
+    mode: Nullable(Type.String()),
+    private: Type.Boolean(),
+    public_root: Nullable(Type.String()),
+    free_bytes: Nullable(Type.Number()),
+    total_bytes: Nullable(Type.Number()),
+  }),
+  public_roots: Type.Array(Type.String()),
+  automatic_driver: Nullable(Type.String()),
+  automatic_reason: Type.String(),
+  drivers: Type.Array(Type.String()),
+  max_upload_bytes: Type.Number(),
+  encryption: Open({
+    algorithm: Type.String(),
+    key_source: Type.String(),
+    key_id: Nullable(Type.String()),
+    key_file: Nullable(Type.String()),
+    key_file_mode: Nullable(Type.String()),
+    previous_key_ids: Type.Array(Type.String()),
+    artifacts_on_previous_keys: Type.Integer(),
+    artifacts_with_unknown_key: Type.Integer(),
+    secrets_on_previous_keys: Type.Integer(),
+    secrets_with_unknown_key: Type.Integer(),
+  }),
+  staging: Open({ path: Type.String(), files: Type.Integer(), bytes: Type.Number() }),
+  counts: Open({
+    artifacts: Counts,
+    artifact_states: Counts,
+    releases: Counts,
+    public_sources: Type.Integer(),
+    failed_deletion_jobs: Type.Integer(),
+  }),
+});

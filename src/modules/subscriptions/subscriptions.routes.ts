@@ -3,9 +3,10 @@ import { requireAdmin, requireUser } from '../../http/auth.js';
 import { errors, IdParams, PlainText } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { actorOf } from '../audit/audit.model.js';
+import { Order } from '../orders/orders.schemas.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { SUBSCRIPTION_STATUSES } from './subscriptions.model.js';
-import { SubscriptionListItem, SubscriptionListQuery } from './subscriptions.schemas.js';
+import { SubscriptionListItem, SubscriptionListQuery, SubscriptionView } from './subscriptions.schemas.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
@@ -68,7 +69,12 @@ export async function subscriptionsRoutes(
     '/subscriptions/:id',
     {
       preValidation: requireAdmin,
-      schema: { tags, summary: 'One subscription (administrator)', params: IdParams },
+      schema: {
+        tags,
+        summary: 'One subscription (administrator)',
+        params: IdParams,
+        response: { 200: SubscriptionView },
+      },
     },
     async (request) => subscriptions.get(request.params.id),
   );
@@ -82,6 +88,7 @@ export async function subscriptionsRoutes(
         summary: 'Change the status; emits subscription.status_changed',
         params: IdParams,
         body: StatusBody,
+        response: { 200: SubscriptionView },
       },
     },
     async (request) =>
@@ -97,7 +104,12 @@ export async function subscriptionsRoutes(
     '/subscriptions/:id/renewal-orders',
     {
       preValidation: requireAdmin,
-      schema: { tags, summary: 'Create the pending renewal order of the due payment', params: IdParams },
+      schema: {
+        tags,
+        summary: 'Create the pending renewal order of the due payment',
+        params: IdParams,
+        response: { 201: Order },
+      },
     },
     async (request, reply) => {
       const order = await subscriptions.createRenewalOrder(request.params.id, actorOf(request));

@@ -25,6 +25,9 @@ const subscriptionFields = {
   updated_at: Type.String(),
 };
 
+/** One subscription (GET /subscriptions/:id, a status change). */
+export const SubscriptionView = Type.Object(subscriptionFields);
+
 export const SubscriptionListItem = Type.Object({
   ...subscriptionFields,
   user_email: Type.String({ description: "The customer's email; empty when the account is gone" }),

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { Link, Route, Router, Switch, useLocation } from 'wouter';
-import { get } from './api';
+import { api, ok } from './api';
 import { AppPasswords } from './screens/AppPasswords';
 import { Audit } from './screens/Audit';
 import { CouponPage, Coupons } from './screens/Coupons';
@@ -25,7 +25,6 @@ import { Subscriptions } from './screens/Subscriptions';
 import { TaxRates } from './screens/TaxRates';
 import { Webhooks } from './screens/Webhooks';
 import { useSession } from './session';
-import type { Settings } from './types';
 import { ErrorNote, Loading, Page } from './ui/feedback';
 
 // The dashboard brings uPlot: loaded on its own, so the first load stays small (docs/admin.md).
@@ -90,7 +89,7 @@ function Shell({ email }: { email: string }) {
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs on every change of location, by design
   useEffect(() => setMenuOpen(false), [location]);
   // The store's mode, shared with the screens that change it (Dashboard, Gateways, Settings).
-  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => ok(api.GET('/v1/settings')) });
 
   return (
     <>

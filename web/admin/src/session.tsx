@@ -1,7 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react';
-import { ApiError, get, onSessionLost, post, setNonce } from './api';
-import type { Session, User } from './types';
+import { ApiError, ok, onSessionLost, api as server, setNonce } from './api';
+import type { Session, User } from './resources';
 
 export type SessionState =
   | { status: 'loading' }
@@ -43,7 +43,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   // biome-ignore lint/correctness/useExhaustiveDependencies: `attempt` is how retry() asks again
   useEffect(() => {
     let live = true;
-    get<Session>('/auth/me').then(
+    ok(server.GET('/v1/auth/me')).then(
       (session) => live && accept(session),
       (error) => {
         if (!live) return;
@@ -70,7 +70,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       signedIn: accept,
       async signOut() {
         try {
-          await post('/auth/logout');
+          await ok(server.POST('/v1/auth/logout'));
         } catch (e) {
           // Already signed out on the server: the result is the same.
           if (!(e instanceof ApiError && e.status === 401)) throw e;

@@ -1,19 +1,15 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { del, get, post } from '../api';
+import { type Answer, api, ok } from '../api';
 import { when } from '../format';
-import type { AppPassword } from '../types';
+import type { AppPassword } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 
-interface Created {
-  uuid: string;
-  name: string;
-  password: string;
-}
+type Created = Answer<'/v1/users/me/application-passwords', 'post'>;
 
 /** Application passwords of the signed-in administrator, for scripts and CI (Basic auth). */
 export function AppPasswords() {
@@ -24,7 +20,7 @@ export function AppPasswords() {
   const [error, setError] = useState<unknown>(null);
   const list = useQuery({
     queryKey: ['app-passwords'],
-    queryFn: () => get<AppPassword[]>('/users/me/application-passwords'),
+    queryFn: () => ok(api.GET('/v1/users/me/application-passwords')),
   });
   const {
     register,
@@ -37,7 +33,7 @@ export function AppPasswords() {
     setError(null);
     setNotice('');
     try {
-      setCreated(await post<Created>('/users/me/application-passwords', { name: f.name.trim() }));
+      setCreated(await ok(api.POST('/v1/users/me/application-passwords', { body: { name: f.name.trim() } })));
       reset();
       await client.invalidateQueries({ queryKey: ['app-passwords'] });
     } catch (e) {
@@ -51,7 +47,9 @@ export function AppPasswords() {
       confirmLabel: 'Revoke password',
       danger: true,
       action: async () => {
-        await del(`/users/me/application-passwords/${p.uuid}`);
+        await ok(
+          api.DELETE('/v1/users/me/application-passwords/{uuid}', { params: { path: { uuid: p.uuid } } }),
+        );
         if (created?.uuid === p.uuid) setCreated(null);
         setNotice(`“${p.name}” is revoked.`);
         await client.invalidateQueries({ queryKey: ['app-passwords'] });

@@ -1,43 +1,14 @@
 import { useEffect, useId, useRef, useState } from 'react';
-import { ApiError, get, post } from '../api';
+import { type Answer, ApiError, api, ok } from '../api';
 import { bytes, when } from '../format';
-import type { Release } from '../types';
+import type { Release } from '../resources';
 import { Badge, ErrorNote, Loading } from '../ui/feedback';
 
 /** The preview's answer (docs/releases.md, 'Deleting artifacts'). */
-interface Preview {
-  targets: {
-    artifact_id: number;
-    storage_driver: string;
-    file_name: string | null;
-    file_size: number | null;
-    file_sha256: string | null;
-    stored: { exists: boolean; size: number | null };
-    releases: { version_id: number; version: string; status: string; is_current: boolean }[];
-    outstanding_tokens: number;
-  }[];
-  totals: {
-    artifacts: number;
-    releases: number;
-    published_releases: number;
-    current_releases: number;
-    outstanding_tokens: number;
-    bytes: number;
-  };
-  acknowledgement: string;
-  fingerprint: string;
-}
+type Preview = Answer<'/v1/software/products/{product_id}/artifact-deletions/preview', 'post'>;
 
 /** A deletion job (`GET /v1/software/artifact-deletions/{op}`). */
-interface Job {
-  op_id: string;
-  status: 'running' | 'completed' | 'failed';
-  artifact_ids: number[];
-  results: { artifact_id: number; state: string; error_code: string | null }[];
-  error_code: string | null;
-  attempts: number;
-  updated_at: string;
-}
+type Job = Answer<'/v1/software/artifact-deletions/{op}'>;
 
 /** The job a refusal carries: a failed run (`data.job`), or the one already deleting (`data.op_id`). */
 const jobOf = (e: unknown): Job | null =>
@@ -94,7 +65,14 @@ export function ArtifactDeletion({
     setTyped('');
     setPreview(null);
     try {
-      setPreview(await post<Preview>(`/software/products/${productId}/artifact-deletions/preview`, targets));
+      setPreview(
+        await ok(
+          api.POST('/v1/software/products/{product_id}/artifact-deletions/preview', {
+            params: { path: { product_id: productId } },
+            body: targets,
+          }),
+        ),
+      );
     } catch (e) {
       setError(e);
     } finally {
@@ -113,11 +91,12 @@ export function ArtifactDeletion({
     setError(null);
     try {
       finished(
-        await post<Job>(`/software/products/${productId}/artifact-deletions`, {
-          ...targets,
-          acknowledgement: typed,
-          fingerprint: preview.fingerprint,
-        }),
+        await ok(
+          api.POST('/v1/software/products/{product_id}/artifact-deletions', {
+            params: { path: { product_id: productId } },
+            body: { ...targets, acknowledgement: typed, fingerprint: preview.fingerprint },
+          }),
+        ),
       );
     } catch (e) {
       setError(e);
@@ -136,7 +115,11 @@ export function ArtifactDeletion({
     setBusy(true);
     setError(null);
     try {
-      finished(await post<Job>(`/software/artifact-deletions/${encodeURIComponent(op)}/retry`, {}));
+      finished(
+        await ok(
+          api.POST('/v1/software/artifact-deletions/{op}/retry', { params: { path: { op } }, body: {} }),
+        ),
+      );
     } catch (e) {
       setError(e);
       const failed = jobOf(e);
@@ -148,7 +131,7 @@ export function ArtifactDeletion({
   const show = async (op: string) => {
     setError(null);
     try {
-      setJob(await get<Job>(`/software/artifact-deletions/${encodeURIComponent(op)}`));
+      setJob(await ok(api.GET('/v1/software/artifact-deletions/{op}', { params: { path: { op } } })));
     } catch (e) {
       setError(e);
     }

@@ -1,8 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { getPage, query } from '../api';
+import { api, page, query } from '../api';
 import { when } from '../format';
-import type { AuditEvent } from '../types';
+import type { AuditEvent } from '../resources';
 import { ErrorNote, Loading, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor, DataTable } from '../ui/table';
@@ -107,9 +107,10 @@ const JOBS: Record<string, string> = {
 
 /** Who made a change: a person's email, a site, or Tollgate itself and which of its jobs. */
 function actorName(actor: AuditEvent['actor']): string {
-  if (!('kind' in actor)) return actor.email;
-  if (actor.kind === 'site') return `Site ${actor.name}`;
-  return `Tollgate (${JOBS[actor.name] ?? actor.name})`;
+  const name = actor.name ?? '';
+  if (actor.kind === 'site') return `Site ${name}`;
+  if (actor.kind === 'system') return `Tollgate (${JOBS[name] ?? name})`;
+  return actor.email ?? '';
 }
 
 const col = columnsFor<AuditEvent>();
@@ -144,9 +145,8 @@ const historyColumns = [...whoWhen, ...rest];
 export function Audit() {
   const l = useServerList({
     key: ['audit-events'],
-    path: '/audit-events',
     names: ['entity_type'],
-    fetchPage: getPage<AuditEvent>,
+    fetchPage: (query) => page(api.GET('/v1/audit-events', { params: { query } })),
     defaultPerPage: 50,
   });
 
@@ -182,7 +182,11 @@ export function History({ type, id }: { type: 'license' | 'product' | 'order'; i
   const events = useQuery({
     queryKey: ['audit-events', { type, id }],
     queryFn: () =>
-      getPage<AuditEvent>(`/audit-events${query({ entity_type: type, entity_id: id, per_page: 20 })}`),
+      page(
+        api.GET('/v1/audit-events', {
+          params: { query: { entity_type: type, entity_id: id, page: 1, per_page: 20 } },
+        }),
+      ),
   });
   return (
     <section aria-labelledby="history">

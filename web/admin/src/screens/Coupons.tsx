@@ -2,10 +2,10 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link, useLocation } from 'wouter';
-import { del, get, getPage, patch, post } from '../api';
+import { api, ok, page } from '../api';
 import { day } from '../format';
 import { inputLimits } from '../limits';
-import type { Coupon } from '../types';
+import type { Coupon } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field, showFieldErrors } from '../ui/form';
@@ -46,7 +46,11 @@ const columns = [
 
 /** Coupons: server pages (GET /v1/coupons, X-WP-Total), newest first. */
 export function Coupons() {
-  const l = useServerList({ key: ['coupons'], path: '/coupons', names: [], fetchPage: getPage<Coupon> });
+  const l = useServerList({
+    key: ['coupons'],
+    names: [],
+    fetchPage: (query) => page(api.GET('/v1/coupons', { params: { query } })),
+  });
   return (
     <Page
       title="Coupons"
@@ -108,7 +112,7 @@ export function CouponPage({ id }: { id: number | null }) {
   const valid = id === null || (Number.isInteger(id) && id > 0);
   const coupon = useQuery({
     queryKey: ['coupon', id],
-    queryFn: () => get<Coupon>(`/coupons/${id}`),
+    queryFn: () => ok(api.GET('/v1/coupons/{id}', { params: { path: { id: Number(id) } } })),
     enabled: id !== null && valid,
   });
   if (!valid) {
@@ -163,10 +167,13 @@ function CouponEditor({ coupon }: { coupon: Coupon | null }) {
     };
     try {
       if (coupon) {
-        client.setQueryData(['coupon', coupon.id], await patch<Coupon>(`/coupons/${coupon.id}`, body));
+        client.setQueryData(
+          ['coupon', coupon.id],
+          await ok(api.PATCH('/v1/coupons/{id}', { params: { path: { id: coupon.id } }, body })),
+        );
         setNotice('The coupon is saved.');
       } else {
-        const created = await post<Coupon>('/coupons', body);
+        const created = await ok(api.POST('/v1/coupons', { body }));
         navigate(`/coupons/${created.id}`, { replace: true });
       }
       await client.invalidateQueries({ queryKey: ['coupons'] });
@@ -186,7 +193,7 @@ function CouponEditor({ coupon }: { coupon: Coupon | null }) {
       confirmLabel: 'Delete coupon',
       danger: true,
       action: async () => {
-        await del(`/coupons/${coupon.id}`);
+        await ok(api.DELETE('/v1/coupons/{id}', { params: { path: { id: coupon.id } } }));
         await client.invalidateQueries({ queryKey: ['coupons'] });
         navigate('/coupons', { replace: true });
       },

@@ -1,9 +1,9 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { get, getPage, query } from '../api';
+import { api, ok, page } from '../api';
 import { day, when } from '../format';
-import type { License, LicenseList, Order, SubscriptionListItem, User } from '../types';
+import type { LicenseListItem, Order, User } from '../resources';
 import { Badge, beforeLoaded, Page } from '../ui/feedback';
 import { ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
@@ -63,10 +63,9 @@ const columns = [
 export function Customers() {
   const l = useServerList({
     key: ['users', 'customer'],
-    path: '/users',
     names: ['search', 'sort', 'order'],
     fixed: { role: 'customer' },
-    fetchPage: getPage<User>,
+    fetchPage: (query) => page(api.GET('/v1/users', { params: { query } })),
   });
 
   return (
@@ -95,7 +94,7 @@ export function Customers() {
   );
 }
 
-const licenseCol = columnsFor<License>();
+const licenseCol = columnsFor<LicenseListItem>();
 const licenseColumns = [
   licenseKeyColumn,
   licenseCol.accessor('product_name', { header: 'Product' }),
@@ -115,15 +114,21 @@ const back = <Link href="/customers">← Customers</Link>;
  */
 export function CustomerPage({ id }: { id: number }) {
   const valid = Number.isInteger(id) && id > 0;
-  const user = useQuery({ queryKey: ['user', id], queryFn: () => get<User>(`/users/${id}`), enabled: valid });
+  const user = useQuery({
+    queryKey: ['user', id],
+    queryFn: () => ok(api.GET('/v1/users/{id}', { params: { path: { id } } })),
+    enabled: valid,
+  });
   const orderPaging = usePaging();
   const licensePaging = usePaging();
   const subscriptionPaging = usePaging();
   const orders = useQuery({
     queryKey: ['orders', { customer: id, page: orderPaging.page, perPage: orderPaging.perPage }],
     queryFn: () =>
-      getPage<Order>(
-        `/orders${query({ customer_id: id, page: orderPaging.page, per_page: orderPaging.perPage })}`,
+      page(
+        api.GET('/v1/orders', {
+          params: { query: { customer_id: id, page: orderPaging.page, per_page: orderPaging.perPage } },
+        }),
       ),
     enabled: valid,
     placeholderData: keepPreviousData,
@@ -131,8 +136,10 @@ export function CustomerPage({ id }: { id: number }) {
   const licenses = useQuery({
     queryKey: ['licenses', { user: id, page: licensePaging.page, perPage: licensePaging.perPage }],
     queryFn: () =>
-      get<LicenseList>(
-        `/licenses${query({ user_id: id, page: licensePaging.page, per_page: licensePaging.perPage })}`,
+      ok(
+        api.GET('/v1/licenses', {
+          params: { query: { user_id: id, page: licensePaging.page, per_page: licensePaging.perPage } },
+        }),
       ).then((l) => ({ rows: l.licenses, total: l.total })),
     enabled: valid,
     placeholderData: keepPreviousData,
@@ -143,12 +150,12 @@ export function CustomerPage({ id }: { id: number }) {
       { user: id, page: subscriptionPaging.page, perPage: subscriptionPaging.perPage },
     ],
     queryFn: () =>
-      getPage<SubscriptionListItem>(
-        `/subscriptions${query({
-          user_id: id,
-          page: subscriptionPaging.page,
-          per_page: subscriptionPaging.perPage,
-        })}`,
+      page(
+        api.GET('/v1/subscriptions', {
+          params: {
+            query: { user_id: id, page: subscriptionPaging.page, per_page: subscriptionPaging.perPage },
+          },
+        }),
       ),
     enabled: valid,
     placeholderData: keepPreviousData,

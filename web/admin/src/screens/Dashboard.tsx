@@ -4,7 +4,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './dashboard.css';
 import { Link } from 'wouter';
-import { get } from '../api';
+import { type Answer, api, ok } from '../api';
 import { when } from '../format';
 import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
 import { ChoiceSelect } from '../ui/list';
@@ -13,56 +13,8 @@ import { useUrlState } from '../ui/url';
 import { FirstHour } from './FirstHour';
 
 /** GET /v1/reports/dashboard (docs/api.md, 'Reports'). */
-interface DayCount {
-  day: string;
-  count: number;
-}
-interface Series {
-  total: number;
-  per_day: DayCount[];
-}
-interface Report {
-  days: number;
-  from: string;
-  to: string;
-  sales: {
-    currency: string;
-    decimals: number;
-    orders: number;
-    total_minor: number;
-    total: string;
-    per_day: { day: string; orders: number; total_minor: number; total: string }[];
-  }[];
-  new_licenses: Series;
-  activations: { active: number; staging: number; total: number; per_day: DayCount[] };
-  update_checks: Series;
-  downloads: Series;
-  failing_webhooks: {
-    count: number;
-    latest: {
-      event_id: string;
-      event: string;
-      status: string;
-      attempts: number;
-      failed_at: string;
-      response_code: number | null;
-      error: string | null;
-    }[];
-  };
-  drafts: {
-    count: number;
-    latest: {
-      release_id: number;
-      product_id: number;
-      product_name: string;
-      version: string;
-      created_at: string;
-    }[];
-  };
-  renewal_rate: { renewals: number; lapsed: number; rate: number | null };
-  upgrade_revenue: { currency: string; total: string; items: number }[];
-  mrr: { currency: string; total: string; subscriptions: number }[];
-}
+type Report = Answer<'/v1/reports/dashboard'>;
+type DayCount = Report['activations']['per_day'][number];
 
 /** Amounts of several currencies on one line: "98.00 USD · 20.00 EUR", or "0". */
 const amounts = (rows: { currency: string; total: string }[]) =>
@@ -204,7 +156,7 @@ export function Dashboard() {
   const days = PERIODS.some(([v]) => v === wanted) ? wanted : '30';
   const report = useQuery({
     queryKey: ['reports', 'dashboard', days],
-    queryFn: () => get<Report>(`/reports/dashboard?days=${days}`),
+    queryFn: () => ok(api.GET('/v1/reports/dashboard', { params: { query: { days: Number(days) } } })),
     placeholderData: keepPreviousData,
   });
   const r = report.data;

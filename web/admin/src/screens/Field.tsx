@@ -1,20 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { get, query } from '../api';
+import { type Answer, api, ok } from '../api';
 import { ErrorNote, Loading } from '../ui/feedback';
 import { columnsFor, DataTable } from '../ui/table';
 
 /** GET /v1/software/products/{id}/field (docs/api.md, 'Reports'). */
-export interface FieldReport {
-  product_id: number;
-  from: string;
-  to: string;
-  days: { day: string; sites: number; versions: { version: string; sites: number }[] }[];
-  as_of: string | null;
-  sites: number;
-  platforms: { platform: string; version: string; sites: number; share: number }[];
-  php: { version: string; sites: number; share: number }[];
-}
+export type FieldReport = Answer<'/v1/software/products/{product_id}/field'>;
 
 const RANGES = [
   { days: 7, label: 'Last 7 days' },
@@ -43,7 +34,12 @@ export function FieldSection({ productId }: { productId: number }) {
   const report = useQuery({
     queryKey: ['field', productId, days],
     // The server counts the days from its own today.
-    queryFn: () => get<FieldReport>(`/software/products/${productId}/field${query({ days })}`),
+    queryFn: () =>
+      ok(
+        api.GET('/v1/software/products/{product_id}/field', {
+          params: { path: { product_id: productId }, query: { days } },
+        }),
+      ),
     placeholderData: (previous) => previous,
   });
   const r = report.data;

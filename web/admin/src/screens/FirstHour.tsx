@@ -1,8 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { Link } from 'wouter';
-import { ApiError, del, get, getPage, patch, post } from '../api';
-import type { Gateway, Product, Settings, Versions } from '../types';
+import { ApiError, api, ok, page } from '../api';
 import { ConfirmDialog, type ConfirmRequest } from '../ui/confirm';
 import { ErrorNote, Notice } from '../ui/feedback';
 
@@ -21,18 +20,20 @@ interface Step {
 
 /** What the checklist reads: the store's own data, each a query the other screens share. */
 function useChecklist() {
-  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
-  const gateways = useQuery({ queryKey: ['gateways'], queryFn: () => get<Gateway[]>('/payment-gateways') });
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => ok(api.GET('/v1/settings')) });
+  const gateways = useQuery({ queryKey: ['gateways'], queryFn: () => ok(api.GET('/v1/payment-gateways')) });
   const products = useQuery({
     queryKey: ['first-hour', 'products'],
-    queryFn: () => getPage<Product>('/products?per_page=100'),
+    queryFn: () => page(api.GET('/v1/products', { params: { query: { page: 1, per_page: 100 } } })),
   });
   const distributed = (products.data?.rows ?? []).filter((p) => p.software_enabled === 'yes');
   const released = useQuery({
     queryKey: ['first-hour', 'releases', distributed.map((p) => p.id)],
     queryFn: async () => {
       for (const p of distributed.slice(0, 10)) {
-        const v = await get<Versions>(`/software/products/${p.id}/versions`);
+        const v = await ok(
+          api.GET('/v1/software/products/{product_id}/versions', { params: { path: { product_id: p.id } } }),
+        );
         if (v.releases.length > 0) return true;
       }
       return false;
@@ -41,7 +42,7 @@ function useChecklist() {
   });
   const orders = useQuery({
     queryKey: ['first-hour', 'orders'],
-    queryFn: () => getPage<unknown>('/orders?per_page=1'),
+    queryFn: () => page(api.GET('/v1/orders', { params: { query: { page: 1, per_page: 1 } } })),
   });
   const s = settings.data;
   const loaded = s && gateways.data && products.data && released.data !== undefined && orders.data;
@@ -154,8 +155,8 @@ export function FirstHour() {
         </>
       ),
       action: async () => {
-        if (deleteTestData.current) await del('/test-data');
-        await patch<Settings>('/settings', { store_mode: 'live' });
+        if (deleteTestData.current) await ok(api.DELETE('/v1/test-data'));
+        await ok(api.PATCH('/v1/settings', { body: { store_mode: 'live' } }));
         await client.invalidateQueries();
         setNotice('The store is live: payments are real.');
       },
@@ -211,7 +212,7 @@ function TestEmail() {
     setBusy(true);
     setResult(null);
     try {
-      const r = await post<{ to: string }>('/mail/test', {});
+      const r = await ok(api.POST('/v1/mail/test', { body: {} }));
       setResult({ ok: true, text: `A test email was sent to ${r.to}.` });
     } catch (e) {
       const smtp =

@@ -1,8 +1,8 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState } from 'react';
 import { Link } from 'wouter';
-import { ApiError, get, patch } from '../api';
-import type { Gateway, Settings } from '../types';
+import { ApiError, api, ok } from '../api';
+import type { Gateway } from '../resources';
 import { useHashFocus } from '../ui/anchor';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 
@@ -15,8 +15,8 @@ import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 const OFFLINE = new Set(['bacs', 'cheque']);
 
 export function Gateways() {
-  const list = useQuery({ queryKey: ['gateways'], queryFn: () => get<Gateway[]>('/payment-gateways') });
-  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
+  const list = useQuery({ queryKey: ['gateways'], queryFn: () => ok(api.GET('/v1/payment-gateways')) });
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => ok(api.GET('/v1/settings')) });
   useHashFocus(!!list.data);
   const live = settings.data?.store_mode === 'live';
   return (
@@ -54,7 +54,9 @@ function GatewayCard({ gateway, live }: { gateway: Gateway; live: boolean }) {
     setError(null);
     setNotice('');
     try {
-      const saved = await patch<Gateway>(`/payment-gateways/${gateway.id}`, changes);
+      const saved = await ok(
+        api.PATCH('/v1/payment-gateways/{id}', { params: { path: { id: gateway.id } }, body: changes }),
+      );
       client.setQueryData<Gateway[]>(['gateways'], (all) => all?.map((g) => (g.id === saved.id ? saved : g)));
       setCurrencies(saved.currencies.join(', '));
       setInstructions(saved.instructions);

@@ -2,9 +2,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link } from 'wouter';
-import { del, get, patch, post } from '../api';
+import { api, type Body, ok } from '../api';
 import { day, limit, parseUtc, when } from '../format';
-import type { Activation, License, LicenseWithActivations } from '../types';
+import type { Activation, License } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { columnsFor, DataTable } from '../ui/table';
@@ -19,7 +19,7 @@ export function LicensePage({ id }: { id: number }) {
   const confirm = useConfirm();
   const license = useQuery({
     queryKey: ['license', id],
-    queryFn: () => get<LicenseWithActivations>(`/licenses/${id}`),
+    queryFn: () => ok(api.GET('/v1/licenses/{id}', { params: { path: { id } } })),
     enabled: Number.isInteger(id) && id > 0,
   });
   const refresh = async (message: string) => {
@@ -50,7 +50,7 @@ export function LicensePage({ id }: { id: number }) {
       confirmLabel: 'Revoke license',
       danger: true,
       action: async () => {
-        await del(`/licenses/${l.id}`);
+        await ok(api.DELETE('/v1/licenses/{id}', { params: { path: { id: l.id } } }));
         await refresh('The license is revoked.');
       },
     });
@@ -62,7 +62,9 @@ export function LicensePage({ id }: { id: number }) {
       body: <p>It works again on its sites, as before it was suspended.</p>,
       confirmLabel: 'Reinstate license',
       action: async () => {
-        await patch(`/licenses/${l.id}`, { status: 'active' });
+        await ok(
+          api.PATCH('/v1/licenses/{id}', { params: { path: { id: l.id } }, body: { status: 'active' } }),
+        );
         await refresh('The license is active again.');
       },
     });
@@ -81,7 +83,12 @@ export function LicensePage({ id }: { id: number }) {
       action: async () => {
         // The administrator route (docs/licensing.md, section 7): no license key, and it works
         // even when licensing or customer deactivation is switched off.
-        await post(`/licenses/${l.id}/activations/${a.id}/deactivate`);
+        await ok(
+          api.POST('/v1/licenses/{id}/activations/{activation_id}/deactivate', {
+            params: { path: { id: l.id, activation_id: a.id } },
+            body: {},
+          }),
+        );
         await refresh(`${a.domain} is deactivated.`);
       },
     });
@@ -236,7 +243,8 @@ function ChangeLicense({
   const limitForm = useForm<LimitForm>({ values: { activation_limit: String(license.activation_limit) } });
   const expiryForm = useForm<ExpiryForm>({ values: { date: dateInput(license.expires_at) } });
   const change = useMutation({
-    mutationFn: (body: Record<string, unknown>) => patch<License>(`/licenses/${license.id}`, body),
+    mutationFn: (body: Body<'/v1/licenses/{id}', 'patch'>) =>
+      ok(api.PATCH('/v1/licenses/{id}', { params: { path: { id: license.id } }, body })),
   });
 
   // A refusal is shown from `change.error`, in words; nothing else is to be done with it here.

@@ -1,15 +1,15 @@
 import { Link } from 'wouter';
-import { get } from '../api';
+import { api, ok } from '../api';
 import { day, limit } from '../format';
 import { inputLimits } from '../limits';
-import type { License, LicenseList } from '../types';
+import type { LicenseListItem } from '../resources';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 import { TEST_CHOICES } from './Orders';
 import { ProductFilter } from './Products';
 
-const col = columnsFor<License>();
+const col = columnsFor<LicenseListItem>();
 /** A license's key, linked to its page (in every list of licenses). */
 export const licenseKeyColumn = col.accessor('license_key', {
   header: 'License key',
@@ -58,9 +58,9 @@ export function Licenses() {
   // The server sorts (docs/licensing.md, section 7); '' is its default, newest first.
   const l = useServerList({
     key: ['licenses'],
-    path: '/licenses',
     names: ['search', 'status', 'product_id', 'test', 'sort', 'order'],
-    fetchPage: (url) => get<LicenseList>(url).then((r) => ({ rows: r.licenses, total: r.total })),
+    fetchPage: (query) =>
+      ok(api.GET('/v1/licenses', { params: { query } })).then((r) => ({ rows: r.licenses, total: r.total })),
   });
 
   return (

@@ -1,9 +1,9 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { get, getPage, post } from '../api';
+import { api, ok, page } from '../api';
 import { when } from '../format';
-import type { MailMessage, Settings } from '../types';
+import type { MailMessage } from '../resources';
 import { Badge, ErrorNote, Notice, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, RowButton, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
@@ -40,12 +40,11 @@ export function Mail() {
   const [notice, setNotice] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<number | null>(null);
-  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => ok(api.GET('/v1/settings')) });
   const l = useServerList({
     key: ['mail-messages'],
-    path: '/mail/messages',
     names: ['status'],
-    fetchPage: getPage<MailMessage>,
+    fetchPage: (query) => page(api.GET('/v1/mail/messages', { params: { query } })),
     defaultPerPage: 20,
   });
 
@@ -54,7 +53,7 @@ export function Mail() {
     setNotice('');
     setBusy(m.id);
     try {
-      await post(`/mail/messages/${m.id}/resend`);
+      await ok(api.POST('/v1/mail/messages/{id}/resend', { params: { path: { id: m.id } }, body: {} }));
       setNotice(`${KINDS[m.kind] ?? m.kind} to ${m.recipient} will be sent again.`);
       await client.invalidateQueries({ queryKey: ['mail-messages'] });
     } catch (e) {

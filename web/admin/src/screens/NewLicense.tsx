@@ -2,8 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link, useLocation, useSearch } from 'wouter';
-import { get, getPage, post, query } from '../api';
-import type { License, User } from '../types';
+import { api, ok, page } from '../api';
 import { ErrorNote, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { positive } from '../ui/url';
@@ -39,12 +38,17 @@ export function NewLicense() {
   const searchId = useId();
   const found = useQuery({
     queryKey: ['users', 'customer', { search: term, per_page: 10 }],
-    queryFn: () => getPage<User>(`/users${query({ role: 'customer', search: term, per_page: 10 })}`),
+    queryFn: () =>
+      page(
+        api.GET('/v1/users', {
+          params: { query: { role: 'customer', search: term, page: 1, per_page: 10 } },
+        }),
+      ),
     enabled: term !== '',
   });
   const preset = useQuery({
     queryKey: ['user', given],
-    queryFn: () => get<User>(`/users/${given}`),
+    queryFn: () => ok(api.GET('/v1/users/{id}', { params: { path: { id: given } } })),
     enabled: given > 0,
   });
   const {
@@ -78,25 +82,33 @@ export function NewLicense() {
     try {
       let userId = Number(f.user_id);
       if (f.customer === 'new') {
-        const user = await post<User>('/users', {
-          email: f.email.trim(),
-          password: f.password,
-          role: 'customer',
-          ...(f.first_name.trim() ? { first_name: f.first_name.trim() } : {}),
-          ...(f.last_name.trim() ? { last_name: f.last_name.trim() } : {}),
-        });
+        const user = await ok(
+          api.POST('/v1/users', {
+            body: {
+              email: f.email.trim(),
+              password: f.password,
+              role: 'customer',
+              ...(f.first_name.trim() ? { first_name: f.first_name.trim() } : {}),
+              ...(f.last_name.trim() ? { last_name: f.last_name.trim() } : {}),
+            },
+          }),
+        );
         userId = user.id;
         // The account exists now: should the license be refused, trying again must not create it twice.
         setValue('customer', 'existing');
         setValue('user_id', String(user.id));
       }
-      const license = await post<License>('/licenses', {
-        product_id: Number(f.product_id),
-        user_id: userId,
-        ...(f.variation_id ? { variation_id: Number(f.variation_id) } : {}),
-        ...(f.activation_limit !== '' ? { activation_limit: Number(f.activation_limit) } : {}),
-        ...(f.expires ? { usage_expires_at: `${f.expires}T23:59:59Z` } : {}),
-      });
+      const license = await ok(
+        api.POST('/v1/licenses', {
+          body: {
+            product_id: Number(f.product_id),
+            user_id: userId,
+            ...(f.variation_id ? { variation_id: Number(f.variation_id) } : {}),
+            ...(f.activation_limit !== '' ? { activation_limit: Number(f.activation_limit) } : {}),
+            ...(f.expires ? { usage_expires_at: `${f.expires}T23:59:59Z` } : {}),
+          },
+        }),
+      );
       await client.invalidateQueries({ queryKey: ['licenses'] });
       navigate(`/licenses/${license.id}`);
     } catch (e) {

@@ -4,9 +4,9 @@ import { useForm } from 'react-hook-form';
 import { useLocation } from 'wouter';
 // The server's own slug of a name, shown until the owner types one.
 import { slugBase } from '../../../../src/modules/catalogue/slug.js';
-import { ApiError, patch, post } from '../api';
+import { ApiError, api, type Body, ok } from '../api';
 import { inputLimits } from '../limits';
-import type { Product } from '../types';
+import type { Product } from '../resources';
 import { ErrorNote } from '../ui/feedback';
 import { Field } from '../ui/form';
 
@@ -33,8 +33,8 @@ const MONEY = { value: /^\d{1,9}(\.\d{1,6})?$/, message: 'A price such as 49.00.
 const SLUG = { value: /^[a-z0-9-]{1,100}$/, message: '1 to 100 characters: a-z, 0-9 and hyphens.' };
 
 /** The updates choice as the entitlement policy the API stores (docs/catalogue.md). */
-function policyOf(f: NewProductValues) {
-  const usage = { mode: f.billing === 'once' ? 'lifetime' : 'subscription' };
+function policyOf(f: NewProductValues): Body<'/v1/products', 'post'>['entitlement_policy'] {
+  const usage = { mode: f.billing === 'once' ? ('lifetime' as const) : ('subscription' as const) };
   if (f.updates === 'lifetime') return { usage, updates: { mode: 'license' } };
   const days = f.updates === 'year' ? 365 : Number(f.updates_days);
   return { usage, updates: { mode: 'days', days }, support: { mode: 'days', days } };
@@ -85,19 +85,23 @@ export function NewProductForm() {
     let product = created.current;
     try {
       if (!product) {
-        product = await post<Product>('/products', {
-          name: f.name.trim(),
-          short_description: f.short_description.trim(),
-          price: f.price,
-          type: f.billing === 'once' ? 'simple' : 'subscription',
-          ...(f.billing === 'once' ? {} : { subscription: { period: f.billing, interval: 1 } }),
-          // Software is published once its download name is set: never on sale without it.
-          status: f.software ? 'draft' : f.status,
-          virtual: true,
-          licensing_enabled: 'yes',
-          activation_limit: f.sites === '' ? null : Number(f.sites),
-          entitlement_policy: policyOf(f),
-        });
+        product = await ok(
+          api.POST('/v1/products', {
+            body: {
+              name: f.name.trim(),
+              short_description: f.short_description.trim(),
+              price: f.price,
+              type: f.billing === 'once' ? 'simple' : 'subscription',
+              ...(f.billing === 'once' ? {} : { subscription: { period: f.billing, interval: 1 } }),
+              // Software is published once its download name is set: never on sale without it.
+              status: f.software ? 'draft' : f.status,
+              virtual: true,
+              licensing_enabled: 'yes',
+              activation_limit: f.sites === '' ? null : Number(f.sites),
+              entitlement_policy: policyOf(f),
+            },
+          }),
+        );
         created.current = product;
       }
     } catch (e) {
@@ -106,12 +110,15 @@ export function NewProductForm() {
     }
     if (f.software) {
       try {
-        await post(`/software/products/${product.id}/config`, {
-          slug: f.slug,
-          software_enabled: 'yes',
-          licensing_enabled: 'yes',
-        });
-        if (f.status === 'publish') await patch<Product>(`/products/${product.id}`, { status: 'publish' });
+        const at = { path: { id: product.id } };
+        await ok(
+          api.POST('/v1/software/products/{product_id}/config', {
+            params: { path: { product_id: product.id } },
+            body: { slug: f.slug, software_enabled: 'yes', licensing_enabled: 'yes' },
+          }),
+        );
+        if (f.status === 'publish')
+          await ok(api.PATCH('/v1/products/{id}', { params: at, body: { status: 'publish' } }));
       } catch (e) {
         // The product exists as a draft: the owner reads so, at the field, and creating again finishes it.
         const code = e instanceof ApiError ? e.code : '';

@@ -1,9 +1,9 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { get, post, query } from '../api';
+import { api, type Body, ok } from '../api';
 import { when } from '../format';
-import type { License, LicenseList, Order } from '../types';
+import type { LicenseListItem, Order } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
@@ -21,12 +21,15 @@ const back = <Link href="/orders">← Orders</Link>;
 const STOPPING = new Set(['cancelled', 'failed']);
 
 const itemCol = columnsFor<Order['items'][number]>();
-const licenseCol = columnsFor<License>();
+const licenseCol = columnsFor<LicenseListItem>();
 const licenseColumns = [
   licenseKeyColumn,
   licenseCol.accessor('product_name', { header: 'Product' }),
   licenseCol.accessor('status', { header: 'Status', cell: (c) => <Badge value={c.getValue()} /> }),
 ];
+
+/** The statuses the console can set (its select offers only these). */
+type Settable = Body<'/v1/orders/{id}/status', 'post'>['status'];
 
 /**
  * One order (GET /v1/orders/{id}): items, totals, buyer, the licenses it issued, and its status
@@ -41,28 +44,33 @@ export function OrderPage({ id }: { id: number }) {
   const valid = Number.isInteger(id) && id > 0;
   const order = useQuery({
     queryKey: ['order', id],
-    queryFn: () => get<Order>(`/orders/${id}`),
+    queryFn: () => ok(api.GET('/v1/orders/{id}', { params: { path: { id } } })),
     enabled: valid,
   });
   const customerId = order.data?.customer_id ?? null;
   // GET /v1/licenses has no order filter: the customer's licenses, kept when they name this order.
   const licenses = useQuery({
     queryKey: ['licenses', { user_id: customerId, order: id }],
-    queryFn: () => get<LicenseList>(`/licenses${query({ user_id: customerId, per_page: 500 })}`),
+    queryFn: () =>
+      ok(
+        api.GET('/v1/licenses', {
+          params: { query: { user_id: customerId ?? undefined, page: 1, per_page: 500 } },
+        }),
+      ),
     enabled: customerId !== null,
     select: (list) => list.licenses.filter((l) => l.order_id === id),
   });
-  const [chosen, setChosen] = useState('');
+  const [chosen, setChosen] = useState<Settable | ''>('');
 
   const gate = beforeLoaded('order', valid, order, back);
   if (gate || !order.data) return gate;
   const o = order.data;
   const next = chosen || o.status;
 
-  const change = async (status: string) => {
+  const change = async (status: Settable) => {
     setError(null);
     setNotice('');
-    await post<Order>(`/orders/${o.id}/status`, { status });
+    await ok(api.POST('/v1/orders/{id}/status', { params: { path: { id: o.id } }, body: { status } }));
     setNotice(`Order #${o.number} is now ${orderStatusLabel(status)}.`);
     setChosen('');
     await client.invalidateQueries({ queryKey: ['order', id] });
@@ -71,25 +79,26 @@ export function OrderPage({ id }: { id: number }) {
     await client.invalidateQueries({ queryKey: ['audit-events'] });
   };
   const submit = async () => {
-    if (next === o.status) return;
-    if (STOPPING.has(next)) {
+    // Nothing chosen, or the status it has already.
+    if (!chosen || chosen === o.status) return;
+    if (STOPPING.has(chosen)) {
       confirm.ask({
-        title: `Mark order #${o.number} ${orderStatusLabel(next)}?`,
+        title: `Mark order #${o.number} ${orderStatusLabel(chosen)}?`,
         body: (
           <p>
             Its held stock goes back on sale. Licenses it already issued stay as they are: revoke them on
             their own pages if they must stop working.
           </p>
         ),
-        confirmLabel: `Mark ${orderStatusLabel(next)}`,
+        confirmLabel: `Mark ${orderStatusLabel(chosen)}`,
         danger: true,
-        action: () => change(next),
+        action: () => change(chosen),
       });
       return;
     }
     setBusy(true);
     try {
-      await change(next);
+      await change(chosen);
     } catch (e) {
       setError(e);
     } finally {
@@ -172,7 +181,7 @@ export function OrderPage({ id }: { id: number }) {
             hint={`${orderStatusLabel('processing')} or ${orderStatusLabel('completed')} marks the order paid and issues its licenses (once).`}
           >
             {(p) => (
-              <select {...p} value={next} onChange={(e) => setChosen(e.target.value)}>
+              <select {...p} value={next} onChange={(e) => setChosen(e.target.value as Settable)}>
                 {ORDER_STATUSES.filter((s) => s !== 'refunded' || o.status === 'refunded').map((s) => (
                   <option key={s} value={s}>
                     {orderStatusLabel(s)}

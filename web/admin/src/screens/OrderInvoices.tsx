@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { get } from '../api';
+import { api, ok } from '../api';
 import { when } from '../format';
-import type { Order, OrderInvoice } from '../types';
+import type { Order, OrderInvoice } from '../resources';
 import { ErrorNote, Loading } from '../ui/feedback';
 
 /**
@@ -11,7 +11,7 @@ import { ErrorNote, Loading } from '../ui/feedback';
 export function OrderInvoices({ order: o }: { order: Order }) {
   const docs = useQuery({
     queryKey: ['order-invoices', o.id],
-    queryFn: () => get<OrderInvoice[]>(`/orders/${o.id}/invoices`),
+    queryFn: () => ok(api.GET('/v1/orders/{id}/invoices', { params: { path: { id: o.id } } })),
   });
   const href = (d: OrderInvoice) =>
     d.kind === 'invoice' ? `/v1/orders/${o.id}/invoice.pdf` : `/v1/orders/${o.id}/credit-notes/${d.id}/pdf`;

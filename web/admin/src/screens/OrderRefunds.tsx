@@ -1,8 +1,8 @@
 import { useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { get, post } from '../api';
+import { api, ok } from '../api';
 import { when } from '../format';
-import type { Order, OrderNote, OrderRefund, Product, RefundList } from '../types';
+import type { Order, OrderRefund } from '../resources';
 import { ErrorNote, Loading, Notice } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
@@ -23,18 +23,18 @@ export function OrderRefunds({ order: o }: { order: Order }) {
   const client = useQueryClient();
   const refunds = useQuery({
     queryKey: ['order-refunds', o.id],
-    queryFn: () => get<RefundList>(`/orders/${o.id}/refunds`),
+    queryFn: () => ok(api.GET('/v1/orders/{id}/refunds', { params: { path: { id: o.id } } })),
   });
   const notes = useQuery({
     queryKey: ['order-notes', o.id],
-    queryFn: () => get<{ notes: OrderNote[] }>(`/orders/${o.id}/notes`),
+    queryFn: () => ok(api.GET('/v1/orders/{id}/notes', { params: { path: { id: o.id } } })),
   });
   // Which of the order's products are physical: restocking means nothing for a virtual one.
   const productIds = [...new Set(o.items.map((i) => i.product_id))];
   const products = useQueries({
     queries: productIds.map((pid) => ({
       queryKey: ['product', pid],
-      queryFn: () => get<Product>(`/products/${pid}`),
+      queryFn: () => ok(api.GET('/v1/products/{id}', { params: { path: { id: pid } } })),
     })),
   });
   const stocked = products.some((p) => p.data && !p.data.virtual);
@@ -69,11 +69,16 @@ export function OrderRefunds({ order: o }: { order: Order }) {
     setNotice('');
     setBusy(true);
     try {
-      const made = await post<OrderRefund>(`/orders/${o.id}/refunds`, {
-        amount: amount.trim(),
-        ...(reason.trim() ? { reason: reason.trim() } : {}),
-        restock: stocked && restock,
-      });
+      const made = await ok(
+        api.POST('/v1/orders/{id}/refunds', {
+          params: { path: { id: o.id } },
+          body: {
+            amount: amount.trim(),
+            ...(reason.trim() ? { reason: reason.trim() } : {}),
+            restock: stocked && restock,
+          },
+        }),
+      );
       setNotice(
         made.full
           ? `Order #${o.number} is refunded in full (${money(o, made.amount)}).`
@@ -94,7 +99,7 @@ export function OrderRefunds({ order: o }: { order: Order }) {
     setNoteNotice('');
     setBusy(true);
     try {
-      await post<OrderNote>(`/orders/${o.id}/notes`, { body: note });
+      await ok(api.POST('/v1/orders/{id}/notes', { params: { path: { id: o.id } }, body: { body: note } }));
       setNote('');
       setNoteNotice('Note added.');
       await refreshAll();

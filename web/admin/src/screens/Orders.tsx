@@ -1,7 +1,7 @@
 import { Link } from 'wouter';
-import { getPage } from '../api';
+import { api, page } from '../api';
 import { when } from '../format';
-import type { Order } from '../types';
+import type { Order } from '../resources';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
@@ -78,9 +78,8 @@ const columns = [
 export function Orders() {
   const l = useServerList({
     key: ['orders'],
-    path: '/orders',
     names: ['status', 'test', 'sort', 'order'],
-    fetchPage: getPage<Order>,
+    fetchPage: (query) => page(api.GET('/v1/orders', { params: { query } })),
   });
 
   return (

@@ -8,9 +8,9 @@ import {
   useForm,
 } from 'react-hook-form';
 import { Link, useSearch } from 'wouter';
-import { get, patch, post } from '../api';
+import { api, type Body, ok, upload } from '../api';
 import { inputLimits } from '../limits';
-import type { Product, SoftwareConfig, Variation } from '../types';
+import type { Product, SoftwareConfig, Variation } from '../resources';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
@@ -188,7 +188,7 @@ function bodyOf(f: ProductForm, before: Product): Record<string, unknown> {
 export function ProductPage({ id }: { id: number | null }) {
   const product = useQuery({
     queryKey: ['product', id],
-    queryFn: () => get<Product>(`/products/${id}`),
+    queryFn: () => ok(api.GET('/v1/products/{id}', { params: { path: { id: Number(id) } } })),
     enabled: id !== null && Number.isInteger(id) && id > 0,
   });
   const back = <Link href="/products">← Products</Link>;
@@ -253,7 +253,9 @@ function ProductForm({ product }: { product: Product }) {
     setError(null);
     setNotice('');
     try {
-      const saved = await patch<Product>(`/products/${product.id}`, bodyOf(f, product));
+      const saved = await ok(
+        api.PATCH('/v1/products/{id}', { params: { path: { id: product.id } }, body: bodyOf(f, product) }),
+      );
       client.setQueryData(['product', product.id], saved);
       reset(formOf(saved));
       setNotice('The product is saved.');
@@ -522,10 +524,11 @@ interface SoftwareFormValues {
 function ImageForm({ product }: { product: Product }) {
   const client = useQueryClient();
   return (
-    <ImageUpload<Product>
+    <ImageUpload
       id="image-form"
       noun="image"
-      path={`/products/${product.id}/image`}
+      send={(file) => upload('/v1/products/{id}/image', { id: product.id }, [], file, () => {}).done}
+      remove={() => ok(api.DELETE('/v1/products/{id}/image', { params: { path: { id: product.id } } }))}
       current={product.image ?? ''}
       alt={`${product.name} as the store shows it`}
       imageClass="product-image"
@@ -552,16 +555,19 @@ function ImageForm({ product }: { product: Product }) {
  */
 function WordPressImages({ product }: { product: Product }) {
   const client = useQueryClient();
+  const software = '/v1/software/products/{product_id}' as const;
+  const at = { product_id: product.id };
   const onSaved = (saved: SoftwareConfig) => {
     client.setQueryData<Product>(['product', product.id], (p) => (p ? { ...p, ...saved } : p));
     void client.invalidateQueries({ queryKey: ['audit-events'] });
   };
   return (
     <>
-      <ImageUpload<SoftwareConfig>
+      <ImageUpload
         id="icon-form"
         noun="icon"
-        path={`/software/products/${product.id}/icon`}
+        send={(file) => upload(`${software}/icon`, at, [], file, () => {}).done}
+        remove={() => ok(api.DELETE(`${software}/icon`, { params: { path: at } }))}
         current={product.icon ?? ''}
         preview="icon-128"
         previewWidth={128}
@@ -571,10 +577,11 @@ function WordPressImages({ product }: { product: Product }) {
         hint="Square, at least 256×256 px; cut to 128 and 256 px. JPEG, PNG, WebP or GIF, at most 10 MB."
         onSaved={onSaved}
       />
-      <ImageUpload<SoftwareConfig>
+      <ImageUpload
         id="banner-form"
         noun="banner"
-        path={`/software/products/${product.id}/banner`}
+        send={(file) => upload(`${software}/banner`, at, [], file, () => {}).done}
+        remove={() => ok(api.DELETE(`${software}/banner`, { params: { path: at } }))}
         current={product.banner ?? ''}
         preview="banner-772x250"
         previewWidth={386}
@@ -609,13 +616,22 @@ function SoftwareForm({ product }: { product: Product }) {
     setError(null);
     setNotice('');
     try {
-      const saved = await post<SoftwareConfig>(`/software/products/${product.id}/config`, {
-        ...(f.slug ? { slug: f.slug } : {}),
-        filename_template: f.filename_template,
-        storage_driver: f.storage_driver,
-        licensing_enabled: f.licensing_enabled,
-        software_enabled: f.software_enabled ? 'yes' : 'no',
-      });
+      const saved = await ok(
+        api.POST('/v1/software/products/{product_id}/config', {
+          params: { path: { product_id: product.id } },
+          body: {
+            ...(f.slug ? { slug: f.slug } : {}),
+            filename_template: f.filename_template,
+            // The select offers the drivers the route accepts.
+            storage_driver: f.storage_driver as Body<
+              '/v1/software/products/{product_id}/config',
+              'post'
+            >['storage_driver'],
+            licensing_enabled: f.licensing_enabled,
+            software_enabled: f.software_enabled ? 'yes' : 'no',
+          },
+        }),
+      );
       client.setQueryData<Product>(['product', product.id], (p) => (p ? { ...p, ...saved } : p));
       await client.invalidateQueries({ queryKey: ['products'] });
       await client.invalidateQueries({ queryKey: ['audit-events'] });

@@ -1,8 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { get, getPage } from '../api';
+import { api, ok, page } from '../api';
 import { day, limit } from '../format';
-import type { Product } from '../types';
+import type { Product } from '../resources';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
@@ -11,7 +11,7 @@ import { columnsFor } from '../ui/table';
 export function useProductChoices() {
   return useQuery({
     queryKey: ['products', 'choices'],
-    queryFn: () => get<Product[]>('/products?per_page=100'),
+    queryFn: () => ok(api.GET('/v1/products', { params: { query: { page: 1, per_page: 100 } } })),
     staleTime: 60_000,
   });
 }
@@ -79,9 +79,8 @@ export function Products() {
   // '' is the server's default order: newest first.
   const l = useServerList({
     key: ['products'],
-    path: '/products',
     names: ['search', 'status', 'type', 'sort', 'order'],
-    fetchPage: getPage<Product>,
+    fetchPage: (query) => page(api.GET('/v1/products', { params: { query } })),
   });
 
   return (

@@ -2,15 +2,18 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type DragEvent, useId, useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link } from 'wouter';
-import { ApiError, get, patch, post, put, upload } from '../api';
+import { ApiError, api, ok, upload } from '../api';
 import { bytes, sha256Hex, versionFromFileName, when } from '../format';
-import type { Channel, Product, Release, Versions } from '../types';
+import type { Channel, Release } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 import { zipHeader } from '../zip';
 import { ArtifactDeletion } from './ArtifactDeletion';
+
+/** Where one release lives: its product and version. */
+type VersionAt = { product_id: number; version_id: number };
 
 /**
  * A product's releases (GET /v1/software/products/{id}/versions): upload, publish, withdraw,
@@ -31,15 +34,20 @@ export function Releases({ productId }: { productId: number }) {
   const valid = Number.isInteger(productId) && productId > 0;
   const product = useQuery({
     queryKey: ['product', productId],
-    queryFn: () => get<Product>(`/products/${productId}`),
+    queryFn: () => ok(api.GET('/v1/products/{id}', { params: { path: { id: productId } } })),
     enabled: valid,
   });
   const versions = useQuery({
     queryKey: ['versions', productId],
-    queryFn: () => get<Versions>(`/software/products/${productId}/versions`),
+    queryFn: () =>
+      ok(
+        api.GET('/v1/software/products/{product_id}/versions', {
+          params: { path: { product_id: productId } },
+        }),
+      ),
     enabled: valid,
   });
-  const base = `/software/products/${productId}/versions`;
+  const at = (r: Release) => ({ path: { product_id: productId, version_id: r.version_id } });
   const refresh = async (message: string) => {
     setNotice(message);
     await client.invalidateQueries({ queryKey: ['versions', productId] });
@@ -56,10 +64,25 @@ export function Releases({ productId }: { productId: number }) {
   };
 
   const publish = (r: Release) =>
-    act(() => post(`${base}/${r.version_id}/republish`, {}), `Published ${r.version}.`);
+    act(
+      () =>
+        ok(
+          api.POST('/v1/software/products/{product_id}/versions/{version_id}/republish', {
+            params: at(r),
+            body: {},
+          }),
+        ),
+      `Published ${r.version}.`,
+    );
   const makeCurrent = (r: Release) =>
     act(
-      () => put(`${base}/${r.version_id}`, { is_current: true }),
+      () =>
+        ok(
+          api.PUT('/v1/software/products/{product_id}/versions/{version_id}', {
+            params: at(r),
+            body: { is_current: true },
+          }),
+        ),
       `Version ${r.version} is now the current release.`,
     );
   const withdraw = (r: Release) =>
@@ -74,7 +97,12 @@ export function Releases({ productId }: { productId: number }) {
       confirmLabel: 'Withdraw release',
       danger: true,
       action: async () => {
-        await post(`${base}/${r.version_id}/withdraw`, {});
+        await ok(
+          api.POST('/v1/software/products/{product_id}/versions/{version_id}/withdraw', {
+            params: at(r),
+            body: {},
+          }),
+        );
         await refresh(`Version ${r.version} is withdrawn.`);
       },
     });
@@ -228,7 +256,7 @@ export function Releases({ productId }: { productId: number }) {
       {editing ? (
         <VersionsPanel
           key={editing.version_id}
-          url={`${base}/${editing.version_id}`}
+          at={at(editing).path}
           release={editing}
           onSaved={(r) => {
             setEditing(null);
@@ -240,7 +268,7 @@ export function Releases({ productId }: { productId: number }) {
       {rolling ? (
         <RolloutPanel
           key={rolling.version_id}
-          url={`${base}/${rolling.version_id}`}
+          at={at(rolling).path}
           release={versions.data?.releases.find((r) => r.version_id === rolling.version_id) ?? rolling}
           onSaved={(message) => void refresh(message)}
           onClose={() => {
@@ -306,12 +334,12 @@ const CHANNELS: { value: Channel; label: string }[] = [
  * rollouts'. The API's refusals are shown in its words.
  */
 function RolloutPanel({
-  url,
+  at,
   release,
   onSaved,
   onClose,
 }: {
-  url: string;
+  at: VersionAt;
   release: Release;
   onSaved: (message: string) => void;
   onClose: () => void;
@@ -339,7 +367,13 @@ function RolloutPanel({
   };
   const rollout = (value: number) =>
     run(
-      () => patch<Release>(`${url}/rollout`, { rollout_percent: value }),
+      () =>
+        ok(
+          api.PATCH('/v1/software/products/{product_id}/versions/{version_id}/rollout', {
+            params: { path: at },
+            body: { rollout_percent: value },
+          }),
+        ),
       (r) =>
         r.rollout_percent === 0
           ? `The rollout of ${r.version} is paused.`
@@ -359,7 +393,13 @@ function RolloutPanel({
         onSubmit={(e) => {
           e.preventDefault();
           void run(
-            () => put<Release>(url, { channel }),
+            () =>
+              ok(
+                api.PUT('/v1/software/products/{product_id}/versions/{version_id}', {
+                  params: { path: at },
+                  body: { channel },
+                }),
+              ),
             (r) => `Version ${r.version} is on the ${r.channel} channel.`,
           );
         }}
@@ -439,12 +479,12 @@ const WP_VERSION = { value: /^[0-9]{1,4}(\.[0-9]{1,4}){0,3}$/, message: 'A versi
  * requires_php; docs/releases.md, 'Metadata WordPress shows'). An empty field clears the value.
  */
 function VersionsPanel({
-  url,
+  at,
   release,
   onSaved,
   onClose,
 }: {
-  url: string;
+  at: VersionAt;
   release: Release;
   onSaved: (r: Release) => void;
   onClose: () => void;
@@ -466,11 +506,16 @@ function VersionsPanel({
     const value = (v: string) => (v.trim() === '' ? null : v.trim());
     try {
       onSaved(
-        await put<Release>(url, {
-          requires: value(f.requires),
-          tested: value(f.tested),
-          requires_php: value(f.requires_php),
-        }),
+        await ok(
+          api.PUT('/v1/software/products/{product_id}/versions/{version_id}', {
+            params: { path: at },
+            body: {
+              requires: value(f.requires),
+              tested: value(f.tested),
+              requires_php: value(f.requires_php),
+            },
+          }),
+        ),
       );
     } catch (e) {
       setError(e);
@@ -622,8 +667,12 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
     ];
     if (f.changelog.trim()) fields.push(['changelog', f.changelog.trim()]);
     if (mismatch && f.version_override) fields.push(['version_override', 'true']);
-    const job = upload<Release>(`/software/products/${productId}/versions`, fields, file, (sent, total) =>
-      setProgress({ sent, total }),
+    const job = upload(
+      '/v1/software/products/{product_id}/versions',
+      { product_id: productId },
+      fields,
+      file,
+      (sent, total) => setProgress({ sent, total }),
     );
     abort.current = job.abort;
     try {

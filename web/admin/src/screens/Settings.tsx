@@ -1,9 +1,9 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { type FieldPath, useFieldArray, useForm } from 'react-hook-form';
-import { ApiError, get, patch } from '../api';
+import { ApiError, api, type Body, ok, upload } from '../api';
 import { inputLimits } from '../limits';
-import type { Settings } from '../types';
+import type { Settings } from '../resources';
 import { useHashFocus } from '../ui/anchor';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
@@ -235,7 +235,7 @@ const fieldOf = (name: string) =>
 
 /** Settings (GET and PATCH /v1/settings): only the changed settings are sent. */
 export function SettingsPage() {
-  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => ok(api.GET('/v1/settings')) });
   return (
     <Page title="Settings">
       <ErrorNote error={settings.error} />
@@ -250,10 +250,11 @@ export function SettingsPage() {
 function LogoForm({ logo }: { logo: string }) {
   const client = useQueryClient();
   return (
-    <ImageUpload<{ store_logo: string }>
+    <ImageUpload
       id="logo-form"
       noun="logo"
-      path="/settings/logo"
+      send={(file) => upload('/v1/settings/logo', {}, [], file, () => {}).done}
+      remove={() => ok(api.DELETE('/v1/settings/logo'))}
       current={logo}
       alt="The store’s current logo"
       imageClass="store-logo"
@@ -296,7 +297,13 @@ function SettingsForm({ settings }: { settings: Settings }) {
       return;
     }
     try {
-      client.setQueryData(['settings'], await patch<Settings>('/settings', changes));
+      client.setQueryData(
+        ['settings'],
+        await ok(
+          // The form's fields are the settings' own; the server checks each value.
+          api.PATCH('/v1/settings', { body: changes as Body<'/v1/settings', 'patch'> }),
+        ),
+      );
       setNotice('The settings are saved.');
     } catch (e) {
       const named = e instanceof ApiError ? Object.entries(e.params) : [];

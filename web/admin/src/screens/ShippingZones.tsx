@@ -1,11 +1,15 @@
 import { useFieldArray, useForm } from 'react-hook-form';
+import { api, type Body, ok } from '../api';
 import { inputLimits } from '../limits';
-import type { ShippingZone } from '../types';
+import type { ShippingZone } from '../resources';
 import { EditButtons, useCollection, useEditing } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field, showFieldErrors } from '../ui/form';
 import { editDeleteColumn, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
+
+/** The shipping methods the API offers (the form's select lists them). */
+type Method = NonNullable<Body<'/v1/shipping-zones', 'post'>['methods']>[number]['method_id'];
 
 const METHODS: [string, string][] = [
   ['flat_rate', 'Flat rate'],
@@ -49,7 +53,13 @@ const formOf = (z: ShippingZone): ZoneForm => ({
  * and its regions and methods replaced whole, as the API takes them.
  */
 export function ShippingZones() {
-  const zones = useCollection<ShippingZone>('/shipping-zones', 'shipping zone');
+  const zones = useCollection('/shipping-zones', 'shipping zone', {
+    list: () => ok(api.GET('/v1/shipping-zones')),
+    create: (body: Body<'/v1/shipping-zones', 'post'>) => ok(api.POST('/v1/shipping-zones', { body })),
+    update: (id, body: Body<'/v1/shipping-zones/{id}', 'patch'>) =>
+      ok(api.PATCH('/v1/shipping-zones/{id}', { params: { path: { id } }, body })),
+    remove: (id) => ok(api.DELETE('/v1/shipping-zones/{id}', { params: { path: { id } } })),
+  });
   const {
     register,
     control,
@@ -69,12 +79,14 @@ export function ShippingZones() {
   const onSubmit = async (f: ZoneForm) => {
     setError(null);
     try {
-      const save = editing ? (body: unknown) => zones.update(editing.id, body) : zones.create;
+      const save = editing
+        ? (body: Body<'/v1/shipping-zones', 'post'>) => zones.update(editing.id, body)
+        : zones.create;
       await save({
         name: f.name.trim(),
         regions: regionsOf(f.regions),
         methods: f.methods.map((m) => ({
-          method_id: m.method_id,
+          method_id: m.method_id as Method,
           title: m.title.trim(),
           ...(m.cost.trim() ? { cost: m.cost.trim() } : {}),
           ...(m.min_amount.trim() ? { min_amount: m.min_amount.trim() } : {}),

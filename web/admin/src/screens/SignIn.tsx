@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { ApiError, post, request } from '../api';
+import { ApiError, api, ok } from '../api';
 import { useSession } from '../session';
-import type { Session } from '../types';
 import { Field } from '../ui/form';
 
 interface Form {
@@ -60,10 +59,10 @@ export function SignIn() {
   const onSubmit = async (form: Form) => {
     setProblem(null);
     try {
-      const { body } = await request<Session>('POST', '/auth/login', form);
+      const body = await ok(api.POST('/v1/auth/login', { body: form }));
       if (body.user.role !== 'administrator') {
         // A customer account: end the session it just opened, and say why.
-        await post('/auth/logout').catch(() => {});
+        await ok(api.POST('/v1/auth/logout')).catch(() => {});
         setProblem({
           code: 'not_administrator',
           text: 'This is a customer account. The console is for the store’s administrators.',

@@ -1,57 +1,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { get, post } from '../api';
+import { type Answer, api, ok } from '../api';
 import { bytes } from '../format';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Page } from '../ui/feedback';
 
-/** `GET /v1/software/storage/status` (docs/releases.md, 'Storage status'); the fields the screen shows. */
-interface StorageStatus {
-  vault: {
-    path: string;
-    exists: boolean;
-    writable: boolean;
-    mode: string | null;
-    private: boolean;
-    public_root: string | null;
-    free_bytes: number | null;
-    total_bytes: number | null;
-  };
-  public_roots: string[];
-  automatic_driver: string;
-  automatic_reason: string;
-  drivers: string[];
-  max_upload_bytes: number;
-  encryption: {
-    algorithm: string;
-    key_source: string;
-    key_id: string | null;
-    key_file: string | null;
-    key_file_mode: string | null;
-    previous_key_ids: string[];
-    artifacts_on_previous_keys: number;
-    artifacts_with_unknown_key: number;
-    secrets_on_previous_keys: number;
-    secrets_with_unknown_key: number;
-  };
-  staging: { path: string; files: number; bytes: number };
-  counts: {
-    artifacts: Record<string, number>;
-    artifact_states: Record<string, number>;
-    releases: Record<string, number>;
-    public_sources: number;
-    failed_deletion_jobs: number;
-  };
-}
-
 /** `POST /v1/software/storage/rotate-key`: the current key, and each artifact and secret it tried. */
-interface Rotation {
-  key_id: string;
-  resealed: number;
-  results: { artifact_id: number; from_key_id: string | null; ok: boolean; error?: string }[];
-  secrets_resealed: number;
-  secrets: { secret: string; from_key_id: string | null; ok: boolean; error?: string }[];
-}
+type Rotation = Answer<'/v1/software/storage/rotate-key', 'post'>;
 
 const yesNo = (v: boolean) => (v ? 'yes' : 'no');
 const counted = (counts: Record<string, number>) =>
@@ -70,7 +25,7 @@ export function Storage() {
   const [rotation, setRotation] = useState<Rotation | null>(null);
   const status = useQuery({
     queryKey: ['storage-status'],
-    queryFn: () => get<StorageStatus>('/software/storage/status'),
+    queryFn: () => ok(api.GET('/v1/software/storage/status')),
   });
 
   const rotate = () =>
@@ -92,7 +47,7 @@ export function Storage() {
       confirmLabel: 'Re-seal',
       action: async () => {
         setRotation(null);
-        const outcome = await post<Rotation>('/software/storage/rotate-key', {});
+        const outcome = await ok(api.POST('/v1/software/storage/rotate-key', { body: {} }));
         setRotation(outcome);
         await client.invalidateQueries({ queryKey: ['storage-status'] });
       },

@@ -1,9 +1,8 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { get, getPage, post, query } from '../api';
+import { api, type Body, ok, page } from '../api';
 import { when } from '../format';
-import type { Order, Product, Subscription, User } from '../types';
 import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
@@ -17,6 +16,9 @@ const back = <Link href="/subscriptions">← Subscriptions</Link>;
 /** A cancelled or expired subscription has ended: the console offers nothing more on it. */
 const ENDED = new Set(['cancelled', 'expired']);
 
+/** The statuses the console can set (its select offers only these). */
+type Settable = Body<'/v1/subscriptions/{id}/status', 'post'>['status'];
+
 /**
  * One subscription (GET /v1/subscriptions/{id}): its facts, customer and product, its status
  * (POST …/status; cancelling asks first), its renewal orders (GET /v1/orders?subscription_id=) and
@@ -28,29 +30,33 @@ export function SubscriptionPage({ id }: { id: number }) {
   const [notice, setNotice] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const [chosen, setChosen] = useState('');
+  const [chosen, setChosen] = useState<Settable | ''>('');
   const valid = Number.isInteger(id) && id > 0;
   const subscription = useQuery({
     queryKey: ['subscription', id],
-    queryFn: () => get<Subscription>(`/subscriptions/${id}`),
+    queryFn: () => ok(api.GET('/v1/subscriptions/{id}', { params: { path: { id } } })),
     enabled: valid,
   });
   const s = subscription.data;
   const customer = useQuery({
     queryKey: ['user', s?.user_id],
-    queryFn: () => get<User>(`/users/${s!.user_id}`),
+    queryFn: () => ok(api.GET('/v1/users/{id}', { params: { path: { id: s!.user_id } } })),
     enabled: s !== undefined,
   });
   const product = useQuery({
     queryKey: ['product', s?.product_id],
-    queryFn: () => get<Product>(`/products/${s!.product_id}`),
+    queryFn: () => ok(api.GET('/v1/products/{id}', { params: { path: { id: s!.product_id } } })),
     enabled: s !== undefined,
   });
   const paging = usePaging();
   const renewals = useQuery({
     queryKey: ['orders', { subscription: id, page: paging.page, perPage: paging.perPage }],
     queryFn: () =>
-      getPage<Order>(`/orders${query({ subscription_id: id, page: paging.page, per_page: paging.perPage })}`),
+      page(
+        api.GET('/v1/orders', {
+          params: { query: { subscription_id: id, page: paging.page, per_page: paging.perPage } },
+        }),
+      ),
     enabled: valid,
     placeholderData: keepPreviousData,
   });
@@ -65,10 +71,10 @@ export function SubscriptionPage({ id }: { id: number }) {
     await client.invalidateQueries({ queryKey: ['subscriptions'] });
     await client.invalidateQueries({ queryKey: ['orders'] });
   };
-  const change = async (status: string) => {
+  const change = async (status: Settable) => {
     setError(null);
     setNotice('');
-    await post<Subscription>(`/subscriptions/${s.id}/status`, { status });
+    await ok(api.POST('/v1/subscriptions/{id}/status', { params: { path: { id: s.id } }, body: { status } }));
     setNotice(`Subscription #${s.id} is now ${subscriptionStatusLabel(status)}.`);
     setChosen('');
     await refresh();
@@ -86,8 +92,9 @@ export function SubscriptionPage({ id }: { id: number }) {
     }
   };
   const submit = () => {
-    if (next === s.status) return;
-    if (next === 'cancelled') {
+    // Nothing chosen, or the status it has already.
+    if (!chosen || chosen === s.status) return;
+    if (chosen === 'cancelled') {
       confirm.ask({
         title: `Cancel subscription #${s.id}?`,
         body: (
@@ -102,11 +109,13 @@ export function SubscriptionPage({ id }: { id: number }) {
       });
       return;
     }
-    void run(() => change(next));
+    void run(() => change(chosen));
   };
   const renew = () =>
     run(async () => {
-      const order = await post<Order>(`/subscriptions/${s.id}/renewal-orders`);
+      const order = await ok(
+        api.POST('/v1/subscriptions/{id}/renewal-orders', { params: { path: { id: s.id } } }),
+      );
       setNotice(`Renewal order #${order.number} is ${order.status}: the customer pays it like any order.`);
       await refresh();
     });
@@ -173,7 +182,7 @@ export function SubscriptionPage({ id }: { id: number }) {
             >
               <Field label="New status" hint="Cancelling asks for confirmation first.">
                 {(p) => (
-                  <select {...p} value={next} onChange={(e) => setChosen(e.target.value)}>
+                  <select {...p} value={next} onChange={(e) => setChosen(e.target.value as Settable)}>
                     {SUBSCRIPTION_STATUSES.map((status) => (
                       <option key={status} value={status}>
                         {subscriptionStatusLabel(status)}

@@ -1,7 +1,7 @@
 import { Link } from 'wouter';
-import { getPage } from '../api';
+import { api, page } from '../api';
 import { day } from '../format';
-import type { SubscriptionListItem } from '../types';
+import type { SubscriptionListItem } from '../resources';
 import { Badge, Page } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { type ColumnsOf, columnsFor } from '../ui/table';
@@ -77,9 +77,8 @@ export function Subscriptions() {
   // '' is the server's default order: newest first.
   const l = useServerList({
     key: ['subscriptions'],
-    path: '/subscriptions',
     names: ['status', 'product_id', 'user_id', 'sort', 'order'],
-    fetchPage: getPage<SubscriptionListItem>,
+    fetchPage: (query) => page(api.GET('/v1/subscriptions', { params: { query } })),
   });
 
   return (

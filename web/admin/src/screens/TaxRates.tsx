@@ -1,6 +1,7 @@
 import { useForm } from 'react-hook-form';
+import { api, type Body, ok } from '../api';
 import { inputLimits } from '../limits';
-import type { TaxRate } from '../types';
+import type { TaxRate } from '../resources';
 import { EditButtons, useCollection, useEditing } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field, showFieldErrors } from '../ui/form';
@@ -45,7 +46,13 @@ const formOf = (t: TaxRate): TaxForm => ({
  * a row loads the rate into the form, which then saves it with PATCH instead of creating one.
  */
 export function TaxRates() {
-  const rates = useCollection<TaxRate>('/tax-rates', 'tax rate');
+  const rates = useCollection('/tax-rates', 'tax rate', {
+    list: () => ok(api.GET('/v1/tax-rates')),
+    create: (body: Body<'/v1/tax-rates', 'post'>) => ok(api.POST('/v1/tax-rates', { body })),
+    update: (id, body: Body<'/v1/tax-rates/{id}', 'patch'>) =>
+      ok(api.PATCH('/v1/tax-rates/{id}', { params: { path: { id } }, body })),
+    remove: (id) => ok(api.DELETE('/v1/tax-rates/{id}', { params: { path: { id } } })),
+  });
   const {
     register,
     handleSubmit,

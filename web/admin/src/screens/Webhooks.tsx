@@ -1,10 +1,10 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { get, patch, post } from '../api';
+import { api, ok } from '../api';
 import { when } from '../format';
 import { inputLimits } from '../limits';
-import type { Settings, WebhookAttempt } from '../types';
+import type { Settings, WebhookAttempt } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field, showFieldErrors } from '../ui/form';
@@ -21,7 +21,7 @@ const randomSecret = () =>
  * redelivery (POST /v1/webhooks/events/{event_id}/redeliver).
  */
 export function Webhooks() {
-  const settings = useQuery({ queryKey: ['settings'], queryFn: () => get<Settings>('/settings') });
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => ok(api.GET('/v1/settings')) });
   return (
     <Page title="Webhooks">
       <p className="lead">
@@ -51,7 +51,7 @@ function Target({ settings }: { settings: Settings }) {
   const save = async (changes: Partial<Settings>, message: string) => {
     setError(null);
     setNotice('');
-    const saved = await patch<Settings>('/settings', changes);
+    const saved = await ok(api.PATCH('/v1/settings', { body: changes }));
     client.setQueryData(['settings'], saved);
     setNotice(message);
   };
@@ -138,14 +138,16 @@ function Attempts() {
   const [busy, setBusy] = useState('');
   const attempts = useQuery({
     queryKey: ['webhook-attempts'],
-    queryFn: () => get<WebhookAttempt[]>('/webhooks/attempts'),
+    queryFn: () => ok(api.GET('/v1/webhooks/attempts')),
   });
   const redeliver = async (a: WebhookAttempt) => {
     setError(null);
     setNotice('');
     setBusy(a.event_id);
     try {
-      await post(`/webhooks/events/${a.event_id}/redeliver`);
+      await ok(
+        api.POST('/v1/webhooks/events/{event_id}/redeliver', { params: { path: { event_id: a.event_id } } }),
+      );
       setNotice(`${a.event} is being delivered again.`);
       await client.invalidateQueries({ queryKey: ['webhook-attempts'] });
     } catch (e) {

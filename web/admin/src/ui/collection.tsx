@@ -1,31 +1,42 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useRef, useState } from 'react';
-import { del, get, patch, post } from '../api';
 import { useConfirm } from './confirm';
+
+/** The typed calls of a collection's routes (GET and POST on the list, PATCH and DELETE on one). */
+export interface CollectionCalls<T, C, U> {
+  list: () => Promise<T[]>;
+  create: (body: C) => Promise<T>;
+  update: (id: number, body: U) => Promise<T>;
+  remove: (id: number) => Promise<unknown>;
+}
 
 /**
  * A resource the API lists whole (tax rates, shipping zones): its list, `create` and `update`
  * (`PATCH`; a refusal is the caller's to place on its fields) and `remove` after a confirmation,
- * with the screen's notice.
+ * with the screen's notice. `key` is its query key.
  */
-export function useCollection<T extends { id: number; name: string }>(path: string, what: string) {
+export function useCollection<T extends { id: number; name: string }, C, U>(
+  key: string,
+  what: string,
+  calls: CollectionCalls<T, C, U>,
+) {
   const client = useQueryClient();
   const confirm = useConfirm();
   const [notice, setNotice] = useState('');
-  const list = useQuery({ queryKey: [path], queryFn: () => get<T[]>(path) });
+  const list = useQuery({ queryKey: [key], queryFn: calls.list });
 
-  const create = async (body: unknown) => {
+  const create = async (body: C) => {
     setNotice('');
-    const created = await post<T>(path, body);
+    const created = await calls.create(body);
     setNotice(`“${created.name}” is created.`);
-    await client.invalidateQueries({ queryKey: [path] });
+    await client.invalidateQueries({ queryKey: [key] });
     return created;
   };
-  const update = async (id: number, body: unknown) => {
+  const update = async (id: number, body: U) => {
     setNotice('');
-    const updated = await patch<T>(`${path}/${id}`, body);
+    const updated = await calls.update(id, body);
     setNotice(`“${updated.name}” is saved.`);
-    await client.invalidateQueries({ queryKey: [path] });
+    await client.invalidateQueries({ queryKey: [key] });
     return updated;
   };
   const remove = (row: T, consequence: ReactNode) =>
@@ -35,9 +46,9 @@ export function useCollection<T extends { id: number; name: string }>(path: stri
       confirmLabel: `Delete ${what}`,
       danger: true,
       action: async () => {
-        await del(`${path}/${row.id}`);
+        await calls.remove(row.id);
         setNotice(`“${row.name}” is deleted.`);
-        await client.invalidateQueries({ queryKey: [path] });
+        await client.invalidateQueries({ queryKey: [key] });
       },
     });
   return { list, create, update, remove, notice, setNotice, dialog: confirm.dialog };

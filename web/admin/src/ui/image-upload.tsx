@@ -1,5 +1,4 @@
 import { type ReactNode, useState } from 'react';
-import { del, upload } from '../api';
 import { ErrorNote, Notice } from './feedback';
 import { Field } from './form';
 
@@ -7,16 +6,17 @@ const ACCEPT = 'image/jpeg,image/png,image/webp,image/gif';
 
 /**
  * One picture the store shows (a product's image, the store's logo): the current one, a file
- * field, Upload and Remove. POST `path` (multipart) uploads, DELETE `path` removes; the server
- * resizes, strips metadata and answers the changed record (docs/storefront.md, 'Images'), which
- * `onSaved` puts in the screen's cache.
+ * field, Upload and Remove. `send` uploads the file (a multipart POST), `remove` deletes the
+ * picture (DELETE on the same route); the server resizes, strips metadata and answers the changed
+ * record (docs/storefront.md, 'Images'), which `onSaved` puts in the screen's cache.
  */
 export function ImageUpload<T>(props: {
   /** Heading id, unique on the screen. */
   id: string;
   /** "image" or "logo": the heading, the field label and the buttons say it. */
   noun: string;
-  path: string;
+  send: (file: File) => Promise<T>;
+  remove: () => Promise<T>;
   /** The stored picture's name under /media/ ('' for none). */
   current: string;
   /** Which of its files to show: '400' (the default) or a size of an icon or banner, 'icon-128'. */
@@ -31,7 +31,7 @@ export function ImageUpload<T>(props: {
   /** After the buttons (a product's "View on the store"). */
   children?: ReactNode;
 }) {
-  const { id, noun, path, current, onSaved } = props;
+  const { id, noun, current, onSaved } = props;
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState(false);
@@ -53,9 +53,9 @@ export function ImageUpload<T>(props: {
   };
   const send = async () => {
     if (!file) return;
-    if (await run(() => upload<T>(path, [], file, () => {}).done, `The ${noun} is saved.`)) setFile(null);
+    if (await run(() => props.send(file), `The ${noun} is saved.`)) setFile(null);
   };
-  const remove = () => run(() => del<T>(path), `The ${noun} is removed.`);
+  const remove = () => run(props.remove, `The ${noun} is removed.`);
   const title = noun.charAt(0).toUpperCase() + noun.slice(1);
   return (
     <section className="card form" aria-labelledby={id}>

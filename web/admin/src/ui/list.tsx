@@ -1,6 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { type ReactNode, useId } from 'react';
-import { query } from '../api';
 import { ErrorNote, Loading } from './feedback';
 import { type ColumnsOf, columnsFor, DataTable, Pager } from './table';
 import { positive, useUrlState } from './url';
@@ -46,27 +45,36 @@ export const FilterSelect = (props: ChoiceProps) => <Choice {...props} any />;
 /** A labelled choice without “Any” (a list's sort and order). */
 export const ChoiceSelect = (props: ChoiceProps) => <Choice {...props} any={false} />;
 
+/** The values that are set: an empty filter is left out of the query (“any”). */
+const setOnly = ({ page, per_page, ...values }: ListQuery): ListQuery => ({
+  ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== '')),
+  page,
+  per_page,
+});
+
+/** A list's query: the filters from the address, as strings the API parses, and the page. */
+export type ListQuery = Record<string, string | number> & { page: number; per_page: number };
+
 type UrlSet = (changes: Record<string, string | number | undefined>) => void;
 
 /**
  * A server-paginated list and its state in the address: the filters named (each '' when absent,
  * which the API reads as “any” or, for `sort` and `order`, as its default), the page and the page
- * size, which the API takes up to 100. The address's names are the API's, so the list is asked for
- * at `path` with them and `fixed`; `fetchPage` reads the answer (`getPage` where the API sends
- * X-WP-Total). `filter(name)` sets one filter and goes back to the first page.
+ * size, which the API takes up to 100. The address's names are the API's, so `fetchPage` asks for
+ * the list with them and `fixed` as its query (the filters that are set; the API checks them) and
+ * reads the answer (`page` where the API sends X-WP-Total). `filter(name)` sets one filter and goes
+ * back to the first page.
  */
 export function useServerList<K extends string, T>({
   key,
-  path,
   names,
   fetchPage,
   fixed = {},
   defaultPerPage = 25,
 }: {
   key: readonly unknown[];
-  path: string;
   names: readonly K[];
-  fetchPage: (url: string) => Promise<{ rows: T[]; total: number | null }>;
+  fetchPage: (query: ListQuery) => Promise<{ rows: T[]; total: number | null }>;
   fixed?: Record<string, string>;
   defaultPerPage?: number;
 }) {
@@ -76,7 +84,7 @@ export function useServerList<K extends string, T>({
   const perPage = Math.min(100, positive(params.get('per_page'), defaultPerPage));
   const list = useQuery({
     queryKey: [...key, { ...values, page, perPage }],
-    queryFn: () => fetchPage(`${path}${query({ ...fixed, ...values, page, per_page: perPage })}`),
+    queryFn: () => fetchPage(setOnly({ ...fixed, ...values, page, per_page: perPage })),
     placeholderData: keepPreviousData,
   });
   return {
