@@ -1,0 +1,99 @@
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { currencyDecimals, toMinor } from '../catalogue/money.js';
+import type { Settings } from '../settings/settings.schemas.js';
+
+/**
+ * What the WordPress store readers (EDD, WooCommerce) share: a lazily opened connection to the old
+ * store's MySQL/MariaDB, paging by id, and the conversions of its dates and decimal amounts.
+ * mysql2 is imported on first use, so the server itself never loads it.
+ */
+export interface WordPressDb {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Rows of `sql` (which must select `idColumn` and end in its WHERE clause, if any) in pages of `pageSize`, by ascending id. */
+  pages<T = Record<string, unknown>>(
+    sql: string,
+    idColumn: string,
+    params?: unknown[],
+    pageSize?: number,
+  ): AsyncIterable<T>;
+  /** The table name with the store's prefix, checked to be a plain identifier. */
+  table(name: string): string;
+  close(): Promise<void>;
+}
+
+export const PAGE_SIZE = 5000;
+
+export function openWordPressDb(url: string, prefix: string): WordPressDb {
+  if (!/^[A-Za-z0-9_]*$/.test(prefix))
+    throw new Error('the table prefix may hold only letters, digits and _');
+  let pool: Promise<Pool> | null = null;
+  const connect = () => {
+    pool ??= import('mysql2/promise').then((mysql) =>
+      // Dates as the strings MySQL stores (WordPress keeps UTC in the *_gmt columns and EDD 3's
+      // tables); decimals as strings, so no amount goes through a float.
+      mysql.createPool({
+        uri: url,
+        connectionLimit: 2,
+        dateStrings: true,
+        decimalNumbers: false,
+        supportBigNumbers: true,
+        bigNumberStrings: true,
+        timezone: 'Z',
+        charset: 'utf8mb4',
+      }),
+    );
+    return pool;
+  };
+  const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
+    const [rows] = await (await connect()).query<RowDataPacket[]>(sql, params);
+    return rows as T[];
+  };
+  return {
+    query,
+    async *pages<T>(sql: string, idColumn: string, params: unknown[] = [], pageSize = PAGE_SIZE) {
+      const where = /\bwhere\b/i.test(sql) ? ' AND' : ' WHERE';
+      let after: string | number = -1;
+      for (;;) {
+        const rows = await query<Record<string, unknown>>(
+          `${sql}${where} ${idColumn} > ? ORDER BY ${idColumn} LIMIT ${pageSize}`,
+          [...params, after],
+        );
+        for (const row of rows) yield row as T;
+        if (rows.length < pageSize) return;
+        after = rows[rows.length - 1]![idColumn.split('.').pop()!] as string | number;
+      }
+    },
+    table: (name) => `\`${prefix}${name}\``,
+    async close() {
+      if (pool) await (await pool).end();
+      pool = null;
+    },
+  };
+}
+
+/** "2024-01-10 10:00:05" (UTC) -> RFC 3339; the zero date and empty -> undefined. */
+export function mysqlUtc(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value === '' || value.startsWith('0000-00-00')) return undefined;
+  const d = new Date(`${value.replace(' ', 'T')}Z`);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+const NO_SETTINGS = { currencies: [] } as unknown as Settings;
+
+/**
+ * A decimal amount as the old store keeps it ("238.000000000") -> minor units of `currency`,
+ * exactly; null when it has fractions of a minor unit or is not a number. Negative amounts are
+ * refused by toMinor, so the sign is carried here.
+ */
+export function minorUnits(amount: unknown, currency: string): number | null {
+  const text = String(amount ?? '').trim();
+  if (!/^-?\d+(\.\d+)?$/.test(text)) return null;
+  const negative = text.startsWith('-');
+  const minor = toMinor(negative ? text.slice(1) : text, currencyDecimals(currency, NO_SETTINGS));
+  if (minor === null) return null;
+  return negative && minor !== 0 ? -minor : minor;
+}
+
+/** A syntactically valid email, as the writer will accept it. */
+export const plausibleEmail = (email: string): boolean =>
+  email.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email);

@@ -1,0 +1,18 @@
+import type { ImportSource } from './records.js';
+
+/**
+ * The import sources by name (`npm run import -- <source> …`, docs/migrating.md). Each loads its
+ * module on demand, so a source's database driver is loaded only when that source runs.
+ */
+export const SOURCES: Record<string, () => Promise<(args: Record<string, string>) => ImportSource>> = {
+  edd: async () => {
+    const { eddSource } = await import('./edd/source.js');
+    return (args) => eddSource({ db: required(args, 'db'), prefix: args.prefix ?? 'wp_' });
+  },
+};
+
+function required(args: Record<string, string>, name: string): string {
+  const value = args[name];
+  if (!value) throw new Error(`--${name} is required`);
+  return value;
+}
