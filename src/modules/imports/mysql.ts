@@ -1,6 +1,7 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { currencyDecimals, toMinor } from '../catalogue/money.js';
 import type { Settings } from '../settings/settings.schemas.js';
+import type { ImportProblem } from './records.js';
 
 /**
  * What the WordPress store readers (EDD, WooCommerce) share: a lazily opened connection to the old
@@ -97,3 +98,47 @@ export function minorUnits(amount: unknown, currency: string): number | null {
 /** A syntactically valid email, as the writer will accept it. */
 export const plausibleEmail = (email: string): boolean =>
   email.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email);
+
+/** WordPress-style meta (`meta_key`, `meta_value`) of the ids in one page, as id -> key -> value. */
+export async function readMeta(
+  db: WordPressDb,
+  table: string,
+  idColumn: string,
+  ids: unknown[],
+  keys: string[],
+) {
+  const out = new Map<string, Record<string, string>>();
+  if (ids.length === 0) return out;
+  // The meta row's own id, by which a later row of the same key wins as it does in WordPress.
+  const metaId = table === 'usermeta' ? 'umeta_id' : table === 'wc_orders_meta' ? 'id' : 'meta_id';
+  const rows = await db.query<Record<string, unknown>>(
+    `SELECT ${idColumn} AS id, meta_key, meta_value FROM ${db.table(table)} WHERE ${idColumn} IN (?) AND meta_key IN (?) ORDER BY ${metaId}`,
+    [ids, keys],
+  );
+  for (const r of rows) {
+    const m = out.get(String(r.id)) ?? {};
+    m[r.meta_key as string] = String(r.meta_value ?? '');
+    out.set(String(r.id), m);
+  }
+  return out;
+}
+
+/** The rows of `sql` in pages by id, each page translated at once (so its meta is read in one query). */
+export async function* readPaged<T, R>(
+  db: WordPressDb,
+  sql: string,
+  idColumn: string,
+  pageSize: number | undefined,
+  translate: (rows: R[]) => Promise<Array<T | ImportProblem>>,
+): AsyncIterable<T | ImportProblem> {
+  const size = pageSize ?? PAGE_SIZE;
+  let page: R[] = [];
+  for await (const row of db.pages<R>(sql, idColumn, [], size)) {
+    page.push(row);
+    if (page.length === size) {
+      yield* await translate(page);
+      page = [];
+    }
+  }
+  if (page.length) yield* await translate(page);
+}

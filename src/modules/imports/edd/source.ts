@@ -1,4 +1,4 @@
-import { minorUnits, mysqlUtc, openWordPressDb, plausibleEmail } from '../mysql.js';
+import { minorUnits, mysqlUtc, openWordPressDb, plausibleEmail, readMeta, readPaged } from '../mysql.js';
 import { isPhpArray, type PhpValue, tryPhpUnserialize } from '../php.js';
 import type {
   ImportActivation,
@@ -118,39 +118,13 @@ export function eddSource(opts: EddSourceOptions): ImportSource {
     return baseCurrency;
   };
 
-  /** Meta of the ids in one page, as id -> key -> value. */
-  const metaOf = async (table: string, idColumn: string, ids: unknown[], keys: string[]) => {
-    const out = new Map<string, Record<string, string>>();
-    if (ids.length === 0) return out;
-    const rows = await db.query<Row>(
-      `SELECT ${idColumn} AS id, meta_key, meta_value FROM ${t(table)} WHERE ${idColumn} IN (?) AND meta_key IN (?) ORDER BY ${table === 'usermeta' ? 'umeta_id' : 'meta_id'}`,
-      [ids, keys],
-    );
-    for (const r of rows) {
-      const m = out.get(String(r.id)) ?? {};
-      m[r.meta_key as string] = String(r.meta_value ?? '');
-      out.set(String(r.id), m);
-    }
-    return out;
-  };
-
-  /** Reads `sql` page by page and hands each page to `translate`. */
-  async function* paged<T>(
+  const metaOf = (table: string, idColumn: string, ids: unknown[], keys: string[]) =>
+    readMeta(db, table, idColumn, ids, keys);
+  const paged = <T>(
     sql: string,
     idColumn: string,
     translate: (rows: Row[]) => Promise<Array<T | ImportProblem>>,
-  ): AsyncIterable<T | ImportProblem> {
-    let page: Row[] = [];
-    const size = pageSize ?? 5000;
-    for await (const row of db.pages<Row>(sql, idColumn, [], size)) {
-      page.push(row);
-      if (page.length === size) {
-        yield* await translate(page);
-        page = [];
-      }
-    }
-    if (page.length) yield* await translate(page);
-  }
+  ) => readPaged<T, Row>(db, sql, idColumn, pageSize, translate);
 
   function customers() {
     return paged<ImportCustomer>(
