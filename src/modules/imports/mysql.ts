@@ -10,7 +10,7 @@ import type { ImportProblem } from './records.js';
  */
 export interface WordPressDb {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** Rows of `sql` (which must select `idColumn` and end in its WHERE clause, if any) in pages of `pageSize`, by ascending id. */
+  /** Rows of `sql` (which selects `idColumn` and ends in its top-level WHERE clause) in pages of `pageSize`, by ascending id. */
   pages<T = Record<string, unknown>>(
     sql: string,
     idColumn: string,
@@ -29,10 +29,10 @@ export function openWordPressDb(url: string, prefix: string): WordPressDb {
     throw new Error('the table prefix may hold only letters, digits and _');
   let pool: Promise<Pool> | null = null;
   const connect = () => {
-    pool ??= import('mysql2/promise').then((mysql) =>
+    pool ??= import('mysql2/promise').then((mysql) => {
       // Dates as the strings MySQL stores (WordPress keeps UTC in the *_gmt columns and EDD 3's
       // tables); decimals as strings, so no amount goes through a float.
-      mysql.createPool({
+      const p = mysql.createPool({
         uri: url,
         connectionLimit: 2,
         dateStrings: true,
@@ -41,8 +41,13 @@ export function openWordPressDb(url: string, prefix: string): WordPressDb {
         bigNumberStrings: true,
         timezone: 'Z',
         charset: 'utf8mb4',
-      }),
-    );
+      });
+      // FROM_UNIXTIME and friends in UTC, whatever the server's zone.
+      p.on('connection', (c) => {
+        c.query("SET time_zone = '+00:00'");
+      });
+      return p;
+    });
     return pool;
   };
   const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
@@ -52,16 +57,18 @@ export function openWordPressDb(url: string, prefix: string): WordPressDb {
   return {
     query,
     async *pages<T>(sql: string, idColumn: string, params: unknown[] = [], pageSize = PAGE_SIZE) {
-      const where = /\bwhere\b/i.test(sql) ? ' AND' : ' WHERE';
       let after: string | number = -1;
       for (;;) {
         const rows = await query<Record<string, unknown>>(
-          `${sql}${where} ${idColumn} > ? ORDER BY ${idColumn} LIMIT ${pageSize}`,
+          `${sql} AND ${idColumn} > ? ORDER BY ${idColumn} LIMIT ${pageSize}`,
           [...params, after],
         );
         for (const row of rows) yield row as T;
         if (rows.length < pageSize) return;
-        after = rows[rows.length - 1]![idColumn.split('.').pop()!] as string | number;
+        // The id as the row names it: `p.ID` may be selected as `id`.
+        const last = rows[rows.length - 1]!;
+        const name = idColumn.split('.').pop()!.toLowerCase();
+        after = last[Object.keys(last).find((k) => k.toLowerCase() === name)!] as string | number;
       }
     },
     table: (name) => `\`${prefix}${name}\``,

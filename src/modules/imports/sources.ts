@@ -9,6 +9,16 @@ export const SOURCES: Record<string, () => Promise<(args: Record<string, string>
     const { eddSource } = await import('./edd/source.js');
     return (args) => eddSource({ db: required(args, 'db'), prefix: args.prefix ?? 'wp_' });
   },
+  woocommerce: async () => {
+    const { wooCommerceSource } = await import('./woocommerce/source.js');
+    return (args) =>
+      wooCommerceSource({
+        db: required(args, 'db'),
+        prefix: args.prefix ?? 'wp_',
+        ...(args['defuse-key'] ? { defuseKey: args['defuse-key'] } : {}),
+        ...(args.secret ? { secret: args.secret } : {}),
+      });
+  },
 };
 
 function required(args: Record<string, string>, name: string): string {

@@ -129,7 +129,8 @@ export function eddSource(opts: EddSourceOptions): ImportSource {
   function customers() {
     return paged<ImportCustomer>(
       `SELECT c.id, c.email, c.name, c.date_created, u.user_pass, u.ID AS user_id
-       FROM ${t('edd_customers')} c LEFT JOIN ${t('users')} u ON u.ID = c.user_id AND c.user_id > 0`,
+       FROM ${t('edd_customers')} c LEFT JOIN ${t('users')} u ON u.ID = c.user_id AND c.user_id > 0
+       WHERE c.id > 0`,
       'c.id',
       async (rows) => {
         const stripeKey = '_edd_stripe_customer_id';
@@ -321,7 +322,8 @@ export function eddSource(opts: EddSourceOptions): ImportSource {
     return paged<ImportSubscription>(
       `SELECT s.id, s.customer_id, s.period, s.recurring_amount, s.parent_payment_id, s.product_id, s.price_id,
               s.created, s.expiration, s.status, s.profile_id, o.currency, o.gateway
-       FROM ${t('edd_subscriptions')} s LEFT JOIN ${t('edd_orders')} o ON o.id = s.parent_payment_id`,
+       FROM ${t('edd_subscriptions')} s LEFT JOIN ${t('edd_orders')} o ON o.id = s.parent_payment_id
+       WHERE s.id > 0`,
       's.id',
       async (rows) =>
         rows.map((r): ImportSubscription | ImportProblem => {
@@ -363,7 +365,8 @@ export function eddSource(opts: EddSourceOptions): ImportSource {
       `SELECT l.id, l.license_key, l.status, l.download_id, l.price_id, l.payment_id, l.date_created,
               l.expiration, l.parent, l.customer_id, p.ID AS product_exists
        FROM ${t('edd_licenses')} l
-       LEFT JOIN ${t('posts')} p ON p.ID = l.download_id AND p.post_type = 'download' AND p.post_status NOT IN ('trash', 'auto-draft')`,
+       LEFT JOIN ${t('posts')} p ON p.ID = l.download_id AND p.post_type = 'download' AND p.post_status NOT IN ('trash', 'auto-draft')
+       WHERE l.id > 0`,
       'l.id',
       async (rows) => {
         const meta = await metaOf(
