@@ -183,9 +183,62 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
         licenses: 5,
         activations: 0,
         orders: 4,
-        subscriptions: 0,
+        subscriptions: 2,
         revenue: { EUR: 6141, USD: 9950 },
       });
+    }
+  });
+
+  it('reads WooCommerce Subscriptions from either storage, with period, interval and next payment', async () => {
+    const read = async () => {
+      const s = source();
+      const out = await readAll(s, 'subscriptions');
+      await s.close();
+      return out;
+    };
+    const hpos = await read();
+    await store.sql(
+      "UPDATE wp_options SET option_value = 'no' WHERE option_name = 'woocommerce_custom_orders_table_enabled'",
+    );
+    const legacy = await read().finally(() =>
+      store.sql(
+        "UPDATE wp_options SET option_value = 'yes' WHERE option_name = 'woocommerce_custom_orders_table_enabled'",
+      ),
+    );
+    for (const { records, problems } of [hpos, legacy]) {
+      expect(problems).toEqual([]);
+      expect(records).toEqual([
+        {
+          sourceId: '600',
+          customerSourceId: '2',
+          productSourceId: '20',
+          variationSourceId: '21',
+          parentOrderSourceId: '500',
+          status: 'active',
+          billingPeriod: 'year',
+          billingInterval: 1,
+          nextPaymentAt: '2027-04-01T08:00:05.000Z',
+          currency: 'EUR',
+          recurringTotal: 4641,
+          gateway: 'stripe',
+          createdAt: '2024-04-01T08:00:05.000Z',
+        },
+        {
+          sourceId: '601',
+          customerSourceId: '3',
+          productSourceId: '20',
+          variationSourceId: '22',
+          parentOrderSourceId: '501',
+          status: 'cancelled',
+          billingPeriod: 'month',
+          billingInterval: 3,
+          nextPaymentAt: null,
+          currency: 'USD',
+          recurringTotal: 9950,
+          gateway: 'paypal',
+          createdAt: '2024-05-01T08:00:00.000Z',
+        },
+      ]);
     }
   });
 

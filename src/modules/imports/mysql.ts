@@ -79,9 +79,10 @@ export function openWordPressDb(url: string, prefix: string): WordPressDb {
   };
 }
 
-/** "2024-01-10 10:00:05" (UTC) -> RFC 3339; the zero date and empty -> undefined. */
+/** "2024-01-10 10:00:05" (UTC) -> RFC 3339; the zero date, "0" and anything else -> undefined. */
 export function mysqlUtc(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value === '' || value.startsWith('0000-00-00')) return undefined;
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/.test(value)) return undefined;
+  if (value.startsWith('0000-00-00')) return undefined;
   const d = new Date(`${value.replace(' ', 'T')}Z`);
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
 }

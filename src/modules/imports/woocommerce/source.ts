@@ -13,6 +13,8 @@ import type {
   ImportProduct,
   ImportRecord,
   ImportSource,
+  ImportSubscription,
+  ImportSubscriptionStatus,
   ImportTotals,
 } from '../records.js';
 import { DefuseError, defuseDecrypt, loadDefuseKey } from './defuse.js';
@@ -37,6 +39,16 @@ const ORDER_STATUS: Record<string, ImportOrderStatus> = {
   'wc-cancelled': 'cancelled',
 };
 const PAID = ['wc-completed', 'wc-processing'];
+
+/** WooCommerce Subscriptions' statuses; `wc-pending` never started and is reported. */
+const SUBSCRIPTION_STATUS: Record<string, ImportSubscriptionStatus> = {
+  'wc-active': 'active',
+  'wc-on-hold': 'on-hold',
+  'wc-pending-cancel': 'pending-cancel',
+  'wc-cancelled': 'cancelled',
+  'wc-expired': 'expired',
+};
+const SUBSCRIPTION_META = ['_billing_period', '_billing_interval', '_schedule_next_payment'];
 
 /** LMFWC's LicenseStatus: 1 sold, 2 delivered, 3 active, 4 inactive. */
 const LICENSE_STATUS: Record<string, ImportLicenseStatus> = {
@@ -97,11 +109,15 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
 
   /** Order headers in one shape from either storage. */
   const ORDERS = {
-    hpos: () => `SELECT o.id, o.status, o.currency, o.tax_amount AS tax, o.total_amount AS total, o.customer_id,
+    hpos: (
+      type = 'shop_order',
+    ) => `SELECT o.id, o.parent_order_id AS parent, o.status, o.currency, o.tax_amount AS tax, o.total_amount AS total, o.customer_id,
         o.billing_email, o.payment_method, o.transaction_id, o.date_created_gmt AS created, d.date_paid_gmt AS paid
       FROM ${t('wc_orders')} o LEFT JOIN ${t('wc_order_operational_data')} d ON d.order_id = o.id
-      WHERE o.type = 'shop_order'`,
-    posts: () => `SELECT p.ID AS id, p.post_status AS status, p.post_date_gmt AS created,
+      WHERE o.type = '${type}'`,
+    posts: (
+      type = 'shop_order',
+    ) => `SELECT p.ID AS id, p.post_parent AS parent, p.post_status AS status, p.post_date_gmt AS created,
         (SELECT meta_value FROM ${t('postmeta')} WHERE post_id = p.ID AND meta_key = '_order_currency' LIMIT 1) AS currency,
         (SELECT meta_value FROM ${t('postmeta')} WHERE post_id = p.ID AND meta_key = '_order_tax' LIMIT 1) AS tax,
         (SELECT meta_value FROM ${t('postmeta')} WHERE post_id = p.ID AND meta_key = '_order_total' LIMIT 1) AS total,
@@ -110,7 +126,7 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
         (SELECT meta_value FROM ${t('postmeta')} WHERE post_id = p.ID AND meta_key = '_payment_method' LIMIT 1) AS payment_method,
         (SELECT meta_value FROM ${t('postmeta')} WHERE post_id = p.ID AND meta_key = '_transaction_id' LIMIT 1) AS transaction_id,
         (SELECT FROM_UNIXTIME(meta_value) FROM ${t('postmeta')} WHERE post_id = p.ID AND meta_key = '_date_paid' AND meta_value > 0 LIMIT 1) AS paid
-      FROM ${t('posts')} p WHERE p.post_type = 'shop_order' AND p.post_status NOT IN ('trash', 'auto-draft', 'wc-checkout-draft')`,
+      FROM ${t('posts')} p WHERE p.post_type = '${type}' AND p.post_status NOT IN ('trash', 'auto-draft', 'wc-checkout-draft')`,
   };
   const ORDER_ID = { hpos: 'o.id', posts: 'p.ID' };
 
@@ -330,8 +346,61 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
     );
   }
 
-  // License Manager for WooCommerce 2 keeps no sites (only a count per license), WooCommerce has no
-  // release metadata, and WooCommerce Subscriptions is not read yet: these kinds yield nothing.
+  /** WooCommerce Subscriptions: `shop_subscription` orders, in the same storage as the orders. */
+  async function* subscriptions(): AsyncIterable<ImportSubscription | ImportProblem> {
+    const kind = await orderStorage();
+    yield* paged<ImportSubscription>(ORDERS[kind]('shop_subscription'), ORDER_ID[kind], async (rows) => {
+      const ids = rows.map((r) => r.id);
+      const meta =
+        kind === 'hpos'
+          ? await readMeta(db, 'wc_orders_meta', 'order_id', ids, SUBSCRIPTION_META)
+          : await readMeta(db, 'postmeta', 'post_id', ids, SUBSCRIPTION_META);
+      const items = ids.length
+        ? await db.query<Row>(
+            `SELECT i.order_id, MAX(CASE WHEN m.meta_key = '_product_id' THEN m.meta_value END) AS product,
+                    MAX(CASE WHEN m.meta_key = '_variation_id' THEN m.meta_value END) AS variation
+             FROM ${t('woocommerce_order_items')} i JOIN ${t('woocommerce_order_itemmeta')} m ON m.order_item_id = i.order_item_id
+             WHERE i.order_item_type = 'line_item' AND i.order_id IN (?) GROUP BY i.order_item_id, i.order_id ORDER BY i.order_item_id`,
+            [ids],
+          )
+        : [];
+      return rows.map((r): ImportSubscription | ImportProblem => {
+        const status = SUBSCRIPTION_STATUS[String(r.status)];
+        if (!status) return problem('subscriptions', r.id, 'unknown_status', String(r.status));
+        const m = meta.get(String(r.id)) ?? {};
+        const period = m._billing_period;
+        if (period !== 'day' && period !== 'week' && period !== 'month' && period !== 'year') {
+          return problem('subscriptions', r.id, 'unknown_period', period);
+        }
+        const item = items.find((i) => String(i.order_id) === String(r.id));
+        if (!item) return problem('subscriptions', r.id, 'no_product');
+        const code = String(r.currency ?? '').toUpperCase();
+        const total = minorUnits(r.total, code);
+        if (total === null) return problem('subscriptions', r.id, 'invalid_amount', `${r.total} ${code}`);
+        const running = status === 'active' || status === 'on-hold' || status === 'pending-cancel';
+        const registered = Number(r.customer_id) > 0;
+        return {
+          sourceId: String(r.id),
+          customerSourceId: registered ? String(r.customer_id) : guestId(String(r.billing_email ?? '')),
+          productSourceId: String(item.product),
+          ...(Number(item.variation) > 0 ? { variationSourceId: String(item.variation) } : {}),
+          ...(Number(r.parent) > 0 ? { parentOrderSourceId: String(r.parent) } : {}),
+          status,
+          billingPeriod: period,
+          billingInterval: Math.max(1, Number(m._billing_interval) || 1),
+          // Stored in UTC as "Y-m-d H:i:s"; 0 when no payment is scheduled.
+          nextPaymentAt: running ? (mysqlUtc(m._schedule_next_payment) ?? null) : null,
+          currency: code,
+          recurringTotal: total,
+          ...(r.payment_method ? { gateway: String(r.payment_method) } : {}),
+          ...(mysqlUtc(r.created) ? { createdAt: mysqlUtc(r.created) } : {}),
+        };
+      });
+    });
+  }
+
+  // License Manager for WooCommerce 2 keeps no sites (only a count per license) and WooCommerce has
+  // no release metadata: these kinds yield nothing.
   async function* nothing(): AsyncIterable<never> {}
 
   const readers: { [K in ImportKind]: () => AsyncIterable<ImportRecord<K> | ImportProblem> } = {
@@ -339,7 +408,7 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
     products,
     releases: nothing,
     orders,
-    subscriptions: nothing,
+    subscriptions,
     licenses,
     activations: nothing,
   };
@@ -372,7 +441,7 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
         licenses: await count(`SELECT COUNT(*) AS n FROM ${t('lmfwc_licenses')}`),
         activations: 0,
         orders: await count(`SELECT COUNT(*) AS n FROM (${ORDERS[kind]()}) o`),
-        subscriptions: 0,
+        subscriptions: await count(`SELECT COUNT(*) AS n FROM (${ORDERS[kind]('shop_subscription')}) o`),
         revenue,
       };
     },
