@@ -103,7 +103,7 @@ async function importCommand(args: string[], config: Config, database: Database)
   }
   let source: ImportSource;
   try {
-    source = openSource(name ?? '', options);
+    source = await openSource(name ?? '', options);
   } catch (e) {
     console.error(
       `import: ${(e as Error).message}\nsources: ${Object.values(SOURCES)
