@@ -1,4 +1,4 @@
-// Builds the store owner's console (web/admin) into dist/admin with Vite: `npm run build` runs it
+// Builds the store owner's console (console) into dist/admin with Vite: `npm run build` runs it
 // after the server's build. The build is skipped while dist/admin was made from the same sources
 // and the same locked dependencies (a SHA-256 of them, kept in dist/admin/.source-hash), so
 // `npm start` does not rebuild an unchanged console; `--force` builds anyway. Every text file of the
@@ -14,7 +14,7 @@ import { brotli, COMPRESSIBLE, gzip } from '../src/pages/static.js';
 import { CONSOLE_LIMITS } from './console-limits.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SOURCES = join(ROOT, 'web', 'admin');
+const SOURCES = join(ROOT, 'console');
 export const CONSOLE_DIR = join(ROOT, 'dist', 'admin');
 const STAMP = join(CONSOLE_DIR, '.source-hash');
 
@@ -26,7 +26,7 @@ const SHARED = [
 ];
 
 /**
- * SHA-256 over every file of web/admin (path and bytes), the shared files, package-lock.json, this
+ * SHA-256 over every file of console (path and bytes), the shared files, package-lock.json, this
  * script and the inputs' limits as the route schemas give them now.
  */
 export function consoleSourceHash(): string {

@@ -1,6 +1,6 @@
 // The limits of the console's inputs (maxlength, min, max), read from the API routes' own TypeBox
-// schemas when the console is built: web/admin/vite.config.ts serves them to the console as the
-// module `virtual:limits` (web/admin/src/limits.ts), and scripts/build-admin.ts counts them in the
+// schemas when the console is built: console/vite.config.ts serves them to the console as the
+// module `virtual:limits` (console/src/limits.ts), and scripts/build-admin.ts counts them in the
 // build's source hash, so a changed limit in a schema rebuilds the console.
 import { ProductCreateBody, SoftwareConfigBody } from '../src/modules/catalogue/catalogue.schemas.js';
 import { CouponCreateBody } from '../src/modules/catalogue/coupons.schemas.js';

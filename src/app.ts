@@ -60,7 +60,7 @@ declare module 'fastify' {
 export interface BuildOptions extends Omit<WiringOptions, 'log' | 'listeningPort'> {
   /** Where log lines go (tests capture them); defaults to stdout. */
   logStream?: NodeJS.WritableStream;
-  /** The built console (web/admin); defaults to dist/admin. */
+  /** The built console (console); defaults to dist/admin. */
   adminDir?: string;
 }
 

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import { type Asset, COMPRESSIBLE, contentTag, IMMUTABLE, REVALIDATE, sendAsset } from './static.js';
 
-/** Where `npm run build` puts the console (web/admin, built by Vite): `dist/admin` from src/ or dist/. */
+/** Where `npm run build` puts the console (console, built by Vite): `dist/admin` from src/ or dist/. */
 export const ADMIN_DIR = fileURLToPath(new URL('../../dist/admin/', import.meta.url));
 
 const TYPES: Record<string, string> = {

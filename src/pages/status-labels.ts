@@ -1,6 +1,6 @@
 /**
  * The words for order and subscription statuses, the same for the store owner (the console,
- * web/admin) and the buyer (the store's and the account's pages): one file both import, so an order
+ * console) and the buyer (the store's and the account's pages): one file both import, so an order
  * the buyer sees as "Paid" is "Paid" in the console too (docs/admin.md). It imports nothing, as the
  * console's build (Vite, scripts/build-admin.ts) bundles it too.
  */

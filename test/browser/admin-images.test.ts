@@ -16,7 +16,7 @@ import {
 } from './console.js';
 
 /**
- * The console's two picture forms, one component (web/admin/src/ui/image-upload.tsx): a product's
+ * The console's two picture forms, one component (console/src/ui/image-upload.tsx): a product's
  * image and the store's logo, uploaded from the file field, refused with the server's code when the
  * file is not an image, removed; the stored picture is what the store then serves under /media/.
  */

@@ -6,7 +6,7 @@ import { alertCode, api, checkBothWidths, page, server, setUpConsole, signInInBr
 
 /**
  * The product screen's WordPress icon and banner (docs/admin.md; the same form as the product's
- * image, web/admin/src/ui/image-upload.tsx): refused with the server's code when not an image,
+ * image, console/src/ui/image-upload.tsx): refused with the server's code when not an image,
  * uploaded and shown at WordPress's size, removed.
  */
 describe.skipIf(skipBrowserTests)("the console's icon and banner uploads in a real browser", () => {

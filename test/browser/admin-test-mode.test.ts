@@ -19,7 +19,7 @@ import {
  */
 const BANNER = 'Test mode: no real payments';
 
-/** Every route of web/admin/src/App.tsx, the ones with an id given a real one. */
+/** Every route of console/src/App.tsx, the ones with an id given a real one. */
 function consoleRoutes(ids: { product: number; license: number; order: number; customer: number }) {
   return [
     '/',

@@ -23,7 +23,7 @@ import {
 } from './console.js';
 
 /**
- * The store owner's console (web/admin, docs/admin.md) in a real browser (the harness is
+ * The store owner's console (console, docs/admin.md) in a real browser (the harness is
  * test/browser/console.ts): the owner's whole day, from sign-in to sign-out. Every screen is
  * checked with axe-core at 1280 and 390 px; SAVE_SCREENSHOTS=1 writes the pictures of docs/admin.md.
  */

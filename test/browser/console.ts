@@ -12,7 +12,7 @@ import { type ServerProcess, startServer } from '../helpers/server.js';
 import { launch } from './chromium.js';
 
 /**
- * What every browser test of the store owner's console (web/admin, docs/admin.md) shares: the real
+ * What every browser test of the store owner's console (console, docs/admin.md) shares: the real
  * server (`src/main.ts serve`, a child process on SQLite, or on a fresh PostgreSQL database when
  * DATABASE_URL is set) started the way the README starts a store, with ADMIN_EMAIL and
  * ADMIN_PASSWORD; Debian's chromium with JavaScript on; the owner's API session; axe-core and the

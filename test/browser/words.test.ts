@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fieldLabel } from '../../console/src/words.js';
 import { ProductCreateBody } from '../../src/modules/catalogue/catalogue.schemas.js';
 import { CouponCreateBody } from '../../src/modules/catalogue/coupons.schemas.js';
 import { TaxRateBody } from '../../src/modules/catalogue/tax.schemas.js';
@@ -6,7 +7,6 @@ import { ListQuery } from '../../src/modules/licensing/license.schemas.js';
 import { ORDER_STATUSES } from '../../src/modules/orders/orders.service.js';
 import { Settings } from '../../src/modules/settings/settings.schemas.js';
 import { ORDER_STATUS_LABELS } from '../../src/pages/status-labels.js';
-import { fieldLabel } from '../../web/admin/src/words.js';
 import { skipBrowserTests } from './chromium.js';
 import { api, enableOfflineGateways, page, server, setUpConsole, signInInBrowser, WIDE } from './console.js';
 

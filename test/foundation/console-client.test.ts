@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TYPES_FILE } from '../../scripts/sdk-types.js';
 
-const CONSOLE = fileURLToPath(new URL('../../web/admin/src/', import.meta.url));
+const CONSOLE = fileURLToPath(new URL('../../console/src/', import.meta.url));
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

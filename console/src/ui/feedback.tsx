@@ -88,7 +88,7 @@ export function Page({
 
 /** A status as a coloured word (the colour is never the only sign: the word is there). */
 export function Badge({ value, label }: { value: string; label?: string }) {
-  // The value picks the colour; the label, where given, is what people read (web/admin/src/words.ts).
+  // The value picks the colour; the label, where given, is what people read (console/src/words.ts).
   return (
     <span className={`badge badge-${value.replace(/[^a-z]/g, '')}`} data-value={value}>
       {label ?? value}

@@ -4,7 +4,7 @@
  * by the OpenAPI document (docs/development.md, 'The console's API client').
  */
 import createClient from 'openapi-fetch';
-import type { paths } from '../../../sdk/js/src/openapi';
+import type { paths } from '../../sdk/js/src/openapi';
 
 /** An answer in the API's error envelope `{code, message, data: {status, ...}}`, or a failed connection. */
 export class ApiError extends Error {

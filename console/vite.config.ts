@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';
-import { CONSOLE_LIMITS } from '../../scripts/console-limits';
+import { CONSOLE_LIMITS } from '../scripts/console-limits';
 
-/** `virtual:limits`: the inputs' limits, read from the API's route schemas (web/admin/src/limits.ts). */
+/** `virtual:limits`: the inputs' limits, read from the API's route schemas (console/src/limits.ts). */
 function limits(): Plugin {
   const id = '\0virtual:limits';
   return {
@@ -14,7 +14,7 @@ function limits(): Plugin {
 
 /**
  * The store owner's console (docs/admin.md), built into dist/admin and served at /admin by
- * src/pages/admin.ts. `npx vite --config web/admin/vite.config.ts` serves it with hot reload while a
+ * src/pages/admin.ts. `npx vite --config console/vite.config.ts` serves it with hot reload while a
  * store runs on 127.0.0.1:8080 (`npm start`), whose /v1 API it reaches through the proxy.
  */
 export default defineConfig({
@@ -24,7 +24,7 @@ export default defineConfig({
   esbuild: { jsx: 'automatic' },
   plugins: [limits()],
   build: {
-    outDir: fileURLToPath(new URL('../../dist/admin', import.meta.url)),
+    outDir: fileURLToPath(new URL('../dist/admin', import.meta.url)),
     emptyOutDir: true,
     target: 'es2022',
     // One file per screen group keeps the first load small (test/browser/admin.test.ts checks it).

@@ -7,7 +7,7 @@ export {
   orderStatusLabel,
   SUBSCRIPTION_STATUS_LABELS,
   subscriptionStatusLabel,
-} from '../../../src/pages/status-labels.js';
+} from '../../src/pages/status-labels.js';
 
 /** `activation_limit` → "Activation limit": a name no list below knows yet, still readable. */
 export function humanise(name: string): string {

@@ -119,7 +119,7 @@ export function ListFilters({
   label: string;
   params: { search?: string; sort?: string; order?: string; set: UrlSet };
   placeholder?: string;
-  /** The longest search the API takes (its route's schema, web/admin/src/limits.ts). */
+  /** The longest search the API takes (its route's schema, console/src/limits.ts). */
   searchMaxLength?: number;
   sorts?: readonly (readonly [string, string])[];
   children?: ReactNode;

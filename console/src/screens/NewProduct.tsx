@@ -3,7 +3,7 @@ import { useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useLocation } from 'wouter';
 // The server's own slug of a name, shown until the owner types one.
-import { slugBase } from '../../../../src/modules/catalogue/slug.js';
+import { slugBase } from '../../../src/modules/catalogue/slug.js';
 import { ApiError, api, type Body, ok } from '../api';
 import { inputLimits } from '../limits';
 import type { Product } from '../resources';
