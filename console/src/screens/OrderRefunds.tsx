@@ -47,7 +47,10 @@ export function OrderRefunds({ order: o }: { order: Order }) {
   const [noteError, setNoteError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
   const [noteNotice, setNoteNotice] = useState('');
-  const [busy, setBusy] = useState(false);
+  // Each form has its own: the refund's refresh of the page must not disable "Add note" under a
+  // keyboard user's Tab (a disabled button is skipped, and focus lands elsewhere).
+  const [refunding, setRefunding] = useState(false);
+  const [noting, setNoting] = useState(false);
 
   const remaining = refunds.data?.remaining ?? null;
   const refreshAll = async () => {
@@ -67,7 +70,7 @@ export function OrderRefunds({ order: o }: { order: Order }) {
   const refund = async () => {
     setRefundError(null);
     setNotice('');
-    setBusy(true);
+    setRefunding(true);
     try {
       const made = await ok(
         api.POST('/v1/orders/{id}/refunds', {
@@ -90,14 +93,14 @@ export function OrderRefunds({ order: o }: { order: Order }) {
     } catch (e) {
       setRefundError(e);
     } finally {
-      setBusy(false);
+      setRefunding(false);
     }
   };
 
   const addNote = async () => {
     setNoteError(null);
     setNoteNotice('');
-    setBusy(true);
+    setNoting(true);
     try {
       await ok(api.POST('/v1/orders/{id}/notes', { params: { path: { id: o.id } }, body: { body: note } }));
       setNote('');
@@ -106,7 +109,7 @@ export function OrderRefunds({ order: o }: { order: Order }) {
     } catch (e) {
       setNoteError(e);
     } finally {
-      setBusy(false);
+      setNoting(false);
     }
   };
 
@@ -178,7 +181,7 @@ export function OrderRefunds({ order: o }: { order: Order }) {
                 the order’s items back in stock on a full refund
               </label>
             ) : null}
-            <button type="submit" className="primary" disabled={busy}>
+            <button type="submit" className="primary" disabled={refunding}>
               Refund
             </button>
           </form>
@@ -234,7 +237,7 @@ export function OrderRefunds({ order: o }: { order: Order }) {
               />
             )}
           </Field>
-          <button type="submit" disabled={busy}>
+          <button type="submit" disabled={noting}>
             Add note
           </button>
         </form>
