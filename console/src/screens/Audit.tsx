@@ -162,13 +162,9 @@ export function Audit() {
       </ListFilters>
       <PagedList
         what="Audit events"
-        list={l.list}
+        of={l}
         columns={columns}
-        rowKey={(e) => String(e.id)}
         empty={l.entity_type ? 'No change of this kind is recorded.' : 'No change is recorded yet.'}
-        page={l.page}
-        perPage={l.perPage}
-        set={l.set}
       />
     </Page>
   );
@@ -200,7 +196,6 @@ export function History({ type, id }: { type: 'license' | 'product' | 'order'; i
             caption="Recorded changes"
             columns={historyColumns}
             data={events.data.rows}
-            rowKey={(e) => String(e.id)}
             empty="No change by an administrator is recorded."
           />
           {events.data.total > events.data.rows.length ? (

@@ -60,16 +60,7 @@ export function Coupons() {
         </Link>
       }
     >
-      <PagedList
-        what="Coupons"
-        list={l.list}
-        columns={columns}
-        rowKey={(c) => String(c.id)}
-        empty="No coupons yet."
-        page={l.page}
-        perPage={l.perPage}
-        set={l.set}
-      />
+      <PagedList what="Coupons" of={l} columns={columns} empty="No coupons yet." />
     </Page>
   );
 }

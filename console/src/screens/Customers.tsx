@@ -82,13 +82,9 @@ export function Customers() {
       />
       <PagedList
         what="Customers"
-        list={l.list}
+        of={l}
         columns={columns}
-        rowKey={(u) => String(u.id)}
         empty={l.search ? 'No customer matches this search.' : 'No customers yet.'}
-        page={l.page}
-        perPage={l.perPage}
-        set={l.set}
       />
     </Page>
   );
@@ -191,33 +187,27 @@ export function CustomerPage({ id }: { id: number }) {
         <h2 id="customer-orders">Orders</h2>
         <PagedList
           what="Orders"
-          list={orders}
+          of={{ list: orders, ...orderPaging }}
           columns={orderColumns}
-          rowKey={(o) => String(o.id)}
           empty="No orders."
-          {...orderPaging}
         />
       </section>
       <section aria-labelledby="customer-licenses">
         <h2 id="customer-licenses">Licenses</h2>
         <PagedList
           what="Licenses"
-          list={licenses}
+          of={{ list: licenses, ...licensePaging }}
           columns={licenseColumns}
-          rowKey={(l) => String(l.id)}
           empty="No licenses."
-          {...licensePaging}
         />
       </section>
       <section aria-labelledby="customer-subscriptions">
         <h2 id="customer-subscriptions">Subscriptions</h2>
         <PagedList
           what="Subscriptions"
-          list={subscriptions}
+          of={{ list: subscriptions, ...subscriptionPaging }}
           columns={customerSubscriptionColumns}
-          rowKey={(s) => String(s.id)}
           empty="No subscriptions."
-          {...subscriptionPaging}
         />
       </section>
     </Page>

@@ -208,7 +208,6 @@ export function LicensePage({ id }: { id: number }) {
           caption="Activations"
           columns={columns}
           data={l.activations}
-          rowKey={(a) => String(a.id)}
           sortable
           empty="No site has activated this license yet."
         />

@@ -100,17 +100,13 @@ export function Licenses() {
       </ListFilters>
       <PagedList
         what="Licenses"
-        list={l.list}
+        of={l}
         columns={columns}
-        rowKey={(x) => String(x.id)}
         empty={
           l.search || l.status || l.product_id || l.test
             ? 'No license matches these filters.'
             : 'No licenses yet.'
         }
-        page={l.page}
-        perPage={l.perPage}
-        set={l.set}
       />
     </Page>
   );

@@ -117,13 +117,9 @@ export function Mail() {
       </ListFilters>
       <PagedList
         what="Messages"
-        list={l.list}
+        of={l}
         columns={columns}
-        rowKey={(m) => String(m.id)}
         empty={l.status ? 'No message has this status.' : 'No message has been written yet.'}
-        page={l.page}
-        perPage={l.perPage}
-        set={l.set}
       />
     </Page>
   );

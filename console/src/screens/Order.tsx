@@ -197,13 +197,7 @@ export function OrderPage({ id }: { id: number }) {
       </section>
       <section aria-labelledby="order-items">
         <h2 id="order-items">Items</h2>
-        <DataTable
-          caption="Items"
-          columns={items}
-          data={o.items}
-          rowKey={(i) => String(i.id)}
-          empty="No items."
-        />
+        <DataTable caption="Items" columns={items} data={o.items} empty="No items." />
         <dl className="facts totals">
           <dt>Subtotal</dt>
           <dd>{money(o, o.subtotal)}</dd>
@@ -240,7 +234,6 @@ export function OrderPage({ id }: { id: number }) {
               caption="Licenses issued"
               columns={licenseColumns}
               data={licenses.data ?? []}
-              rowKey={(l) => String(l.id)}
               empty="None yet: licenses are issued when the order is paid."
             />
           </>

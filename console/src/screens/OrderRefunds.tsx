@@ -139,7 +139,6 @@ export function OrderRefunds({ order: o }: { order: Order }) {
               caption="Refunds"
               columns={refundColumns}
               data={refunds.data?.refunds ?? []}
-              rowKey={(r) => String(r.id)}
               empty="No refunds."
             />
           </>

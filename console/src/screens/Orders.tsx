@@ -102,13 +102,9 @@ export function Orders() {
       </ListFilters>
       <PagedList
         what="Orders"
-        list={l.list}
+        of={l}
         columns={columns}
-        rowKey={(o) => String(o.id)}
         empty={l.status ? 'No order has this status.' : l.test ? 'No order of this kind.' : 'No orders yet.'}
-        page={l.page}
-        perPage={l.perPage}
-        set={l.set}
       />
     </Page>
   );

@@ -121,13 +121,9 @@ export function Products() {
       </ListFilters>
       <PagedList
         what="Products"
-        list={l.list}
+        of={l}
         columns={columns}
-        rowKey={(p) => String(p.id)}
         empty={l.search || l.status || l.type ? 'No product matches these filters.' : 'No products yet.'}
-        page={l.page}
-        perPage={l.perPage}
-        set={l.set}
       />
     </Page>
   );

@@ -206,13 +206,7 @@ export function ShippingZones() {
         </EditButtons>
       </form>
       <Notice>{zones.notice}</Notice>
-      <WholeList
-        what="Shipping zones"
-        list={zones.list}
-        columns={columns}
-        rowKey={(z) => String(z.id)}
-        empty="No shipping zones."
-      />
+      <WholeList what="Shipping zones" of={zones} columns={columns} empty="No shipping zones." />
       {zones.dialog}
     </Page>
   );

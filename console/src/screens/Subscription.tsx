@@ -211,13 +211,9 @@ export function SubscriptionPage({ id }: { id: number }) {
         <h2 id="subscription-renewals">Renewal orders</h2>
         <PagedList
           what="Renewal orders"
-          list={renewals}
+          of={{ list: renewals, ...paging }}
           columns={orderColumns}
-          rowKey={(o) => String(o.id)}
           empty="No renewal orders yet."
-          page={paging.page}
-          perPage={paging.perPage}
-          set={paging.set}
         />
       </section>
       {confirm.dialog}

@@ -114,17 +114,13 @@ export function Subscriptions() {
       ) : null}
       <PagedList
         what="Subscriptions"
-        list={l.list}
+        of={l}
         columns={columns}
-        rowKey={(s) => String(s.id)}
         empty={
           l.status || l.product_id || l.user_id
             ? 'No subscription matches these filters.'
             : 'No subscriptions yet.'
         }
-        page={l.page}
-        perPage={l.perPage}
-        set={l.set}
       />
     </Page>
   );

@@ -186,13 +186,7 @@ export function TaxRates() {
         <EditButtons what="tax rate" editing={!!editing} isSubmitting={isSubmitting} onCancel={stopEditing} />
       </form>
       <Notice>{rates.notice}</Notice>
-      <WholeList
-        what="Tax rates"
-        list={rates.list}
-        columns={columns}
-        rowKey={(t) => String(t.id)}
-        empty="No tax rates: orders pay no tax."
-      />
+      <WholeList what="Tax rates" of={rates} columns={columns} empty="No tax rates: orders pay no tax." />
       {rates.dialog}
     </Page>
   );

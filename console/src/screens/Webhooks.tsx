@@ -202,7 +202,7 @@ function Attempts() {
       <ErrorNote error={error} />
       <WholeList
         what="Delivery attempts"
-        list={attempts}
+        of={{ list: attempts }}
         columns={columns}
         rowKey={(a) => `${a.event_id}-${a.attempt}-${a.attempted_at}`}
         empty="No delivery attempt yet."

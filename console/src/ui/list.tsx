@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { type ReactNode, useId } from 'react';
+import { type ReactElement, type ReactNode, useId } from 'react';
 import { ErrorNote, Loading } from './feedback';
 import { type ColumnsOf, columnsFor, DataTable, Pager } from './table';
 import { positive, useUrlState } from './url';
@@ -183,75 +183,87 @@ interface Loaded<D> {
   data?: D;
 }
 
-/**
- * A list the server paginates: its error, its loading line, its table and its pager. `total` is
- * null when the API sends no X-WP-Total (see Pager).
- */
-export function PagedList<T extends object>({
-  what,
-  list,
-  columns,
-  rowKey,
-  empty,
-  page,
-  perPage,
-  set,
-}: {
+/** What a list screen gives PagedList and WholeList: `of` holds where the list is loaded. */
+interface ListProps<T extends object, Of> {
   what: string;
-  list: Loaded<{ rows: T[]; total: number | null }>;
+  of: Of;
   columns: ColumnsOf<T>;
-  rowKey: (row: T) => string;
   empty: string;
+  /** A row's React key; by default its id (a row without one must name its key). */
+  rowKey?: (row: T) => string;
+}
+type Keyed<T extends object> = { rowKey: (row: T) => string };
+type Paged<T extends object> = {
+  list: Loaded<{ rows: T[]; total: number | null }>;
   page: number;
   perPage: number;
   set: UrlSet;
+};
+
+/** The table of a list's rows. */
+function tableOf<T extends object>(props: ListProps<T, unknown>, data: T[]) {
+  const { what, columns, rowKey, empty } = props;
+  return { caption: what, columns, data, rowKey: rowKey as Keyed<T>['rowKey'], empty };
+}
+
+/** A list's error and loading line, then what its data makes. */
+function LoadedList<D>({
+  what,
+  list,
+  children,
+}: {
+  what: string;
+  list: Loaded<D>;
+  children: (data: D) => ReactNode;
 }) {
   return (
     <>
       <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading what={what.toLowerCase()} />
-      ) : list.data ? (
-        <>
-          <DataTable caption={what} columns={columns} data={list.data.rows} rowKey={rowKey} empty={empty} />
-          <Pager
-            label={what}
-            page={page}
-            perPage={perPage}
-            total={list.data.total}
-            shown={list.data.rows.length}
-            onPage={(p) => set({ page: p })}
-            onPerPage={(n) => set({ per_page: n, page: undefined })}
-          />
-        </>
-      ) : null}
+      {list.isPending ? <Loading what={what.toLowerCase()} /> : list.data ? children(list.data) : null}
     </>
   );
 }
 
-/** A complete list (the API answers all of it at once), sortable in the browser. */
-export function WholeList<T extends object>({
-  what,
-  list,
-  columns,
-  rowKey,
-  empty,
-}: {
-  what: string;
-  list: Loaded<T[]>;
-  columns: ColumnsOf<T>;
-  rowKey: (row: T) => string;
-  empty: string;
-}) {
+/**
+ * A list the server paginates (`of`: a `useListParams`, or a screen's own paging): its table and
+ * its pager. `total` is null when the API sends no X-WP-Total (see Pager).
+ */
+export function PagedList<T extends { id: number | string }>(props: ListProps<T, Paged<T>>): ReactElement;
+export function PagedList<T extends object>(props: ListProps<T, Paged<T>> & Keyed<T>): ReactElement;
+export function PagedList<T extends object>(props: ListProps<T, Paged<T>>) {
+  const { list, page, perPage, set } = props.of;
   return (
-    <>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading what={what.toLowerCase()} />
-      ) : list.data ? (
-        <DataTable caption={what} columns={columns} data={list.data} rowKey={rowKey} sortable empty={empty} />
-      ) : null}
-    </>
+    <LoadedList what={props.what} list={list}>
+      {(data) => (
+        <>
+          <DataTable {...tableOf(props, data.rows)} />
+          <Pager
+            label={props.what}
+            page={page}
+            perPage={perPage}
+            total={data.total}
+            shown={data.rows.length}
+            onPage={(p) => set({ page: p })}
+            onPerPage={(n) => set({ per_page: n, page: undefined })}
+          />
+        </>
+      )}
+    </LoadedList>
+  );
+}
+
+/** A complete list (the API answers all of it at once; `of`: a query or a `useCrud`), sortable in the browser. */
+export function WholeList<T extends { id: number | string }>(
+  props: ListProps<T, { list: Loaded<T[]> }>,
+): ReactElement;
+export function WholeList<T extends object>(
+  props: ListProps<T, { list: Loaded<T[]> }> & Keyed<T>,
+): ReactElement;
+export function WholeList<T extends object>(props: ListProps<T, { list: Loaded<T[]> }>) {
+  return (
+    <LoadedList what={props.what} list={props.of.list}>
+      {(data) => <DataTable {...tableOf(props, data)} sortable />}
+    </LoadedList>
   );
 }
 

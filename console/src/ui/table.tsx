@@ -11,6 +11,7 @@ import {
   tableFeatures,
   useTable,
 } from '@tanstack/react-table';
+import type { ReactElement } from 'react';
 
 /** The one feature set of the console's tables (TanStack Table 9 registers features explicitly). */
 export const features = tableFeatures({
@@ -34,21 +35,28 @@ export type ColumnsOf<T extends object> = ColumnDef<typeof features, T, any>[];
  * lists (a license's activations, a product's releases): a server-paginated list can only be
  * sorted by the server (the Licenses list asks it with `sort` and `order`, docs/admin.md).
  */
+interface TableProps<T extends object> {
+  caption: string;
+  columns: ColumnsOf<T>;
+  data: T[];
+  sortable?: boolean;
+  empty: string;
+  rowKey?: (row: T) => string;
+}
+
+/** A row's React key: its id, unless the table names another (rows without an id must). */
+export function DataTable<T extends { id: number | string }>(props: TableProps<T>): ReactElement;
+export function DataTable<T extends object>(
+  props: TableProps<T> & { rowKey: (row: T) => string },
+): ReactElement;
 export function DataTable<T extends object>({
   caption,
   columns,
   data,
   sortable = false,
   empty,
-  rowKey,
-}: {
-  caption: string;
-  columns: ColumnsOf<T>;
-  data: T[];
-  sortable?: boolean;
-  empty: string;
-  rowKey: (row: T) => string;
-}) {
+  rowKey = (row) => String((row as { id: number | string }).id),
+}: TableProps<T>) {
   const table = useTable({
     features,
     columns,
