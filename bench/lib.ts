@@ -261,7 +261,7 @@ export async function againstBare(opts: {
   /**
    * Loads the others before ours in every second round. The server loaded second in a round comes
    * out a few percent ahead whichever it is (docs/performance.md, 'Regression check of channels,
-   * rollouts, the field report and last seen'), so comparing two builds (`--against`) alternates
+   * rollouts, the installed-base report and last seen'), so comparing two builds (`--against`) alternates
    * and the medians carry both orders alike.
    */
   alternate?: boolean;

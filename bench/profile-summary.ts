@@ -10,7 +10,7 @@
  * `record@field.js`) and prints the share of the busy time spent inside any of them, callees
  * included: the cost of a piece of code as a fraction of the whole server's, which the machine's
  * load does not move as it moves throughput (docs/performance.md, 'Regression check of channels,
- * rollouts, the field report and last seen').
+ * rollouts, the installed-base report and last seen').
  *
  * Self time is the time of the samples whose top frame is the function, from the profile's
  * `timeDeltas`. Percentages are of the non-idle time (idle is the event loop waiting). Work done off

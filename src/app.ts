@@ -113,8 +113,8 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     audit,
     reports,
     counters,
-    field,
-    fieldReport,
+    installedBase,
+    installedBaseReport,
     media,
     mail,
     mailWorker,
@@ -177,9 +177,9 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   // Update checks and downloads are flushed every few seconds while listening, and once more on close.
   app.addHook('onListen', async () => counters.start());
   app.addHook('onClose', async () => counters.stop());
-  // So are the sites of the field report (what versions, platforms and PHP run where).
-  app.addHook('onListen', async () => field.start());
-  app.addHook('onClose', async () => field.stop());
+  // So are the sites of the installed-base report (what versions, platforms and PHP run where).
+  app.addHook('onListen', async () => installedBase.start());
+  app.addHook('onClose', async () => installedBase.stop());
   // Cookies are parsed by the auth hook, and only when a request carries any (src/http/auth.ts).
   await app.register(cookie, { hook: false });
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
@@ -214,7 +214,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(systemRoutes, { testClock, unopenableSecrets: services.unopenableSecrets });
       await api.register(accountsRoutes, { accounts, secureCookies: config.publicUrl.startsWith('https:') });
       await api.register(settingsRoutes, { settings });
-      await api.register(activationRoutes, { activations, receipts, field });
+      await api.register(activationRoutes, { activations, receipts, installedBase });
       await api.register(signingRoutes, { signing });
       await api.register(licenseRoutes, { licenses, activations });
       await api.register(trialRoutes, { trials: services.trials });
@@ -230,7 +230,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(webhooksRoutes, { webhooks });
       await api.register(releasesRoutes, { module: releasesModule });
       await api.register(vaultRoutes, { vault: services.vault });
-      await api.register(distributionRoutes, { ...distribution, counters, field });
+      await api.register(distributionRoutes, { ...distribution, counters, installedBase });
       await api.register(ordersRoutes, { orders });
       await api.register(refundsRoutes, { refunds });
       await api.register(invoicesRoutes, { invoices: services.invoices });
@@ -239,7 +239,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(stripeAccountRoutes, { stripe: services.stripe });
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
-      await api.register(reportsRoutes, { reports, fieldReport });
+      await api.register(reportsRoutes, { reports, installedBaseReport });
       await api.register(mediaRoutes, { media, catalogue, settings });
       await api.register(mailRoutes, { mail, mailTest: services.mailTest });
       await api.register(checkoutRoutes, {

@@ -49,8 +49,8 @@ import {
 import {
   createReports,
   type DailyCounters,
-  type FieldReports,
-  type FieldService,
+  type InstalledBase,
+  type InstalledBaseService,
   type ReportsService,
 } from './modules/reports/reports.module.js';
 import { createSettings, type SettingsService } from './modules/settings/settings.module.js';
@@ -150,9 +150,9 @@ export interface Services {
   /** Update checks and downloads counted in memory; flushed every few seconds and on close. */
   counters: DailyCounters;
   /** What sites run (versions, platform and PHP), seen by the update check and validate; flushed like the counters. */
-  field: FieldReports;
-  /** A product's field report, read by administrators (docs/admin.md, 'In the field'). */
-  fieldReport: FieldService;
+  installedBase: InstalledBase;
+  /** A product's installed-base report, read by administrators (docs/admin.md, 'In the field'). */
+  installedBaseReport: InstalledBaseService;
   /** Product images and the logo, resized and stored (docs/storefront.md, 'Images'). */
   media: MediaService;
   /** The mail outbox's list and resend (docs/email.md). */
@@ -327,7 +327,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   });
   const imports = createImports({ database, accounts, catalogue, licenses, settings, audit, clock });
 
-  const { reports, counters, field, fieldReport } = createReports({
+  const { reports, counters, installedBase, installedBaseReport } = createReports({
     database,
     clock,
     log: log('reports'),
@@ -472,8 +472,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       audit,
       reports,
       counters,
-      field,
-      fieldReport,
+      installedBase,
+      installedBaseReport,
       media,
       mail,
       mailTest,

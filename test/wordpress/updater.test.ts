@@ -244,7 +244,7 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     expect(JSON.stringify(transient)).not.toMatch(/token/);
     expect(JSON.stringify((await state()).option)).not.toMatch(/token=|download_url/);
     // The check said what the site runs (docs/sdk-wordpress.md): the store counts one site, on
-    // this WordPress and this PHP, in its field report.
+    // this WordPress and this PHP, in its installed-base report.
     const field = await admin.ok<{
       days: { sites: number; versions: { version: string; sites: number }[] }[];
       platforms: { platform: string; version: string; sites: number }[];

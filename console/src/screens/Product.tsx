@@ -15,7 +15,7 @@ import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 import { History } from './Audit';
-import { FieldSection } from './Field';
+import { InstalledBaseSection } from './InstalledBase';
 import { NewProductForm } from './NewProduct';
 
 interface VariationRow {
@@ -224,7 +224,7 @@ export function ProductPage({ id }: { id: number | null }) {
       {p ? <ImageForm product={p} /> : null}
       {p ? <SoftwareForm product={p} /> : null}
       {p ? <WordPressImages product={p} /> : null}
-      {p ? <FieldSection productId={p.id} /> : null}
+      {p ? <InstalledBaseSection productId={p.id} /> : null}
       {p ? <History type="product" id={p.id} /> : null}
     </Page>
   );

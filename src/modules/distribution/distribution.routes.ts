@@ -5,8 +5,8 @@ import { ApiError } from '../../http/errors.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { OpenedArtifact } from '../releases/releases.module.js';
-import { platformCodes } from '../reports/field.schemas.js';
-import type { DailyCounters, FieldInput, FieldReports } from '../reports/reports.module.js';
+import { platformCodes } from '../reports/installed-base.schemas.js';
+import type { DailyCounters, InstalledBase, SiteFacts } from '../reports/reports.module.js';
 import * as S from './distribution.schemas.js';
 import type { DistributionService } from './distribution.service.js';
 import type { DownloadService } from './download.service.js';
@@ -29,10 +29,10 @@ export async function distributionRoutes(
     distribution: DistributionService;
     downloads: DownloadService;
     counters: DailyCounters;
-    field: FieldReports;
+    installedBase: InstalledBase;
   },
 ) {
-  const { distribution, downloads, counters, field } = opts;
+  const { distribution, downloads, counters, installedBase } = opts;
   // An answered update check is counted in memory for the dashboard: no statement is added
   // (docs/admin.md, 'Dashboard').
   const counted = <T extends { product: { id: number } }>(answer: T): T => {
@@ -65,9 +65,9 @@ export async function distributionRoutes(
     (request) => distribution.package(request.body as S.PackageBodyType, request.ip),
   );
 
-  // What the site runs is noted in memory for the field report: no statement either.
-  const seenBy = (input: FieldInput) => (productId: number, site: string) =>
-    field.record(productId, site, input);
+  // What the site runs is noted in memory for the installed-base report: no statement either.
+  const seenBy = (input: SiteFacts) => (productId: number, site: string) =>
+    installedBase.record(productId, site, input);
 
   app.get(
     '/software/check',

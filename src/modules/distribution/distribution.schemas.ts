@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { FieldInputs } from '../reports/field.schemas.js';
+import { SiteFactInputs } from '../reports/installed-base.schemas.js';
 
 const Str = Type.String();
 /** Checked by the service, so that every wrong value is `invalid_channel`. */
@@ -60,8 +60,8 @@ export const CheckInput = Type.Object(
     site_url: Type.Optional(Str),
     installation_id: Type.Optional(Str),
     channel: Type.Optional(Type.Unknown({ description: ChannelText })),
-    // What the site runs, for the field report (docs/distribution.md, 'What runs in the field').
-    ...FieldInputs,
+    // What the site runs, for the installed-base report (docs/distribution.md, 'What runs in the field').
+    ...SiteFactInputs,
   },
   { additionalProperties: true },
 );

@@ -380,7 +380,7 @@ export class DistributionService {
   // ---- GET|POST /software/check ----
 
   /**
-   * `seen`, when given, is told the product and the site of an answered check (the field report,
+   * `seen`, when given, is told the product and the site of an answered check (the installed-base report,
    * docs/distribution.md, 'What runs in the field'): the identity key of a licensed site; for a
    * public product, the key of the identity it sends, else a hash of its address.
    */

@@ -4,7 +4,12 @@ import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import type { ActivationRow, LicenseRow } from '../licensing/licensing.model.js';
-import type { ArtifactRow, ReleaseRow } from '../releases/releases.model.js';
+import {
+  ARTIFACT_COLUMNS,
+  type ArtifactRow,
+  METADATA_FIELDS,
+  type ReleaseRow,
+} from '../releases/releases.model.js';
 import type { DistributionTables } from './distribution.tables.js';
 
 export type TokenRow = Selectable<DistributionTables['download_tokens']>;
@@ -63,40 +68,12 @@ const RELEASE_ROW = allColumns<ReleaseRow>()([
   'file_sha256',
   'created_at',
   'updated_at',
-  'requires',
-  'tested',
-  'requires_php',
-  'name',
-  'description',
-  'homepage',
-  'author',
+  ...METADATA_FIELDS,
   'channel',
   'rollout_percent',
 ]);
 
-const ARTIFACT_ROW = allColumns<ArtifactRow>()([
-  'id',
-  'product_id',
-  'download_id',
-  'driver',
-  'storage_key',
-  'key_id',
-  'file_name',
-  'file_size',
-  'stored_size',
-  'file_sha256',
-  'state',
-  'source_download_id',
-  'deletion_op',
-  'created_at',
-  'updated_at',
-  'deleted_at',
-  'file_md5',
-  'signature',
-  'signing_key_id',
-  'signed_at',
-  'stored_etag',
-]);
+const ARTIFACT_ROW = allColumns<ArtifactRow>()([...ARTIFACT_COLUMNS, 'stored_etag']);
 
 /** What redemption checks of the license (docs/distribution.md, '4. GET /software/download'). */
 const CLAIM_LICENSE = [
@@ -161,28 +138,12 @@ export interface ClaimRows {
   activation: ClaimActivation | undefined;
 }
 
-/** The token row's columns, in the order the issuance statement takes them. */
-const TOKEN_COLUMNS = [
-  'token_hash',
-  'binding_version',
-  'policy',
-  'product_id',
-  'release_id',
-  'artifact_id',
-  'artifact_sha256',
-  'purpose',
-  'license_id',
-  'activation_id',
-  'activation_revision',
-  'identity_key',
-  'installation_id',
-  'domain_normalized',
-  'created_at',
-  'expires_at',
-  'used_at',
-  'invalidated_at',
-  'invalidated_reason',
-] as const satisfies readonly (keyof NewToken)[];
+/**
+ * The columns the update check's issuance writes, in the order its statement takes them: the row's
+ * own but the id (the database's) and user_id (null here; only account downloads set it).
+ */
+type IssuedColumn = Exclude<(typeof TOKEN_ROW)[number], 'id' | 'user_id'>;
+const TOKEN_COLUMNS = TOKEN_ROW.filter((c): c is IssuedColumn => c !== 'id' && c !== 'user_id');
 
 /** Each column's PostgreSQL type, for the arrays of the batched insert. */
 const TOKEN_TYPES: Record<(typeof TOKEN_COLUMNS)[number], string> = {

@@ -13,6 +13,7 @@ import type { LicenseStatus } from '../licensing/licensing.tables.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { ImportsRepository } from './imports.repository.js';
 import {
+  IMPORT_ORDER,
   type ImportActivation,
   type ImportCustomer,
   type ImportKind,
@@ -91,15 +92,7 @@ export class ImportService {
 
   async run(source: ImportSource, opts: { dryRun: boolean }): Promise<ImportReport> {
     const run = new Run(source.name, opts.dryRun);
-    for (const kind of [
-      'customers',
-      'products',
-      'releases',
-      'orders',
-      'subscriptions',
-      'licenses',
-      'activations',
-    ] as const) {
+    for (const kind of IMPORT_ORDER) {
       for await (const item of source.read(kind)) {
         if (isProblem(item)) {
           run.problem(item);

@@ -200,7 +200,8 @@ export interface ImportTotals {
   revenue: Record<string, number>;
 }
 
-export const IMPORT_ORDER: ImportKind[] = [
+/** The order records are written in: each kind after those it refers to. */
+export const IMPORT_ORDER: readonly ImportKind[] = [
   'customers',
   'products',
   'releases',

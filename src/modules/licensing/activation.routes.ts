@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { FieldReports } from '../reports/reports.module.js';
+import type { InstalledBase } from '../reports/reports.module.js';
 import * as S from './activation.schemas.js';
 import type { ActivationService, CallerMeta } from './activation.service.js';
 import type { ReceiptService } from './receipt.service.js';
@@ -24,9 +24,9 @@ function callerOf(request: FastifyRequest): CallerMeta {
  */
 export async function activationRoutes(
   app: App,
-  opts: { activations: ActivationService; receipts: ReceiptService; field: FieldReports },
+  opts: { activations: ActivationService; receipts: ReceiptService; installedBase: InstalledBase },
 ) {
-  const { activations, receipts, field } = opts;
+  const { activations, receipts, installedBase } = opts;
 
   app.post(
     '/licenses/activate',
@@ -57,8 +57,8 @@ export async function activationRoutes(
       // Without `receipt` validate runs exactly as it always did: no extra read, nothing signed.
       const input = request.body;
       const result = await (input.receipt === true ? receipts.validate(input) : activations.validate(input));
-      // A valid site that says what it runs is noted in memory for the field report: no statement.
-      if (result.status === 200) field.record(result.body.product_id, result.site, input);
+      // A valid site that says what it runs is noted in memory for the installed-base report: no statement.
+      if (result.status === 200) installedBase.record(result.body.product_id, result.site, input);
       return reply.status(result.status).send(result.body);
     },
   );

@@ -2,8 +2,8 @@ import { Type } from 'typebox';
 import { PlainText } from '../../http/schemas.js';
 import type { ValidationCodes } from '../../http/validation.js';
 import { MAX_DOMAIN_INPUT } from '../identity/domain.js';
-import { FieldInputs, fieldCodes, ValidateVersion } from '../reports/field.schemas.js';
-import { Entitlements } from './license.schemas.js';
+import { SiteFactInputs, siteFactCodes, ValidateVersion } from '../reports/installed-base.schemas.js';
+import { Entitlements, standingFields } from './license.schemas.js';
 
 /**
  * Public licensing bodies. Types and lengths are checked here; what an identity must look like
@@ -46,9 +46,9 @@ export const ValidateBody = Type.Object(
           "true: a valid answer carries a signed offline receipt (docs/licensing.md, 'Offline receipts')",
       }),
     ),
-    // What the site runs, for the field report (docs/distribution.md, 'What runs in the field').
+    // What the site runs, for the installed-base report (docs/distribution.md, 'What runs in the field').
     version: ValidateVersion,
-    ...FieldInputs,
+    ...SiteFactInputs,
   },
   { additionalProperties: false },
 );
@@ -85,7 +85,7 @@ export const identityCodes: ValidationCodes = {
 /** Validate's codes: the identity's, and those of what the site says it runs. */
 export const validateCodes: ValidationCodes = {
   ...identityCodes,
-  invalid: { ...identityCodes.invalid, ...fieldCodes },
+  invalid: { ...identityCodes.invalid, ...siteFactCodes },
 };
 
 export const ActivateResponse = Type.Object({
@@ -120,13 +120,7 @@ export const ValidateSuccess = Type.Object({
   license_key: Type.String(),
   product_id: Type.Integer(),
   variation_id: Type.Integer(),
-  status: Type.String(),
-  activation_limit: Type.Integer(),
-  activation_count: Type.Integer(),
-  activations_remaining: Type.Integer(),
-  expires_at: NullableString,
-  usage_expires_at_utc: Type.String(),
-  is_expired: Type.Boolean(),
+  ...standingFields,
   subscription_status: NullableString,
   subscription_active: Type.Boolean(),
   domain_active: Type.Literal(true),

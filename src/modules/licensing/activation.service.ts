@@ -62,7 +62,7 @@ export type ValidateResult =
       /** Not sent: the ids an offline receipt names (receipt.service.ts), read with the answer. */
       license_id: number;
       activation_id: number;
-      /** Not sent: the site's identity key, for the field report (docs/distribution.md). */
+      /** Not sent: the site's identity key, for the installed-base report (docs/distribution.md). */
       site: string;
     }
   | { status: 403; body: Static<typeof ValidateFailure> };
@@ -211,24 +211,7 @@ export class ActivationService {
             this.repo.upgradeLegacyActivation(byUrl.id, identity, now, tx),
           );
           // Its revision moved on: tokens issued to the URL-only identity stop working.
-          for (const hook of this.deactivationHooks) {
-            await step('activation_write_failed', () => hook(byUrl.id, tx));
-          }
-          await step('activation_write_failed', () =>
-            this.audit.record(
-              siteActor(identity.domain_normalized),
-              {
-                entity_type: 'license',
-                entity_id: license.id,
-                action: 'take_over_activation',
-                changes: {
-                  activation_id: { before: byUrl.id, after: byUrl.id },
-                  installation_id: { before: byUrl.installation_id, after: identity.installation_id },
-                },
-              },
-              tx,
-            ),
-          );
+          await this.tookOver(byUrl, byUrl.id, identity, license.id, tx);
           return {
             success: true,
             activation_id: byUrl.id,
@@ -274,26 +257,7 @@ export class ActivationService {
         );
         for (const old of replaced) {
           await step('activation_write_failed', () => this.repo.markTakenOver(old.id, activationId, now, tx));
-          // As for any deactivation: its download tokens stop working.
-          for (const hook of this.deactivationHooks) {
-            await step('activation_write_failed', () => hook(old.id, tx));
-          }
-          // No person did it, so the site is the actor (docs/admin.md, 'Audit trail').
-          await step('activation_write_failed', () =>
-            this.audit.record(
-              siteActor(identity.domain_normalized),
-              {
-                entity_type: 'license',
-                entity_id: license.id,
-                action: 'take_over_activation',
-                changes: {
-                  activation_id: { before: old.id, after: activationId },
-                  installation_id: { before: old.installation_id, after: identity.installation_id },
-                },
-              },
-              tx,
-            ),
-          );
+          await this.tookOver(old, activationId, identity, license.id, tx);
         }
         const answer: ActivateResult = {
           success: true,
@@ -321,6 +285,38 @@ export class ActivationService {
     if (result.success && result.message === undefined)
       this.lastSeen?.activated(result.activation_id, this.clock.now());
     return result;
+  }
+
+  /**
+   * What taking over an activation also does: as for any deactivation, the old one's download
+   * tokens stop working; and it is audited with the site as the actor, since no person did it
+   * (docs/admin.md, 'Audit trail').
+   */
+  private async tookOver(
+    old: Pick<ActivationRow, 'id' | 'installation_id'>,
+    activationId: number,
+    identity: Identity,
+    licenseId: number,
+    tx: Tx,
+  ): Promise<void> {
+    for (const hook of this.deactivationHooks) {
+      await step('activation_write_failed', () => hook(old.id, tx));
+    }
+    await step('activation_write_failed', () =>
+      this.audit.record(
+        siteActor(identity.domain_normalized),
+        {
+          entity_type: 'license',
+          entity_id: licenseId,
+          action: 'take_over_activation',
+          changes: {
+            activation_id: { before: old.id, after: activationId },
+            installation_id: { before: old.installation_id, after: identity.installation_id },
+          },
+        },
+        tx,
+      ),
+    );
   }
 
   private async requestApproval(

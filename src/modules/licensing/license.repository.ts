@@ -5,7 +5,7 @@ import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
 import { URL_ONLY_INSTALLATION } from '../identity/identity.js';
 import type { ActivationRow, LicenseForIdentity, LicenseRecord, LicenseRow } from './licensing.model.js';
-import type { ActivationEnvironment } from './licensing.tables.js';
+import type { ActivationEnvironment, LicenseStatus } from './licensing.tables.js';
 
 /**
  * 'active' as a literal, not a bound parameter: SQLite uses the partial index
@@ -515,34 +515,33 @@ export class LicenseRepository {
   }
 
   /** Marks the license revoked; false when it already was (no second event). */
-  async revoke(id: number, now: string, tx?: Tx): Promise<boolean> {
-    const r = await on(this.db, tx)
-      .updateTable('licenses')
-      .set({ status: 'revoked', updated_at: now })
-      .where('id', '=', id)
-      .where('status', '!=', 'revoked')
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  revoke(id: number, now: string, tx?: Tx): Promise<boolean> {
+    return this.moveStatus(id, ['!=', 'revoked'], 'revoked', now, tx);
   }
 
   /** Marks an active license suspended; false when it was not active. */
-  async suspend(id: number, now: string, tx?: Tx): Promise<boolean> {
-    const r = await on(this.db, tx)
-      .updateTable('licenses')
-      .set({ status: 'suspended', updated_at: now })
-      .where('id', '=', id)
-      .where('status', '=', 'active')
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  suspend(id: number, now: string, tx?: Tx): Promise<boolean> {
+    return this.moveStatus(id, ['=', 'active'], 'suspended', now, tx);
   }
 
   /** Marks a suspended license active again; false when it was not suspended. */
-  async reinstate(id: number, now: string, tx?: Tx): Promise<boolean> {
+  reinstate(id: number, now: string, tx?: Tx): Promise<boolean> {
+    return this.moveStatus(id, ['=', 'suspended'], 'active', now, tx);
+  }
+
+  /** One conditional UPDATE, so that two callers racing make one change (and one event). */
+  private async moveStatus(
+    id: number,
+    [op, from]: ['=' | '!=', LicenseStatus],
+    to: LicenseStatus,
+    now: string,
+    tx?: Tx,
+  ): Promise<boolean> {
     const r = await on(this.db, tx)
       .updateTable('licenses')
-      .set({ status: 'active', updated_at: now })
+      .set({ status: to, updated_at: now })
       .where('id', '=', id)
-      .where('status', '=', 'suspended')
+      .where('status', op, from)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }

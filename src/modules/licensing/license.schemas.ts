@@ -59,6 +59,17 @@ export const Activation = Type.Object({
   replaced_by: Type.Optional(Type.Integer({ description: 'The activation that took this one over' })),
 });
 
+/** A license's standing, as the admin view and validate's answer both give it (same order). */
+export const standingFields = {
+  status: Type.String(),
+  activation_limit: Type.Integer(),
+  activation_count: Type.Integer(),
+  activations_remaining: Type.Integer(),
+  expires_at: NullableString,
+  usage_expires_at_utc: Type.String(),
+  is_expired: Type.Boolean(),
+};
+
 const licenseFields = {
   id: Type.Integer(),
   license_key: Type.String(),
@@ -72,13 +83,7 @@ const licenseFields = {
   user_email: Type.String(),
   user_name: Type.String(),
   subscription_id: Type.Union([Type.Integer(), Type.Null()]),
-  status: Type.String(),
-  activation_limit: Type.Integer(),
-  activation_count: Type.Integer(),
-  activations_remaining: Type.Integer(),
-  expires_at: NullableString,
-  usage_expires_at_utc: Type.String(),
-  is_expired: Type.Boolean(),
+  ...standingFields,
   entitlement_policy: Type.String({ description: 'JSON snapshot; empty for a legacy license' }),
   entitlements: Entitlements,
   test: Type.Boolean({

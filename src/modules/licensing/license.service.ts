@@ -79,17 +79,14 @@ function canonicalExpiry(text: string): string {
 }
 
 /** The query of the administrator's license list (docs/licensing.md, '7. For store administrators'). */
-export interface LicenseListQuery {
+/** GET /licenses's filters; order_id is not offered there (the storefront's receipt uses it). */
+export interface LicenseListQuery
+  extends Pick<
+    LicenseFilter,
+    'product_id' | 'user_id' | 'order_id' | 'test' | 'expires_before' | 'expires_after'
+  > {
   search?: string;
   status?: 'active' | 'revoked' | 'suspended' | 'expired';
-  product_id?: number;
-  user_id?: number;
-  /** Not offered by GET /licenses: the storefront's receipt lists an order's licenses with it. */
-  order_id?: number;
-  /** true: only the licenses of test orders; false: only real ones; absent: both. */
-  test?: boolean;
-  expires_before?: string;
-  expires_after?: string;
   sort?: LicenseSort;
   order?: 'asc' | 'desc';
 }

@@ -55,23 +55,8 @@ export interface ActivationExtras {
 }
 
 export function activationView(a: ActivationRow) {
-  const view: {
-    id: number;
-    license_id: number;
-    identity_key: string;
-    domain: string;
-    domain_normalized: string;
-    installation_id: string;
-    ip_address: string;
-    machine_id: string | null;
-    user_agent: string;
-    status: ActivationRow['status'];
-    activated_at: string;
-    deactivated_at: string | null;
-    activation_revision: number;
-    updated_at: string;
-    last_seen_at: string | null;
-  } & ActivationExtras = {
+  // The row's columns, its times in the legacy format; the three optional ones only when set.
+  const view: Omit<ActivationRow, keyof ActivationExtras> & ActivationExtras = {
     id: a.id,
     license_id: a.license_id,
     identity_key: a.identity_key,

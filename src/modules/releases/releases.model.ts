@@ -1,7 +1,13 @@
 import type { Selectable } from 'kysely';
 import { mysqlTime } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
-import type { ArtifactState, ReleaseChannel, ReleaseStatus, ReleasesTables } from './releases.tables.js';
+import type {
+  ArtifactState,
+  ReleaseChannel,
+  ReleaseMetadata,
+  ReleaseStatus,
+  ReleasesTables,
+} from './releases.tables.js';
 import { versionCompare } from './version-compare.js';
 import { type PackageHeader, plain } from './wp-headers.js';
 
@@ -18,9 +24,9 @@ export type Changelog = string | { narrative: string; points: ChangelogPoint[] }
 
 /**
  * A release (the fields of docs/releases.md, 'Upload (multipart)') as administrators and the
- * distribution module see it.
+ * distribution module see it; its WordPress metadata (ReleaseMetadata) null when unknown.
  */
-export interface Release {
+export interface Release extends ReleaseMetadata {
   version_id: number;
   product_id: number;
   version: string;
@@ -51,18 +57,38 @@ export interface Release {
   signature: string | null;
   signing_key_id: string | null;
   signed_at: string | null;
-  /** What WordPress shows (docs/releases.md, 'Metadata WordPress shows'); null when unknown. */
-  requires: string | null;
-  tested: string | null;
-  requires_php: string | null;
-  name: string | null;
-  description: string | null;
-  homepage: string | null;
-  author: string | null;
   /** The release's channel and the percentage of sites it is offered to (docs/distribution.md). */
   channel: ReleaseChannel;
   rollout_percent: number;
 }
+
+/**
+ * The artifact columns that joined reads take alongside a release (the published-releases query,
+ * aliased `a_…`; the download's, which adds `stored_etag`).
+ * Not `stored_etag`: only reading the bytes needs it, and nothing reads them from these rows.
+ */
+export const ARTIFACT_COLUMNS = [
+  'id',
+  'product_id',
+  'download_id',
+  'driver',
+  'storage_key',
+  'key_id',
+  'file_name',
+  'file_size',
+  'stored_size',
+  'file_sha256',
+  'state',
+  'source_download_id',
+  'deletion_op',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'file_md5',
+  'signature',
+  'signing_key_id',
+  'signed_at',
+] as const satisfies readonly (keyof ArtifactRow)[];
 
 /** The release fields WordPress shows, read from the zip and edited by the administrator. */
 export const METADATA_FIELDS = [

@@ -3,7 +3,13 @@ import type { Database, Dialect } from '../../db/database.js';
 import { type Precompiled, precompile } from '../../db/precompiled.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
-import type { ArtifactRow, DeletionRow, LegacyDownloadRow, ReleaseRow } from './releases.model.js';
+import {
+  ARTIFACT_COLUMNS,
+  type ArtifactRow,
+  type DeletionRow,
+  type LegacyDownloadRow,
+  type ReleaseRow,
+} from './releases.model.js';
 import type { ArtifactState, ReleasesTables } from './releases.tables.js';
 
 export type ArtifactInsert = Insertable<ReleasesTables['artifacts']>;
@@ -14,32 +20,6 @@ export type LegacyInsert = Insertable<ReleasesTables['legacy_downloads']>;
 export type DeletionInsert = Insertable<ReleasesTables['artifact_deletions']>;
 export type DeletionUpdate = Updateable<ReleasesTables['artifact_deletions']>;
 
-/**
- * The artifact columns the published-releases query reads alongside each release, aliased `a_…`.
- * Not `stored_etag`: only reading the bytes needs it, and nothing reads them from these rows.
- */
-const ARTIFACT_COLUMNS = [
-  'id',
-  'product_id',
-  'download_id',
-  'driver',
-  'storage_key',
-  'key_id',
-  'file_name',
-  'file_size',
-  'stored_size',
-  'file_sha256',
-  'state',
-  'source_download_id',
-  'deletion_op',
-  'created_at',
-  'updated_at',
-  'deleted_at',
-  'file_md5',
-  'signature',
-  'signing_key_id',
-  'signed_at',
-] as const satisfies readonly (keyof ArtifactRow)[];
 const ARTIFACT_ALIASES = ARTIFACT_COLUMNS.map((c) => `a_${c}` as const);
 
 /**

@@ -8,6 +8,17 @@ export type ArtifactState = 'available' | 'delete_pending' | 'delete_failed' | '
 export type ReleaseChannel = 'stable' | 'rc' | 'beta' | 'alpha';
 export type DeletionJobStatus = 'running' | 'completed' | 'failed';
 
+/** What WordPress shows (migration 2026112591; docs/releases.md, 'Metadata WordPress shows'). */
+export interface ReleaseMetadata {
+  requires: string | null;
+  tested: string | null;
+  requires_php: string | null;
+  name: string | null;
+  description: string | null;
+  homepage: string | null;
+  author: string | null;
+}
+
 export interface ReleasesTables {
   /** SQLite only: moved by triggers on every change issuance depends on (migration 2026112212). */
   release_changes: { id: number; generation: number };
@@ -71,21 +82,13 @@ export interface ReleasesTables {
     file_sha256: string;
     created_at: string;
     updated_at: string;
-    /** What WordPress shows (migration 2026112591; docs/releases.md, 'Metadata WordPress shows'). */
-    requires: string | null;
-    tested: string | null;
-    requires_php: string | null;
-    name: string | null;
-    description: string | null;
-    homepage: string | null;
-    author: string | null;
     /**
      * Migration 2026112594 (docs/distribution.md, 'Channels and staged rollouts'): the release's
      * channel, and the percentage of sites it is offered to (100 everyone, 0 paused).
      */
     channel: Generated<ReleaseChannel>;
     rollout_percent: Generated<number>;
-  };
+  } & ReleaseMetadata;
   artifact_deletions: {
     id: Id;
     op_id: string;

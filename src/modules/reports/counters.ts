@@ -24,18 +24,19 @@ interface Counts {
  * database adds its own counts. A crash loses what was counted since the last flush: at most
  * FLUSH_EVERY_MS of counts (more only while the database refuses flushes, which are retried).
  */
-export class DailyCounters {
+export class DailyCounters extends FlushWorker {
   private days = new Map<string, Map<number, Counts>>();
   private dayStart = 0;
   private dayEnd = 0;
   private today: Map<number, Counts> | null = null;
-  private readonly flusher = new FlushWorker(FLUSH_EVERY_MS, () => this.write());
 
   constructor(
     private readonly repo: ReportsRepository,
     private readonly clock: Clock,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    super(FLUSH_EVERY_MS);
+  }
 
   /** Counts one event of `productId` today, by the server's clock. */
   add(kind: CounterKind, productId: number): void {
@@ -64,22 +65,8 @@ export class DailyCounters {
     return day;
   }
 
-  /** Starts the periodic flush (idempotent). The server starts it when it listens. */
-  start(): void {
-    this.flusher.start();
-  }
-
-  /** Stops the periodic flush and flushes what is left (the app's close). */
-  stop(): Promise<void> {
-    return this.flusher.stop();
-  }
-
-  /** Adds the counts so far to the database; on failure they are kept for the next flush. */
-  flush(): Promise<void> {
-    return this.flusher.flush();
-  }
-
-  private async write(): Promise<void> {
+  /** Adds what was counted so far to the database; on failure it is kept for the next flush. */
+  protected async run(): Promise<void> {
     if (this.days.size === 0) return;
     const taken = this.days;
     this.days = new Map();

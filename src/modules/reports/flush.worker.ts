@@ -1,16 +1,15 @@
 /**
- * What the in-memory reports share (the dashboard's counters, the field report): a flush that runs
- * every `everyMs` while started, one at a time, and once more when the server closes. `run` keeps
- * what it could not write for the next time and never throws.
+ * What the in-memory reports share (the dashboard's counters, the installed-base report): a flush that runs
+ * every `everyMs` while started, one at a time, and once more when the server closes. Each extends
+ * it with its `run`, which keeps what it could not write for the next time and never throws.
  */
-export class FlushWorker {
+export abstract class FlushWorker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
-  constructor(
-    private readonly everyMs: number,
-    private readonly run: () => Promise<void>,
-  ) {}
+  constructor(private readonly everyMs: number) {}
+
+  protected abstract run(): Promise<void>;
 
   /** Starts the periodic flush (idempotent); the server starts it when it listens. */
   start(): void {

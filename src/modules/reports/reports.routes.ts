@@ -1,13 +1,16 @@
 import { requireAdmin } from '../../http/auth.js';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { FieldParams, FieldQuery, FieldReport } from './field.schemas.js';
-import type { FieldService } from './field.service.js';
+import { InstalledBaseParams, InstalledBaseQuery, InstalledBaseReport } from './installed-base.schemas.js';
+import type { InstalledBaseService } from './installed-base.service.js';
 import { Dashboard, DashboardQuery } from './reports.schemas.js';
 import type { ReportsService } from './reports.service.js';
 
 /** The dashboard's report, read by administrators (docs/api.md, 'Reports'). */
-export async function reportsRoutes(app: App, opts: { reports: ReportsService; fieldReport: FieldService }) {
+export async function reportsRoutes(
+  app: App,
+  opts: { reports: ReportsService; installedBaseReport: InstalledBaseService },
+) {
   app.get(
     '/reports/dashboard',
     {
@@ -40,11 +43,11 @@ export async function reportsRoutes(app: App, opts: { reports: ReportsService; f
         tags: ['reports'],
         summary:
           'What runs in the field: sites per version and UTC day, and their platform and PHP versions (docs/distribution.md)',
-        params: FieldParams,
-        querystring: FieldQuery,
-        response: { 200: FieldReport, ...errors(400, 401, 403, 404) },
+        params: InstalledBaseParams,
+        querystring: InstalledBaseQuery,
+        response: { 200: InstalledBaseReport, ...errors(400, 401, 403, 404) },
       },
     },
-    (request) => opts.fieldReport.report(request.params.product_id, request.query),
+    (request) => opts.installedBaseReport.report(request.params.product_id, request.query),
   );
 }

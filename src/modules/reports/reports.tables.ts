@@ -8,7 +8,7 @@ export interface ReportsTables {
     product_id: number;
     count: number;
   };
-  /** Keyed hashes of the sites counted today and yesterday (field.ts); no site can be told from one. */
+  /** Keyed hashes of the sites counted today and yesterday (installed-base.ts); no site can be told from one. */
   field_sites: {
     /** `YYYY-MM-DD`, UTC. */
     day: string;
@@ -16,7 +16,7 @@ export interface ReportsTables {
     /** HMAC-SHA-256 of the day, product and site identity under a server secret, 32 hex characters. */
     site: string;
   };
-  /** Sites per product, UTC day and version: of the product, of the platform, of PHP (field.ts). */
+  /** Sites per product, UTC day and version: of the product, of the platform, of PHP (installed-base.ts). */
   field_counts: {
     product_id: number;
     day: string;

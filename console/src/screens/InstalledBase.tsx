@@ -5,7 +5,7 @@ import { ErrorNote, Loading } from '../ui/feedback';
 import { columnsFor, DataTable } from '../ui/table';
 
 /** GET /v1/software/products/{id}/field (docs/api.md, 'Reports'). */
-export type FieldReport = Answer<'/v1/software/products/{product_id}/field'>;
+export type InstalledBaseReport = Answer<'/v1/software/products/{product_id}/field'>;
 
 const RANGES = [
   { days: 7, label: 'Last 7 days' },
@@ -18,9 +18,9 @@ const COLOURED = 6;
 
 const percent = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part * 1000) / whole) / 10);
 
-type DayRow = FieldReport['days'][number];
-type PlatformRow = FieldReport['platforms'][number];
-type PhpRow = FieldReport['php'][number];
+type DayRow = InstalledBaseReport['days'][number];
+type PlatformRow = InstalledBaseReport['platforms'][number];
+type PhpRow = InstalledBaseReport['php'][number];
 
 /**
  * "In the field" on a product's page (docs/admin.md, 'In the field'): how many sites ran each
@@ -28,7 +28,7 @@ type PhpRow = FieldReport['php'][number];
  * can see an update being taken up and decide when to stop supporting an old PHP. Each bar is
  * drawn beside its figures in words, and hidden from screen readers, which read the figures.
  */
-export function FieldSection({ productId }: { productId: number }) {
+export function InstalledBaseSection({ productId }: { productId: number }) {
   const [days, setDays] = useState(30);
   const selectId = useId();
   const report = useQuery({
@@ -62,7 +62,7 @@ export function FieldSection({ productId }: { productId: number }) {
       </div>
       <ErrorNote error={report.error} />
       {report.isPending ? (
-        <Loading what="the field report" />
+        <Loading what="the installed-base report" />
       ) : r ? (
         r.as_of === null ? (
           <p className="empty">
@@ -77,7 +77,7 @@ export function FieldSection({ productId }: { productId: number }) {
   );
 }
 
-function FieldFigures({ report }: { report: FieldReport }) {
+function FieldFigures({ report }: { report: InstalledBaseReport }) {
   // Colours follow the versions of the whole range, newest first: one version keeps its colour.
   const order: string[] = [];
   for (const d of [...report.days].reverse())

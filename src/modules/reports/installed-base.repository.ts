@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { on, type Tx } from '../../db/transaction.js';
+import type { ReportsTables } from './reports.tables.js';
 
 export interface SiteRow {
   day: string;
@@ -8,20 +9,13 @@ export interface SiteRow {
   site: string;
 }
 
-export interface FieldCountRow {
-  product_id: number;
-  day: string;
-  kind: string;
-  name: string;
-  version: string;
-  sites: number;
-}
+export type InstalledBaseCountRow = ReportsTables['field_counts'];
 
 /** Rows per statement: well under SQLite's and PostgreSQL's limits on bound values. */
 const CHUNK = 500;
 
-/** The field report's statements (field.ts): none runs on a request's path. */
-export class FieldRepository {
+/** The installed-base report's statements (installed-base.ts): none runs on a request's path. */
+export class InstalledBaseRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
@@ -43,7 +37,7 @@ export class FieldRepository {
   }
 
   /** Adds to the counts (`sites = sites + excluded.sites`), so every process adds its own. */
-  async addCounts(rows: FieldCountRow[], tx: Tx): Promise<void> {
+  async addCounts(rows: InstalledBaseCountRow[], tx: Tx): Promise<void> {
     for (let i = 0; i < rows.length; i += CHUNK) {
       await on(this.db, tx)
         .insertInto('field_counts')
@@ -64,7 +58,7 @@ export class FieldRepository {
   }
 
   /** The counts of one product over the days `from` to `to`, both included. */
-  async counts(productId: number, from: string, to: string, tx?: Tx): Promise<FieldCountRow[]> {
+  async counts(productId: number, from: string, to: string, tx?: Tx): Promise<InstalledBaseCountRow[]> {
     const rows = await on(this.db, tx)
       .selectFrom('field_counts')
       .select(['product_id', 'day', 'kind', 'name', 'version', 'sites'])

@@ -94,7 +94,7 @@ const siteBody = (i: number, version: string) => ({
   ...host(i),
 });
 
-describe('the field report', () => {
+describe('the installed-base report', () => {
   it('counts 30 sites over two days once each, by version, platform and PHP, whatever they repeat', async () => {
     const day1 = await today();
     // Day 1: 20 sites on 1.0.0, 10 on 0.9.0; the first 10 check three times.
@@ -161,7 +161,7 @@ describe('the field report', () => {
       call(t, 'POST', '/licenses/validate', { license_key: f.key, ...f.site, ...extra });
     // Without a version, validate answers as always and counts nothing.
     expect((await validate({})).statusCode).toBe(200);
-    await t.app.services.field.flush();
+    await t.app.services.installedBase.flush();
     expect(await countsOf(f.product.id)).toEqual([]);
     const v = await validate({
       version: '1.0.0',
@@ -256,7 +256,7 @@ describe('the field report', () => {
       400,
       'invalid_parameters',
     );
-    await t.app.services.field.flush();
+    await t.app.services.installedBase.flush();
     expect(await stored()).toEqual(before);
   });
 
@@ -312,7 +312,7 @@ describe('the field report', () => {
       .execute();
     await advanceClock(t, DAY_S);
     expect((await check(siteBody(0, '1.0.0'))).status).toBe(200);
-    await t.app.services.field.flush();
+    await t.app.services.installedBase.flush();
     const { sites: siteRows, counts } = await stored();
     // A day later: only the site hashes of yesterday and today are kept, and the counts of the
     // last 400 days (the oldest now 401, 400 and 399 days old).
@@ -395,7 +395,7 @@ describe('two server processes on one database', () => {
       for (let i = 0; i < 6; i++) expect((await inject(t.app, i)).statusCode).toBe(200);
       // On PostgreSQL both flush at once, one waiting on the other's rows; SQLite is served by one
       // process, so its two apps here (two connections of one thread) flush in turn.
-      const flushes = [() => t.app.services.field.flush(), () => other.services.field.flush()];
+      const flushes = [() => t.app.services.installedBase.flush(), () => other.services.installedBase.flush()];
       if (t.app.services.database.dialect === 'postgres') await Promise.all(flushes.map((flush) => flush()));
       else for (const flush of flushes) await flush();
       const day = await today();

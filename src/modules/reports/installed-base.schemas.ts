@@ -11,7 +11,7 @@ export const PLATFORM_PATTERN = '^[a-z][a-z0-9_-]{0,31}$';
 /** A platform or PHP version: starts with a digit (`8.2.12`, `6.5-RC1`, `8.1.2-1ubuntu2.14`). */
 export const HOST_VERSION_PATTERN = '^[0-9][0-9A-Za-z.+_-]{0,63}$';
 
-export const FieldInputs = {
+export const SiteFactInputs = {
   platform: Type.Optional(
     Type.String({
       maxLength: 32,
@@ -42,7 +42,7 @@ export const ValidateVersion = Type.Optional(
   Type.String({
     maxLength: 64,
     pattern: VERSION_PATTERN,
-    description: 'The version of the product the site runs, counted in the field report (optional)',
+    description: 'The version of the product the site runs, counted in the installed-base report (optional)',
   }),
 );
 
@@ -54,17 +54,17 @@ export const platformCodes = {
 } as const satisfies NonNullable<ValidationCodes['invalid']>;
 
 /** The 400 codes of validate's field inputs. */
-export const fieldCodes = { ...platformCodes, version: 'invalid_version' } as const satisfies NonNullable<
+export const siteFactCodes = { ...platformCodes, version: 'invalid_version' } as const satisfies NonNullable<
   ValidationCodes['invalid']
 >;
 
-export const FieldParams = Type.Object({
+export const InstalledBaseParams = Type.Object({
   product_id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
 });
 
 const Day = Type.String({ description: 'A UTC day, YYYY-MM-DD' });
 
-export const FieldQuery = Type.Object(
+export const InstalledBaseQuery = Type.Object(
   {
     from: Type.Optional(
       Type.String({ description: 'First UTC day, YYYY-MM-DD (default: `days` - 1 days before `to`)' }),
@@ -80,11 +80,11 @@ export const FieldQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type FieldQuery = Static<typeof FieldQuery>;
+export type InstalledBaseQuery = Static<typeof InstalledBaseQuery>;
 
 const Share = Type.Number({ description: 'Percent of the sites counted that day, one decimal' });
 
-export const FieldReport = Type.Object({
+export const InstalledBaseReport = Type.Object({
   product_id: Type.Integer(),
   from: Day,
   to: Day,
@@ -122,4 +122,4 @@ export const FieldReport = Type.Object({
     },
   ),
 });
-export type FieldReport = Static<typeof FieldReport>;
+export type InstalledBaseReport = Static<typeof InstalledBaseReport>;

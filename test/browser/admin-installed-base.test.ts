@@ -8,7 +8,7 @@ import { api, checkBothWidths, page, server, session, setUpConsole, signInInBrow
  * versions, platforms and PHP versions of sites that checked for updates over HTTP; the range is
  * chosen by keyboard.
  */
-describe.skipIf(skipBrowserTests)("the console's field report in a real browser", () => {
+describe.skipIf(skipBrowserTests)("the console's installed-base report in a real browser", () => {
   setUpConsole();
 
   it('shows the empty state, then sites by version, platform and PHP, with their shares', async () => {

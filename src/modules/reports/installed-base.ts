@@ -6,18 +6,18 @@ import type { AppSecrets } from '../../db/app-secrets.js';
 import type { Database } from '../../db/database.js';
 import { withTransaction } from '../../db/transaction.js';
 import { VERSION_PATTERN } from '../releases/releases.model.js';
-import type { FieldCountRow, FieldRepository, SiteRow } from './field.repository.js';
-import { HOST_VERSION_PATTERN, PLATFORM_PATTERN } from './field.schemas.js';
 import { FlushWorker } from './flush.worker.js';
+import type { InstalledBaseCountRow, InstalledBaseRepository, SiteRow } from './installed-base.repository.js';
+import { HOST_VERSION_PATTERN, PLATFORM_PATTERN } from './installed-base.schemas.js';
 
 /** How often what was seen is added to the database (and once more when the server closes). */
-export const FIELD_FLUSH_EVERY_MS = 5000;
+export const INSTALLED_BASE_FLUSH_EVERY_MS = 5000;
 /** How long the daily figures are kept (docs/distribution.md, 'What runs in the field'). */
-export const FIELD_RETENTION_DAYS = 400;
+export const INSTALLED_BASE_RETENTION_DAYS = 400;
 /** Sites remembered per process for the current day; one forgotten and seen again is deduplicated by the database. */
-export const FIELD_SEEN_MAX = 100_000;
+export const INSTALLED_BASE_SEEN_MAX = 100_000;
 /** Sites waiting for the next flush; beyond it, new sites are left uncounted until the flush. */
-export const FIELD_PENDING_MAX = 50_000;
+export const INSTALLED_BASE_PENDING_MAX = 50_000;
 
 const DAY_MS = 86_400_000;
 const SECRET = 'field_site_key';
@@ -27,7 +27,7 @@ const PLATFORM = new RegExp(PLATFORM_PATTERN);
 const MAJOR_MINOR = /^\d+(?:\.\d+)?/;
 
 /** What a request says the site runs: the fields of the update check and of validate. */
-export interface FieldInput {
+export interface SiteFacts {
   version?: unknown;
   platform?: unknown;
   platform_version?: unknown;
@@ -53,7 +53,7 @@ const majorMinor = (v: unknown): string | null =>
  * What runs in the field: for each product and UTC day (by the server's clock), how many distinct
  * sites run each version, and on which platform and PHP versions (docs/distribution.md, 'What runs
  * in the field'). The update check and validate call `record`: a clock read, a map lookup and,
- * for a site not yet seen today, a push; no statement. Every FIELD_FLUSH_EVERY_MS and on close the
+ * for a site not yet seen today, a push; no statement. Every INSTALLED_BASE_FLUSH_EVERY_MS and on close the
  * sites seen since are flushed in one transaction: their keyed hashes are inserted into
  * `field_sites` (`ON CONFLICT DO NOTHING`), and only those inserted, the sites no process had
  * counted that day, are added to `field_counts`. So a site counts once a day, with what it
@@ -61,37 +61,39 @@ const majorMinor = (v: unknown): string | null =>
  * secret over the day, the product and the site (its identity key, else its address), so it
  * neither names a site nor links one day to the next; those rows are pruned after a day.
  */
-export class FieldReports {
-  private seen: BoundedMap<string, true> = new BoundedMap(FIELD_SEEN_MAX);
+export class InstalledBase extends FlushWorker {
+  private seen: BoundedMap<string, true> = new BoundedMap(INSTALLED_BASE_SEEN_MAX);
   private pending: Seen[] = [];
   private day = '';
   private dayStart = 0;
   private dayEnd = 0;
   private prunedDay = '';
-  private readonly flusher = new FlushWorker(FIELD_FLUSH_EVERY_MS, () => this.flushPending());
   private full = false;
 
   constructor(
     private readonly database: Database,
-    private readonly repo: FieldRepository,
+    private readonly repo: InstalledBaseRepository,
     private readonly clock: Clock,
     private readonly secrets: AppSecrets,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    super(INSTALLED_BASE_FLUSH_EVERY_MS);
+  }
 
   /**
    * Notes that `site` (an identity key, or a hash of the address) runs what `input` says. A
    * version that is not version-like (the update check takes any text) is not counted.
    */
-  record(productId: number, site: string, input: FieldInput): void {
+  record(productId: number, site: string, input: SiteFacts): void {
     const version = input.version;
     if (typeof version !== 'string' || version.length > 64 || !VERSION.test(version)) return;
     const now = this.clock.now().getTime();
     if (now < this.dayStart || now >= this.dayEnd) this.switchDay(now);
     const key = `${productId}:${site}`;
     if (this.seen.has(key)) return;
-    if (this.pending.length >= FIELD_PENDING_MAX) {
-      if (!this.full) this.log.warn('field report: too many new sites before a flush; some left uncounted');
+    if (this.pending.length >= INSTALLED_BASE_PENDING_MAX) {
+      if (!this.full)
+        this.log.warn('installed-base report: too many new sites before a flush; some left uncounted');
       this.full = true;
       return;
     }
@@ -114,33 +116,19 @@ export class FieldReports {
     this.dayEnd = this.dayStart + DAY_MS;
     this.day = dayOf(this.dayStart);
     // A new day counts every site again; the sites of the day before wait in `pending`.
-    this.seen = new BoundedMap(FIELD_SEEN_MAX);
+    this.seen = new BoundedMap(INSTALLED_BASE_SEEN_MAX);
   }
 
-  /** Starts the periodic flush (idempotent); the server starts it when it listens. */
-  start(): void {
-    this.flusher.start();
-  }
-
-  /** Stops the periodic flush and flushes what is left (the app's close). */
-  stop(): Promise<void> {
-    return this.flusher.stop();
-  }
-
-  /** Adds the sites seen so far to the database; on failure they are kept for the next flush. */
-  flush(): Promise<void> {
-    return this.flusher.flush();
-  }
-
-  private async flushPending(): Promise<void> {
+  /** Adds what was counted so far to the database; on failure it is kept for the next flush. */
+  protected async run(): Promise<void> {
     if (this.pending.length === 0) return;
     const today = dayOf(this.clock.now().getTime());
     const taken = this.pending;
     this.pending = [];
     this.full = false;
     await this.write(taken, today).catch((err) => {
-      this.log.warn({ err }, 'field report flush failed; kept for the next one');
-      this.pending = taken.concat(this.pending).slice(0, FIELD_PENDING_MAX);
+      this.log.warn({ err }, 'installed-base report flush failed; kept for the next one');
+      this.pending = taken.concat(this.pending).slice(0, INSTALLED_BASE_PENDING_MAX);
     });
   }
 
@@ -148,7 +136,7 @@ export class FieldReports {
     // The first flush of each day forgets what is past keeping.
     if (this.prunedDay !== today) {
       const t = new Date(`${today}T00:00:00.000Z`).getTime();
-      await this.repo.prune(dayOf(t - DAY_MS), dayOf(t - FIELD_RETENTION_DAYS * DAY_MS));
+      await this.repo.prune(dayOf(t - DAY_MS), dayOf(t - INSTALLED_BASE_RETENTION_DAYS * DAY_MS));
       this.prunedDay = today;
     }
     const secret = await this.secrets.get(SECRET);
@@ -169,7 +157,7 @@ export class FieldReports {
     rows.sort((a, b) => cmp(a.day, b.day) || a.product_id - b.product_id || cmp(a.site, b.site));
     await withTransaction(this.database, async (tx) => {
       const inserted = await this.repo.addSites(rows, tx);
-      const counts = new Map<string, FieldCountRow>();
+      const counts = new Map<string, InstalledBaseCountRow>();
       const add = (s: Seen, kind: string, name: string, version: string) => {
         const k = `${s.productId}|${s.day}|${kind}|${name}|${version}`;
         const row = counts.get(k);
