@@ -395,7 +395,10 @@ describe('two server processes on one database', () => {
       for (let i = 0; i < 6; i++) expect((await inject(t.app, i)).statusCode).toBe(200);
       // On PostgreSQL both flush at once, one waiting on the other's rows; SQLite is served by one
       // process, so its two apps here (two connections of one thread) flush in turn.
-      const flushes = [() => t.app.services.installedBase.flush(), () => other.services.installedBase.flush()];
+      const flushes = [
+        () => t.app.services.installedBase.flush(),
+        () => other.services.installedBase.flush(),
+      ];
       if (t.app.services.database.dialect === 'postgres') await Promise.all(flushes.map((flush) => flush()));
       else for (const flush of flushes) await flush();
       const day = await today();
