@@ -165,26 +165,13 @@ export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOpt
       );
     }
     const password = form.password ?? '';
-    if (password.length < 8 || password.length > 1024) {
-      return resetForm(
-        request,
-        reply,
-        400,
-        token,
-        purpose,
-        errorNote('invalid_password', 'The password must be 8 to 1024 characters.'),
-      );
-    }
-    if (password !== form.confirm) {
-      return resetForm(
-        request,
-        reply,
-        400,
-        token,
-        purpose,
-        errorNote('password_mismatch', 'The two passwords are not the same.'),
-      );
-    }
+    const refusal =
+      password.length < 8 || password.length > 1024
+        ? errorNote('invalid_password', 'The password must be 8 to 1024 characters.')
+        : password !== form.confirm
+          ? errorNote('password_mismatch', 'The two passwords are not the same.')
+          : null;
+    if (refusal) return resetForm(request, reply, 400, token, purpose, refusal);
     try {
       await accounts.resetPassword(token, password);
     } catch (e) {

@@ -53,6 +53,10 @@ export function resolveIdentity(domain: string | undefined, installationId: stri
       data: { params: { installation_id: 'lowercase UUIDv4 required' } },
     });
   }
+  return identityOf(domain, installationId);
+}
+
+function identityOf(domain: string, installationId: string): Identity {
   const domainNormalized = normaliseDomainOrThrow(domain);
   return {
     domain: domain.trim(),
@@ -79,11 +83,5 @@ export const isUrlOnly = (installationId: string | null): boolean => installatio
  * identity in place. A URL that names no host is 400 `invalid_identity`.
  */
 export function legacyIdentity(url: string): Identity {
-  const domainNormalized = normaliseDomainOrThrow(url);
-  return {
-    domain: url.trim(),
-    domain_normalized: domainNormalized,
-    installation_id: URL_ONLY_INSTALLATION,
-    identity_key: identityKey(URL_ONLY_INSTALLATION, domainNormalized),
-  };
+  return identityOf(url, URL_ONLY_INSTALLATION);
 }
