@@ -214,6 +214,10 @@ switch ($command) {
         $result = true;
         break;
 
+    case 'get-option':
+        $result = get_option($args['name']);
+        break;
+
     case 'state':
         $result = [
             'option' => !empty($args['network']) ? get_site_option('tollgate_' . $args['slug']) : get_option('tollgate_' . $args['slug']),

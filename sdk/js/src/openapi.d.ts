@@ -5436,7 +5436,7 @@ export interface paths {
             platform_version?: string;
             /** @description true: a valid answer carries a signed offline receipt (docs/licensing.md, 'Offline receipts') */
             receipt?: boolean;
-            /** @description The version of the product the site runs, counted in the field report (optional) */
+            /** @description The version of the product the site runs, counted in the installed-base report (optional) */
             version?: string;
           };
         };

@@ -88,6 +88,30 @@ final class License
         return $this->product->refusal($code, $answer);
     }
 
+    /**
+     * A store that moved to Tollgate from another (docs/migrating.md, 'Leaving the compatibility
+     * API'): while this copy holds no key, the key the old updater kept in the WordPress option
+     * `legacy_key_option` activates this site, and the store gives the URL-only activation the site
+     * had its full identity in place (same seat, no customer action). The option is removed once the
+     * store has answered, yes or no, so that a key the owner removes later is not taken again; while
+     * the store cannot be reached or asks to slow down, it stays for the next check.
+     */
+    public function adopt_legacy_key(): void
+    {
+        $option = (string) $this->product->options['legacy_key_option'];
+        if ($option === '' || $this->settings->license_key() !== '') {
+            return;
+        }
+        $key = get_option($option);
+        if (!is_string($key) || trim($key) === '') {
+            return;
+        }
+        $result = $this->activate(trim($key));
+        if ($result['ok'] || !in_array($result['code'] ?? '', ['store_unreachable', 'rate_limited'], true)) {
+            delete_option($option);
+        }
+    }
+
     /** Gives this site's seat back; the key stays for a later reactivation. */
     public function deactivate(): void
     {

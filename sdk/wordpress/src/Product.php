@@ -45,6 +45,7 @@ final class Product
             'capability' => 'manage_options',
             'grace_days' => 7,
             'name' => '',
+            'legacy_key_option' => '',
         ];
         $this->type = isset($options['type']) ? (string) $options['type'] : self::detect_type($file);
         if ($this->type === 'theme') {

@@ -54,7 +54,8 @@ final class Updater
      *        `name` (shown on the license screen), `license` (false for a product that needs no
      *        key), `renewal_url` (used when the store's answer has none), `capability`
      *        (default manage_options), `grace_days` (default 7: how long the last good answer
-     *        is used through an outage)
+     *        is used through an outage), `legacy_key_option` (the option where the store's old
+     *        updater kept the key: taken over on the next update check)
      */
     public static function register(string $store_url, string $slug, string $file, array $options = []): self
     {
@@ -281,6 +282,9 @@ final class Updater
 
     public function filter_update_transient($transient)
     {
+        if (is_object($transient) && $this->product->licensed()) {
+            $this->license->adopt_legacy_key();
+        }
         return $this->updates->filter_update_transient($transient);
     }
 

@@ -1,0 +1,216 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { type ServerProcess, signIn, startServer } from '../helpers/server.js';
+import {
+  pluginFiles,
+  type Site,
+  StoreAdmin,
+  startWordPress,
+  wordpressPrerequisites,
+  writeFiles,
+  zipOf,
+} from './helpers.js';
+
+/**
+ * A store that moved to Tollgate from Easy Digital Downloads, seen from a site in the field
+ * (docs/migrating.md, 'Sites already in the field' and 'Leaving the compatibility API'), in a real
+ * WordPress: the site runs a plugin whose old updater speaks EDD Software Licensing's `edd_action`
+ * API; it is offered the next release through that API and installs it with WordPress's own
+ * upgrader; that release carries the Tollgate SDK, which takes the old updater's key over on its
+ * next check, and the store gives the site's URL-only activation its full identity in place: the
+ * same seat, and the customer did nothing.
+ */
+
+const missing = wordpressPrerequisites();
+const skip = process.env.SKIP_WORDPRESS_TESTS === '1' || (missing !== null && !process.env.CI);
+
+const SLUG = 'legacy-widget';
+const PLUGIN = `${SLUG}/${SLUG}.php`;
+/** Where the old updater kept the customer's key, as EDD's sample plugin does. */
+const KEY_OPTION = 'legacy_widget_license_key';
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Version 1.0 as sold by the old store: its updater asks the store's `edd_action` API on WordPress's
+ * update check with the parameters EDD Software Licensing's updater class sends (`get_version`,
+ * the key, the item id, the site's URL) and puts the answer into WordPress's update data as that
+ * class does. Written for this test: that class's own code is not shipped with Tollgate.
+ */
+function oldPlugin(store: string, itemId: number): [string, Buffer][] {
+  const main = `<?php
+/**
+ * Plugin Name: Legacy Widget
+ * Version: 1.0.0
+ */
+if (!defined('ABSPATH')) exit;
+add_filter('pre_set_site_transient_update_plugins', function ($transient) {
+    if (!is_object($transient)) return $transient;
+    $response = wp_remote_post('${store}', ['timeout' => 15, 'body' => [
+        'edd_action' => 'get_version',
+        'license' => trim((string) get_option('${KEY_OPTION}')),
+        'item_id' => ${itemId},
+        'version' => '1.0.0',
+        'slug' => '${SLUG}',
+        'url' => home_url(),
+        'beta' => false,
+    ]]);
+    if (is_wp_error($response) || wp_remote_retrieve_response_code($response) !== 200) return $transient;
+    $info = json_decode(wp_remote_retrieve_body($response));
+    if (!is_object($info) || empty($info->new_version)) return $transient;
+    $info->plugin = '${PLUGIN}';
+    $info->id = '${PLUGIN}';
+    $info->slug = '${SLUG}';
+    if (version_compare($info->new_version, '1.0.0', '>')) {
+        $transient->response['${PLUGIN}'] = $info;
+    }
+    return $transient;
+});
+`;
+  return [[PLUGIN, Buffer.from(main)]];
+}
+
+interface Activation {
+  id: number;
+  status: string;
+  installation_id: string;
+  domain_normalized: string;
+}
+
+describe.skipIf(skip)('leaving the edd_action API, on a real WordPress', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let store: ServerProcess;
+  let site: Site;
+  let admin: StoreAdmin;
+  let product: number;
+  let license: { id: number; license_key: string };
+
+  beforeAll(async () => {
+    database = await freshDatabase();
+    dataDir =
+      database.config.kind === 'postgres'
+        ? mkdtempSync(join(tmpdir(), 'tollgate-wp-legacy-'))
+        : dirname(database.config.file);
+    const email = 'legacy-admin@example.com';
+    const password = 'legacy admin password';
+    [store, site] = await Promise.all([
+      startServer({
+        ADMIN_EMAIL: email,
+        ADMIN_PASSWORD: password,
+        DATA_DIR: dataDir,
+        TEST_CLOCK: '1',
+        ...(database.config.kind === 'postgres' ? { DATABASE_URL: database.config.url } : {}),
+      }),
+      startWordPress(),
+    ]);
+    admin = new StoreAdmin(store.url, await signIn(store.url, email, password));
+    await admin.ok('PATCH', '/settings', { rate_limit: 100 });
+    product = await admin.product(SLUG);
+    await admin.ok('POST', `/software/products/${product}/config`, { legacy_api: true });
+    license = await admin.license(product);
+
+    // In the field the old store is a public https address; here the store listens on loopback,
+    // which WordPress's safe download refuses unless told otherwise.
+    const port = new URL(store.url).port;
+    writeFileSync(
+      join(site.root, 'wp-content/mu-plugins/loopback-store.php'),
+      `<?php
+add_filter('http_request_host_is_external', '__return_true');
+add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; return $ports; });
+`,
+    );
+    writeFiles(join(site.root, 'wp-content/plugins'), oldPlugin(store.url, product));
+    expect((await site.wp('activate-plugin', { plugin: PLUGIN })).result).toBe(true);
+    await site.wp('set-option', { name: KEY_OPTION, value: license.license_key });
+
+    // The next release carries the Tollgate SDK and names the option the old updater kept the key in.
+    const next = pluginFiles(store.url, '2.0.0', '', SLUG, 'Legacy Widget').map(
+      ([path, bytes]): [string, Buffer] =>
+        path === PLUGIN
+          ? [
+              path,
+              Buffer.from(
+                bytes.toString().replace("['renewal_url' => '']", `['legacy_key_option' => '${KEY_OPTION}']`),
+              ),
+            ]
+          : [path, bytes],
+    );
+    expect(next.find(([path]) => path === PLUGIN)![1].toString()).toContain('legacy_key_option');
+    await admin.release(product, '2.0.0', zipOf(next));
+  }, 180_000);
+
+  afterAll(async () => {
+    await site?.stop();
+    await store?.stop();
+    await database?.drop();
+    if (database?.config.kind === 'postgres') rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const activations = () => admin.ok<Activation[]>('GET', `/licenses/${license.id}/activations`);
+
+  it('the old updater is answered, installs the release, and the SDK takes the seat over in place', async () => {
+    const host = new URL(site.url).host;
+    // The site as the old store left it: activated by its URL through edd_action.
+    const activated = await fetch(`${store.url}/`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        edd_action: 'activate_license',
+        license: license.license_key,
+        item_id: String(product),
+        url: site.url,
+      }),
+    });
+    expect(activated.status).toBe(200);
+    expect(await activated.json()).toMatchObject({ success: true, license: 'valid' });
+    const before = await activations();
+    expect(before).toHaveLength(1);
+    expect(before[0]).toMatchObject({ status: 'active', installation_id: NIL_UUID, domain_normalized: host });
+
+    // WordPress's update check runs the old updater: 2.0.0 is offered with a package.
+    const transient = (
+      await site.wp<{ response?: Record<string, { new_version: string; package: string }> }>('update-check', {
+        type: 'plugin',
+      })
+    ).result;
+    const offer = transient.response?.[PLUGIN];
+    expect(offer?.new_version).toBe('2.0.0');
+    expect(offer?.package).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+
+    // WordPress's own upgrader installs it from that package.
+    const upgraded = await site.wp<{ ok: boolean; version: string; error: unknown }>('upgrade-plugin', {
+      plugin: PLUGIN,
+    });
+    expect(upgraded.result).toMatchObject({ ok: true, version: '2.0.0' });
+
+    // The package was single-use: the same address downloads nothing a second time.
+    expect((await fetch(offer!.package)).status).toBeGreaterThanOrEqual(400);
+
+    // The next check is the SDK's: it takes the old key over and activates with its full identity.
+    await site.wp('update-check', { type: 'plugin' });
+    const state = (
+      await site.wp<{ option: { license_key: string; installation_id: string; activation_id: number } }>(
+        'state',
+        {
+          slug: SLUG,
+        },
+      )
+    ).result;
+    expect(state.option.license_key).toBe(license.license_key);
+    expect(state.option.installation_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4/);
+    const after = await activations();
+    // The same seat: one activation, the same id, now with the site's installation id.
+    expect(after).toHaveLength(1);
+    expect(after[0]).toMatchObject({
+      id: before[0]!.id,
+      status: 'active',
+      installation_id: state.option.installation_id,
+      domain_normalized: host,
+    });
+    expect(state.option.activation_id).toBe(before[0]!.id);
+    // The old updater's option is gone, so a key the owner removes later is not taken again.
+    expect((await site.wp<unknown>('get-option', { name: KEY_OPTION })).result).toBe(false);
+  });
+});
