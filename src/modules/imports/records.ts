@@ -165,6 +165,36 @@ export interface ImportProblem {
   detail?: string;
 }
 
+/** A problem of a source row; `detail` (the offending value) is cut to 200 characters. */
+export const problem = (
+  kind: ImportKind,
+  sourceId: unknown,
+  reason: string,
+  detail?: unknown,
+): ImportProblem => ({
+  kind,
+  sourceId: String(sourceId),
+  reason,
+  ...(detail !== undefined && detail !== '' ? { detail: String(detail).slice(0, 200) } : {}),
+});
+
+type Readers = {
+  [K in ImportKind]?: () =>
+    | Iterable<ImportRecord<K> | ImportProblem>
+    | AsyncIterable<ImportRecord<K> | ImportProblem>;
+};
+
+/** A source's `read`: the reader of `kind`, or nothing for a kind the source does not hold. */
+export async function* readKind<K extends ImportKind>(
+  readers: Readers,
+  kind: K,
+): AsyncIterable<ImportRecord<K> | ImportProblem> {
+  const reader = readers[kind] as
+    | (() => Iterable<ImportRecord<K> | ImportProblem> | AsyncIterable<ImportRecord<K> | ImportProblem>)
+    | undefined;
+  if (reader) yield* reader();
+}
+
 export type ImportRecord<K extends ImportKind> = {
   customers: ImportCustomer;
   products: ImportProduct;

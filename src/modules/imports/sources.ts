@@ -23,6 +23,14 @@ export const SOURCES: Record<
       return eddSource({ db: required(args, 'db'), prefix: args.prefix ?? 'wp_' });
     },
   },
+  freemius: {
+    usage:
+      'freemius --dir <folder of Freemius exports: plugins, plans, pricing, users, payments, subscriptions, licenses, installs>',
+    open: async (args) => {
+      const { freemiusSource } = await import('./freemius/source.js');
+      return freemiusSource(required(args, 'dir'));
+    },
+  },
   woocommerce: {
     usage:
       'woocommerce --db mysql://user:password@host/database [--prefix wp_] [--defuse-key <key>] [--secret <secret>]',

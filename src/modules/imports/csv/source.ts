@@ -13,6 +13,7 @@ import type {
   ImportTotals,
   ImportVariation,
 } from '../records.js';
+import { problem, readKind } from '../records.js';
 import { csvRecords } from './parse.js';
 
 /**
@@ -37,14 +38,15 @@ export class CsvSource implements ImportSource {
   }
 
   read<K extends ImportKind>(kind: K): AsyncIterable<ImportRecord<K> | ImportProblem> {
-    const readers: Partial<Record<ImportKind, () => AsyncIterable<unknown>>> = {
-      customers: () => this.customers(),
-      products: () => this.products(),
-      licenses: () => this.licenses(),
-      activations: () => this.activations(),
-    };
-    const reader = readers[kind];
-    return (reader ? reader() : empty()) as AsyncIterable<ImportRecord<K> | ImportProblem>;
+    return readKind(
+      {
+        customers: () => this.customers(),
+        products: () => this.products(),
+        licenses: () => this.licenses(),
+        activations: () => this.activations(),
+      },
+      kind,
+    );
   }
 
   private async *customers(): AsyncGenerator<ImportCustomer | ImportProblem> {
@@ -177,22 +179,11 @@ export class CsvSource implements ImportSource {
   async close(): Promise<void> {}
 }
 
-async function* empty() {}
-
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$/;
 /** A license key as the old store printed it: letters, digits and the usual separators. */
 const KEY = /^[A-Za-z0-9._-]{8,128}$/;
 const STATUSES = new Set<ImportLicenseStatus>(['active', 'inactive', 'expired', 'disabled', 'revoked']);
-
-function problem(kind: ImportKind, sourceId: string, reason: string, detail?: string): ImportProblem {
-  return {
-    kind,
-    sourceId,
-    reason,
-    ...(detail !== undefined ? { detail: String(detail).slice(0, 200) } : {}),
-  };
-}
 
 /** "49.00" → 4900; null when it is no amount (two decimals at most). */
 function minor(text: string | undefined): number | null {

@@ -19,6 +19,7 @@ import type {
   ImportTotals,
   ImportVariation,
 } from '../records.js';
+import { problem } from '../records.js';
 
 /**
  * Easy Digital Downloads 3 with Software Licensing and Recurring Payments, read from the store's
@@ -72,13 +73,6 @@ const PERIOD: Record<string, { period: 'day' | 'week' | 'month' | 'year'; interv
   'semi-year': { period: 'month', interval: 6 },
   year: { period: 'year', interval: 1 },
 };
-
-const problem = (kind: ImportKind, sourceId: unknown, reason: string, detail?: string): ImportProblem => ({
-  kind,
-  sourceId: String(sourceId),
-  reason,
-  ...(detail ? { detail } : {}),
-});
 
 /** "12", 12 -> 12; anything else -> null. */
 const int = (v: unknown): number | null => {

@@ -17,6 +17,7 @@ import type {
   ImportSubscriptionStatus,
   ImportTotals,
 } from '../records.js';
+import { problem } from '../records.js';
 import { DefuseError, defuseDecrypt, loadDefuseKey } from './defuse.js';
 
 /**
@@ -57,13 +58,6 @@ const LICENSE_STATUS: Record<string, ImportLicenseStatus> = {
   '3': 'active',
   '4': 'inactive',
 };
-
-const problem = (kind: ImportKind, sourceId: unknown, reason: string, detail?: string): ImportProblem => ({
-  kind,
-  sourceId: String(sourceId),
-  reason,
-  ...(detail ? { detail } : {}),
-});
 
 /** A guest's orders belong to one customer per billing email. */
 const guestId = (email: string) => `guest:${email.trim().toLowerCase()}`;
