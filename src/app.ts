@@ -263,6 +263,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   await app.register(customerPages, {
     accounts,
     licenses,
+    transfers: services.transfers,
     activations,
     oauth,
     settings,
