@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Smtp, startSmtp, waitForMail } from '../mail/helpers.js';
 import { skipPageBrowserTests } from './chromium.js';
-import { alertCode, api, checkBothWidths, context, page, server, setUpConsole } from './console.js';
+import {
+  alertCode,
+  api,
+  checkBothWidths,
+  context,
+  page,
+  server,
+  setUpConsole,
+  signInInBrowser,
+} from './console.js';
 
 /**
  * A license transfer in a real browser, by keyboard only (docs/selling.md, 'Transfers'): the
@@ -100,6 +109,44 @@ describe.skipIf(skipPageBrowserTests)(
       // The link works once.
       await page.goto(`${server.url}${link.pathname}${link.search}`);
       expect(await alertCode()).toBe('transfer_already_accepted');
+    }, 180_000);
+
+    it('the console: Transfer on the license screen sends one, and Cancel takes it back', async () => {
+      const owner = await api<{ id: number }>('POST', '/users', {
+        email: 'ada.console@example.com',
+        password: 'ada-password-1',
+        role: 'customer',
+      });
+      const product = await api<{ id: number }>('POST', '/products', { name: 'Forms Pro', price: '19.00' });
+      const license = await api<{ id: number }>('POST', '/licenses', {
+        product_id: product.body.id,
+        user_id: owner.body.id,
+      });
+      expect(license.status).toBe(201);
+      await context.clearCookies();
+      await signInInBrowser(`/admin/licenses/${license.body.id}`);
+      await page.getByRole('heading', { name: 'Transfers' }).waitFor();
+      await page.getByRole('button', { name: 'Transfer', exact: true }).focus();
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'Transfer this license' });
+      await dialog.waitFor();
+      await page.keyboard.type('new.owner@example.com');
+      await checkBothWidths('license-transfer-dialog');
+      await dialog.getByRole('button', { name: 'Send transfer' }).focus();
+      await page.keyboard.press('Enter');
+      await dialog.waitFor({ state: 'hidden' });
+      const row = page.getByRole('region', { name: 'Transfers' }).locator('tbody tr').first();
+      await row.filter({ hasText: 'new.owner@example.com' }).waitFor();
+      expect(await row.locator('.badge-pending').count()).toBe(1);
+      await checkBothWidths('license-transfers');
+      await row.getByRole('button', { name: /^Cancel/ }).focus();
+      await page.keyboard.press('Enter');
+      const confirm = page.getByRole('dialog', { name: 'Cancel the transfer to new.owner@example.com?' });
+      await confirm.getByRole('button', { name: 'Cancel transfer' }).focus();
+      await page.keyboard.press('Enter');
+      await row.locator('.badge-cancelled').waitFor();
+      const listed = await api<{ status: string }[]>('GET', `/licenses/${license.body.id}/transfers`);
+      expect(listed.body.map((t) => t.status)).toEqual(['cancelled']);
     }, 180_000);
   },
 );
