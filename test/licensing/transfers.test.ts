@@ -366,12 +366,166 @@ describe(`refusals (${dialectUnderTest})`, () => {
   });
 });
 
-describe(`two accepts of one link at once over real HTTP (${dialectUnderTest})`, () => {
+describe(`the pages (${dialectUnderTest})`, () => {
+  const form = (url: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+    t.app.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      payload: new URLSearchParams(fields).toString(),
+    });
+  const signedIn = (who: Customer) => ({ cookie: who.headers.cookie });
+
+  it('My licenses sends a transfer, shows it pending with Cancel, and cancels it', async () => {
+    const sender = await createCustomer(t);
+    const license = await licenseOf(sender);
+    const nonce = sender.headers['x-rest-nonce'];
+    const url = `/account/licenses/${license.id}/transfer`;
+    const bad = await form(url, { _nonce: nonce, email: 'not an email' }, signedIn(sender));
+    expect([bad.statusCode, bad.headers.location]).toEqual([303, '/account/licenses?error=invalid_email']);
+    const self = await form(url, { _nonce: nonce, email: sender.email }, signedIn(sender));
+    expect(self.headers.location).toBe('/account/licenses?error=transfer_to_self');
+    const forged = await form(url, { _nonce: 'f'.repeat(32), email: uniqueEmail() }, signedIn(sender));
+    expect(forged.statusCode).toBe(403);
+    const email = uniqueEmail('page-receiver');
+    const sent = await form(url, { _nonce: nonce, email }, signedIn(sender));
+    expect(sent.headers.location).toBe('/account/licenses?notice=transfer_sent');
+    const pending = (
+      await t.app.inject({ method: 'GET', url: '/v1/account/transfers', headers: sender.headers })
+    ).json();
+    expect(pending).toMatchObject([{ license_id: license.id, to_email: email, keep_activations: false }]);
+    const page = await t.app.inject({ method: 'GET', url: '/account/licenses', headers: signedIn(sender) });
+    expect(page.body).toContain(`Transfer to <strong>${email}</strong> pending until`);
+    expect(page.body).toContain(`action="/account/transfers/${pending[0].id}/cancel"`);
+    const cancelled = await form(
+      `/account/transfers/${pending[0].id}/cancel`,
+      { _nonce: nonce },
+      signedIn(sender),
+    );
+    expect(cancelled.headers.location).toBe('/account/licenses?notice=transfer_cancelled');
+    const again = await form(
+      `/account/transfers/${pending[0].id}/cancel`,
+      { _nonce: nonce },
+      signedIn(sender),
+    );
+    expect(again.headers.location).toBe('/account/licenses?error=transfer_not_found');
+  });
+
+  it('the link’s page accepts only by its form, signs the receiver in, and says why a link does not work', async () => {
+    const sender = await createCustomer(t);
+    const license = await licenseOf(sender);
+    const email = uniqueEmail('page-new');
+    const offered = (await offerAsAdmin(license.id, { email })).json();
+    const token = await tokenOf(offered.id);
+    for (const bad of ['', 'abc', '%3Cscript%3E', '0'.repeat(64)]) {
+      const res = await t.app.inject({ method: 'GET', url: `/account/transfers/accept?token=${bad}` });
+      expect(res.statusCode).toBe(404);
+      expect(res.body).toContain('data-code="transfer_not_found"');
+    }
+    const shown = await t.app.inject({ method: 'GET', url: `/account/transfers/accept?token=${token}` });
+    expect(shown.statusCode).toBe(200);
+    expect(shown.body).toContain('Accept the license');
+    expect(await ownerOf(license.id)).toBe(sender.id);
+    const csrf = shown.cookies.find((c) => c.name === 'tollgate_form')!.value;
+    const noCsrf = await form('/account/transfers/accept', { token });
+    expect(noCsrf.statusCode).toBe(403);
+    expect(await ownerOf(license.id)).toBe(sender.id);
+    const accepted = await form(
+      '/account/transfers/accept',
+      { token, _csrf: csrf },
+      { cookie: `tollgate_form=${csrf}` },
+    );
+    expect([accepted.statusCode, accepted.headers.location]).toEqual([
+      303,
+      '/account/licenses?notice=transfer_accepted',
+    ]);
+    const session = accepted.cookies.find((c) => c.name === 'tollgate_session')!.value;
+    const me = await t.app.inject({
+      method: 'GET',
+      url: '/v1/auth/me',
+      headers: { cookie: `tollgate_session=${session}` },
+    });
+    expect(me.json().user.email).toBe(email);
+    expect(await ownerOf(license.id)).toBe(me.json().user.id);
+    const used = await t.app.inject({ method: 'GET', url: `/account/transfers/accept?token=${token}` });
+    expect(used.statusCode).toBe(409);
+    expect(used.body).toContain('data-code="transfer_already_accepted"');
+  });
+
+  it('someone signed in to another account is asked to sign out first', async () => {
+    const sender = await createCustomer(t);
+    const other = await createCustomer(t);
+    const license = await licenseOf(sender);
+    const offered = (await offerAsAdmin(license.id, { email: uniqueEmail('page-other') })).json();
+    const token = await tokenOf(offered.id);
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/account/transfers/accept?token=${token}`,
+      headers: signedIn(other),
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain('data-code="transfer_wrong_account"');
+    const posted = await form(
+      '/account/transfers/accept',
+      { token, _nonce: other.headers['x-rest-nonce'] },
+      signedIn(other),
+    );
+    expect(posted.statusCode).toBe(403);
+    expect(posted.body).toContain('data-code="transfer_wrong_account"');
+    expect(await ownerOf(license.id)).toBe(sender.id);
+  });
+});
+
+describe(`parallel requests over real HTTP (${dialectUnderTest})`, () => {
   let cluster: Cluster;
   beforeAll(async () => {
     cluster = await startCluster();
   }, 90_000);
   afterAll(() => cluster?.stop());
+
+  it('10 parallel offers of one license: each replaces the last, one stays pending', async () => {
+    const send = async (i: number, path: string, body: unknown) => {
+      const server = cluster.servers[i % cluster.servers.length]!;
+      const res = await fetch(`${server.url}/v1${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...cluster.adminHeaders },
+        body: JSON.stringify(body),
+      });
+      return res.status;
+    };
+    const user = await fetch(`${cluster.servers[0]!.url}/v1/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...cluster.adminHeaders },
+      body: JSON.stringify({ email: uniqueEmail('offers'), password: 'race-password-1', role: 'customer' }),
+    });
+    const product = await fetch(`${cluster.servers[0]!.url}/v1/products`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...cluster.adminHeaders },
+      body: JSON.stringify({ name: 'Offers', type: 'simple', price: '10.00', licensing_enabled: 'yes' }),
+    });
+    const license = await fetch(`${cluster.servers[0]!.url}/v1/licenses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...cluster.adminHeaders },
+      body: JSON.stringify({
+        product_id: ((await product.json()) as { id: number }).id,
+        user_id: ((await user.json()) as { id: number }).id,
+      }),
+    });
+    const licenseId = ((await license.json()) as { id: number }).id;
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        send(i, `/licenses/${licenseId}/transfers`, { email: uniqueEmail('offer') }),
+      ),
+    );
+    expect(statuses).toEqual(Array(10).fill(201));
+    const rows = await cluster.database.database.db
+      .selectFrom('license_transfers')
+      .select('status')
+      .where('license_id', '=', licenseId)
+      .execute();
+    expect(rows.filter((r) => r.status === 'pending')).toHaveLength(1);
+    expect(rows.filter((r) => r.status === 'replaced')).toHaveLength(9);
+  });
 
   it('20 parallel accepts: one 200, 19 × 409 transfer_already_accepted, one owner, one event', async () => {
     const base = cluster.servers[0]!.url;

@@ -1,6 +1,5 @@
 import { type Clock, iso, rfc3339 } from '../../clock.js';
 import type { Database } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { RateCounter } from '../../http/rate-limit.js';
@@ -111,64 +110,61 @@ export class TransferService {
       }
     }
     const email = normaliseEmail(input.email);
-    try {
-      return await withTransaction(this.database, async (tx) => {
-        const license = await this.licenses.lockLicense(licenseId, tx);
-        if (!license || (!by.administrator && license.user_id !== by.user_id)) {
-          throw new ApiError('license_not_found');
-        }
-        if (license.status !== 'active') throw new ApiError('license_not_transferable');
-        const owner = await this.accounts.getUser(license.user_id, tx);
-        if (owner && normaliseEmail(owner.email) === email) throw new ApiError('transfer_to_self');
-        const now = this.clock.now();
-        const pending = await this.repo.pendingOf(licenseId, tx);
-        if (pending)
-          await this.repo.settle(Number(pending.id), { status: 'replaced', updated_at: iso(now) }, tx);
-        const id = await this.repo.insert(
-          {
-            license_id: licenseId,
-            from_user_id: license.user_id,
-            to_email: email,
-            keep_activations: input.keep_activations === false ? 0 : 1,
-            status: 'pending',
-            token_hash: null,
-            to_user_id: null,
-            created_by: by.user_id,
-            expires_at: iso(new Date(now.getTime() + TRANSFER_DAYS * DAY_MS)),
-            accepted_at: null,
-            cancelled_at: null,
-            created_at: iso(now),
-            updated_at: iso(now),
+    // The license's row lock (PostgreSQL; SQLite has one writer) makes parallel offers of one
+    // license replace each other in turn, so the pending index never refuses one.
+    return withTransaction(this.database, async (tx) => {
+      const license = await this.licenses.lockLicense(licenseId, tx);
+      if (!license || (!by.administrator && license.user_id !== by.user_id)) {
+        throw new ApiError('license_not_found');
+      }
+      if (license.status !== 'active') throw new ApiError('license_not_transferable');
+      const owner = await this.accounts.getUser(license.user_id, tx);
+      if (owner && normaliseEmail(owner.email) === email) throw new ApiError('transfer_to_self');
+      const now = this.clock.now();
+      const pending = await this.repo.pendingOf(licenseId, tx);
+      if (pending) {
+        await this.repo.settle(Number(pending.id), { status: 'replaced', updated_at: iso(now) }, tx);
+      }
+      const id = await this.repo.insert(
+        {
+          license_id: licenseId,
+          from_user_id: license.user_id,
+          to_email: email,
+          keep_activations: input.keep_activations === false ? 0 : 1,
+          status: 'pending',
+          token_hash: null,
+          to_user_id: null,
+          created_by: by.user_id,
+          expires_at: iso(new Date(now.getTime() + TRANSFER_DAYS * DAY_MS)),
+          accepted_at: null,
+          cancelled_at: null,
+          created_at: iso(now),
+          updated_at: iso(now),
+        },
+        tx,
+      );
+      await this.audit.record(
+        actorOf(by),
+        {
+          entity_type: 'license',
+          entity_id: licenseId,
+          action: 'transfer_offer',
+          changes: {
+            transfer_to: { before: pending?.to_email ?? null, after: email },
+            keep_activations: { before: null, after: input.keep_activations !== false },
           },
-          tx,
-        );
-        await this.audit.record(
-          actorOf(by),
-          {
-            entity_type: 'license',
-            entity_id: licenseId,
-            action: 'transfer_offer',
-            changes: {
-              transfer_to: { before: pending?.to_email ?? null, after: email },
-              keep_activations: { before: null, after: input.keep_activations !== false },
-            },
-          },
-          tx,
-        );
-        const row = (await this.repo.findById(id, tx))!;
-        const detail: TransferDetail = {
-          ...row,
-          product_name: (await this.licenses.findById(licenseId, tx))?.product_name ?? null,
-          from_email: owner?.email ?? null,
-        };
-        for (const hook of this.offeredHooks) await hook(detail, tx);
-        return this.view(row);
-      });
-    } catch (e) {
-      // Two offers of one license at once: the pending index lets one in; the other is told to retry.
-      if (isUniqueViolation(e)) throw new ApiError('server_busy');
-      throw e;
-    }
+        },
+        tx,
+      );
+      const row = (await this.repo.findById(id, tx))!;
+      const detail: TransferDetail = {
+        ...row,
+        product_name: (await this.licenses.findById(licenseId, tx))?.product_name ?? null,
+        from_email: owner?.email ?? null,
+      };
+      for (const hook of this.offeredHooks) await hook(detail, tx);
+      return this.view(row);
+    });
   }
 
   /** A license's offers, newest first (the console's license screen); 404 for an unknown license. */
