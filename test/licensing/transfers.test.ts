@@ -11,6 +11,7 @@ import {
   uniqueEmail,
 } from '../helpers/factories.js';
 import { type Cluster, startCluster } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 import { connectMail, type Smtp, startSmtp, waitForMail } from '../mail/helpers.js';
 
 /**
@@ -201,6 +202,27 @@ describe(`offering and accepting (${dialectUnderTest})`, () => {
     const offered = (await offerAsAdmin(license.id, { email: uniqueEmail('done') })).json();
     expect((await accept(await tokenOf(offered.id))).statusCode).toBe(200);
     expectError(await admin(t, 'DELETE', `/transfers/${offered.id}`), 409, 'transfer_already_accepted');
+  });
+
+  it('the email of a transfer cancelled before it left is never sent, and not retried', async () => {
+    const sender = await createCustomer(t);
+    const license = await licenseOf(sender);
+    const email = uniqueEmail('never-mailed');
+    smtp.refuseWith = 554;
+    try {
+      const offered = (await offerAsAdmin(license.id, { email })).json();
+      const message = () =>
+        db().selectFrom('mail_messages').selectAll().where('recipient', '=', email).executeTakeFirstOrThrow();
+      await waitFor(async () => (await message()).attempts >= 1, 'a first attempt, refused');
+      expect((await admin(t, 'DELETE', `/transfers/${offered.id}`)).statusCode).toBe(200);
+      smtp.refuseWith = null;
+      await advanceClock(t, 120);
+      await waitFor(async () => (await message()).status === 'failed', 'the message given up');
+      expect((await message()).attempts).toBe(2);
+      expect(smtp.received.some((m) => m.to.includes(email))).toBe(false);
+    } finally {
+      smtp.refuseWith = null;
+    }
   });
 
   it('a link past 7 days is 410 transfer_expired and changes nothing', async () => {

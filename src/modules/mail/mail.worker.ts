@@ -102,6 +102,8 @@ class MailSender {
     const attempt = message.attempts + 1;
     const started = clock.now();
     let error: string | null = null;
+    // A transfer cancelled, replaced or expired before its email left: no link, and none later.
+    let moot = false;
     try {
       const kind = message.kind as MessageKind;
       const data = JSON.parse(message.data) as MessageData[MessageKind];
@@ -113,7 +115,8 @@ class MailSender {
       }
       if (kind === 'license_transfer') {
         link = (await this.deps.transferLinks((data as TransferFacts).transfer_id)) ?? '';
-        if (!link) throw new Error('the transfer is no longer pending');
+        moot = !link;
+        if (moot) throw new Error('the transfer is no longer pending');
       }
       const rendered = render(kind, data, {
         store_name: settings.store_name,
@@ -147,7 +150,7 @@ class MailSender {
       });
       return;
     }
-    const retryAt = nextAttempt(attempt, RETRY_DELAYS, started);
+    const retryAt = moot ? null : nextAttempt(attempt, RETRY_DELAYS, started);
     const giveUp = retryAt === null;
     await repo.outbox.finish(message.id, lease, {
       status: giveUp ? 'failed' : 'pending',
