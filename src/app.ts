@@ -25,6 +25,7 @@ import { eddHandler, legacyRoutes } from './modules/legacy/legacy.routes.js';
 import { activationRoutes } from './modules/licensing/activation.routes.js';
 import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
+import { transferRoutes } from './modules/licensing/transfer.routes.js';
 import { trialRoutes } from './modules/licensing/trial.routes.js';
 import { mailRoutes } from './modules/mail/mail.routes.js';
 import { mediaRoutes } from './modules/media/media.routes.js';
@@ -218,6 +219,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(signingRoutes, { signing });
       await api.register(licenseRoutes, { licenses, activations });
       await api.register(trialRoutes, { trials: services.trials });
+      await api.register(transferRoutes, { transfers: services.transfers });
       await api.register(renewalRoutes, { renewals: services.licenseRenewals });
       await api.register(oauthRoutes, { oauth });
       await api.register(catalogueRoutes, { catalogue });
@@ -261,6 +263,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   await app.register(customerPages, {
     accounts,
     licenses,
+    transfers: services.transfers,
     activations,
     oauth,
     settings,

@@ -26,6 +26,7 @@ import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
 import type { StaleActivationWorker } from './modules/licensing/stale-activations.worker.js';
+import type { TransferService } from './modules/licensing/transfer.service.js';
 import { TrialRepository } from './modules/licensing/trial.repository.js';
 import { TrialService } from './modules/licensing/trial.service.js';
 import {
@@ -98,6 +99,8 @@ export interface Services {
   activations: ActivationService;
   /** Trials without payment, once per email and site (docs/selling.md, 'Trials'). */
   trials: TrialService;
+  /** License transfers (docs/selling.md, 'Transfers'). */
+  transfers: TransferService;
   /** Buying the renewal of a term license (docs/selling.md, 'Buying a renewal'). */
   licenseRenewals: RenewalService;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
@@ -249,6 +252,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     settings,
     outbox,
     users: accounts,
+    rates,
     secrets,
     approvalPage: () => `${urls.origin}/account/approve`,
     audit,
@@ -257,7 +261,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     log: log('licensing'),
     testClock,
   });
-  const { licenses, activations, oauth, receipts, staleActivations } = licensing;
+  const { licenses, activations, oauth, receipts, staleActivations, transfers } = licensing;
   const trials = new TrialService(
     database,
     new TrialRepository(database),
@@ -358,6 +362,11 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       const page = purpose === 'signin' ? 'sign-in-link/claim' : 'reset-password';
       return `${urls.origin}/account/${page}?token=${token}`;
     },
+    // A transfer's link is minted the same way, while the offer is pending.
+    transferLinks: async (transferId) => {
+      const token = await transfers.mintToken(transferId);
+      return token ? `${urls.origin}/account/transfers/accept?token=${token}` : null;
+    },
     // A paid order's receipt carries its invoice (docs/invoices.md), rendered when it is sent.
     attachments: (kind, data) => invoices.receiptAttachments(kind, data),
   });
@@ -421,6 +430,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   accounts.onSignInLinkRequested((user, tx) => mailOutbox.signInLink(user, tx));
   // Checkout created an account: the "set your password" email.
   accounts.onCreatedAtCheckout((user, tx) => mailOutbox.accountCreated(user, tx));
+  // A license is offered to another customer: the email with the link that accepts it (minted when sent).
+  transfers.onOffered((transfer, tx) => mailOutbox.licenseTransfer(transfer, tx));
 
   const testData = new TestDataService(database, {
     orders,
@@ -433,6 +444,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   return {
     services: {
       trials,
+      transfers,
       licenseRenewals,
       database,
       clock,

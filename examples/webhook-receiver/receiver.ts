@@ -11,6 +11,8 @@ const EVENTS = new Set([
   'subscription.status_changed',
   // Sent only by a store with stale_activation_days set; revalidated by license_id like the others.
   'activation.stale_deactivated',
+  // A license moved to another customer's account; revalidated by license_id like the others.
+  'license.transferred',
 ]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

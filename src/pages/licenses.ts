@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { CustomerLicenseView, LicenseService } from '../modules/licensing/license.service.js';
+import type { TransferService, TransferView } from '../modules/licensing/transfer.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
 import { accountNav } from './account-nav.js';
 import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
@@ -12,6 +13,7 @@ import { seeOther, sendPage, type Viewer } from './layout.js';
 export interface LicensesPageOptions {
   accounts: AccountsService;
   licenses: LicenseService;
+  transfers: TransferService;
   activations: ActivationService;
   settings: SettingsService;
 }
@@ -19,6 +21,10 @@ export interface LicensesPageOptions {
 /** Outcomes of a deactivation, shown after the redirect by a fixed code (no text ever comes from the URL). */
 const NOTICES: Record<string, string> = {
   deactivated: 'The site was deactivated and its activation slot is free again.',
+  transfer_sent:
+    'The transfer was sent. The license stays yours until the receiver accepts it by the link we emailed them, within 7 days.',
+  transfer_cancelled: 'The transfer was cancelled: its link no longer works.',
+  transfer_accepted: 'The license was transferred to this account.',
   moved:
     'The site was deactivated and its slot is free for your new site: on the new site, open the plugin’s license settings, enter the license key shown below and activate.',
 };
@@ -27,7 +33,23 @@ const ERRORS: Record<string, string> = {
     'The store has turned off deactivation from this page. Please contact the store to move a license.',
   not_found: 'That activation was not found on your licenses.',
   failed: 'The site could not be deactivated. Please try again.',
+  invalid_email: 'Enter the email address of the person to transfer the license to.',
+  transfer_to_self: 'That is the email address of this account: enter the receiver’s address.',
+  license_not_transferable: 'This license cannot be transferred: it is revoked or suspended.',
+  too_many_transfers: 'Too many transfers were sent. Please wait an hour and try again.',
+  transfer_not_found: 'That transfer is no longer pending.',
+  transfer_already_accepted: 'That transfer was already accepted.',
+  transfer_failed: 'The transfer could not be sent. Please try again.',
 };
+
+/** The codes of a transfer's refusal that the page says in words; any other is `transfer_failed`. */
+const TRANSFER_ERRORS = new Set([
+  'transfer_to_self',
+  'license_not_transferable',
+  'too_many_transfers',
+  'transfer_not_found',
+  'transfer_already_accepted',
+]);
 
 const isId = (n: number) => Number.isInteger(n) && n >= 1 && n <= 2147483647;
 
@@ -56,7 +78,41 @@ function activationBadge(a: CustomerLicenseView['activations'][number]) {
   return html`<span class="badge off">Deactivated</span>`;
 }
 
-function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: boolean) {
+/**
+ * Transfer to another customer (docs/selling.md, 'Transfers'): the pending offer with Cancel, or a
+ * form (in a disclosure, so the card stays short) that offers the license to an email.
+ */
+function transferSection(l: CustomerLicenseView, viewer: Viewer, pending: TransferView | undefined) {
+  if (pending) {
+    return html`<div class="transfer">
+  <p class="notice" role="status">Transfer to <strong>${pending.to_email}</strong> pending until ${pending.expires_at.slice(0, 10)}${pending.keep_activations ? '' : ' (its sites will be deactivated)'}.</p>
+  <form method="post" action="/account/transfers/${pending.id}/cancel">
+    <input type="hidden" name="_nonce" value="${viewer.nonce}">
+    <button type="submit" class="secondary small" aria-label="Cancel transfer of ${l.product_name} to ${pending.to_email}">Cancel transfer</button>
+  </form>
+</div>`;
+  }
+  if (l.status !== 'active') return '';
+  const field = `transfer-email-${l.id}`;
+  return html`<details class="transfer">
+  <summary>Transfer to another person</summary>
+  <form method="post" action="/account/licenses/${l.id}/transfer">
+    <input type="hidden" name="_nonce" value="${viewer.nonce}">
+    <label for="${field}">Their email address</label>
+    <input id="${field}" name="email" type="email" autocomplete="off" required maxlength="254">
+    <label class="check"><input type="checkbox" name="keep_activations" value="1" checked> Keep its sites activated</label>
+    <p class="muted">We email them a link to accept, valid 7 days. The license stays yours until they accept.</p>
+    <button type="submit" class="primary small">Send transfer</button>
+  </form>
+</details>`;
+}
+
+function licenseCard(
+  l: CustomerLicenseView,
+  viewer: Viewer,
+  canDeactivate: boolean,
+  pending: TransferView | undefined,
+) {
   const name = l.variation_name ? `${l.product_name} — ${l.variation_name}` : l.product_name;
   const seats =
     l.activation_limit === 0
@@ -64,13 +120,13 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
       : `${l.activation_count} of ${l.activation_limit} in use`;
   const rows = l.activations.map(
     (a) => html`<tr>
-        <td class="site">${a.domain_normalized}${a.environment === 'staging' ? html` <span class="badge off" title="A staging site: it takes no activation slot">Staging</span>` : ''}${a.last_seen_at ? html`<br><span class="muted last-seen">Last seen ${a.last_seen_at} UTC</span>` : ''}</td>
-        <td><code>${a.installation_id.slice(0, 8)}…</code></td>
-        <td class="when">${a.activated_at}</td>
-        <td>${activationBadge(a)}</td>
+        <td class="site" data-label="Site"><div>${a.domain_normalized}${a.environment === 'staging' ? html` <span class="badge off" title="A staging site: it takes no activation slot">Staging</span>` : ''}${a.last_seen_at ? html`<br><span class="muted last-seen">Last seen ${a.last_seen_at} UTC</span>` : ''}</div></td>
+        <td data-label="Installation"><code>${a.installation_id.slice(0, 8)}…</code></td>
+        <td class="when" data-label="Activated (UTC)">${a.activated_at}</td>
+        <td data-label="Status"><div>${activationBadge(a)}</div></td>
         <td>${
           a.status === 'active' && canDeactivate
-            ? html`<form method="post" action="/account/licenses/${l.id}/deactivate">
+            ? html`<div><form method="post" action="/account/licenses/${l.id}/deactivate">
             <input type="hidden" name="_nonce" value="${viewer.nonce}">
             <input type="hidden" name="activation_id" value="${a.id}">
             <button type="submit" class="danger secondary small" aria-label="Deactivate ${a.domain_normalized}">Deactivate</button>
@@ -79,7 +135,7 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
             <input type="hidden" name="_nonce" value="${viewer.nonce}">
             <input type="hidden" name="activation_id" value="${a.id}">
             <button type="submit" class="secondary small" aria-label="Move to another site: ${a.domain_normalized}">Move to another site</button>
-          </form>`
+          </form></div>`
             : ''
         }</td>
       </tr>`,
@@ -94,17 +150,18 @@ function licenseCard(l: CustomerLicenseView, viewer: Viewer, canDeactivate: bool
   ${
     l.activations.length === 0
       ? html`<p class="muted">Not activated on any site yet.</p>`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"><table class="stack">
     <thead><tr><th>Site</th><th>Installation</th><th>Activated (UTC)</th><th>Status</th><th></th></tr></thead>
     <tbody>${rows}</tbody>
   </table></div>`
   }
+  ${transferSection(l, viewer, pending)}
 </section>`;
 }
 
 /** "My licenses": every license of the customer with its activations, and Deactivate per active site. */
 export async function licensesPages(app: FastifyInstance, opts: LicensesPageOptions) {
-  const { accounts, licenses, activations, settings } = opts;
+  const { accounts, licenses, transfers, activations, settings } = opts;
 
   app.get('/account', async (_request, reply) => seeOther(reply, '/account/licenses'));
 
@@ -115,6 +172,7 @@ export async function licensesPages(app: FastifyInstance, opts: LicensesPageOpti
     const notice = typeof query.notice === 'string' ? NOTICES[query.notice] : undefined;
     const error = typeof query.error === 'string' ? ERRORS[query.error] : undefined;
     const list = await licenses.listForCustomer(viewer.user.id);
+    const pending = new Map((await transfers.pendingOfOwner(viewer.user.id)).map((p) => [p.license_id, p]));
     const canDeactivate = (await settings.get()).customer_deactivation_enabled;
     return sendPage(
       reply,
@@ -128,7 +186,7 @@ ${canDeactivate ? '' : html`<p class="muted">Deactivating sites from this page i
 ${
   list.length === 0
     ? html`<section class="card"><p>You have no licenses yet.</p></section>`
-    : list.map((l) => licenseCard(l, viewer, canDeactivate))
+    : list.map((l) => licenseCard(l, viewer, canDeactivate, pending.get(l.id)))
 }`,
       viewer,
     );
@@ -167,4 +225,49 @@ ${
       return seeOther(reply, `/account/licenses?notice=${notice}`);
     });
   }
+
+  /** Sends a transfer (docs/selling.md, 'Transfers'); the outcome is shown after the redirect by a fixed code. */
+  app.post('/account/licenses/:id/transfer', async (request, reply) => {
+    const user = await formUser(request, accounts);
+    if (!user) return seeOther(reply, signInUrl('/account/licenses'));
+    const licenseId = Number((request.params as { id: string }).id);
+    const form = formOf(request);
+    const email = (form.email ?? '').trim();
+    if (!isId(licenseId)) return seeOther(reply, '/account/licenses?error=transfer_failed');
+    if (!EMAIL.test(email) || /\p{Cc}/u.test(email) || email.length > 254)
+      return seeOther(reply, '/account/licenses?error=invalid_email');
+    const sender = { user_id: user.id, email: user.email, administrator: false };
+    return outcome(request, reply, 'transfer_sent', () =>
+      transfers.offer(licenseId, { email, keep_activations: form.keep_activations === '1' }, sender),
+    );
+  });
+
+  app.post('/account/transfers/:id/cancel', async (request, reply) => {
+    const user = await formUser(request, accounts);
+    if (!user) return seeOther(reply, signInUrl('/account/licenses'));
+    const transferId = Number((request.params as { id: string }).id);
+    if (!isId(transferId)) return seeOther(reply, '/account/licenses?error=transfer_not_found');
+    const sender = { user_id: user.id, email: user.email, administrator: false };
+    return outcome(request, reply, 'transfer_cancelled', () => transfers.cancel(transferId, sender));
+  });
+}
+
+/** A plain address, something@host.tld (the API checks its email format the same way). */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+async function outcome(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  notice: string,
+  change: () => Promise<unknown>,
+) {
+  try {
+    await change();
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    if (e.status >= 500) request.log.error({ err: e, code: e.code }, 'license transfer failed');
+    const code = TRANSFER_ERRORS.has(e.code) ? e.code : 'transfer_failed';
+    return seeOther(reply, `/account/licenses?error=${code}`);
+  }
+  return seeOther(reply, `/account/licenses?notice=${notice}`);
 }

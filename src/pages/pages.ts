@@ -9,6 +9,7 @@ import type { InvoicesService } from '../modules/invoices/invoices.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OAuthService } from '../modules/licensing/oauth.service.js';
+import type { TransferService } from '../modules/licensing/transfer.service.js';
 import type { MediaService } from '../modules/media/media.service.js';
 import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { ReleasesService } from '../modules/releases/releases.service.js';
@@ -34,12 +35,14 @@ import { identityOf } from './store/layout.js';
 import { mediaRoutes } from './store/media.js';
 import { STYLESHEET } from './style.js';
 import { subscriptionsPages } from './subscriptions.js';
+import { transferPages } from './transfer.js';
 
 export interface PagesOptions {
   /** Answers `GET /?edd_action=…`, the updaters already in the field (src/modules/legacy). */
   legacy?: LegacyPage;
   accounts: AccountsService;
   licenses: LicenseService;
+  transfers: TransferService;
   activations: ActivationService;
   oauth: OAuthService;
   settings: SettingsService;
@@ -147,6 +150,7 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   await app.register(signInLinkPages, opts);
   await app.register(approvePages, { accounts: opts.accounts, oauth: opts.oauth });
   await app.register(licensesPages, opts);
+  await app.register(transferPages, opts);
   await app.register(downloadsPages, opts);
   await app.register(passwordPages, opts);
   // The storefront (docs/storefront.md): catalogue, product pages, images and the store's styles.

@@ -70,6 +70,13 @@ ul.cards li { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: cent
   padding: .75rem 0; border-top: 1px solid var(--line); }
 ul.cards form { margin: 0; }
 .why { color: var(--muted); font-size: .9rem; }
+/* A license's transfer (My licenses): a disclosure, so the card stays short until it is opened. */
+.transfer { margin-top: 1rem; }
+.transfer summary { cursor: pointer; color: var(--accent); font-weight: 600; padding: .25rem 0; }
+.transfer summary:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
+.transfer form { margin-top: .5rem; }
+label.check { display: flex; gap: .5rem; align-items: center; margin-top: .75rem; font-weight: 400; }
+label.check input { width: auto; margin: 0; }
 /* A table whose rows become cards on a narrow screen, each cell under its column's name (data-label):
    nothing scrolls sideways at 390 px. The header row stays for screen readers. */
 @media (max-width: 40rem) {

@@ -48,6 +48,8 @@ const USER_ROUTES = new Set([
   'POST /v1/licenses/oauth/confirm',
   'POST /v1/account/subscriptions/{id}/cancel',
   'POST /v1/account/licenses/{id}/renewal-order',
+  'POST /v1/account/licenses/{id}/transfers',
+  'DELETE /v1/account/transfers/{id}',
   'PUT /v1/account/subscriptions/{id}/card',
   'DELETE /v1/account/cards/{id}',
   'POST /v1/users/me/password',
@@ -134,6 +136,17 @@ const FIXTURES: Record<string, Fixture> = {
   'DELETE /v1/licenses/{id}': async () => {
     const license = await newLicense();
     return req('DELETE', `/licenses/${license.id}`);
+  },
+  'POST /v1/licenses/{id}/transfers': async () => {
+    const license = await newLicense();
+    return req('POST', `/licenses/${license.id}/transfers`, { email: 'coverage-receiver@example.com' });
+  },
+  'DELETE /v1/transfers/{id}': async () => {
+    const license = await newLicense();
+    const offered = await adminOk<{ id: number }>(t, 'POST', `/licenses/${license.id}/transfers`, {
+      email: 'coverage-cancelled@example.com',
+    });
+    return req('DELETE', `/transfers/${offered.id}`);
   },
   'POST /v1/licenses/{id}/activations/{activation_id}/deactivate': async () => {
     const license = await newLicense();

@@ -19,6 +19,8 @@ const PUBLIC = new Set([
   'POST /v1/licenses/deactivate',
   // A trial for an email (and a site): once each, the plugin calls it without credentials.
   'POST /v1/trials',
+  // A license transfer's emailed link: its single-use token authorizes the accept.
+  'POST /v1/transfers/accept',
   'GET /v1/software/check',
   'POST /v1/software/check',
   'POST /v1/software/package',

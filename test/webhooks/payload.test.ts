@@ -26,6 +26,7 @@ const cases: { [E in WebhookEventName]: EventData[E] } = {
   'license.renewed': { license_id: 42, subscription_id: 7, order_id: 1001 },
   'subscription.status_changed': { subscription_id: 7, status: 'pending-cancel', reason: 'customer request' },
   'activation.stale_deactivated': { license_id: 43, activation_id: 9, last_seen_at: '2026-10-01T08:00:00Z' },
+  'license.transferred': { license_id: 42, from_user_id: 7, to_user_id: 8 },
 };
 
 describe('webhook payloads', () => {

@@ -9,6 +9,7 @@ import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { columnsFor, DataTable } from '../ui/table';
 import { History } from './Audit';
+import { useLicenseTransfers } from './LicenseTransfers';
 
 const back = <Link href="/licenses">← Licenses</Link>;
 
@@ -28,6 +29,8 @@ export function LicensePage({ id }: { id: number }) {
     await client.invalidateQueries({ queryKey: ['licenses'] });
     await client.invalidateQueries({ queryKey: ['audit-events'] });
   };
+
+  const transfers = useLicenseTransfers(id, confirm.ask, refresh);
 
   const valid = Number.isInteger(id) && id > 0;
   const gate = beforeLoaded('license', valid, license, back);
@@ -155,7 +158,11 @@ export function LicensePage({ id }: { id: number }) {
               <button type="button" className="primary" onClick={reinstate}>
                 Reinstate
               </button>
-            ) : null}
+            ) : (
+              <button type="button" onClick={transfers.offer}>
+                Transfer
+              </button>
+            )}
             <button type="button" className="danger" onClick={revoke}>
               Revoke
             </button>
@@ -212,6 +219,7 @@ export function LicensePage({ id }: { id: number }) {
           empty="No site has activated this license yet."
         />
       </section>
+      {transfers.section}
       <History type="license" id={l.id} />
       {confirm.dialog}
     </Page>

@@ -26,6 +26,7 @@ const KINDS: Record<string, string> = {
   license_expired: 'License expired',
   password_reset: 'Password reset',
   account_created: 'Account created',
+  license_transfer: 'License transfer',
 };
 
 /** Attempts before a message is given up (RETRY_DELAYS in src/modules/mail/mail.worker.ts, plus the first). */

@@ -166,6 +166,33 @@ export class AccountsService {
     });
   }
 
+  /**
+   * The account of an email in the caller's transaction, made now as checkout makes one when there
+   * is none: a customer no password opens until one is set (a license transfer's receiver, docs/
+   * selling.md 'Transfers'). A parallel insert of the same email is met by reading it back.
+   */
+  async accountFor(email: string, tx: Tx): Promise<{ user: AuthUser; created: boolean }> {
+    const normalised = normaliseEmail(email);
+    const existing = await this.repo.findUserByEmail(normalised, tx);
+    if (existing) return { user: toAuthUser(existing), created: false };
+    const row = await this.repo.insertUser(
+      {
+        email: normalised,
+        password_hash: unusableHash(),
+        password_set: false,
+        role: 'customer',
+        first_name: '',
+        last_name: '',
+        now: iso(this.clock.now()),
+      },
+      tx,
+    );
+    if (row) return { user: toAuthUser(row), created: true };
+    const raced = await this.repo.findUserByEmail(normalised, tx);
+    if (!raced) throw new ApiError('internal_error');
+    return { user: toAuthUser(raced), created: false };
+  }
+
   /** Makes sure this administrator exists with this password (ADMIN_EMAIL / ADMIN_PASSWORD, `user:create`). */
   async ensureAdministrator(email: string, password: string): Promise<AuthUser> {
     const existing = await this.repo.findUserByEmail(normaliseEmail(email));

@@ -504,6 +504,21 @@ export class ActivationService {
     );
   }
 
+  /**
+   * Deactivates every active activation of a license in the caller's transaction (a transfer whose
+   * sender did not keep the sites, docs/selling.md 'Transfers'), each with the deactivation hooks
+   * (its download tokens stop). Answers how many were active.
+   */
+  async deactivateAllIn(licenseId: number, tx: Tx): Promise<number> {
+    const active = await this.repo.activeActivationIdsOf(licenseId, tx);
+    const now = iso(this.clock.now());
+    for (const id of active) {
+      await this.repo.deactivateActivation(id, now, tx);
+      for (const hook of this.deactivationHooks) await hook(id, tx);
+    }
+    return active.length;
+  }
+
   private async deactivateIn(
     licenseId: number,
     target: { activationId?: number; identity?: Identity },

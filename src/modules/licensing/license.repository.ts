@@ -442,6 +442,18 @@ export class LicenseRepository {
     return rows.map((r) => r.id);
   }
 
+  /** The ids of a license's active activations, oldest first. */
+  async activeActivationIdsOf(licenseId: number, tx?: Tx): Promise<number[]> {
+    const rows = await on(this.db, tx)
+      .selectFrom('activations')
+      .select('id')
+      .where('license_id', '=', licenseId)
+      .where('status', '=', ACTIVE)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => Number(r.id));
+  }
+
   /** Whether the user holds any license for the product. */
   async hasLicenseFor(userId: number, productId: number, tx?: Tx): Promise<boolean> {
     const row = await on(this.db, tx)

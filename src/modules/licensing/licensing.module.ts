@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock, TestClock } from '../../clock.js';
 import type { AppSecrets } from '../../db/app-secrets.js';
 import type { Database } from '../../db/database.js';
+import type { RateCounter } from '../../http/rate-limit.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { AuditService } from '../audit/audit.module.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -17,6 +18,8 @@ import { OAuthService } from './oauth.service.js';
 import { StateSigner } from './oauth.state.js';
 import { ReceiptService } from './receipt.service.js';
 import { StaleActivationWorker } from './stale-activations.worker.js';
+import { TransferRepository } from './transfer.repository.js';
+import { TransferService } from './transfer.service.js';
 
 export interface LicensingModule {
   /** License administration and the customer's licenses (docs/licensing.md). */
@@ -33,6 +36,8 @@ export interface LicensingModule {
   lastSeen: LastSeen;
   /** Releases sites unseen for `stale_activation_days`; started when the server listens. */
   staleActivations: StaleActivationWorker;
+  /** License transfers to another customer (docs/selling.md, 'Transfers'). */
+  transfers: TransferService;
 }
 
 /**
@@ -44,7 +49,10 @@ export function createLicensing(deps: {
   clock: Clock;
   settings: SettingsService;
   outbox: Outbox;
-  users: Pick<AccountsService, 'getUser'>;
+  /** The owners of licenses; a transfer's receiver gets an account as checkout makes one. */
+  users: Pick<AccountsService, 'getUser' | 'accountFor'>;
+  /** Counts the transfers a customer sends. */
+  rates: Pick<RateCounter, 'hit'>;
   secrets: AppSecrets;
   /** Absolute URL of the approval page; the public origin is final only once the server listens. */
   approvalPage: () => string;
@@ -76,7 +84,19 @@ export function createLicensing(deps: {
   activations.trackLastSeen(lastSeen);
   const licenses = new LicenseService(repo, clock, settings, deps.outbox, deps.users, deps.audit);
   const receipts = new ReceiptService(activations, clock, settings, deps.signing);
+  const transfers = new TransferService(
+    database,
+    new TransferRepository(database),
+    repo,
+    activations,
+    deps.users,
+    deps.outbox,
+    deps.audit,
+    clock,
+    deps.rates,
+  );
   return {
+    transfers,
     licenses,
     activations,
     oauth,

@@ -3,6 +3,8 @@ import type { Id } from '../../db/schema.js';
 
 /** `suspended`: reversible (a full refund may suspend; an administrator sets it `active` again). */
 export type LicenseStatus = 'active' | 'revoked' | 'suspended';
+/** `replaced`: a newer offer of the same license took its place. Expiry is computed from `expires_at`. */
+export type TransferStatus = 'pending' | 'accepted' | 'cancelled' | 'replaced';
 export type ActivationStatus = 'active' | 'deactivated';
 /** Where a site runs (docs/licensing.md, '2.3 Staging and development sites'). */
 export type ActivationEnvironment = 'production' | 'staging';
@@ -40,6 +42,26 @@ export interface LicensingTables {
     value: string;
     license_id: number;
     created_at: string;
+  };
+  /** Offers of a license to another customer (docs/selling.md, 'Transfers'); migration 2026113001. */
+  license_transfers: {
+    id: Id;
+    license_id: number;
+    from_user_id: number;
+    to_email: string;
+    /** 1: the sites stay activated; 0: every active activation is deactivated on accept. */
+    keep_activations: number;
+    status: TransferStatus;
+    /** SHA-256 of the emailed link's token, set when the email is sent; null before. */
+    token_hash: string | null;
+    to_user_id: number | null;
+    /** Who offered it: the owner (an administrator) or the license's customer. */
+    created_by: number;
+    expires_at: string;
+    accepted_at: string | null;
+    cancelled_at: string | null;
+    created_at: string;
+    updated_at: string;
   };
   activations: {
     id: Id;

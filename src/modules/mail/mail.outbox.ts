@@ -9,7 +9,10 @@ import type { MailRepository } from './mail.repository.js';
 import type { MessageData, MessageKind, OrderFacts, RenewalFacts } from './templates/facts.js';
 import { render } from './templates/index.js';
 
-/** The setting that switches each message on and off (docs/email.md, 'Messages'); a password reset and a sign-in link are always sent. */
+/**
+ * The setting that switches each message on and off (docs/email.md, 'Messages'); a password reset,
+ * a sign-in link and a transfer's link are always sent (without them the request does nothing).
+ */
 export const MESSAGE_SETTINGS: { [K in MessageKind]: keyof Settings | null } = {
   order_receipt: 'mail_order_receipt',
   order_on_hold: 'mail_order_on_hold',
@@ -23,6 +26,7 @@ export const MESSAGE_SETTINGS: { [K in MessageKind]: keyof Settings | null } = {
   password_reset: null,
   account_created: 'mail_account_created',
   sign_in_link: null,
+  license_transfer: null,
 };
 
 /** Gateways whose orders an administrator marks paid by hand: their payment gets its own message. */
@@ -172,6 +176,32 @@ export class MailOutbox {
   /** Checkout created an account: a "set your password" link is minted when the message is sent. */
   async accountCreated(user: { id: number; email: string; first_name: string }, tx: Tx): Promise<void> {
     await this.enqueue('account_created', user.email, { user_id: user.id, first_name: user.first_name }, tx);
+  }
+
+  /** A license offered to the account of an email: the link that accepts it is minted when the message is sent. */
+  async licenseTransfer(
+    transfer: {
+      id: number;
+      to_email: string;
+      product_name: string | null;
+      from_email: string | null;
+      keep_activations: number;
+      expires_at: string;
+    },
+    tx: Tx,
+  ): Promise<void> {
+    await this.enqueue(
+      'license_transfer',
+      transfer.to_email,
+      {
+        transfer_id: Number(transfer.id),
+        product: transfer.product_name ?? 'software',
+        from_email: transfer.from_email ?? '',
+        keep_activations: transfer.keep_activations === 1,
+        expires_at: transfer.expires_at,
+      },
+      tx,
+    );
   }
 
   private async recipientOf(order: OrderRow, tx: Tx): Promise<{ to: string; first_name: string }> {

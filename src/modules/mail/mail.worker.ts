@@ -5,7 +5,7 @@ import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { LicenseExpiryWorker } from './expiry.worker.js';
 import type { MailRepository, MailRow } from './mail.repository.js';
-import type { AccountFacts, MessageData, MessageKind } from './templates/facts.js';
+import type { AccountFacts, MessageData, MessageKind, TransferFacts } from './templates/facts.js';
 import { render } from './templates/index.js';
 import { type Attachment, LONGEST_SEND_MS, type MailTransport } from './transport.js';
 
@@ -20,6 +20,8 @@ const MAX_IN_FLIGHT = 4;
 
 /** Mints the single-use link a password or sign-in message carries (accounts, through src/wiring.ts). */
 export type PasswordLinks = (userId: number, purpose: LinkPurpose) => Promise<string | null>;
+/** Mints the link of a license transfer's message (licensing, through src/wiring.ts); null once it is no longer pending. */
+export type TransferLinks = (transferId: number) => Promise<string | null>;
 type LinkPurpose = 'reset' | 'welcome' | 'signin';
 
 export type MailAttachments = (kind: MessageKind, data: MessageData[MessageKind]) => Promise<Attachment[]>;
@@ -30,6 +32,7 @@ export interface MailWorkerDeps {
   transport: MailTransport;
   scan: LicenseExpiryWorker;
   passwordLinks: PasswordLinks;
+  transferLinks: TransferLinks;
   /** Files a message carries, made when it is sent (src/wiring.ts: a receipt's invoice PDF). */
   attachments: MailAttachments;
   clock: Clock;
@@ -99,6 +102,8 @@ class MailSender {
     const attempt = message.attempts + 1;
     const started = clock.now();
     let error: string | null = null;
+    // A transfer cancelled, replaced or expired before its email left: no link, and none later.
+    let moot = false;
     try {
       const kind = message.kind as MessageKind;
       const data = JSON.parse(message.data) as MessageData[MessageKind];
@@ -107,6 +112,11 @@ class MailSender {
       if (purpose) {
         link = (await this.deps.passwordLinks((data as AccountFacts).user_id, purpose)) ?? '';
         if (!link) throw new Error('the account no longer exists');
+      }
+      if (kind === 'license_transfer') {
+        link = (await this.deps.transferLinks((data as TransferFacts).transfer_id)) ?? '';
+        moot = !link;
+        if (moot) throw new Error('the transfer is no longer pending');
       }
       const rendered = render(kind, data, {
         store_name: settings.store_name,
@@ -140,7 +150,7 @@ class MailSender {
       });
       return;
     }
-    const retryAt = nextAttempt(attempt, RETRY_DELAYS, started);
+    const retryAt = moot ? null : nextAttempt(attempt, RETRY_DELAYS, started);
     const giveUp = retryAt === null;
     await repo.outbox.finish(message.id, lease, {
       status: giveUp ? 'failed' : 'pending',

@@ -9,6 +9,7 @@ export interface EventData {
   'license.renewed': { license_id: number; subscription_id: number; order_id: number };
   'subscription.status_changed': { subscription_id: number; status: string; reason: string };
   'activation.stale_deactivated': { license_id: number; activation_id: number; last_seen_at: string | null };
+  'license.transferred': { license_id: number; from_user_id: number; to_user_id: number };
 }
 
 /** The only fields each event's data may carry: numeric ids, status text and times, never a license key. */
@@ -17,6 +18,7 @@ const DATA_FIELDS: { [E in WebhookEventName]: ReadonlyArray<keyof EventData[E]> 
   'license.renewed': ['license_id', 'subscription_id', 'order_id'],
   'subscription.status_changed': ['subscription_id', 'status', 'reason'],
   'activation.stale_deactivated': ['license_id', 'activation_id', 'last_seen_at'],
+  'license.transferred': ['license_id', 'from_user_id', 'to_user_id'],
 };
 
 function onlyAllowed<E extends WebhookEventName>(event: E, data: EventData[E]): EventData[E] {

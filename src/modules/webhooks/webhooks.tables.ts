@@ -6,7 +6,9 @@ export type WebhookEventName =
   | 'license.revoked'
   | 'subscription.status_changed'
   /** Only while `stale_activation_days` is set (docs/webhooks.md, 'Events'). */
-  | 'activation.stale_deactivated';
+  | 'activation.stale_deactivated'
+  /** A license's transfer was accepted (docs/selling.md, 'Transfers'). */
+  | 'license.transferred';
 /** `skipped`: due while delivery was off (webhook_url empty); never sent unless redelivered. */
 export type WebhookEventStatus = 'pending' | 'delivered' | 'abandoned' | 'skipped';
 

@@ -55,6 +55,16 @@ export interface AccountFacts {
   first_name: string;
 }
 
+/** A license offered to the account of an email (docs/selling.md, 'Transfers'); the link is minted when sent. */
+export interface TransferFacts {
+  transfer_id: number;
+  product: string;
+  /** The license's owner, as the receiver may know them; '' when unknown. */
+  from_email: string;
+  keep_activations: boolean;
+  expires_at: string;
+}
+
 export interface MessageData {
   order_receipt: OrderFacts;
   order_on_hold: OnHoldFacts;
@@ -68,6 +78,7 @@ export interface MessageData {
   password_reset: AccountFacts;
   account_created: AccountFacts;
   sign_in_link: AccountFacts;
+  license_transfer: TransferFacts;
 }
 
 export type MessageKind = keyof MessageData;
@@ -85,6 +96,7 @@ export const MESSAGE_KINDS = [
   'password_reset',
   'account_created',
   'sign_in_link',
+  'license_transfer',
 ] as const satisfies readonly MessageKind[];
 
 export const receiptUrl = (origin: string, f: { order_id: number; order_key: string }) =>

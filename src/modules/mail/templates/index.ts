@@ -3,6 +3,7 @@ import type { MessageData, MessageKind } from './facts.js';
 import type { MailContext, Rendered, Template } from './layout.js';
 import { licenseExpired } from './license-expired.js';
 import { licenseExpiring } from './license-expiring.js';
+import { licenseTransfer } from './license-transfer.js';
 import { orderOnHold } from './order-on-hold.js';
 import { orderReceipt } from './order-receipt.js';
 import { passwordReset } from './password-reset.js';
@@ -26,6 +27,7 @@ const TEMPLATES: { [K in MessageKind]: Template<MessageData[K]> } = {
   password_reset: passwordReset,
   account_created: accountCreated,
   sign_in_link: signInLink,
+  license_transfer: licenseTransfer,
 };
 
 export function render<K extends MessageKind>(kind: K, data: MessageData[K], ctx: MailContext): Rendered {
