@@ -37,6 +37,7 @@ import {
   type MailWorker,
 } from './modules/mail/mail.module.js';
 import { createMedia, type MediaService } from './modules/media/media.module.js';
+import { RenewalLinkRepository } from './modules/orders/license-renewals.repository.js';
 import { RenewalService } from './modules/orders/license-renewals.service.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
 import {
@@ -251,6 +252,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     users: accounts,
     secrets,
     approvalPage: () => `${urls.origin}/account/approve`,
+    renewalPage: () => `${urls.origin}/renew`,
     audit,
     licenseRepository: opts.licenseRepository,
     signing,
@@ -268,7 +270,16 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   );
   const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const invoices = createInvoices({ database, orders, settings, clock });
-  const licenseRenewals = new RenewalService(database, clock, settings, catalogue, orders, licenses);
+  const licenseRenewals = new RenewalService(
+    database,
+    clock,
+    settings,
+    catalogue,
+    orders,
+    licenses,
+    licensing.renewalLinks,
+    new RenewalLinkRepository(database.db, database.dialect),
+  );
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
@@ -316,6 +327,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     licenses: licensing.lookup,
     baseUrl: () => urls.base,
     origin: () => urls.origin,
+    renewalLinks: licensing.renewalLinks,
   });
   const legacy = createLegacy({
     catalogue,
@@ -358,6 +370,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       const page = purpose === 'signin' ? 'sign-in-link/claim' : 'reset-password';
       return `${urls.origin}/account/${page}?token=${token}`;
     },
+    // A renewal reminder's one-click link is signed when it is sent (docs/selling.md, 'Renewals').
+    renewalLinks: (licenseId, expiresAt) => licensing.renewalLinks.urlFor(licenseId, expiresAt),
     // A paid order's receipt carries its invoice (docs/invoices.md), rendered when it is sent.
     attachments: (kind, data) => invoices.receiptAttachments(kind, data),
   });

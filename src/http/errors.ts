@@ -257,6 +257,8 @@ const catalogue = {
   order_cancelled: [409, 'This order was cancelled.'],
   renewal_window_expired: [409, 'The renewal payment window has closed.'],
   license_not_renewable: [409, 'This license cannot be renewed by a purchase.'],
+  invalid_renewal_link: [400, 'This renewal link is not one this store made, or it was altered.'],
+  renewal_link_expired: [410, 'This renewal link has expired.'],
   gateway_mismatch: [400, 'This order must be paid with its original payment method.'],
   gateway_unavailable: [400, 'This payment method is not available for this order.'],
   payment_declined: [402, 'Payment declined'],

@@ -5632,6 +5632,7 @@ export interface paths {
                 | 'subscription_status'
                 | 'license_expiring'
                 | 'license_expired'
+                | 'renewal_reminder'
                 | 'password_reset'
                 | 'account_created'
                 | 'sign_in_link';
@@ -5765,6 +5766,7 @@ export interface paths {
                 | 'subscription_status'
                 | 'license_expiring'
                 | 'license_expired'
+                | 'renewal_reminder'
                 | 'password_reset'
                 | 'account_created'
                 | 'sign_in_link';
@@ -8925,6 +8927,7 @@ export interface paths {
               mail_renewal_due: boolean;
               mail_renewal_failed: boolean;
               mail_renewal_paid: boolean;
+              mail_renewal_reminder: boolean;
               mail_subscription_status: boolean;
               prices_include_tax: boolean;
               /** @description Issuance requests a minute, clamped 1 to 100 */
@@ -8938,6 +8941,8 @@ export interface paths {
               renewal_discount_percent: number;
               /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
               renewal_grace_days: number;
+              /** @description Days before a term license's end (negative: after it) on which its renewal reminder is sent (docs/selling.md, 'Renewals') */
+              renewal_reminder_days: number[];
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
               renewal_url: null | string;
               renewal_window_days: number;
@@ -9070,6 +9075,7 @@ export interface paths {
             mail_renewal_due?: boolean;
             mail_renewal_failed?: boolean;
             mail_renewal_paid?: boolean;
+            mail_renewal_reminder?: boolean;
             mail_subscription_status?: boolean;
             prices_include_tax?: boolean;
             /** @description Issuance requests a minute, clamped 1 to 100 */
@@ -9083,6 +9089,8 @@ export interface paths {
             renewal_discount_percent?: number;
             /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
             renewal_grace_days?: number;
+            /** @description Days before a term license's end (negative: after it) on which its renewal reminder is sent (docs/selling.md, 'Renewals') */
+            renewal_reminder_days?: number[];
             /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
             renewal_url?: null | string;
             renewal_window_days?: number;
@@ -9167,6 +9175,7 @@ export interface paths {
               mail_renewal_due: boolean;
               mail_renewal_failed: boolean;
               mail_renewal_paid: boolean;
+              mail_renewal_reminder: boolean;
               mail_subscription_status: boolean;
               prices_include_tax: boolean;
               /** @description Issuance requests a minute, clamped 1 to 100 */
@@ -9180,6 +9189,8 @@ export interface paths {
               renewal_discount_percent: number;
               /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
               renewal_grace_days: number;
+              /** @description Days before a term license's end (negative: after it) on which its renewal reminder is sent (docs/selling.md, 'Renewals') */
+              renewal_reminder_days: number[];
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
               renewal_url: null | string;
               renewal_window_days: number;

@@ -16,6 +16,7 @@ import { OAuthRepository } from './oauth.repository.js';
 import { OAuthService } from './oauth.service.js';
 import { StateSigner } from './oauth.state.js';
 import { ReceiptService } from './receipt.service.js';
+import { RenewalLinks } from './renewal-links.js';
 import { StaleActivationWorker } from './stale-activations.worker.js';
 
 export interface LicensingModule {
@@ -33,6 +34,8 @@ export interface LicensingModule {
   lastSeen: LastSeen;
   /** Releases sites unseen for `stale_activation_days`; started when the server listens. */
   staleActivations: StaleActivationWorker;
+  /** The signed one-click renewal links of term licenses (docs/selling.md, 'Renewals'). */
+  renewalLinks: RenewalLinks;
 }
 
 /**
@@ -48,6 +51,8 @@ export function createLicensing(deps: {
   secrets: AppSecrets;
   /** Absolute URL of the approval page; the public origin is final only once the server listens. */
   approvalPage: () => string;
+  /** Absolute URL of the renewal link's page (`/renew`). */
+  renewalPage: () => string;
   /** Replaces the license repository (tests make one database step fail on purpose). */
   licenseRepository?: LicenseRepository;
   /** Records the administrator's changes to licenses (docs/admin.md, 'Audit trail'). */
@@ -83,6 +88,7 @@ export function createLicensing(deps: {
     lookup: new LicenseLookupService(repo, lastSeen),
     receipts,
     lastSeen,
+    renewalLinks: new RenewalLinks(deps.secrets, clock, deps.renewalPage),
     staleActivations: new StaleActivationWorker(
       repo,
       activations,

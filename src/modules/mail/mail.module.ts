@@ -12,6 +12,7 @@ import {
   type MailAttachments,
   type MailWorker,
   type PasswordLinks,
+  type RenewalLinkMaker,
 } from './mail.worker.js';
 import { MailTestService } from './mail-test.service.js';
 import { MailTransport } from './transport.js';
@@ -45,6 +46,7 @@ export function createMail(deps: {
   audit: AuditService;
   origin: () => string;
   passwordLinks: PasswordLinks;
+  renewalLinks: RenewalLinkMaker;
   attachments: MailAttachments;
 }): MailModule {
   const repo = new MailRepository(deps.database);
@@ -56,6 +58,7 @@ export function createMail(deps: {
     transport: new MailTransport(),
     scan: expiryScan,
     passwordLinks: deps.passwordLinks,
+    renewalLinks: deps.renewalLinks,
     attachments: deps.attachments,
     clock: deps.clock,
     testClock: deps.testClock,
