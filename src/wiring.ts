@@ -25,6 +25,7 @@ import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
+import type { RenewalLinks } from './modules/licensing/renewal-links.js';
 import type { StaleActivationWorker } from './modules/licensing/stale-activations.worker.js';
 import { TrialRepository } from './modules/licensing/trial.repository.js';
 import { TrialService } from './modules/licensing/trial.service.js';
@@ -101,6 +102,8 @@ export interface Services {
   trials: TrialService;
   /** Buying the renewal of a term license (docs/selling.md, 'Buying a renewal'). */
   licenseRenewals: RenewalService;
+  /** The signed one-click renewal links of term licenses (docs/selling.md, 'Renewals'). */
+  renewalLinks: RenewalLinks;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
   /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
@@ -448,6 +451,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     services: {
       trials,
       licenseRenewals,
+      renewalLinks: licensing.renewalLinks,
       database,
       clock,
       testClock,
