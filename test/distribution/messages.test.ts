@@ -115,6 +115,16 @@ describe('the update check', () => {
     await setLicenseColumns(db(), f.licenseId, { usage_expires_at: end, entitlement_policy: outOfUpdates });
     const b = (await check({ slug: f.slug, version: '1.0.0', ...f.creds })).json();
     expect(b).toMatchObject({ eligible: false, eligibility_reason: 'release_not_entitled' });
+    // Eligible, ending within 30 days: the link; further off: none.
+    await setLicenseColumns(db(), f.licenseId, {
+      entitlement_policy: outOfUpdates.replace('"days":1}', '"days":36500}'),
+    });
+    const soon = new Date(Date.now() + 20 * 86_400_000).toISOString();
+    await setLicenseColumns(db(), f.licenseId, { usage_expires_at: soon });
+    const ok = (await check({ slug: f.slug, version: '1.0.0', ...f.creds })).json();
+    expect(ok).toMatchObject({ eligible: true, message: null });
+    expect(ok.renewal_url).toMatch(/\/renew\?token=/);
+    await setLicenseColumns(db(), f.licenseId, { usage_expires_at: end });
     expect(b.renewal_url).toMatch(
       new RegExp(`/renew\\?token=${f.licenseId}\\.${Math.floor(Date.parse(end) / 1000)}\\.`),
     );

@@ -64,6 +64,7 @@ export function createDistribution(deps: {
     },
     deps.settings,
     deps.renewalLinks,
+    clock,
   );
   const downloads = new DownloadService(
     tokens,

@@ -1,3 +1,4 @@
+import type { Clock } from '../../clock.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
 import { type Product, softwareImageUrls } from '../catalogue/catalogue.model.js';
@@ -187,6 +188,9 @@ function shown(release: Release | null, product: Product, origin: string) {
 const soldOnStorefront = (p: Product): boolean =>
   p.status === 'publish' && !!p.slug && (p.price_minor > 0 || p.variations.some((v) => v.price_minor > 0));
 
+/** A valid term license's check answer carries its renewal link from this many days before its end. */
+export const RENEWAL_SOON_DAYS = 30;
+
 /** What candidate selection found (docs/distribution.md, 'Which release'). */
 type Selection = { release: Release } | { error: ErrorCode; status?: number; available?: Release };
 
@@ -204,6 +208,7 @@ export class DistributionService {
     private readonly urls: { base: () => string; origin: () => string },
     private readonly settings: Pick<SettingsService, 'get'>,
     private readonly renewalLinks: Pick<RenewalLinks, 'url'>,
+    private readonly clock: Pick<Clock, 'now'>,
   ) {}
 
   // ---- what a vendor can show (docs/distribution.md, 'Messages a vendor can show') ----
@@ -217,6 +222,18 @@ export class DistributionService {
     if (link) return link;
     if (soldOnStorefront(product)) return `${this.urls.origin()}/products/${product.slug}`;
     return (await this.settings.get()).renewal_url ?? null;
+  }
+
+  /**
+   * A term license that ends within RENEWAL_SOON_DAYS: its renewal link, so that a site can offer
+   * the renewal before the end (docs/distribution.md, 'Messages a vendor can show'); otherwise
+   * null. A date comparison on every check, and an HMAC only for those licenses.
+   */
+  private async renewalSoon(grant: Grant): Promise<string | null> {
+    if (grant.kind !== 'protected' || grant.license.usage_expires_at === null) return null;
+    const end = Date.parse(grant.license.usage_expires_at);
+    if (!(end - this.clock.now().getTime() <= RENEWAL_SOON_DAYS * 86_400_000)) return null;
+    return this.renewalLinks.url(grant.license);
   }
 
   /**
@@ -456,7 +473,7 @@ export class DistributionService {
           : customerMessage(reason, new ApiError(reason).message, available?.version ?? null),
       renewal_url: renewable
         ? await this.renewalUrl(product, grant.kind === 'protected' ? grant.license : undefined)
-        : null,
+        : await this.renewalSoon(grant),
       // Written out rather than spread from shown(): every check answers them, and each property
       // added after a spread costs about a microsecond (docs/performance.md, 'Object literals').
       name: offered?.name ?? product.name,
