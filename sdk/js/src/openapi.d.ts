@@ -10719,7 +10719,7 @@ export interface paths {
               /** @description the channel of the release offered (null when none) */
               release_channel: ('stable' | 'rc' | 'beta' | 'alpha') | null;
               release_date: string | null;
-              /** @description Where buying or renewing would help: the storefront page of the product, else the setting renewal_url */
+              /** @description Where buying or renewing would help: a term license's one-click renewal link (also while it ends within 30 days), else the storefront page of the product, else the setting renewal_url */
               renewal_url: string | null;
               /** @description WordPress version required (Requires at least) */
               requires: string | null;
@@ -10980,7 +10980,7 @@ export interface paths {
               /** @description the channel of the release offered (null when none) */
               release_channel: ('stable' | 'rc' | 'beta' | 'alpha') | null;
               release_date: string | null;
-              /** @description Where buying or renewing would help: the storefront page of the product, else the setting renewal_url */
+              /** @description Where buying or renewing would help: a term license's one-click renewal link (also while it ends within 30 days), else the storefront page of the product, else the setting renewal_url */
               renewal_url: string | null;
               /** @description WordPress version required (Requires at least) */
               requires: string | null;
