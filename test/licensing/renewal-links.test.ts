@@ -15,7 +15,7 @@ describe('renewal links', () => {
   const term = { usage: { mode: 'days', days: 365 }, updates: { mode: 'days', days: 365 } };
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { TEST_CLOCK: '1' } });
+    t = await createTestApp({ env: { TEST_CLOCK: '1' }, captureLogs: true });
     owner = await createCustomer(t);
     productId = (await createProduct(t, { price: '19.99' })).id;
     const res = await admin(t, 'PATCH', '/payment-gateways/test_card', { enabled: true });
@@ -78,6 +78,9 @@ describe('renewal links', () => {
     expect(page.statusCode).toBe(200);
     expect(page.body).toMatch(/Pay \D*19\.99/);
     expect((await open(path)).headers.location).toBe(location);
+    // The request log names the page, never the token.
+    expect(t.logs()).toContain('/renew?token=[REDACTED]');
+    expect(t.logs()).not.toContain(path.slice('/renew?token='.length));
     const orders = await renewalOrders(license.id);
     expect(orders).toHaveLength(1);
     const order = await db()
