@@ -274,6 +274,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     orders,
     invoices: services.invoices,
     subscriptions,
+    renewals: services.licenseRenewals,
     stripe: services.stripe,
     downloads: services.distribution.account,
     legacy: eddHandler(services.legacy),

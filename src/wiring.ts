@@ -25,6 +25,7 @@ import type { LicenseService } from './modules/licensing/license.service.js';
 import { createLicensing } from './modules/licensing/licensing.module.js';
 import type { OAuthService } from './modules/licensing/oauth.service.js';
 import type { ReceiptService } from './modules/licensing/receipt.service.js';
+import type { RenewalLinks } from './modules/licensing/renewal-links.js';
 import type { StaleActivationWorker } from './modules/licensing/stale-activations.worker.js';
 import type { TransferService } from './modules/licensing/transfer.service.js';
 import { TrialRepository } from './modules/licensing/trial.repository.js';
@@ -38,6 +39,7 @@ import {
   type MailWorker,
 } from './modules/mail/mail.module.js';
 import { createMedia, type MediaService } from './modules/media/media.module.js';
+import { RenewalLinkRepository } from './modules/orders/license-renewals.repository.js';
 import { RenewalService } from './modules/orders/license-renewals.service.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
 import {
@@ -103,6 +105,8 @@ export interface Services {
   transfers: TransferService;
   /** Buying the renewal of a term license (docs/selling.md, 'Buying a renewal'). */
   licenseRenewals: RenewalService;
+  /** The signed one-click renewal links of term licenses (docs/selling.md, 'Renewals'). */
+  renewalLinks: RenewalLinks;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
   /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
@@ -255,6 +259,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     rates,
     secrets,
     approvalPage: () => `${urls.origin}/account/approve`,
+    renewalPage: () => `${urls.origin}/renew`,
     audit,
     licenseRepository: opts.licenseRepository,
     signing,
@@ -272,7 +277,16 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   );
   const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const invoices = createInvoices({ database, orders, settings, clock });
-  const licenseRenewals = new RenewalService(database, clock, settings, catalogue, orders, licenses);
+  const licenseRenewals = new RenewalService(
+    database,
+    clock,
+    settings,
+    catalogue,
+    orders,
+    licenses,
+    licensing.renewalLinks,
+    new RenewalLinkRepository(database.db, database.dialect),
+  );
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
@@ -320,6 +334,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     licenses: licensing.lookup,
     baseUrl: () => urls.base,
     origin: () => urls.origin,
+    renewalLinks: licensing.renewalLinks,
   });
   const legacy = createLegacy({
     catalogue,
@@ -367,6 +382,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       const token = await transfers.mintToken(transferId);
       return token ? `${urls.origin}/account/transfers/accept?token=${token}` : null;
     },
+    // A renewal reminder's one-click link is signed when it is sent (docs/selling.md, 'Renewals').
+    renewalLinks: (licenseId, expiresAt) => licensing.renewalLinks.urlFor(licenseId, expiresAt),
     // A paid order's receipt carries its invoice (docs/invoices.md), rendered when it is sent.
     attachments: (kind, data) => invoices.receiptAttachments(kind, data),
   });
@@ -446,6 +463,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       trials,
       transfers,
       licenseRenewals,
+      renewalLinks: licensing.renewalLinks,
       database,
       clock,
       testClock,

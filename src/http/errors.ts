@@ -265,6 +265,8 @@ const catalogue = {
   license_not_transferable: [409, 'This license cannot be transferred (it is revoked or suspended).'],
   transfer_wrong_account: [403, 'This transfer is for another account: sign out first, then open the link.'],
   too_many_transfers: [429, 'Too many transfers were sent; try again later.'],
+  invalid_renewal_link: [400, 'This renewal link is not one this store made, or it was altered.'],
+  renewal_link_expired: [410, 'This renewal link has expired.'],
   gateway_mismatch: [400, 'This order must be paid with its original payment method.'],
   gateway_unavailable: [400, 'This payment method is not available for this order.'],
   payment_declined: [402, 'Payment declined'],

@@ -11,6 +11,7 @@ import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OAuthService } from '../modules/licensing/oauth.service.js';
 import type { TransferService } from '../modules/licensing/transfer.service.js';
 import type { MediaService } from '../modules/media/media.service.js';
+import type { RenewalService } from '../modules/orders/license-renewals.service.js';
 import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { ReleasesService } from '../modules/releases/releases.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
@@ -33,6 +34,7 @@ import { cataloguePages } from './store/catalogue.js';
 import { checkoutPages } from './store/checkout.js';
 import { identityOf } from './store/layout.js';
 import { mediaRoutes } from './store/media.js';
+import { renewPages } from './store/renew.js';
 import { STYLESHEET } from './style.js';
 import { subscriptionsPages } from './subscriptions.js';
 import { transferPages } from './transfer.js';
@@ -55,6 +57,8 @@ export interface PagesOptions {
   orders: OrdersService;
   /** The invoice and credit notes of an order in My orders (docs/invoices.md). */
   invoices: InvoicesService;
+  /** The one-click renewal link of a term license (docs/selling.md, 'Renewals'). */
+  renewals: RenewalService;
   /** Subscriptions (the customer's cancellation). */
   subscriptions: SubscriptionsService;
   /** The cards kept with Stripe, on the Subscriptions page (docs/payments.md, 'Saved cards'). */
@@ -158,6 +162,7 @@ export async function customerPages(app: FastifyInstance, opts: PagesOptions) {
   await app.register(cataloguePages, opts);
   // Buying: cart, checkout, receipt and pay pages, and the store's script (docs/storefront.md).
   await app.register(checkoutPages, opts);
+  await app.register(renewPages, opts);
   await app.register(ordersPages, opts);
   await app.register(subscriptionsPages, opts);
   await app.register(profilePages, opts);

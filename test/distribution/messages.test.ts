@@ -85,6 +85,51 @@ describe('the update check', () => {
     });
   });
 
+  it('a term license: renewal_url is its one-click renewal link, expired or out of updates', async () => {
+    const term = { usage: { mode: 'days', days: 365 }, updates: { mode: 'days', days: 365 } };
+    const f = await protectedFixture(t, { license: { entitlement_policy: term } });
+    await publish(t, f.product.id, '1.1.0');
+    await setLicenseColumns(db(), f.licenseId, { usage_expires_at: PAST });
+    const link = `${t.app.services.urls.origin}/renew?token=${f.licenseId}.${Date.parse(PAST) / 1000}.`;
+    const expired = await check({ slug: f.slug, version: '1.0.0', ...f.creds });
+    expectError(expired, 403, 'expired');
+    const url = String((expired.json() as Refusal).data.renewal_url);
+    expect(url.startsWith(link)).toBe(true);
+    // The same link from the package route, and none of it in the body but the URL.
+    const update = await pkg(t, { slug: f.slug, purpose: 'update', current_version: '1.0.0', ...f.creds });
+    expect((update.json() as Refusal).data.renewal_url).toBe(url);
+    expect(update.body).not.toContain(f.key);
+    // The link opens the renewal (until 60 days after the end: this one ended long ago).
+    const open = await t.app.inject({ method: 'GET', url: new URL(url).pathname + new URL(url).search });
+    expect(open.statusCode).toBe(410);
+    expect(open.body).toContain('data-code="renewal_link_expired"');
+    // Still in its term but out of updates: the check's answer (no refusal) carries the link too.
+    const end = new Date(Date.now() + 100 * 86_400_000).toISOString();
+    const outOfUpdates = JSON.stringify({
+      issued_at: '2001-01-01T00:00:00Z',
+      usage: { mode: 'days', days: 365 },
+      updates: { mode: 'days', days: 1 },
+      support: { mode: 'unspecified' },
+      historical_downloads: false,
+    });
+    await setLicenseColumns(db(), f.licenseId, { usage_expires_at: end, entitlement_policy: outOfUpdates });
+    const b = (await check({ slug: f.slug, version: '1.0.0', ...f.creds })).json();
+    expect(b).toMatchObject({ eligible: false, eligibility_reason: 'release_not_entitled' });
+    // Eligible, ending within 30 days: the link; further off: none.
+    await setLicenseColumns(db(), f.licenseId, {
+      entitlement_policy: outOfUpdates.replace('"days":1}', '"days":36500}'),
+    });
+    const soon = new Date(Date.now() + 20 * 86_400_000).toISOString();
+    await setLicenseColumns(db(), f.licenseId, { usage_expires_at: soon });
+    const ok = (await check({ slug: f.slug, version: '1.0.0', ...f.creds })).json();
+    expect(ok).toMatchObject({ eligible: true, message: null });
+    expect(ok.renewal_url).toMatch(/\/renew\?token=/);
+    await setLicenseColumns(db(), f.licenseId, { usage_expires_at: end });
+    expect(b.renewal_url).toMatch(
+      new RegExp(`/renew\\?token=${f.licenseId}\\.${Math.floor(Date.parse(end) / 1000)}\\.`),
+    );
+  });
+
   it('no license key: renewal_url to buy one; a refusal where buying does not help has none', async () => {
     const f = await protectedFixture(t);
     const none = await check({ slug: f.slug, version: '0.9.0' });

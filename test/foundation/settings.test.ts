@@ -64,11 +64,13 @@ describe('settings', () => {
       mail_subscription_status: true,
       mail_license_expiring: true,
       mail_license_expired: true,
+      mail_renewal_reminder: true,
       mail_account_created: true,
       license_expiring_days: 7,
       receipt_grace_days: 7,
       renewal_grace_days: 0,
       renewal_discount_percent: 0,
+      renewal_reminder_days: [30, 7, 0, -7],
       staging_patterns: [
         'localhost',
         '127.0.0.1',

@@ -452,9 +452,57 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     expect(available).toBe('1.3.0');
     expect(row!.split(`${available} is available`)).toHaveLength(2);
 
+    // The license screen offers the renewal, at the store's link.
+    const licenseScreen = await browser.request('/wp-admin/options-general.php?page=tollgate-acme-widget');
+    const renew =
+      /<div class="notice notice-warning inline tollgate-renewal" data-tollgate-code="([^"]+)">[\s\S]*?<\/div>/.exec(
+        licenseScreen.body,
+      );
+    expect(renew?.[1]).toBe('expired');
+    expect(renew?.[0]).toContain(`href="${error.renewal_url}"`);
+    expect(renew?.[0]).toContain('>Renew</a>');
+
     const upgrade = (await site.wp<UpgradeResult>('upgrade-plugin', { plugin: PLUGIN })).result;
     expect(upgrade.ok).toBe(false);
     expect(upgrade.version).toBe('1.2.0');
+  });
+
+  it("a term license ending within 30 days: the license screen's Renew opens the store's one-click renewal link", async () => {
+    const now = Date.parse((await admin.ok<{ now: string }>('GET', '/test-clock')).now);
+    const screen = async (end: number) => {
+      await admin.ok('PATCH', `/licenses/${plugin.licenseId}`, {
+        usage_expires_at: new Date(end).toISOString(),
+        entitlement_policy: { usage: { mode: 'days', days: 365 }, updates: { mode: 'days', days: 36500 } },
+      });
+      await site.wp('forget-check', { slug: 'acme-widget' });
+      await updateCheck('plugin');
+      const browser = await site.browser();
+      return (await browser.request('/wp-admin/options-general.php?page=tollgate-acme-widget')).body;
+    };
+    try {
+      const far = await screen(now + 100 * 86_400_000);
+      expect(far).not.toContain('tollgate-renewal');
+      const soon = await screen(now + 20 * 86_400_000);
+      const answer = ((await state()).option.check as { answer: { renewal_url: string } }).answer;
+      expect(answer.renewal_url).toMatch(/\/renew\?token=\d+\.\d+\.[A-Za-z0-9_-]{43}$/);
+      const renew =
+        /<div class="notice notice-warning inline tollgate-renewal" data-tollgate-code="([^"]+)">[\s\S]*?<\/div>/.exec(
+          soon,
+        );
+      expect(renew?.[1]).toBe('renewal_due');
+      expect(renew?.[0]).toContain(`href="${answer.renewal_url}"`);
+      // The link works signed out: it opens the renewal order's pay page.
+      const opened = await fetch(answer.renewal_url.replace(proxy.url, store.url), { redirect: 'manual' });
+      expect(opened.status).toBe(303);
+      expect(opened.headers.get('location')).toMatch(/^\/checkout\/pay\/\d+\?key=/);
+    } finally {
+      // Back as the expired test left it: a license without a policy, ended in 2020.
+      await admin.ok('PATCH', `/licenses/${plugin.licenseId}`, {
+        usage_expires_at: '2020-01-01T00:00:00Z',
+        entitlement_policy: null,
+      });
+      await site.wp('forget-check', { slug: 'acme-widget' });
+    }
   });
 
   it('a theme: activated, offered 1.1.0 and replaced by Theme_Upgrader', async () => {

@@ -24,6 +24,7 @@ const KINDS: Record<string, string> = {
   subscription_status: 'Subscription status',
   license_expiring: 'License expiring',
   license_expired: 'License expired',
+  renewal_reminder: 'Renewal reminder',
   password_reset: 'Password reset',
   account_created: 'Account created',
   license_transfer: 'License transfer',

@@ -8,7 +8,7 @@ import { ApiError, api, type Body, ok } from '../api';
 import { inputLimits } from '../limits';
 import type { Product } from '../resources';
 import { ErrorNote } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, wholeUpTo } from '../ui/form';
 
 /**
  * A new product in one form (docs/admin.md, 'Products'): what it is and costs, and for software
@@ -27,6 +27,9 @@ interface NewProductValues {
   sites: string;
   updates: 'year' | 'lifetime' | 'days';
   updates_days: string;
+  /** Empty: no trial (docs/selling.md, 'Trials'). */
+  trial_days: string;
+  trial_sites: string;
 }
 
 const MONEY = { value: /^\d{1,9}(\.\d{1,6})?$/, message: 'A price such as 49.00.' };
@@ -72,6 +75,8 @@ export function NewProductForm() {
       sites: '1',
       updates: 'year',
       updates_days: '',
+      trial_days: '',
+      trial_sites: '1',
     },
   });
   const software = watch('software');
@@ -114,7 +119,13 @@ export function NewProductForm() {
         await ok(
           api.POST('/v1/software/products/{product_id}/config', {
             params: { path: { product_id: product.id } },
-            body: { slug: f.slug, software_enabled: 'yes', licensing_enabled: 'yes' },
+            body: {
+              slug: f.slug,
+              software_enabled: 'yes',
+              licensing_enabled: 'yes',
+              trial_days: f.trial_days === '' ? null : Number(f.trial_days),
+              trial_sites: Number(f.trial_sites),
+            },
           }),
         );
         if (f.status === 'publish')
@@ -267,6 +278,43 @@ export function NewProductForm() {
               />
             )}
           </Field>
+        ) : null}
+        {software ? (
+          <div className="two">
+            <Field
+              label="Trial length (days)"
+              hint="From 1 to 365; empty = no trial. A visitor can try the product without paying, once per email and site."
+              error={errors.trial_days}
+            >
+              {(p) => (
+                <input
+                  {...p}
+                  type="text"
+                  inputMode="numeric"
+                  autoComplete="off"
+                  {...register('trial_days', wholeUpTo(365, 'days'))}
+                />
+              )}
+            </Field>
+            <Field
+              label="Trial sites"
+              hint="How many sites a trial license activates, from 1 to 100."
+              error={errors.trial_sites}
+            >
+              {(p) => (
+                <input
+                  {...p}
+                  type="text"
+                  inputMode="numeric"
+                  autoComplete="off"
+                  {...register('trial_sites', {
+                    required: 'Enter how many sites, from 1 to 100.',
+                    ...wholeUpTo(100, 'sites'),
+                  })}
+                />
+              )}
+            </Field>
+          </div>
         ) : null}
       </fieldset>
       <Field label="In the store">

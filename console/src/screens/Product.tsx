@@ -12,7 +12,7 @@ import { api, type Body, ok, upload } from '../api';
 import { inputLimits } from '../limits';
 import type { Product, SoftwareConfig, Variation } from '../resources';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, wholeUpTo } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 import { History } from './Audit';
 import { InstalledBaseSection } from './InstalledBase';
@@ -514,6 +514,9 @@ interface SoftwareFormValues {
   storage_driver: string;
   licensing_enabled: string;
   software_enabled: boolean;
+  /** Empty: no trial. */
+  trial_days: string;
+  trial_sites: string;
 }
 
 /** POST /v1/software/products/{id}/config: what the update client sees, and where files are kept. */
@@ -610,6 +613,8 @@ function SoftwareForm({ product }: { product: Product }) {
       storage_driver: product.storage_driver ?? '',
       licensing_enabled: product.licensing_enabled === 'no' ? 'no' : 'yes',
       software_enabled: product.software_enabled === 'yes',
+      trial_days: product.trial_days === null ? '' : String(product.trial_days),
+      trial_sites: String(product.trial_sites),
     },
   });
   const onSubmit = async (f: SoftwareFormValues) => {
@@ -629,6 +634,8 @@ function SoftwareForm({ product }: { product: Product }) {
             >['storage_driver'],
             licensing_enabled: f.licensing_enabled,
             software_enabled: f.software_enabled ? 'yes' : 'no',
+            trial_days: f.trial_days === '' ? null : Number(f.trial_days),
+            trial_sites: Number(f.trial_sites),
           },
         }),
       );
@@ -699,6 +706,41 @@ function SoftwareForm({ product }: { product: Product }) {
               <option value="yes">Need a valid license</option>
               <option value="no">Public (no license needed)</option>
             </select>
+          )}
+        </Field>
+      </div>
+      <div className="two">
+        <Field
+          label="Trial length (days)"
+          hint="From 1 to 365; empty = no trial. A visitor can try the product without paying, once per email and site."
+          error={errors.trial_days}
+        >
+          {(p) => (
+            <input
+              {...p}
+              type="text"
+              inputMode="numeric"
+              autoComplete="off"
+              {...register('trial_days', wholeUpTo(365, 'days'))}
+            />
+          )}
+        </Field>
+        <Field
+          label="Trial sites"
+          hint="How many sites a trial license activates, from 1 to 100."
+          error={errors.trial_sites}
+        >
+          {(p) => (
+            <input
+              {...p}
+              type="text"
+              inputMode="numeric"
+              autoComplete="off"
+              {...register('trial_sites', {
+                required: 'Enter how many sites, from 1 to 100.',
+                ...wholeUpTo(100, 'sites'),
+              })}
+            />
           )}
         </Field>
       </div>

@@ -21,16 +21,20 @@ type Kind =
   /** A URL that may be left empty: empty is sent as null (none). */
   | 'optional-url'
   | 'lines'
+  /** Whole numbers of days, edited as text: "30, 7, 0, -7". */
+  | 'days'
   | { choices: [string, string][] };
 /** The form's values: a list setting is edited as text, one entry a line. */
-type FormValues = Omit<Settings, 'staging_patterns' | 'renewal_url'> & {
+type FormValues = Omit<Settings, 'staging_patterns' | 'renewal_url' | 'renewal_reminder_days'> & {
   staging_patterns: string;
   renewal_url: string;
+  renewal_reminder_days: string;
 };
 const toForm = (s: Settings): FormValues => ({
   ...s,
   staging_patterns: s.staging_patterns.join('\n'),
   renewal_url: s.renewal_url ?? '',
+  renewal_reminder_days: s.renewal_reminder_days.join(', '),
 });
 const lines = (text: string) =>
   text
@@ -113,6 +117,12 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
         'Updates continue after a license ends (days)',
         'number',
         'From 0 to 365: how long update checks and downloads still work after a license’s period ends; 0 = none.',
+      ],
+      [
+        'renewal_discount_percent',
+        'Renewal discount (percent)',
+        'number',
+        'From 0 to 100: off the price when a customer renews a license that runs for a term.',
       ],
     ],
   },
@@ -215,6 +225,17 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
       ['mail_license_expiring', 'Send “license expiring”', 'boolean'],
       ['license_expiring_days', 'Days before expiry to warn', 'number', 'From 1 to 365.'],
       ['mail_license_expired', 'Send “license expired”', 'boolean'],
+      [
+        'mail_renewal_reminder',
+        'Send renewal reminders with a one-click renewal link (licenses that run for a term)',
+        'boolean',
+      ],
+      [
+        'renewal_reminder_days',
+        'Renewal reminder days',
+        'days',
+        'Days before a license ends, comma-separated; 0 = the day it ends, negative = after it (down to -60). Up to 10, e.g. 30, 7, 0, -7. Empty = no reminders.',
+      ],
       ['mail_account_created', 'Send “set your password” to accounts made at checkout', 'boolean'],
     ],
   },
@@ -228,10 +249,12 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
 ];
 
 /** The server's name of a refused field (`currencies.0.code`) is the form's name of it. */
-const fieldOf = (name: string) =>
-  (name.startsWith('staging_patterns') || name.startsWith('/staging_patterns')
-    ? 'staging_patterns'
-    : name.replace(/^\//, '').replace(/\//g, '.')) as FieldPath<FormValues>;
+const fieldOf = (name: string) => {
+  const list = ['staging_patterns', 'renewal_reminder_days'].find(
+    (l) => name.startsWith(l) || name.startsWith(`/${l}`),
+  );
+  return (list ?? name.replace(/^\//, '').replace(/\//g, '.')) as FieldPath<FormValues>;
+};
 
 /** Settings (GET and PATCH /v1/settings): only the changed settings are sent. */
 export function SettingsPage() {
@@ -288,9 +311,12 @@ function SettingsForm({ settings }: { settings: Settings }) {
       changes[key] =
         key === 'staging_patterns'
           ? lines(f.staging_patterns)
-          : key === 'renewal_url'
-            ? f.renewal_url.trim() || null
-            : f[key];
+          : key === 'renewal_reminder_days'
+            ? // Not a whole number: sent as it is, for the server to name the field.
+              lines(f.renewal_reminder_days).map((d) => (/^-?\d+$/.test(d) ? Number(d) : d))
+            : key === 'renewal_url'
+              ? f.renewal_url.trim() || null
+              : f[key];
     }
     if (Object.keys(changes).length === 0) {
       setNotice('Nothing was changed.');
@@ -346,6 +372,8 @@ function SettingsForm({ settings }: { settings: Settings }) {
                       {...inputLimits('settings', key)}
                       {...register(key)}
                     />
+                  ) : kind === 'days' ? (
+                    <input {...p} type="text" inputMode="text" spellCheck={false} {...register(key)} />
                   ) : kind === 'optional-number' ? (
                     <input
                       {...p}

@@ -95,3 +95,9 @@ export function showFieldErrors<T extends FieldValues>(
   });
   return true;
 }
+
+/** A whole number from 1 to `max`, or empty: the rules of a form field that holds one as text. */
+export const wholeUpTo = (max: number, what: string) => ({
+  pattern: { value: /^\d{1,3}$/, message: `A whole number of ${what}, from 1 to ${max}.` },
+  validate: (v: string) => v === '' || (Number(v) >= 1 && Number(v) <= max) || `From 1 to ${max} ${what}.`,
+});

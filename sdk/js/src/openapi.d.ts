@@ -6273,6 +6273,7 @@ export interface paths {
                 | 'subscription_status'
                 | 'license_expiring'
                 | 'license_expired'
+                | 'renewal_reminder'
                 | 'password_reset'
                 | 'account_created'
                 | 'sign_in_link'
@@ -6407,6 +6408,7 @@ export interface paths {
                 | 'subscription_status'
                 | 'license_expiring'
                 | 'license_expired'
+                | 'renewal_reminder'
                 | 'password_reset'
                 | 'account_created'
                 | 'sign_in_link'
@@ -9568,6 +9570,7 @@ export interface paths {
               mail_renewal_due: boolean;
               mail_renewal_failed: boolean;
               mail_renewal_paid: boolean;
+              mail_renewal_reminder: boolean;
               mail_subscription_status: boolean;
               prices_include_tax: boolean;
               /** @description Issuance requests a minute, clamped 1 to 100 */
@@ -9581,6 +9584,8 @@ export interface paths {
               renewal_discount_percent: number;
               /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
               renewal_grace_days: number;
+              /** @description Days before a term license's end (negative: after it) on which its renewal reminder is sent (docs/selling.md, 'Renewals') */
+              renewal_reminder_days: number[];
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
               renewal_url: null | string;
               renewal_window_days: number;
@@ -9713,6 +9718,7 @@ export interface paths {
             mail_renewal_due?: boolean;
             mail_renewal_failed?: boolean;
             mail_renewal_paid?: boolean;
+            mail_renewal_reminder?: boolean;
             mail_subscription_status?: boolean;
             prices_include_tax?: boolean;
             /** @description Issuance requests a minute, clamped 1 to 100 */
@@ -9726,6 +9732,8 @@ export interface paths {
             renewal_discount_percent?: number;
             /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
             renewal_grace_days?: number;
+            /** @description Days before a term license's end (negative: after it) on which its renewal reminder is sent (docs/selling.md, 'Renewals') */
+            renewal_reminder_days?: number[];
             /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
             renewal_url?: null | string;
             renewal_window_days?: number;
@@ -9810,6 +9818,7 @@ export interface paths {
               mail_renewal_due: boolean;
               mail_renewal_failed: boolean;
               mail_renewal_paid: boolean;
+              mail_renewal_reminder: boolean;
               mail_subscription_status: boolean;
               prices_include_tax: boolean;
               /** @description Issuance requests a minute, clamped 1 to 100 */
@@ -9823,6 +9832,8 @@ export interface paths {
               renewal_discount_percent: number;
               /** @description Days after a license's period ends during which update checks and downloads still flow (docs/licensing.md, 'Renewal grace') */
               renewal_grace_days: number;
+              /** @description Days before a term license's end (negative: after it) on which its renewal reminder is sent (docs/selling.md, 'Renewals') */
+              renewal_reminder_days: number[];
               /** @description Where a customer renews or buys a product the storefront does not sell (docs/distribution.md, 'Messages a vendor can show'); null = none */
               renewal_url: null | string;
               renewal_window_days: number;
@@ -11351,7 +11362,7 @@ export interface paths {
               /** @description the channel of the release offered (null when none) */
               release_channel: ('stable' | 'rc' | 'beta' | 'alpha') | null;
               release_date: string | null;
-              /** @description Where buying or renewing would help: the storefront page of the product, else the setting renewal_url */
+              /** @description Where buying or renewing would help: a term license's one-click renewal link (also while it ends within 30 days), else the storefront page of the product, else the setting renewal_url */
               renewal_url: string | null;
               /** @description WordPress version required (Requires at least) */
               requires: string | null;
@@ -11612,7 +11623,7 @@ export interface paths {
               /** @description the channel of the release offered (null when none) */
               release_channel: ('stable' | 'rc' | 'beta' | 'alpha') | null;
               release_date: string | null;
-              /** @description Where buying or renewing would help: the storefront page of the product, else the setting renewal_url */
+              /** @description Where buying or renewing would help: a term license's one-click renewal link (also while it ends within 30 days), else the storefront page of the product, else the setting renewal_url */
               renewal_url: string | null;
               /** @description WordPress version required (Requires at least) */
               requires: string | null;

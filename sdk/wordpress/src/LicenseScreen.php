@@ -8,6 +8,9 @@ namespace Tollgate;
  */
 final class LicenseScreen
 {
+    /** The license screen offers the renewal from this many days before the license ends. */
+    const RENEW_WITHIN_DAYS = 30;
+
     /** @var Product */
     private $product;
     /** @var Settings */
@@ -90,6 +93,24 @@ final class LicenseScreen
         $notice = $this->cache->take_flash();
         if ($notice !== null) {
             self::print_notice(!empty($notice['ok']) ? 'success' : 'error', (string) $notice['message'], (string) ($notice['renewal_url'] ?? ''), (string) ($notice['code'] ?? ''));
+        }
+        $renewal = $this->renewal();
+        if ($renewal !== null) {
+            $when = $renewal['ends'] === null ? '' : wp_date(get_option('date_format'), $renewal['ends']);
+            $text = $renewal['code'] === 'expired'
+                ? ($when === ''
+                    ? __('This license has expired.', 'tollgate-updater')
+                    /* translators: %s: the date the license ended */
+                    : sprintf(__('This license ended on %s.', 'tollgate-updater'), $when))
+                /* translators: %s: the date the license ends */
+                : sprintf(__('This license ends on %s.', 'tollgate-updater'), $when);
+            printf(
+                '<div class="notice notice-warning inline tollgate-renewal" data-tollgate-code="%s"><p>%s <a class="button" href="%s" target="_blank" rel="noopener noreferrer">%s</a></p></div>',
+                esc_attr($renewal['code']),
+                esc_html($text),
+                esc_url($renewal['url']),
+                esc_html__('Renew', 'tollgate-updater')
+            );
         }
         // The network admin has no admin-post.php: its forms post to edit.php?action=….
         $target = $this->product->network ? network_admin_url('edit.php?action=' . $this->action()) : admin_url('admin-post.php');
@@ -199,6 +220,38 @@ final class LicenseScreen
         }
         wp_safe_redirect($this->page_url());
         exit;
+    }
+
+    /**
+     * The renewal the license screen offers, from what the store last said (no request of its
+     * own): when the license has expired (the update check's or validation's `expired`) or ends
+     * within RENEW_WITHIN_DAYS (the update answer's `entitlement.usage_expires_at`). Where: the
+     * store's `renewal_url` (for a term license, its one-click renewal link), else the vendor's
+     * `renewal_url` option; null when there is nowhere to send the administrator.
+     *
+     * @return array{code:string, ends:?int, url:string}|null
+     */
+    public function renewal(): ?array
+    {
+        if (!$this->product->licensed() || $this->settings->license_key() === '') {
+            return null;
+        }
+        $state = $this->settings->all();
+        $error = $state['check_error'] ?? null;
+        $validation = $state['validation']['status'] ?? null;
+        if ((is_array($error) && ($error['code'] ?? '') === 'expired')
+            || (is_array($validation) && ($validation['code'] ?? '') === 'expired')) {
+            $url = $this->product->renewal_url('expired', is_array($error) ? ($error['renewal_url'] ?? null) : null);
+            return $url === '' ? null : ['code' => 'expired', 'ends' => null, 'url' => $url];
+        }
+        $answer = $state['check']['answer'] ?? null;
+        $end = is_array($answer) ? ($answer['entitlement']['usage_expires_at'] ?? null) : null;
+        $ends = is_string($end) && $end !== '' ? strtotime($end) : false;
+        if ($ends === false || $ends - time() > self::RENEW_WITHIN_DAYS * DAY_IN_SECONDS) {
+            return null;
+        }
+        $url = $this->product->renewal_url('expired', $answer['renewal_url'] ?? null);
+        return $url === '' ? null : ['code' => $ends <= time() ? 'expired' : 'renewal_due', 'ends' => $ends, 'url' => $url];
     }
 
     /** What the site's administrator should know about this license now, or null when all is well. */

@@ -3,6 +3,7 @@ import type { Database } from '../../db/database.js';
 import { RateCounter } from '../../http/rate-limit.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
+import type { RenewalLinks } from '../licensing/renewal-links.js';
 import type { ReleasesService } from '../releases/releases.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { AccountDownloadsService } from './account-downloads.service.js';
@@ -38,6 +39,8 @@ export function createDistribution(deps: {
   baseUrl: () => string;
   /** The store's public origin: the storefront's product pages (renewal_url). */
   origin: () => string;
+  /** A term license's one-click renewal link, its answers' renewal_url (docs/selling.md, 'Renewals'). */
+  renewalLinks: Pick<RenewalLinks, 'url'>;
 }): DistributionModule {
   const { clock } = deps;
   const tokens = new TokensRepository(deps.database);
@@ -60,6 +63,8 @@ export function createDistribution(deps: {
       origin: deps.origin,
     },
     deps.settings,
+    deps.renewalLinks,
+    clock,
   );
   const downloads = new DownloadService(
     tokens,

@@ -194,7 +194,7 @@ export const CheckResponse = Type.Object({
   }),
   renewal_url: Type.Union([Type.String(), Type.Null()], {
     description:
-      'Where buying or renewing would help: the storefront page of the product, else the setting renewal_url',
+      "Where buying or renewing would help: a term license's one-click renewal link (also while it ends within 30 days), else the storefront page of the product, else the setting renewal_url",
   }),
   ...ChannelFields,
   ...ReleaseMetadata,

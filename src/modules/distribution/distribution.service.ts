@@ -1,3 +1,4 @@
+import type { Clock } from '../../clock.js';
 import { ApiError, type ErrorCode } from '../../http/errors.js';
 import { sha256 } from '../../random.js';
 import { type Product, softwareImageUrls } from '../catalogue/catalogue.model.js';
@@ -6,6 +7,8 @@ import { normaliseDomain } from '../identity/domain.js';
 import type { Identity } from '../identity/identity.js';
 import { identityKey, isInstallationId } from '../identity/identity.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
+import type { LicenseForIdentity } from '../licensing/licensing.model.js';
+import type { RenewalLinks } from '../licensing/renewal-links.js';
 import { CHANNELS, channelAllows, channelRank, inRollout, isChannel } from '../releases/channels.js';
 import type { Changelog, Release } from '../releases/releases.model.js';
 import type { Candidate, ReleasesService } from '../releases/releases.service.js';
@@ -21,7 +24,7 @@ import {
 } from './authorize.js';
 import type { TokenPurpose } from './distribution.tables.js';
 import { customerMessage, RENEWABLE } from './messages.js';
-import type { Grant, LicenseInput, Preflight } from './preflight.js';
+import { type Grant, type LicenseInput, LicenseRefusal, type Preflight } from './preflight.js';
 import type { MintedToken, TokenIssuer } from './tokens.js';
 
 export interface PackageBody extends LicenseInput {
@@ -185,6 +188,9 @@ function shown(release: Release | null, product: Product, origin: string) {
 const soldOnStorefront = (p: Product): boolean =>
   p.status === 'publish' && !!p.slug && (p.price_minor > 0 || p.variations.some((v) => v.price_minor > 0));
 
+/** A valid term license's check answer carries its renewal link from this many days before its end. */
+export const RENEWAL_SOON_DAYS = 30;
+
 /** What candidate selection found (docs/distribution.md, 'Which release'). */
 type Selection = { release: Release } | { error: ErrorCode; status?: number; available?: Release };
 
@@ -201,14 +207,33 @@ export class DistributionService {
     private readonly licenses: Pick<LicenseLookupService, 'hasLicenseFor'>,
     private readonly urls: { base: () => string; origin: () => string },
     private readonly settings: Pick<SettingsService, 'get'>,
+    private readonly renewalLinks: Pick<RenewalLinks, 'url'>,
+    private readonly clock: Pick<Clock, 'now'>,
   ) {}
 
   // ---- what a vendor can show (docs/distribution.md, 'Messages a vendor can show') ----
 
-  /** The storefront's page of the product when it sells it there, else the setting `renewal_url`. */
-  private async renewalUrl(product: Product): Promise<string | null> {
+  /**
+   * A term license's one-click renewal link (signed, no query: docs/selling.md, 'Renewals'), else
+   * the storefront's page of the product when it sells it there, else the setting `renewal_url`.
+   */
+  private async renewalUrl(product: Product, license?: LicenseForIdentity): Promise<string | null> {
+    const link = license ? await this.renewalLinks.url(license) : null;
+    if (link) return link;
     if (soldOnStorefront(product)) return `${this.urls.origin()}/products/${product.slug}`;
     return (await this.settings.get()).renewal_url ?? null;
+  }
+
+  /**
+   * A term license that ends within RENEWAL_SOON_DAYS: its renewal link, so that a site can offer
+   * the renewal before the end (docs/distribution.md, 'Messages a vendor can show'); otherwise
+   * null. A date comparison on every check, and an HMAC only for those licenses.
+   */
+  private async renewalSoon(grant: Grant): Promise<string | null> {
+    if (grant.kind !== 'protected' || grant.license.usage_expires_at === null) return null;
+    const end = Date.parse(grant.license.usage_expires_at);
+    if (!(end - this.clock.now().getTime() <= RENEWAL_SOON_DAYS * 86_400_000)) return null;
+    return this.renewalLinks.url(grant.license);
   }
 
   /**
@@ -238,7 +263,12 @@ export class DistributionService {
             product.id,
             typeof current === 'string' ? current : null,
           );
-          renewalUrl = await this.renewalUrl(product);
+          renewalUrl = await this.renewalUrl(
+            product,
+            error instanceof LicenseRefusal && error.license.product_id === product.id
+              ? error.license
+              : undefined,
+          );
         }
       } catch {
         // The refusal stands without its links: a failed lookup must not turn it into a 500.
@@ -441,7 +471,9 @@ export class DistributionService {
         reason === null
           ? null
           : customerMessage(reason, new ApiError(reason).message, available?.version ?? null),
-      renewal_url: renewable ? await this.renewalUrl(product) : null,
+      renewal_url: renewable
+        ? await this.renewalUrl(product, grant.kind === 'protected' ? grant.license : undefined)
+        : await this.renewalSoon(grant),
       // Written out rather than spread from shown(): every check answers them, and each property
       // added after a spread costs about a microsecond (docs/performance.md, 'Object literals').
       name: offered?.name ?? product.name,

@@ -20,6 +20,18 @@ export const RATE_WINDOW_S = 60;
 export const ISSUANCE_BUCKETS = 20_000;
 const SLUG_CACHE_MS = 1000;
 
+/**
+ * A license's own refusal (expired, revoked, …): it keeps which license it refused, out of the
+ * error's enumerable fields (so never in a body or a log line), for the answer's `renewal_url`.
+ */
+export class LicenseRefusal extends ApiError {
+  declare readonly license: LicenseForIdentity;
+  constructor(code: ConstructorParameters<typeof ApiError>[0], license: LicenseForIdentity) {
+    super(code);
+    Object.defineProperty(this, 'license', { value: license, enumerable: false });
+  }
+}
+
 /** Who may receive packages: a public product, or a license bound to an active identity. */
 export type Grant =
   | { kind: 'public'; product: Product }
@@ -121,7 +133,8 @@ export class Preflight {
       graceInstant(this.clock.now(), settings.renewal_grace_days),
       license.identity_activation_id !== null,
     );
-    if (evaluation.effective_status !== 'valid') throw new ApiError(evaluation.effective_status);
+    if (evaluation.effective_status !== 'valid')
+      throw new LicenseRefusal(evaluation.effective_status, license);
     return {
       kind: 'protected',
       product,

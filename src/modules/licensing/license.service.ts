@@ -167,6 +167,14 @@ export class LicenseService {
     return { license, days };
   }
 
+  /** The license a renewal link names (docs/selling.md, 'Renewals'): as `renewable`, the link standing for its owner. */
+  async renewableByLink(id: number, tx?: Tx): Promise<LicenseRecord> {
+    const license = await this.repo.findById(id, tx);
+    if (!license) throw new ApiError('license_not_found');
+    if (renewalTerm(license) === null) throw new ApiError('license_not_renewable');
+    return license;
+  }
+
   /**
    * The paid hook's renewal of one order item (in the order's transaction): the usage expiry moves
    * on by the license's term from the later of the payment and the old expiry, and so does an
@@ -208,6 +216,12 @@ export class LicenseService {
     await this.audit.record(
       systemActor(`order ${order.id}`),
       { entity_type: 'license', entity_id: license.id, action: 'renew', changes },
+      tx,
+    );
+    // As a subscription's renewal announces it; a term license has no subscription: 0 (docs/webhooks.md).
+    await this.outbox.record(
+      'license.renewed',
+      { license_id: license.id, subscription_id: 0, order_id: order.id },
       tx,
     );
     return true;
@@ -509,7 +523,9 @@ export class LicenseService {
 const DAY_MS = 86_400_000;
 
 /** The term in days a license's renewal adds, or null when it cannot be renewed by a purchase. */
-function renewalTerm(license: LicenseRecord): number | null {
+export function renewalTerm(
+  license: Pick<LicenseRecord, 'status' | 'usage_expires_at' | 'subscription_id' | 'entitlement_policy'>,
+): number | null {
   if (license.status === 'revoked' || license.usage_expires_at === null || license.subscription_id !== null) {
     return null;
   }

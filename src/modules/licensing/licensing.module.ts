@@ -17,6 +17,7 @@ import { OAuthRepository } from './oauth.repository.js';
 import { OAuthService } from './oauth.service.js';
 import { StateSigner } from './oauth.state.js';
 import { ReceiptService } from './receipt.service.js';
+import { RenewalLinks } from './renewal-links.js';
 import { StaleActivationWorker } from './stale-activations.worker.js';
 import { TransferRepository } from './transfer.repository.js';
 import { TransferService } from './transfer.service.js';
@@ -38,6 +39,8 @@ export interface LicensingModule {
   staleActivations: StaleActivationWorker;
   /** License transfers to another customer (docs/selling.md, 'Transfers'). */
   transfers: TransferService;
+  /** The signed one-click renewal links of term licenses (docs/selling.md, 'Renewals'). */
+  renewalLinks: RenewalLinks;
 }
 
 /**
@@ -56,6 +59,8 @@ export function createLicensing(deps: {
   secrets: AppSecrets;
   /** Absolute URL of the approval page; the public origin is final only once the server listens. */
   approvalPage: () => string;
+  /** Absolute URL of the renewal link's page (`/renew`). */
+  renewalPage: () => string;
   /** Replaces the license repository (tests make one database step fail on purpose). */
   licenseRepository?: LicenseRepository;
   /** Records the administrator's changes to licenses (docs/admin.md, 'Audit trail'). */
@@ -103,6 +108,7 @@ export function createLicensing(deps: {
     lookup: new LicenseLookupService(repo, lastSeen),
     receipts,
     lastSeen,
+    renewalLinks: new RenewalLinks(deps.secrets, clock, deps.renewalPage),
     staleActivations: new StaleActivationWorker(
       repo,
       activations,

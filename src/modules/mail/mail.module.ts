@@ -12,6 +12,7 @@ import {
   type MailAttachments,
   type MailWorker,
   type PasswordLinks,
+  type RenewalLinkMaker,
   type TransferLinks,
 } from './mail.worker.js';
 import { MailTestService } from './mail-test.service.js';
@@ -47,6 +48,7 @@ export function createMail(deps: {
   origin: () => string;
   passwordLinks: PasswordLinks;
   transferLinks: TransferLinks;
+  renewalLinks: RenewalLinkMaker;
   attachments: MailAttachments;
 }): MailModule {
   const repo = new MailRepository(deps.database);
@@ -59,6 +61,7 @@ export function createMail(deps: {
     scan: expiryScan,
     passwordLinks: deps.passwordLinks,
     transferLinks: deps.transferLinks,
+    renewalLinks: deps.renewalLinks,
     attachments: deps.attachments,
     clock: deps.clock,
     testClock: deps.testClock,

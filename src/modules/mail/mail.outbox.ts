@@ -23,6 +23,7 @@ export const MESSAGE_SETTINGS: { [K in MessageKind]: keyof Settings | null } = {
   subscription_status: 'mail_subscription_status',
   license_expiring: 'mail_license_expiring',
   license_expired: 'mail_license_expired',
+  renewal_reminder: 'mail_renewal_reminder',
   password_reset: null,
   account_created: 'mail_account_created',
   sign_in_link: null,

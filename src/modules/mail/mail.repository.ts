@@ -130,17 +130,21 @@ export class MailRepository extends OutboxRepository<'mail_messages'> {
 
   /**
    * Active licenses whose usage expiry is in (from, to] and that have no message of this kind for
-   * that expiry yet (its dedupe key `<kind>:<license id>:<expiry>`), in expiry order (index
-   * licenses_usage_expiry; the dedupe key's unique index): one page of the expiry scan.
+   * that expiry yet (its dedupe key `<kind>:<license id>:<expiry><suffix>`), in expiry order (index
+   * licenses_usage_expiry; the dedupe key's unique index): one page of the expiry scan. `term`
+   * keeps only (true) or leaves out (false) the licenses a purchase renews, which get renewal
+   * reminders: no subscription, no trial, a usage term in days (docs/email.md, 'Messages').
    */
   unnotifiedExpiries(
     kind: string,
     from: string,
     to: string,
     limit: number,
+    opts: { suffix?: string; term?: boolean } = {},
     tx?: Tx,
   ): Promise<ExpiringLicense[]> {
-    return on(this.db, tx)
+    const suffix = opts.suffix ?? '';
+    let query = on(this.db, tx)
       .selectFrom('licenses')
       .leftJoin('products', 'products.id', 'licenses.product_id')
       .leftJoin('users', 'users.id', 'licenses.user_id')
@@ -163,11 +167,24 @@ export class MailRepository extends OutboxRepository<'mail_messages'> {
               .whereRef(
                 'mail_messages.dedupe_key',
                 '=',
-                sql<string>`${sql.lit(`${kind}:`)} || cast(licenses.id as varchar(20)) || ${sql.lit(':')} || licenses.usage_expires_at`,
+                sql<string>`${sql.lit(`${kind}:`)} || cast(licenses.id as varchar(20)) || ${sql.lit(':')} || licenses.usage_expires_at || ${suffix}`,
               ),
           ),
         ),
-      )
+      );
+    if (opts.term !== undefined) {
+      query = query.where((eb) => {
+        const term = eb.and([
+          eb('licenses.subscription_id', 'is', null),
+          eb('licenses.trial', '=', 0),
+          // The snapshot's text as src/modules/catalogue/policy.ts writes it: a term in days.
+          // (never null: the negation must keep the licenses without a policy).
+          eb(sql<string>`coalesce(licenses.entitlement_policy, '')`, 'like', '%"usage":{"mode":"days",%'),
+        ]);
+        return opts.term ? term : eb.not(term);
+      });
+    }
+    return query
       .orderBy('licenses.usage_expires_at')
       .orderBy('licenses.id')
       .limit(limit)

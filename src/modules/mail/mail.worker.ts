@@ -5,7 +5,13 @@ import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { LicenseExpiryWorker } from './expiry.worker.js';
 import type { MailRepository, MailRow } from './mail.repository.js';
-import type { AccountFacts, MessageData, MessageKind, TransferFacts } from './templates/facts.js';
+import type {
+  AccountFacts,
+  LicenseExpiryFacts,
+  MessageData,
+  MessageKind,
+  TransferFacts,
+} from './templates/facts.js';
 import { render } from './templates/index.js';
 import { type Attachment, LONGEST_SEND_MS, type MailTransport } from './transport.js';
 
@@ -24,6 +30,9 @@ export type PasswordLinks = (userId: number, purpose: LinkPurpose) => Promise<st
 export type TransferLinks = (transferId: number) => Promise<string | null>;
 type LinkPurpose = 'reset' | 'welcome' | 'signin';
 
+/** Makes a renewal reminder's one-click renewal link (licensing, through src/wiring.ts); null: none can be made. */
+export type RenewalLinkMaker = (licenseId: number, expiresAt: string) => Promise<string | null>;
+
 export type MailAttachments = (kind: MessageKind, data: MessageData[MessageKind]) => Promise<Attachment[]>;
 
 export interface MailWorkerDeps {
@@ -33,6 +42,7 @@ export interface MailWorkerDeps {
   scan: LicenseExpiryWorker;
   passwordLinks: PasswordLinks;
   transferLinks: TransferLinks;
+  renewalLinks: RenewalLinkMaker;
   /** Files a message carries, made when it is sent (src/wiring.ts: a receipt's invoice PDF). */
   attachments: MailAttachments;
   clock: Clock;
@@ -112,6 +122,12 @@ class MailSender {
       if (purpose) {
         link = (await this.deps.passwordLinks((data as AccountFacts).user_id, purpose)) ?? '';
         if (!link) throw new Error('the account no longer exists');
+      } else if (kind === 'renewal_reminder') {
+        const f = data as LicenseExpiryFacts;
+        // Signed, not stored: made again on each attempt, the same link for the same period.
+        link =
+          (await this.deps.renewalLinks(f.license_id, f.expires_at)) ??
+          `${this.deps.origin()}/account/licenses`;
       }
       if (kind === 'license_transfer') {
         link = (await this.deps.transferLinks((data as TransferFacts).transfer_id)) ?? '';

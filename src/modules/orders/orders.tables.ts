@@ -108,4 +108,12 @@ export interface OrdersTables {
     subscription_id: number | null;
   };
   customer_addresses: { user_id: number; billing: string; shipping: string; updated_at: string };
+  /** The pending order a renewal link of one license and period made (docs/selling.md, 'Renewals'). */
+  renewal_link_orders: {
+    license_id: number;
+    /** The end of the period the link renews, epoch seconds (bigint: text from PostgreSQL). */
+    period_end: number | string;
+    order_id: number | null;
+    created_at: string;
+  };
 }

@@ -105,6 +105,7 @@ const properties = {
   mail_subscription_status: Type.Boolean(),
   mail_license_expiring: Type.Boolean(),
   mail_license_expired: Type.Boolean(),
+  mail_renewal_reminder: Type.Boolean(),
   mail_account_created: Type.Boolean(),
   license_expiring_days: Type.Integer({ minimum: 1, maximum: 365 }),
   receipt_grace_days: Type.Integer({
@@ -124,6 +125,11 @@ const properties = {
     maximum: 100,
     description:
       "Percent off the price when a customer buys the renewal of a term license (docs/selling.md, 'Buying a renewal')",
+  }),
+  renewal_reminder_days: Type.Array(Type.Integer({ minimum: -60, maximum: 365 }), {
+    maxItems: 10,
+    description:
+      "Days before a term license's end (negative: after it) on which its renewal reminder is sent (docs/selling.md, 'Renewals')",
   }),
   // Staging sites and reinstalls (docs/licensing.md, '2.3 Staging and development sites', '2.4 Reinstalls').
   staging_patterns: Type.Array(StagingPattern, { maxItems: 100 }),
@@ -243,11 +249,13 @@ export const DEFAULT_SETTINGS: Settings = {
   mail_subscription_status: true,
   mail_license_expiring: true,
   mail_license_expired: true,
+  mail_renewal_reminder: true,
   mail_account_created: true,
   license_expiring_days: 7,
   receipt_grace_days: 7,
   renewal_grace_days: 0,
   renewal_discount_percent: 0,
+  renewal_reminder_days: [30, 7, 0, -7],
   staging_patterns: [
     'localhost',
     '127.0.0.1',

@@ -76,6 +76,9 @@ function normalise(patch: SettingsPatch): SettingsPatch {
   // Domains are compared normalised, which is lower-case (docs/licensing.md, '2.3 Staging and development sites').
   if (out.staging_patterns)
     out.staging_patterns = [...new Set(out.staging_patterns.map((p) => p.toLowerCase()))];
+  // Each reminder day once, earliest reminder first (the expiry scan walks them in this order).
+  if (out.renewal_reminder_days)
+    out.renewal_reminder_days = [...new Set(out.renewal_reminder_days)].sort((a, b) => b - a);
   return out;
 }
 

@@ -75,6 +75,7 @@ export interface MessageData {
   subscription_status: SubscriptionFacts;
   license_expiring: LicenseExpiryFacts;
   license_expired: LicenseExpiryFacts;
+  renewal_reminder: LicenseExpiryFacts;
   password_reset: AccountFacts;
   account_created: AccountFacts;
   sign_in_link: AccountFacts;
@@ -93,6 +94,7 @@ export const MESSAGE_KINDS = [
   'subscription_status',
   'license_expiring',
   'license_expired',
+  'renewal_reminder',
   'password_reset',
   'account_created',
   'sign_in_link',

@@ -11,6 +11,7 @@ import { paymentReceived } from './payment-received.js';
 import { renewalDue } from './renewal-due.js';
 import { renewalFailed } from './renewal-failed.js';
 import { renewalPaid } from './renewal-paid.js';
+import { renewalReminder } from './renewal-reminder.js';
 import { signInLink } from './sign-in-link.js';
 import { subscriptionStatus } from './subscription-status.js';
 
@@ -24,6 +25,7 @@ const TEMPLATES: { [K in MessageKind]: Template<MessageData[K]> } = {
   subscription_status: subscriptionStatus,
   license_expiring: licenseExpiring,
   license_expired: licenseExpired,
+  renewal_reminder: renewalReminder,
   password_reset: passwordReset,
   account_created: accountCreated,
   sign_in_link: signInLink,
