@@ -8964,6 +8964,10 @@ export interface paths {
               stripe_statement_descriptor: string;
               /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
               stripe_webhook_secret: '' | '********' | string;
+              /** @description none: no tax; manual: the tax rates entered; digital_services: the buyer's country's rate for electronically supplied services (docs/taxes.md) */
+              tax_regime: 'none' | 'manual' | 'digital_services';
+              /** @description The seller's country (ISO 3166-1 alpha-2): a valid VAT number of another EU member state buys with reverse charge (docs/taxes.md); empty = none */
+              tax_seller_country: string;
               /** @description Download token lifetime in minutes, clamped 1 to 60 */
               token_expiry: number;
               webhook_secret: string;
@@ -9109,6 +9113,10 @@ export interface paths {
             stripe_statement_descriptor?: string;
             /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
             stripe_webhook_secret?: '' | '********' | string;
+            /** @description none: no tax; manual: the tax rates entered; digital_services: the buyer's country's rate for electronically supplied services (docs/taxes.md) */
+            tax_regime?: 'none' | 'manual' | 'digital_services';
+            /** @description The seller's country (ISO 3166-1 alpha-2): a valid VAT number of another EU member state buys with reverse charge (docs/taxes.md); empty = none */
+            tax_seller_country?: string;
             /** @description Download token lifetime in minutes, clamped 1 to 60 */
             token_expiry?: number;
             webhook_secret?: string;
@@ -9206,6 +9214,10 @@ export interface paths {
               stripe_statement_descriptor: string;
               /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
               stripe_webhook_secret: '' | '********' | string;
+              /** @description none: no tax; manual: the tax rates entered; digital_services: the buyer's country's rate for electronically supplied services (docs/taxes.md) */
+              tax_regime: 'none' | 'manual' | 'digital_services';
+              /** @description The seller's country (ISO 3166-1 alpha-2): a valid VAT number of another EU member state buys with reverse charge (docs/taxes.md); empty = none */
+              tax_seller_country: string;
               /** @description Download token lifetime in minutes, clamped 1 to 60 */
               token_expiry: number;
               webhook_secret: string;
