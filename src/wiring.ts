@@ -65,6 +65,7 @@ import {
   type RenewalWorker,
   type SubscriptionsService,
 } from './modules/subscriptions/subscriptions.module.js';
+import { createTax } from './modules/tax/tax.module.js';
 import { TestDataService } from './modules/test-data/test-data.service.js';
 import { createVault, type KeyVault } from './modules/vault/vault.module.js';
 import {
@@ -281,6 +282,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     log: log('renewals'),
     audit,
   });
+  const tax = createTax({ viesUrl: config.viesUrl, viesTimeoutMs: config.viesTimeoutMs });
   const { checkout, submit, payments } = createCheckout({
     database,
     cart,
@@ -290,6 +292,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     subscriptions,
     accounts,
     rates,
+    tax,
     clock,
     baseUrl: () => urls.base,
     log: log('checkout'),

@@ -261,6 +261,12 @@ const catalogue = {
   gateway_unavailable: [400, 'This payment method is not available for this order.'],
   payment_declined: [402, 'Payment declined'],
   invalid_card_number: [400, 'The card number is not a valid card number.'],
+  // taxes at checkout (docs/taxes.md)
+  invalid_vat_number: [400, 'The VAT number is not valid; check it, or leave it out to buy with VAT.'],
+  tax_country_unconfirmed: [
+    409,
+    'Your billing country differs from where you appear to be; please confirm your country.',
+  ],
   // orders and subscriptions (docs/checkout.md)
   order_not_found: [404, 'Order not found.'],
   subscription_not_found: [404, 'Subscription not found.'],

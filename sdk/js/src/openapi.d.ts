@@ -2909,6 +2909,8 @@ export interface paths {
               state?: string;
             };
             captcha_token?: string;
+            /** @description The billing country, confirmed after a 409 tax_country_unconfirmed (docs/taxes.md) */
+            confirm_country?: string;
             coupons?: string[];
             custom_fields?: {
               [key: string]: string | number | boolean;
@@ -2941,6 +2943,8 @@ export interface paths {
             shipping_cost?: number;
             shipping_method?: string;
             shipping_title?: string;
+            /** @description A business buyer's VAT number, with its country prefix (docs/taxes.md) */
+            vat_number?: string;
           };
         };
       };
@@ -6055,6 +6059,8 @@ export interface paths {
               billing: {
                 [key: string]: string;
               };
+              /** @description The buyer's VAT number; '' = none (docs/taxes.md) */
+              buyer_tax_id: string;
               coupons: {
                 code: string;
                 /** @description Decimal in the order's currency */
@@ -6104,6 +6110,8 @@ export interface paths {
               refunded_total: string;
               /** @description A renewal order's due payment */
               renewal_due_at: string | null;
+              /** @description Sold with reverse charge: no VAT, the buyer accounts for it */
+              reverse_charge: boolean;
               shipping: {
                 [key: string]: string;
               };
@@ -6124,6 +6132,28 @@ export interface paths {
               subtotal: string;
               /** @description Decimal in the order's currency */
               subtotal_tax: string;
+              /** @description The country whose tax applied; '' = none */
+              tax_country: string;
+              /** @description Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location') */
+              tax_evidence: {
+                billing_country: string | null;
+                card_country: string | null;
+                country_confirmed: boolean;
+                ip_country: string | null;
+                vat_check: {
+                  checked_at: string;
+                  country: string;
+                  name: string | null;
+                  status: string;
+                } | null;
+              };
+              /** @description The tax per rate as charged */
+              tax_lines: {
+                /** @description Decimal in the order's currency */
+                amount: string;
+                name: string;
+                rate: string;
+              }[];
               /** @description Placed in test mode: no money was taken */
               test: boolean;
               /** @description Decimal in the order's currency */
@@ -6175,6 +6205,8 @@ export interface paths {
               billing: {
                 [key: string]: string;
               };
+              /** @description The buyer's VAT number; '' = none (docs/taxes.md) */
+              buyer_tax_id: string;
               coupons: {
                 code: string;
                 /** @description Decimal in the order's currency */
@@ -6224,6 +6256,8 @@ export interface paths {
               refunded_total: string;
               /** @description A renewal order's due payment */
               renewal_due_at: string | null;
+              /** @description Sold with reverse charge: no VAT, the buyer accounts for it */
+              reverse_charge: boolean;
               shipping: {
                 [key: string]: string;
               };
@@ -6244,6 +6278,28 @@ export interface paths {
               subtotal: string;
               /** @description Decimal in the order's currency */
               subtotal_tax: string;
+              /** @description The country whose tax applied; '' = none */
+              tax_country: string;
+              /** @description Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location') */
+              tax_evidence: {
+                billing_country: string | null;
+                card_country: string | null;
+                country_confirmed: boolean;
+                ip_country: string | null;
+                vat_check: {
+                  checked_at: string;
+                  country: string;
+                  name: string | null;
+                  status: string;
+                } | null;
+              };
+              /** @description The tax per rate as charged */
+              tax_lines: {
+                /** @description Decimal in the order's currency */
+                amount: string;
+                name: string;
+                rate: string;
+              }[];
               /** @description Placed in test mode: no money was taken */
               test: boolean;
               /** @description Decimal in the order's currency */
@@ -6908,6 +6964,8 @@ export interface paths {
               billing: {
                 [key: string]: string;
               };
+              /** @description The buyer's VAT number; '' = none (docs/taxes.md) */
+              buyer_tax_id: string;
               coupons: {
                 code: string;
                 /** @description Decimal in the order's currency */
@@ -6957,6 +7015,8 @@ export interface paths {
               refunded_total: string;
               /** @description A renewal order's due payment */
               renewal_due_at: string | null;
+              /** @description Sold with reverse charge: no VAT, the buyer accounts for it */
+              reverse_charge: boolean;
               shipping: {
                 [key: string]: string;
               };
@@ -6977,6 +7037,28 @@ export interface paths {
               subtotal: string;
               /** @description Decimal in the order's currency */
               subtotal_tax: string;
+              /** @description The country whose tax applied; '' = none */
+              tax_country: string;
+              /** @description Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location') */
+              tax_evidence: {
+                billing_country: string | null;
+                card_country: string | null;
+                country_confirmed: boolean;
+                ip_country: string | null;
+                vat_check: {
+                  checked_at: string;
+                  country: string;
+                  name: string | null;
+                  status: string;
+                } | null;
+              };
+              /** @description The tax per rate as charged */
+              tax_lines: {
+                /** @description Decimal in the order's currency */
+                amount: string;
+                name: string;
+                rate: string;
+              }[];
               /** @description Placed in test mode: no money was taken */
               test: boolean;
               /** @description Decimal in the order's currency */
@@ -15930,6 +16012,8 @@ export interface paths {
               billing: {
                 [key: string]: string;
               };
+              /** @description The buyer's VAT number; '' = none (docs/taxes.md) */
+              buyer_tax_id: string;
               coupons: {
                 code: string;
                 /** @description Decimal in the order's currency */
@@ -15979,6 +16063,8 @@ export interface paths {
               refunded_total: string;
               /** @description A renewal order's due payment */
               renewal_due_at: string | null;
+              /** @description Sold with reverse charge: no VAT, the buyer accounts for it */
+              reverse_charge: boolean;
               shipping: {
                 [key: string]: string;
               };
@@ -15999,6 +16085,28 @@ export interface paths {
               subtotal: string;
               /** @description Decimal in the order's currency */
               subtotal_tax: string;
+              /** @description The country whose tax applied; '' = none */
+              tax_country: string;
+              /** @description Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location') */
+              tax_evidence: {
+                billing_country: string | null;
+                card_country: string | null;
+                country_confirmed: boolean;
+                ip_country: string | null;
+                vat_check: {
+                  checked_at: string;
+                  country: string;
+                  name: string | null;
+                  status: string;
+                } | null;
+              };
+              /** @description The tax per rate as charged */
+              tax_lines: {
+                /** @description Decimal in the order's currency */
+                amount: string;
+                name: string;
+                rate: string;
+              }[];
               /** @description Placed in test mode: no money was taken */
               test: boolean;
               /** @description Decimal in the order's currency */

@@ -14,7 +14,16 @@ import type { LicenseService } from '../licensing/license.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Gateways, PaymentGateway } from './gateways.js';
-import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
+import {
+  type NewOrder,
+  type NewOrderItem,
+  NO_EVIDENCE,
+  type OrderItemRow,
+  type OrderRow,
+  type StockHold,
+  type TaxEvidence,
+  type TaxLine,
+} from './orders.model.js';
 import type { OrderFilter, OrderSort, OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
 import type { RefundsRepository } from './refunds.repository.js';
@@ -218,6 +227,14 @@ export class OrdersService {
     const row = (await this.repo.find(id, tx))!;
     for (const hook of this.createdHooks) await hook(row, tx);
     return row;
+  }
+
+  /** A note the store itself writes on an order (no administrator behind it), in `tx`. */
+  async addStoreNote(orderId: number, body: string, at: string, tx: Tx): Promise<void> {
+    await this.notes.insertNote(
+      { order_id: orderId, kind: 'note', body, actor_user_id: null, actor_email: null, created_at: at },
+      tx,
+    );
   }
 
   addItem(item: NewOrderItem, tx?: Tx): Promise<number> {
@@ -547,6 +564,15 @@ export class OrdersService {
       paid_at: order.paid_at,
       refunded_total: money(Number(order.refunded_total)),
       disputed_at: order.disputed_at,
+      buyer_tax_id: order.buyer_tax_id,
+      reverse_charge: order.reverse_charge === 1,
+      tax_country: order.tax_country,
+      tax_lines: (JSON.parse(order.tax_lines) as TaxLine[]).map((l) => ({
+        name: l.name,
+        rate: l.rate,
+        amount: money(l.amount),
+      })),
+      tax_evidence: { ...NO_EVIDENCE, ...(JSON.parse(order.tax_evidence) as Partial<TaxEvidence>) },
       items: items.map((i) => ({
         id: i.id,
         product_id: i.product_id,
