@@ -65,7 +65,7 @@ import {
   type RenewalWorker,
   type SubscriptionsService,
 } from './modules/subscriptions/subscriptions.module.js';
-import { createTax } from './modules/tax/tax.module.js';
+import { createTax, type TaxModule } from './modules/tax/tax.module.js';
 import { TestDataService } from './modules/test-data/test-data.service.js';
 import { createVault, type KeyVault } from './modules/vault/vault.module.js';
 import {
@@ -148,6 +148,8 @@ export interface Services {
   audit: AuditService;
   /** The dashboard's report (docs/api.md, 'Reports'). */
   reports: ReportsService;
+  /** VAT numbers with VIES and the quarter's tax report (docs/taxes.md). */
+  tax: TaxModule;
   /** Update checks and downloads counted in memory; flushed every few seconds and on close. */
   counters: DailyCounters;
   /** What sites run (versions, platform and PHP), seen by the update check and validate; flushed like the counters. */
@@ -282,7 +284,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     log: log('renewals'),
     audit,
   });
-  const tax = createTax({ viesUrl: config.viesUrl, viesTimeoutMs: config.viesTimeoutMs });
+  const tax = createTax({ db: database.db, viesUrl: config.viesUrl, viesTimeoutMs: config.viesTimeoutMs });
   const { checkout, submit, payments } = createCheckout({
     database,
     cart,
@@ -474,6 +476,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       staleActivations,
       audit,
       reports,
+      tax,
       counters,
       field,
       fieldReport,

@@ -287,6 +287,7 @@ const catalogue = {
   card_not_found: [404, 'No card of yours has this id.'],
   // reports (docs/api.md, 'Reports')
   invalid_report_days: [400, 'days must be a whole number from 1 to 366.'],
+  invalid_tax_quarter: [400, 'quarter must be a calendar quarter such as 2026-Q4.'],
   invalid_field_range: [
     400,
     'from and to must be UTC days (YYYY-MM-DD), from not after to, at most 400 days.',

@@ -8940,6 +8940,144 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/reports/tax': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Tax collected in a quarter per buyer's country, rate and currency (the OSS return's shape), refunds subtracted, reverse-charge sales apart; format=csv for a spreadsheet */
+    get: {
+      parameters: {
+        query: {
+          /** @description json (the default) or csv */
+          format?: 'json' | 'csv';
+          /** @description A calendar quarter, e.g. 2026-Q4 (UTC) */
+          quarter: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The quarter's first instant (UTC) */
+              from: string;
+              quarter: string;
+              /** @description Sales with reverse charge: no VAT, listed apart */
+              reverse_charge: {
+                buyer_tax_id: string;
+                country: string;
+                currency: string;
+                /** @description The amount, without VAT */
+                net: string;
+                order_id: number;
+                paid_at: string;
+              }[];
+              /** @description Per country, rate and currency, sorted so */
+              rows: {
+                /** @description The buyer's country (ISO 3166-1 alpha-2) */
+                country: string;
+                currency: string;
+                /** @description Their amount without tax */
+                net: string;
+                /** @description Paid orders of the quarter at this rate */
+                orders: number;
+                /** @description Percent with four places */
+                rate: string;
+                /** @description What the refunds gave back without tax */
+                refunded_net: string;
+                /** @description The tax the refunds gave back */
+                refunded_tax: string;
+                /** @description Refunds made in the quarter */
+                refunds: number;
+                /** @description The tax charged at this rate */
+                tax: string;
+                /** @description net less refunded_net */
+                total_net: string;
+                /** @description tax less refunded_tax: what is declared */
+                total_tax: string;
+              }[];
+              /** @description The next quarter's first instant (UTC) */
+              to: string;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/settings': {
     parameters: {
       query?: never;
