@@ -229,6 +229,14 @@ export class OrdersService {
     return row;
   }
 
+  /** Adds the paying card's country to the order's evidence of location (docs/taxes.md), in `tx`. */
+  async recordCardCountry(order: OrderRow, country: string, tx: Tx): Promise<OrderRow> {
+    const evidence = { ...NO_EVIDENCE, ...(JSON.parse(order.tax_evidence) as Partial<TaxEvidence>) };
+    const tax_evidence = JSON.stringify({ ...evidence, card_country: country });
+    await this.repo.update(order.id, { tax_evidence }, tx);
+    return { ...order, tax_evidence };
+  }
+
   /** A note the store itself writes on an order (no administrator behind it), in `tx`. */
   async addStoreNote(orderId: number, body: string, at: string, tx: Tx): Promise<void> {
     await this.notes.insertNote(
