@@ -158,6 +158,10 @@ const WORDS: Record<string, string> = {
   gateway_mismatch: 'This order must be paid with the payment method it was placed with.',
   gateway_unavailable: 'This payment method is not available. Choose another one.',
   payment_declined: 'Your card was declined. Nothing was charged. Try another card.',
+  invalid_vat_number:
+    'This VAT number is not valid. Check it (with its country prefix, e.g. FR40303265045), or leave it empty to buy with VAT.',
+  tax_country_unconfirmed:
+    'Your billing country differs from the country you appear to be in. Please confirm your country below, then place the order again.',
   invalid_card_number: 'This is not a valid card number. Check it and try again.',
   stripe_incomplete: 'Check your card details.',
   stripe_unavailable: 'The card payment could not be started. Nothing was charged. Please try again.',
@@ -944,6 +948,8 @@ function checkoutPage(form: HTMLFormElement): void {
       shipping?: Record<string, string>;
       shipping_method?: string;
       captcha_token?: string;
+      vat_number?: string;
+      confirm_country?: string;
     } = {
       items: items(cart),
       billing: address(fields, 'billing'),
@@ -962,6 +968,11 @@ function checkoutPage(form: HTMLFormElement): void {
       '[name=cf-turnstile-response], [name=g-recaptcha-response]',
     );
     if (token?.value) body.captcha_token = token.value;
+    // Taxes (docs/taxes.md): the VAT number as typed, and the billing country once confirmed.
+    const vat = byId<HTMLInputElement>('vat_number');
+    if (vat && vat.value.trim() !== '') body.vat_number = vat.value.trim();
+    setFieldError('vat_number', '');
+    if (byId<HTMLInputElement>('confirm_country')?.checked) body.confirm_country = body.billing.country;
     const button = byId<HTMLButtonElement>('place-order');
     busy(button, true);
     stripeReady(form, stripe)
@@ -996,6 +1007,7 @@ function checkoutPage(form: HTMLFormElement): void {
               : null;
           showError(res.code, res.body.data, again);
           cardFieldError(res.code);
+          taxRefusal(res.code, res.body);
           // A field the API names (data.params: {"billing.email": …}) gets the code beside it.
           const params = res.body.data?.params || {};
           for (const name of Object.keys(params)) {
@@ -1010,6 +1022,19 @@ function checkoutPage(form: HTMLFormElement): void {
         return pay(form, res.body.order_id, res.body.order_key, button, stripe);
       });
   });
+}
+
+/** A refusal about taxes: the VAT number's field, or the confirmation of the billing country shown. */
+function taxRefusal(code: string, body: Failure & { billing_country?: string; ip_country?: string }): void {
+  if (code === 'invalid_vat_number') setFieldError('vat_number', code);
+  if (code !== 'tax_country_unconfirmed') return;
+  const field = byId('confirm-country-field');
+  const box = byId<HTMLInputElement>('confirm_country');
+  const label = byId('confirm_country-label');
+  if (!field || !box || !label) return;
+  label.textContent = `I confirm that I am in ${body.billing_country || 'my billing country'}${body.ip_country ? `, although my connection appears to come from ${body.ip_country}` : ''}.`;
+  box.checked = false;
+  field.hidden = false;
 }
 
 /* ---- pay an unpaid order ---- */
