@@ -50,7 +50,13 @@ describe.skipIf(skipBrowserTests)('VAT at checkout in a real browser', () => {
     await page.locator('#billing_first_name').waitFor();
     await page.fill('#billing_first_name', 'Jeanne');
     await page.fill('#billing_last_name', 'Martin');
+    // The summary's VAT follows the billing country: France's 20 %, then Germany's 19 %.
+    await page.selectOption('#billing_country', 'FR');
+    await page.locator('#checkout-tax', { hasText: '$20.00' }).waitFor();
+    expect(await page.locator('#checkout-total').textContent()).toContain('$120.00');
     await page.selectOption('#billing_country', 'DE');
+    await page.locator('#checkout-tax', { hasText: '$19.00' }).waitFor();
+    expect(await page.locator('#checkout-total').textContent()).toContain('$119.00');
     await page.fill('#billing_email', 'jeanne@example.com');
     await page.locator('#pm-bacs').check();
 

@@ -10,6 +10,8 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { CurrencyContext } from '../catalogue/currency.js';
 import { fromMinor } from '../catalogue/money.js';
 import type { EntitlementPolicyInput } from '../catalogue/policy.js';
+import { inclusiveTaxes } from '../catalogue/tax.pricing.js';
+import type { TaxRate } from '../catalogue/tax.service.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
@@ -71,6 +73,38 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
  * newOrderBasis, its total untaxed, and empty what only checkout fills (addresses, shipping,
  * coupons, fields). The caller overrides what it knows (payment method, billing, subscription).
  */
+/**
+ * The tax inside a renewal's amount, which repeats its first order's total with tax: the first
+ * order's rates taken out of it as from a price with tax, the same country, VAT number and reverse
+ * charge (docs/taxes.md, 'Renewals'). A first order without recorded tax lines gives none.
+ */
+export function renewalTax(parent: OrderRow | undefined, gross: number) {
+  const lines = parent ? (JSON.parse(parent.tax_lines) as TaxLine[]) : [];
+  const rates: TaxRate[] = lines.map((l) => ({
+    id: l.rate_id,
+    country: parent!.tax_country,
+    state: '',
+    postcode: '',
+    rate: l.rate,
+    name: l.name,
+    shipping: false,
+    compound: false,
+    priority: 1,
+  }));
+  const amounts = inclusiveTaxes(gross, rates);
+  const tax = amounts.reduce((a, b) => a + b, 0);
+  return {
+    tax,
+    columns: {
+      tax_country: parent?.tax_country ?? '',
+      buyer_tax_id: parent?.buyer_tax_id ?? '',
+      reverse_charge: parent?.reverse_charge ?? 0,
+      tax_lines: JSON.stringify(lines.map((l, i): TaxLine => ({ ...l, amount: amounts[i]! }))),
+      tax_evidence: parent?.tax_evidence ?? '{}',
+    },
+  };
+}
+
 export function plainOrder(
   ctx: CurrencyContext,
   settings: Settings,

@@ -219,7 +219,7 @@ ${needsScript('Checkout')}
 <form id="checkout-form" class="checkout" data-store-page="checkout" novalidate hidden>
   <div class="checkout-main">
     <fieldset class="card" id="billing"><legend>Billing details</legend><div class="fields" id="billing-fields"></div></fieldset>
-    ${s.tax_regime === 'none' ? '' : taxFields(s)}
+    ${s.tax_regime === 'digital_services' ? taxFields(s) : ''}
     <fieldset class="card" id="shipping" hidden><legend>Shipping address</legend><div class="fields" id="shipping-fields"></div></fieldset>
     <fieldset class="card" id="shipping-rates" hidden><legend>Shipping method</legend><div id="rates-list"><p class="muted">Enter your address to see the shipping rates.</p></div></fieldset>
     <fieldset class="card" id="payment"><legend>Payment</legend>

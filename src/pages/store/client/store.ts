@@ -650,7 +650,15 @@ function address(fields: CheckoutField[], prefix: string): Record<string, string
   }
   return out;
 }
-function summarize(cart: Cart): void {
+/**
+ * The summary's tax and total for the buyer's country, priced by POST /v1/checkout/quote (shown
+ * where the store charges the buyer's country's VAT; docs/taxes.md). Null: the cart's own.
+ */
+interface QuotedTax {
+  tax: string;
+  total: string;
+}
+function summarize(cart: Cart, quoted: QuotedTax | null = null): void {
   const box = byId('order-summary')!;
   clear(box);
   box.appendChild(
@@ -670,10 +678,14 @@ function summarize(cart: Cart): void {
     parts.push(el('dt', { text: `Discount (${cart.coupons.map((c) => c.code).join(', ')})` }));
     parts.push(el('dd', { text: `−${money(cart, cart.discount_total)}` }));
   }
+  if (quoted) {
+    parts.push(el('dt', { text: 'VAT' }));
+    parts.push(el('dd', { id: 'checkout-tax', text: money(cart, quoted.tax) }));
+  }
   parts.push(el('dt', { className: 'grand', text: 'Total' }));
   parts.push(
     el('dd', { className: 'grand', id: 'checkout-total' }, [
-      `${money(cart, cart.total)} `,
+      `${money(cart, quoted ? quoted.total : cart.total)} `,
       el('span', { className: 'muted', text: cart.currency }),
     ]),
   );
@@ -848,6 +860,12 @@ function checkoutPage(form: HTMLFormElement): void {
     const postcode = byId('shipping_postcode');
     if (postcode) postcode.addEventListener('change', loadRates);
     summarize(current);
+    // VAT at the buyer's country's rate: the summary follows the billing country.
+    const country = byId<HTMLSelectElement>('billing_country');
+    if (byId('tax') && country) {
+      country.addEventListener('change', quoteTax);
+      quoteTax();
+    }
     stripe = mountStripe(minorUnits(current.total, current.decimals), current.currency);
     const save = byId('stripe-save');
     if (save) save.hidden = !current.items.some((i) => i.subscription);
@@ -875,6 +893,24 @@ function checkoutPage(form: HTMLFormElement): void {
       variation_id: i.variation_id,
       qty: i.quantity,
     }));
+  }
+  function quoteTax(): void {
+    const billing = address(fields, 'billing');
+    if (!cart) return;
+    const priced = cart;
+    if (!billing.country) {
+      summarize(priced);
+      return;
+    }
+    call<{ ok?: boolean; totals?: { tax_total: string; grand_total: string } }>('POST', '/checkout/quote', {
+      items: items(priced),
+      billing: { country: billing.country, state: billing.state || '', postcode: billing.postcode || '' },
+      coupons: priced.coupons.map((c) => c.code),
+    }).then((res) => {
+      const t = res.body.totals;
+      // A quote that fails (a product sold out meanwhile) leaves the cart's summary; submit says why.
+      summarize(priced, !res.code && t ? { tax: t.tax_total, total: t.grand_total } : null);
+    });
   }
   function loadRates(): void {
     const dest = address(fields, 'shipping');
