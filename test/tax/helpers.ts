@@ -5,12 +5,13 @@ import { PDFParse } from 'pdf-parse';
 /**
  * A local stand-in for VIES's REST API (`POST /check-vat-number`), answering as VIES does:
  * `{countryCode, vatNumber, requestDate, valid, name, address}`. `valid` lists the numbers it
- * knows (country prefix included); `mode` makes it slow (no answer within the client's timeout)
- * or broken (VIES's error body with status 500).
+ * knows (country prefix included); `mode` makes it slow (no answer within the client's timeout),
+ * broken (VIES's error body with status 500) or a member state's system down (`valid: false`
+ * with `userError: 'MS_UNAVAILABLE'`).
  */
 export class ViesStandIn {
   readonly requests: { countryCode: string; vatNumber: string }[] = [];
-  mode: 'ok' | 'slow' | 'broken' = 'ok';
+  mode: 'ok' | 'slow' | 'broken' | 'ms_unavailable' = 'ok';
   private server: Server;
   url = '';
 
@@ -38,6 +39,17 @@ export class ViesStandIn {
             JSON.stringify({ actionSucceed: false, errorWrappers: [{ error: 'MS_UNAVAILABLE' }] }),
           );
         }
+        if (this.mode === 'ms_unavailable') {
+          // A member state's system down: VIES answers 200, valid false, and says why.
+          return res.end(
+            JSON.stringify({
+              ...ask,
+              requestDate: new Date().toISOString(),
+              valid: false,
+              userError: 'MS_UNAVAILABLE',
+            }),
+          );
+        }
         const name = this.valid[`${ask.countryCode}${ask.vatNumber}`];
         res.end(
           JSON.stringify({
@@ -45,6 +57,7 @@ export class ViesStandIn {
             vatNumber: ask.vatNumber,
             requestDate: new Date().toISOString(),
             valid: name !== undefined,
+            userError: name !== undefined ? 'VALID' : 'INVALID',
             requestIdentifier: '',
             name: name ?? '---',
             address: name ? '1 Rue de la Paix\n75002 Paris' : '---',

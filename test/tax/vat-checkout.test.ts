@@ -107,6 +107,14 @@ describe('VAT numbers at checkout', () => {
     const text = await pdfText((await admin(t, 'GET', `/orders/${o.id}/invoice.pdf`)).rawPayload);
     expect(text).toContain('VAT DE 19%');
     expect(text).not.toContain('Reverse charge');
+    // Half refunded: the credit note gives back half the VAT, per rate too (9.50 of 59.50).
+    await adminOk(t, 'POST', `/orders/${o.id}/refunds`, { amount: '59.50', reason: 'half' });
+    const docs = await adminOk<{ id: number; kind: string }[]>(t, 'GET', `/orders/${o.id}/invoices`);
+    const note = docs.find((d) => d.kind === 'credit_note')!;
+    const credit = await pdfText(
+      (await admin(t, 'GET', `/orders/${o.id}/credit-notes/${note.id}/pdf`)).rawPayload,
+    );
+    expect(credit).toMatch(/VAT DE 19%\s+9\.50 USD/);
   });
 
   it('a consumer without a number pays their own country’s rate', async () => {
@@ -136,7 +144,7 @@ describe('VAT numbers at checkout', () => {
     expect(await orderCount(t)).toBe(before);
   });
 
-  it.each(['slow', 'broken'] as const)(
+  it.each(['slow', 'broken', 'ms_unavailable'] as const)(
     'VIES %s: the order goes through with VAT, the number unverified, and a note says so',
     async (mode) => {
       vies.mode = mode;

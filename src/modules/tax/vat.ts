@@ -32,9 +32,9 @@ export type ViesAnswer =
 
 /**
  * The European Commission's VIES service, in its REST form: `POST {url}/check-vat-number` with
- * `{countryCode, vatNumber}`, answered `{valid, name, address, requestDate, …}`. Any other answer
- * (an error status, a member state's system down, a body without `valid`, no answer within the
- * timeout) is `unavailable`: checkout then charges VAT and notes it on the order, never blocks.
+ * `{countryCode, vatNumber}`, answered `{valid, name, address, requestDate, userError, …}`. Any
+ * other answer (an error status, a member state's system down, a body without `valid`, no answer
+ * within the timeout) is `unavailable`: checkout then charges VAT and notes it on the order, never blocks.
  */
 export class ViesClient {
   constructor(
@@ -54,7 +54,12 @@ export class ViesClient {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       if (!res.ok) return { status: 'unavailable' };
-      const body = (await res.json()) as { valid?: unknown; name?: unknown };
+      const body = (await res.json()) as { valid?: unknown; name?: unknown; userError?: unknown };
+      // A member state's system down is answered `valid: false` with userError MS_UNAVAILABLE
+      // (or TIMEOUT, …): not a refusal of the number.
+      if (typeof body.userError === 'string' && body.userError !== 'VALID' && body.userError !== 'INVALID') {
+        return { status: 'unavailable' };
+      }
       if (body.valid === true) {
         // VIES answers "---" where a member state does not disclose the name.
         const name = typeof body.name === 'string' && /\w/.test(body.name) ? body.name.slice(0, 200) : null;
