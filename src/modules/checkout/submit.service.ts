@@ -27,6 +27,7 @@ import { refusal } from './checkout.errors.js';
 import {
   type Address,
   assertStockAvailable,
+  destinationOf,
   type RequestItem,
   type ResolvedLine,
   resolveItems,
@@ -406,8 +407,11 @@ export class SubmitService {
       paid_at: null,
       buyer_tax_id: s.vat?.number.value ?? '',
       reverse_charge: s.reverseCharge ? 1 : 0,
-      // The country whose rules applied: the billing address's, which digital goods are taxed by.
-      tax_country: s.settings.tax_regime === 'none' ? '' : (s.evidence.billing_country ?? ''),
+      // The country whose rates applied: the destination the totals were priced for.
+      tax_country:
+        s.settings.tax_regime === 'none'
+          ? ''
+          : (destinationOf(body.shipping?.ship_to_different ? body.shipping : body.billing)?.country ?? ''),
       tax_lines: JSON.stringify(
         totals.taxes.map(
           (t): TaxLine => ({ rate_id: t.rate_id, name: t.name, rate: t.rate, amount: t.amount }),
@@ -424,7 +428,7 @@ export class SubmitService {
           throw refusal('out_of_stock');
         }
         if (s.vat?.check.status === 'unverified') {
-          const note = `VAT number ${s.vat.number.value} could not be checked with VIES (no answer in time): VAT charged. Check it again before refunding the VAT.`;
+          const note = `VAT number ${s.vat.number.value} could not be checked with VIES (no answer in time, or the member state's system unavailable): VAT charged. Check it again before refunding the VAT.`;
           await this.orders.addStoreNote(order.id, note, s.stamp, tx);
         }
         return order;
