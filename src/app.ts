@@ -40,6 +40,7 @@ import { signingRoutes } from './modules/signing/signing.routes.js';
 import { stripeAccountRoutes, stripeRoutes } from './modules/stripe/stripe.routes.js';
 import { subscriptionsRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
+import { taxRoutes } from './modules/tax/tax.routes.js';
 import { testDataRoutes } from './modules/test-data/test-data.routes.js';
 import { vaultRoutes } from './modules/vault/vault.routes.js';
 import { listeningPort } from './modules/webhooks/target.js';
@@ -242,6 +243,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(subscriptionsRoutes, { subscriptions, orders });
       await api.register(auditRoutes, { audit });
       await api.register(reportsRoutes, { reports, installedBaseReport });
+      await api.register(taxRoutes, { report: services.tax.report });
       await api.register(mediaRoutes, { media, catalogue, settings });
       await api.register(mailRoutes, { mail, mailTest: services.mailTest });
       await api.register(checkoutRoutes, {

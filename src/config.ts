@@ -1,6 +1,9 @@
 import { delimiter, isAbsolute, resolve } from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
 
+/** The European Commission's VIES REST API (docs/taxes.md, 'VAT numbers'). */
+export const DEFAULT_VIES_URL = 'https://ec.europa.eu/taxation_customs/vies/rest-api';
+
 /** Chosen by measurement: docs/performance.md, 'Pool size'. */
 export const DEFAULT_POOL_SIZE = 10;
 
@@ -48,6 +51,12 @@ export interface Config {
    * api.stripe.com. Tests point it at a local stand-in (docs/payments.md, 'Stripe').
    */
   stripeApiUrl: string | null;
+  /**
+   * The VIES REST API that checks business buyers' VAT numbers (VIES_URL; docs/taxes.md), and how
+   * long checkout waits for it (VIES_TIMEOUT_MS) before charging VAT without the check.
+   */
+  viesUrl: string;
+  viesTimeoutMs: number;
   /** Object storage for new artifacts (S3_*: docs/operations.md, 'Object storage'); null = the vault. */
   s3: S3Config | null;
 }
@@ -262,6 +271,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort,
     s3: s3Config(env),
     stripeApiUrl: env.STRIPE_API_URL ? httpOrigin('STRIPE_API_URL', env.STRIPE_API_URL) : null,
+    viesUrl: httpOrigin('VIES_URL', env.VIES_URL || DEFAULT_VIES_URL),
+    viesTimeoutMs: integer(env, 'VIES_TIMEOUT_MS', 3000, 100, 30_000),
   };
 }
 

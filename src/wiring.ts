@@ -68,6 +68,7 @@ import {
   type RenewalWorker,
   type SubscriptionsService,
 } from './modules/subscriptions/subscriptions.module.js';
+import { createTax, type TaxModule } from './modules/tax/tax.module.js';
 import { TestDataService } from './modules/test-data/test-data.service.js';
 import { createVault, type KeyVault } from './modules/vault/vault.module.js';
 import {
@@ -154,6 +155,8 @@ export interface Services {
   audit: AuditService;
   /** The dashboard's report (docs/api.md, 'Reports'). */
   reports: ReportsService;
+  /** VAT numbers with VIES and the quarter's tax report (docs/taxes.md). */
+  tax: TaxModule;
   /** Update checks and downloads counted in memory; flushed every few seconds and on close. */
   counters: DailyCounters;
   /** What sites run (versions, platform and PHP), seen by the update check and validate; flushed like the counters. */
@@ -299,6 +302,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     log: log('renewals'),
     audit,
   });
+  const tax = createTax({ db: database.db, viesUrl: config.viesUrl, viesTimeoutMs: config.viesTimeoutMs });
   const { checkout, submit, payments } = createCheckout({
     database,
     cart,
@@ -308,6 +312,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     subscriptions,
     accounts,
     rates,
+    tax,
     clock,
     baseUrl: () => urls.base,
     log: log('checkout'),
@@ -501,6 +506,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       staleActivations,
       audit,
       reports,
+      tax,
       counters,
       installedBase,
       installedBaseReport,

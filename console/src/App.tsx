@@ -23,6 +23,7 @@ import { Storage } from './screens/Storage';
 import { SubscriptionPage } from './screens/Subscription';
 import { Subscriptions } from './screens/Subscriptions';
 import { TaxRates } from './screens/TaxRates';
+import { TaxReportPage } from './screens/TaxReport';
 import { Webhooks } from './screens/Webhooks';
 import { useSession } from './session';
 import { ErrorNote, Loading, Page } from './ui/feedback';
@@ -39,6 +40,7 @@ const NAV = [
   { href: '/subscriptions', label: 'Subscriptions' },
   { href: '/coupons', label: 'Coupons' },
   { href: '/tax-rates', label: 'Tax rates' },
+  { href: '/tax-report', label: 'Tax report' },
   { href: '/shipping-zones', label: 'Shipping' },
   { href: '/payment-gateways', label: 'Gateways' },
   { href: '/webhooks', label: 'Webhooks' },
@@ -168,6 +170,7 @@ function Shell({ email }: { email: string }) {
           <Route path="/coupons/new">{() => <CouponPage id={null} />}</Route>
           <Route path="/coupons/:id">{(p) => <CouponPage id={Number(p.id)} />}</Route>
           <Route path="/tax-rates" component={TaxRates} />
+          <Route path="/tax-report" component={TaxReportPage} />
           <Route path="/shipping-zones" component={ShippingZones} />
           <Route path="/payment-gateways" component={Gateways} />
           <Route path="/webhooks" component={Webhooks} />

@@ -271,6 +271,12 @@ const catalogue = {
   gateway_unavailable: [400, 'This payment method is not available for this order.'],
   payment_declined: [402, 'Payment declined'],
   invalid_card_number: [400, 'The card number is not a valid card number.'],
+  // taxes at checkout (docs/taxes.md)
+  invalid_vat_number: [400, 'The VAT number is not valid; check it, or leave it out to buy with VAT.'],
+  tax_country_unconfirmed: [
+    409,
+    'Your billing country differs from where you appear to be; please confirm your country.',
+  ],
   // orders and subscriptions (docs/checkout.md)
   order_not_found: [404, 'Order not found.'],
   subscription_not_found: [404, 'Subscription not found.'],
@@ -291,6 +297,7 @@ const catalogue = {
   card_not_found: [404, 'No card of yours has this id.'],
   // reports (docs/api.md, 'Reports')
   invalid_report_days: [400, 'days must be a whole number from 1 to 366.'],
+  invalid_tax_quarter: [400, 'quarter must be a calendar quarter such as 2026-Q4.'],
   invalid_field_range: [
     400,
     'from and to must be UTC days (YYYY-MM-DD), from not after to, at most 400 days.',

@@ -42,6 +42,8 @@ describe('settings', () => {
       renewal_window_days: 30,
       checkout_rate_limit: 5,
       prices_include_tax: false,
+      tax_regime: 'manual',
+      tax_seller_country: '',
       store_name: 'Tollgate store',
       invoice_seller_name: '',
       invoice_seller_address: '',

@@ -22,7 +22,7 @@ const FLOORS: string[][] = [
   ['reports', 'cart'],
   ['licensing'],
   ['orders', 'distribution'],
-  ['subscriptions', 'mail', 'legacy'],
+  ['subscriptions', 'mail', 'legacy', 'tax'],
   ['checkout', 'test-data', 'invoices'],
   ['stripe'],
   ['imports'],

@@ -73,7 +73,10 @@ export class StripeStandIn {
   }
 
   /** Attaches a card to a customer, as keeping it at a payment does. */
-  addCard(customer: string, card: { id: string; brand?: string; last4?: string; exp_year?: number }) {
+  addCard(
+    customer: string,
+    card: { id: string; brand?: string; last4?: string; exp_year?: number; country?: string },
+  ) {
     this.paymentMethods.set(card.id, {
       id: card.id,
       object: 'payment_method',
@@ -84,7 +87,7 @@ export class StripeStandIn {
         last4: card.last4 ?? '4242',
         exp_month: 12,
         exp_year: card.exp_year ?? 2031,
-        country: 'US',
+        country: card.country ?? 'US',
         funding: 'credit',
       },
       livemode: false,
@@ -140,6 +143,11 @@ export class StripeStandIn {
       const customer = url.searchParams.get('customer');
       const data = [...this.paymentMethods.values()].filter((pm) => pm.customer === customer);
       return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/payment_methods' } };
+    }
+    const one = /^\/v1\/payment_methods\/([^/]+)$/.exec(path);
+    if (method === 'GET' && one) {
+      const pm = this.paymentMethods.get(one[1]!);
+      return pm ? { status: 200, body: pm } : missing('payment_method');
     }
     const detach = /^\/v1\/payment_methods\/([^/]+)\/detach$/.exec(path);
     if (method === 'POST' && detach) {

@@ -207,10 +207,18 @@ export function OrderPage({ id }: { id: number }) {
           {o.shipping_lines.map((l) => (
             <FactPair key={l.id} term={`Shipping: ${l.method_title}`} value={money(o, l.total)} />
           ))}
-          <dt>Tax</dt>
+          {o.tax_lines.length > 1
+            ? o.tax_lines.map((l) => (
+                <FactPair key={l.name} term={`${l.name} ${Number(l.rate)}%`} value={money(o, l.amount)} />
+              ))
+            : null}
+          <dt>
+            Tax{o.tax_lines.length === 1 ? ` (${o.tax_lines[0]!.name} ${Number(o.tax_lines[0]!.rate)}%)` : ''}
+          </dt>
           <dd>
             {money(o, o.total_tax)}
             {o.prices_include_tax ? ' (included in prices)' : ''}
+            {o.reverse_charge ? ' (reverse charge: the buyer accounts for the VAT)' : ''}
           </dd>
           <dt>Total</dt>
           <dd>
@@ -221,6 +229,7 @@ export function OrderPage({ id }: { id: number }) {
           ) : null}
         </dl>
       </section>
+      <TaxEvidence order={o} />
       <section aria-labelledby="order-licenses">
         <h2 id="order-licenses">Licenses issued</h2>
         {o.customer_id === null ? (
@@ -244,6 +253,50 @@ export function OrderPage({ id }: { id: number }) {
       <History type="order" id={id} />
       {confirm.dialog}
     </Page>
+  );
+}
+
+const VAT_CHECK: Record<string, string> = {
+  valid: 'valid (confirmed by VIES)',
+  invalid: 'refused by VIES',
+  unverified: 'not confirmed: VIES did not answer in time, VAT charged',
+  not_checked: 'not checked: VIES covers EU numbers only',
+};
+
+/**
+ * Where the buyer is, as the order recorded it (docs/taxes.md, 'Evidence of location'): what a
+ * tax authority asks a seller of digital services to keep, two pieces of it agreeing.
+ */
+function TaxEvidence({ order: o }: { order: Order }) {
+  const e = o.tax_evidence;
+  const none = 'not known';
+  return (
+    <section aria-labelledby="order-tax" className="card">
+      <h2 id="order-tax">Tax and the buyer’s location</h2>
+      <dl className="facts">
+        <dt>Taxed as</dt>
+        <dd>{o.tax_country || 'no country (no tax)'}</dd>
+        <dt>Billing country</dt>
+        <dd>{e.billing_country ?? none}</dd>
+        <dt>IP address’s country</dt>
+        <dd>
+          {e.ip_country ?? none}
+          {e.country_confirmed ? ' (differs: the buyer confirmed the billing country)' : ''}
+        </dd>
+        <dt>Card’s country</dt>
+        <dd>{e.card_country ?? none}</dd>
+        {o.buyer_tax_id ? (
+          <>
+            <dt>VAT number</dt>
+            <dd>
+              {o.buyer_tax_id}
+              {e.vat_check ? `: ${VAT_CHECK[e.vat_check.status] ?? e.vat_check.status}` : ''}
+              {e.vat_check?.name ? ` (${e.vat_check.name})` : ''}
+            </dd>
+          </>
+        ) : null}
+      </dl>
+    </section>
   );
 }
 

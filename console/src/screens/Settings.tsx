@@ -133,6 +133,23 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
       ['auto_registration', 'Checkout creates an account for a new buyer', 'boolean'],
       ['prices_include_tax', 'Prices include tax', 'boolean'],
       [
+        'tax_regime',
+        'Tax',
+        {
+          choices: [
+            ['none', 'No tax'],
+            ['manual', 'The tax rates entered'],
+            ['digital_services', 'VAT on digital services: the buyer’s country’s rate'],
+          ],
+        },
+      ],
+      [
+        'tax_seller_country',
+        'Seller’s country',
+        'text',
+        'Two capital letters, e.g. DE: a valid VAT number of another EU country buys without VAT (reverse charge). Empty = none.',
+      ],
+      [
         'refund_license_action',
         'A full refund',
         {

@@ -3274,6 +3274,8 @@ export interface paths {
               state?: string;
             };
             captcha_token?: string;
+            /** @description The billing country, confirmed after a 409 tax_country_unconfirmed (docs/taxes.md) */
+            confirm_country?: string;
             coupons?: string[];
             custom_fields?: {
               [key: string]: string | number | boolean;
@@ -3306,6 +3308,8 @@ export interface paths {
             shipping_cost?: number;
             shipping_method?: string;
             shipping_title?: string;
+            /** @description A business buyer's VAT number, with its country prefix (docs/taxes.md) */
+            vat_number?: string;
           };
         };
       };
@@ -6700,6 +6704,8 @@ export interface paths {
               billing: {
                 [key: string]: string;
               };
+              /** @description The buyer's VAT number; '' = none (docs/taxes.md) */
+              buyer_tax_id: string;
               coupons: {
                 code: string;
                 /** @description Decimal in the order's currency */
@@ -6749,6 +6755,8 @@ export interface paths {
               refunded_total: string;
               /** @description A renewal order's due payment */
               renewal_due_at: string | null;
+              /** @description Sold with reverse charge: no VAT, the buyer accounts for it */
+              reverse_charge: boolean;
               shipping: {
                 [key: string]: string;
               };
@@ -6769,6 +6777,28 @@ export interface paths {
               subtotal: string;
               /** @description Decimal in the order's currency */
               subtotal_tax: string;
+              /** @description The country whose tax applied; '' = none */
+              tax_country: string;
+              /** @description Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location') */
+              tax_evidence: {
+                billing_country: string | null;
+                card_country: string | null;
+                country_confirmed: boolean;
+                ip_country: string | null;
+                vat_check: {
+                  checked_at: string;
+                  country: string;
+                  name: string | null;
+                  status: string;
+                } | null;
+              };
+              /** @description The tax per rate as charged */
+              tax_lines: {
+                /** @description Decimal in the order's currency */
+                amount: string;
+                name: string;
+                rate: string;
+              }[];
               /** @description Placed in test mode: no money was taken */
               test: boolean;
               /** @description Decimal in the order's currency */
@@ -6820,6 +6850,8 @@ export interface paths {
               billing: {
                 [key: string]: string;
               };
+              /** @description The buyer's VAT number; '' = none (docs/taxes.md) */
+              buyer_tax_id: string;
               coupons: {
                 code: string;
                 /** @description Decimal in the order's currency */
@@ -6869,6 +6901,8 @@ export interface paths {
               refunded_total: string;
               /** @description A renewal order's due payment */
               renewal_due_at: string | null;
+              /** @description Sold with reverse charge: no VAT, the buyer accounts for it */
+              reverse_charge: boolean;
               shipping: {
                 [key: string]: string;
               };
@@ -6889,6 +6923,28 @@ export interface paths {
               subtotal: string;
               /** @description Decimal in the order's currency */
               subtotal_tax: string;
+              /** @description The country whose tax applied; '' = none */
+              tax_country: string;
+              /** @description Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location') */
+              tax_evidence: {
+                billing_country: string | null;
+                card_country: string | null;
+                country_confirmed: boolean;
+                ip_country: string | null;
+                vat_check: {
+                  checked_at: string;
+                  country: string;
+                  name: string | null;
+                  status: string;
+                } | null;
+              };
+              /** @description The tax per rate as charged */
+              tax_lines: {
+                /** @description Decimal in the order's currency */
+                amount: string;
+                name: string;
+                rate: string;
+              }[];
               /** @description Placed in test mode: no money was taken */
               test: boolean;
               /** @description Decimal in the order's currency */
@@ -7553,6 +7609,8 @@ export interface paths {
               billing: {
                 [key: string]: string;
               };
+              /** @description The buyer's VAT number; '' = none (docs/taxes.md) */
+              buyer_tax_id: string;
               coupons: {
                 code: string;
                 /** @description Decimal in the order's currency */
@@ -7602,6 +7660,8 @@ export interface paths {
               refunded_total: string;
               /** @description A renewal order's due payment */
               renewal_due_at: string | null;
+              /** @description Sold with reverse charge: no VAT, the buyer accounts for it */
+              reverse_charge: boolean;
               shipping: {
                 [key: string]: string;
               };
@@ -7622,6 +7682,28 @@ export interface paths {
               subtotal: string;
               /** @description Decimal in the order's currency */
               subtotal_tax: string;
+              /** @description The country whose tax applied; '' = none */
+              tax_country: string;
+              /** @description Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location') */
+              tax_evidence: {
+                billing_country: string | null;
+                card_country: string | null;
+                country_confirmed: boolean;
+                ip_country: string | null;
+                vat_check: {
+                  checked_at: string;
+                  country: string;
+                  name: string | null;
+                  status: string;
+                } | null;
+              };
+              /** @description The tax per rate as charged */
+              tax_lines: {
+                /** @description Decimal in the order's currency */
+                amount: string;
+                name: string;
+                rate: string;
+              }[];
               /** @description Placed in test mode: no money was taken */
               test: boolean;
               /** @description Decimal in the order's currency */
@@ -9503,6 +9585,144 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/reports/tax': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Tax collected in a quarter per buyer's country, rate and currency (the OSS return's shape), refunds subtracted, reverse-charge sales apart; format=csv for a spreadsheet */
+    get: {
+      parameters: {
+        query: {
+          /** @description json (the default) or csv */
+          format?: 'json' | 'csv';
+          /** @description A calendar quarter, e.g. 2026-Q4 (UTC) */
+          quarter: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The quarter's first instant (UTC) */
+              from: string;
+              quarter: string;
+              /** @description Sales with reverse charge: no VAT, listed apart */
+              reverse_charge: {
+                buyer_tax_id: string;
+                country: string;
+                currency: string;
+                /** @description The amount, without VAT */
+                net: string;
+                order_id: number;
+                paid_at: string;
+              }[];
+              /** @description Per country, rate and currency, sorted so */
+              rows: {
+                /** @description The buyer's country (ISO 3166-1 alpha-2) */
+                country: string;
+                currency: string;
+                /** @description Their amount without tax */
+                net: string;
+                /** @description Paid orders of the quarter at this rate */
+                orders: number;
+                /** @description Percent with four places */
+                rate: string;
+                /** @description What the refunds gave back without tax */
+                refunded_net: string;
+                /** @description The tax the refunds gave back */
+                refunded_tax: string;
+                /** @description Refunds made in the quarter */
+                refunds: number;
+                /** @description The tax charged at this rate */
+                tax: string;
+                /** @description net less refunded_net */
+                total_net: string;
+                /** @description tax less refunded_tax: what is declared */
+                total_tax: string;
+              }[];
+              /** @description The next quarter's first instant (UTC) */
+              to: string;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/settings': {
     parameters: {
       query?: never;
@@ -9612,6 +9832,10 @@ export interface paths {
               stripe_statement_descriptor: string;
               /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
               stripe_webhook_secret: '' | '********' | string;
+              /** @description none: no tax; manual: the tax rates entered; digital_services: the buyer's country's rate for electronically supplied services (docs/taxes.md) */
+              tax_regime: 'none' | 'manual' | 'digital_services';
+              /** @description The seller's country (ISO 3166-1 alpha-2): a valid VAT number of another EU member state buys with reverse charge (docs/taxes.md); empty = none */
+              tax_seller_country: string;
               /** @description Download token lifetime in minutes, clamped 1 to 60 */
               token_expiry: number;
               webhook_secret: string;
@@ -9760,6 +9984,10 @@ export interface paths {
             stripe_statement_descriptor?: string;
             /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
             stripe_webhook_secret?: '' | '********' | string;
+            /** @description none: no tax; manual: the tax rates entered; digital_services: the buyer's country's rate for electronically supplied services (docs/taxes.md) */
+            tax_regime?: 'none' | 'manual' | 'digital_services';
+            /** @description The seller's country (ISO 3166-1 alpha-2): a valid VAT number of another EU member state buys with reverse charge (docs/taxes.md); empty = none */
+            tax_seller_country?: string;
             /** @description Download token lifetime in minutes, clamped 1 to 60 */
             token_expiry?: number;
             webhook_secret?: string;
@@ -9860,6 +10088,10 @@ export interface paths {
               stripe_statement_descriptor: string;
               /** @description Signing secret of the Stripe webhook endpoint; answered as '********' when set, '' when not; '********' in a PATCH keeps it */
               stripe_webhook_secret: '' | '********' | string;
+              /** @description none: no tax; manual: the tax rates entered; digital_services: the buyer's country's rate for electronically supplied services (docs/taxes.md) */
+              tax_regime: 'none' | 'manual' | 'digital_services';
+              /** @description The seller's country (ISO 3166-1 alpha-2): a valid VAT number of another EU member state buys with reverse charge (docs/taxes.md); empty = none */
+              tax_seller_country: string;
               /** @description Download token lifetime in minutes, clamped 1 to 60 */
               token_expiry: number;
               webhook_secret: string;
@@ -16572,6 +16804,8 @@ export interface paths {
               billing: {
                 [key: string]: string;
               };
+              /** @description The buyer's VAT number; '' = none (docs/taxes.md) */
+              buyer_tax_id: string;
               coupons: {
                 code: string;
                 /** @description Decimal in the order's currency */
@@ -16621,6 +16855,8 @@ export interface paths {
               refunded_total: string;
               /** @description A renewal order's due payment */
               renewal_due_at: string | null;
+              /** @description Sold with reverse charge: no VAT, the buyer accounts for it */
+              reverse_charge: boolean;
               shipping: {
                 [key: string]: string;
               };
@@ -16641,6 +16877,28 @@ export interface paths {
               subtotal: string;
               /** @description Decimal in the order's currency */
               subtotal_tax: string;
+              /** @description The country whose tax applied; '' = none */
+              tax_country: string;
+              /** @description Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location') */
+              tax_evidence: {
+                billing_country: string | null;
+                card_country: string | null;
+                country_confirmed: boolean;
+                ip_country: string | null;
+                vat_check: {
+                  checked_at: string;
+                  country: string;
+                  name: string | null;
+                  status: string;
+                } | null;
+              };
+              /** @description The tax per rate as charged */
+              tax_lines: {
+                /** @description Decimal in the order's currency */
+                amount: string;
+                name: string;
+                rate: string;
+              }[];
               /** @description Placed in test mode: no money was taken */
               test: boolean;
               /** @description Decimal in the order's currency */

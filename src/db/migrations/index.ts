@@ -42,6 +42,7 @@ import * as m2026112895 from './2026112895_legacy_api.js';
 import * as m2026112940 from './2026112940_import_map.js';
 import * as m2026113001 from './2026113001_license_transfers.js';
 import * as m2026113020 from './2026113020_renewal_links.js';
+import * as m2026113030 from './2026113030_order_tax.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -90,4 +91,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112940_import_map': m2026112940,
   '2026113001_license_transfers': m2026113001,
   '2026113020_renewal_links': m2026113020,
+  '2026113030_order_tax': m2026113030,
 };

@@ -2,6 +2,7 @@ import type { Product } from '../catalogue/catalogue.model.js';
 import type { PricingCoupon } from '../catalogue/coupons.pricing.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
 import type { CurrencyContext } from '../catalogue/currency.js';
+import { regimeRates } from '../catalogue/digital-rates.js';
 import type { ShippingZone } from '../catalogue/shipping.service.js';
 import type { TaxRate } from '../catalogue/tax.service.js';
 import { type CartTotals, calculateTotals, type PricingLine } from '../pricing/totals.js';
@@ -57,7 +58,7 @@ export function priceState(state: CartState, data: PricingData): { totals: CartT
     coupons_enabled: data.settings.coupons_enabled,
     lines,
     coupons,
-    tax_rates: data.taxRates ?? [],
+    tax_rates: regimeRates(data.settings.tax_regime, data.taxRates ?? [], state.destination),
     destination: state.destination,
     shipping_zones: data.zones ?? [],
     shipping_method: state.shipping_method,

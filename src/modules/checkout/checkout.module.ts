@@ -8,6 +8,7 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import type { TaxModule } from '../tax/tax.module.js';
 import { CheckoutService } from './checkout.service.js';
 import { PaymentService } from './payment.service.js';
 import { SubmitService } from './submit.service.js';
@@ -35,6 +36,7 @@ export function createCheckout(deps: {
   subscriptions: SubscriptionsService;
   accounts: AccountsService;
   rates: RateCounter;
+  tax: TaxModule;
   clock: Clock;
   /** The API's base URL (final only once the server listens), for pay and receipt links. */
   baseUrl: () => string;
@@ -48,6 +50,7 @@ export function createCheckout(deps: {
     deps.accounts,
     deps.subscriptions,
     deps.rates,
+    deps.tax,
     deps.baseUrl,
     deps.log,
   );

@@ -4,6 +4,7 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { PricingCoupon } from '../catalogue/coupons.pricing.js';
 import type { Coupon } from '../catalogue/coupons.service.js';
 import type { CurrencyContext } from '../catalogue/currency.js';
+import { regimeRates } from '../catalogue/digital-rates.js';
 import type { Destination } from '../catalogue/tax.pricing.js';
 import type { StockHold } from '../orders/orders.model.js';
 import { type CartTotals, calculateTotals, type PricingLine } from '../pricing/totals.js';
@@ -140,6 +141,8 @@ export interface PriceInput {
   shippingMethod: string | null;
   taxRates: Parameters<typeof calculateTotals>[0]['tax_rates'];
   zones: Parameters<typeof calculateTotals>[0]['shipping_zones'];
+  /** A business buyer's valid VAT number of another member state: no VAT (docs/taxes.md). */
+  reverseCharge?: boolean;
   now: Date;
 }
 
@@ -155,7 +158,7 @@ export function priceRequest(input: PriceInput): CartTotals {
     coupons_enabled: input.settings.coupons_enabled,
     lines: input.lines.map((l) => l.line),
     coupons,
-    tax_rates: input.taxRates,
+    tax_rates: regimeRates(input.settings.tax_regime, input.taxRates, input.destination, input.reverseCharge),
     destination: input.destination,
     shipping_zones: input.zones,
     shipping_method: input.shippingMethod,

@@ -107,6 +107,18 @@ export const SubmitBody = Type.Object(
     ),
     referral_code: Type.Optional(Text(100)),
     captcha_token: Type.Optional(PlainText({ maxLength: 4096 })),
+    vat_number: Type.Optional(
+      PlainText({
+        maxLength: 40,
+        description: "A business buyer's VAT number, with its country prefix (docs/taxes.md)",
+      }),
+    ),
+    confirm_country: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z]{2}$',
+        description: 'The billing country, confirmed after a 409 tax_country_unconfirmed (docs/taxes.md)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

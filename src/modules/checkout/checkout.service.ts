@@ -98,6 +98,7 @@ export class CheckoutService {
     billing?: Address;
     shipping?: Address & { ship_to_different?: boolean };
     shippingMethod?: string;
+    reverseCharge?: boolean;
   }): Promise<CartTotals> {
     const destination = destinationOf(input.shipping?.ship_to_different ? input.shipping : input.billing);
     const [taxRates, zones] = await Promise.all([
@@ -111,6 +112,7 @@ export class CheckoutService {
       coupons: input.coupons,
       destination,
       shippingMethod: input.shippingMethod ?? null,
+      reverseCharge: input.reverseCharge,
       taxRates,
       zones,
       now: this.clock.now(),

@@ -13,17 +13,21 @@ import { type CurrencyContext, rateAgeSeconds, resolveCurrency } from '../catalo
 import { TEST_GATEWAY } from '../catalogue/gateways.model.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import { acceptsCurrency } from '../orders/gateways.js';
-import type { NewOrder, OrderRow } from '../orders/orders.model.js';
+import type { NewOrder, OrderRow, TaxEvidence, TaxLine } from '../orders/orders.model.js';
 import { newOrderBasis, type OrdersService } from '../orders/orders.service.js';
 import type { CartTotals } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { BillingPeriod } from '../subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { ipCountry } from '../tax/evidence.js';
+import type { TaxModule } from '../tax/tax.module.js';
+import { decideVat, type VatDecision } from '../tax/vat.js';
 import { verifyCaptcha } from './captcha.js';
 import { refusal } from './checkout.errors.js';
 import {
   type Address,
   assertStockAvailable,
+  destinationOf,
   type RequestItem,
   type ResolvedLine,
   resolveItems,
@@ -51,6 +55,10 @@ export interface SubmitBody {
   custom_fields?: Record<string, unknown>;
   referral_code?: string;
   captcha_token?: string;
+  /** A business buyer's VAT number (docs/taxes.md, 'VAT numbers'). */
+  vat_number?: string;
+  /** The billing country, confirmed by the buyer when the IP's country differs (docs/taxes.md). */
+  confirm_country?: string;
 }
 
 /** What submit answers when it does not refuse (a refusal is thrown: an ApiError in checkout's shape). */
@@ -75,6 +83,11 @@ interface Placing {
   gateway: { id: string; title: string };
   coupons: Awaited<ReturnType<CheckoutService['coupons']>>;
   totals: CartTotals;
+  /** The buyer's VAT number and what it came to; null = none given. */
+  vat: VatDecision | null;
+  /** Sold with reverse charge: a valid VAT number of another member state, under `digital_services`. */
+  reverseCharge: boolean;
+  evidence: TaxEvidence;
   /** The time the order is stamped with (created, addresses saved, coupons claimed, currency locked). */
   stamp: string;
   order: OrderRow | null;
@@ -130,6 +143,7 @@ export class SubmitService {
     private readonly accounts: AccountsService,
     private readonly subscriptions: SubscriptionsService,
     private readonly rates: RateCounter,
+    private readonly tax: TaxModule,
     private readonly base: () => string,
     private readonly log: FastifyBaseLogger,
   ) {}
@@ -200,6 +214,7 @@ export class SubmitService {
     { name: 'check the CAPTCHA', run: (s) => this.checkCaptcha(s) },
     { name: 'resolve the items', run: (s) => this.resolveItems(s) },
     { name: 'check the currency and the gateway', run: (s) => this.checkCurrency(s) },
+    { name: 'check the tax country and the VAT number', run: (s) => this.checkTax(s) },
     { name: 'price the order', run: (s) => this.price(s) },
     {
       name: 'create the order and hold its stock',
@@ -290,6 +305,40 @@ export class SubmitService {
     s.gateway = gateway;
   }
 
+  /**
+   * The evidence of where the buyer is, and their VAT number (docs/taxes.md). Under
+   * `digital_services` a billing country the IP address contradicts must be confirmed
+   * (`confirm_country`), since it decides the rate. A VAT number failing its checksum, or one VIES
+   * says does not exist, is refused; one VIES cannot check in time is kept, VAT charged.
+   */
+  private async checkTax(s: Placing): Promise<void> {
+    const given = s.body.billing?.country;
+    const billing = typeof given === 'string' && given.trim() !== '' ? given.trim().toUpperCase() : null;
+    const ip = ipCountry(s.caller.ip);
+    const disagree = billing !== null && ip !== null && ip !== billing;
+    const confirmed = disagree && s.body.confirm_country?.trim().toUpperCase() === billing;
+    if (s.settings.tax_regime === 'digital_services' && disagree && !confirmed) {
+      throw refusal('tax_country_unconfirmed', { data: { billing_country: billing, ip_country: ip } });
+    }
+    const raw = s.body.vat_number?.trim() ?? '';
+    s.vat = null;
+    if (raw !== '') {
+      const now = iso(this.checkout.clock.now());
+      s.vat = await decideVat(this.tax.vies, raw, s.settings.tax_seller_country, now);
+      if (!s.vat || s.vat.check.status === 'invalid') {
+        throw refusal('invalid_vat_number', { data: { params: { vat_number: 'invalid' } } });
+      }
+    }
+    s.reverseCharge = s.settings.tax_regime === 'digital_services' && s.vat?.reverseCharge === true;
+    s.evidence = {
+      billing_country: billing,
+      ip_country: ip,
+      card_country: null,
+      country_confirmed: confirmed,
+      vat_check: s.vat?.check ?? null,
+    };
+  }
+
   /** Stock as it shows now (the order re-checks atomically), coupons and the totals. */
   private async price(s: Placing): Promise<void> {
     assertStockAvailable(s.lines);
@@ -303,6 +352,7 @@ export class SubmitService {
       billing: s.body.billing,
       shipping: s.body.shipping,
       shippingMethod: s.body.shipping_method,
+      reverseCharge: s.reverseCharge,
     });
   }
 
@@ -355,6 +405,19 @@ export class SubmitService {
       tracking_number: '',
       tracking_url: '',
       paid_at: null,
+      buyer_tax_id: s.vat?.number.value ?? '',
+      reverse_charge: s.reverseCharge ? 1 : 0,
+      // The country whose rates applied: the destination the totals were priced for.
+      tax_country:
+        s.settings.tax_regime === 'none'
+          ? ''
+          : (destinationOf(body.shipping?.ship_to_different ? body.shipping : body.billing)?.country ?? ''),
+      tax_lines: JSON.stringify(
+        totals.taxes.map(
+          (t): TaxLine => ({ rate_id: t.rate_id, name: t.name, rate: t.rate, amount: t.amount }),
+        ),
+      ),
+      tax_evidence: JSON.stringify(s.evidence),
       created_at: s.stamp,
       updated_at: s.stamp,
     };
@@ -363,6 +426,10 @@ export class SubmitService {
         const order = await this.orders.create(values, [], tx);
         if (!(await this.orders.takeStock(holds, tx))) {
           throw refusal('out_of_stock');
+        }
+        if (s.vat?.check.status === 'unverified') {
+          const note = `VAT number ${s.vat.number.value} could not be checked with VIES (no answer in time, or the member state's system unavailable): VAT charged. Check it again before refunding the VAT.`;
+          await this.orders.addStoreNote(order.id, note, s.stamp, tx);
         }
         return order;
       });

@@ -46,6 +46,7 @@ export async function renderPdf(doc: InvoiceSnapshot): Promise<Uint8Array> {
   line('Bill to', { strong: true });
   for (const l of [doc.buyer.name, doc.buyer.company, ...doc.buyer.address, doc.buyer.email].filter(Boolean))
     line(l);
+  if (doc.buyer_tax_id) line(`VAT number: ${doc.buyer_tax_id}`);
   gap();
 
   const cols = [margin, 300, 350, 420, 490];
@@ -59,11 +60,18 @@ export async function renderPdf(doc: InvoiceSnapshot): Promise<Uint8Array> {
     row(['', '', '', label, `${value} ${doc.currency}`], strong);
   total('Subtotal', doc.totals.subtotal);
   if (Number(doc.totals.discount) !== 0) total('Discount', `-${doc.totals.discount}`);
+  // The tax per rate, as a VAT invoice must show it; a single-rate order's line is its total.
+  for (const t of doc.taxes ?? []) total(`${t.name} ${Number(t.rate)}%`, t.amount);
   total('Tax', doc.totals.tax);
   total('Total', doc.totals.total, true);
   if (doc.prices_include_tax) {
     gap();
     line('Prices include tax.');
+  }
+  if (doc.reverse_charge) {
+    gap();
+    line('Reverse charge', { strong: true });
+    line('VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC).');
   }
   return pdf.save();
 }

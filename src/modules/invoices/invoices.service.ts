@@ -1,9 +1,9 @@
 import { type Clock, iso } from '../../clock.js';
 import type { Tx } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
-import { fromMinor } from '../catalogue/money.js';
+import { allocate, fromMinor } from '../catalogue/money.js';
 import type { Attachment } from '../mail/transport.js';
-import type { OrderRow } from '../orders/orders.model.js';
+import type { OrderRow, TaxLine } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { RefundHook } from '../orders/refunds.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
@@ -37,6 +37,12 @@ export interface InvoiceSnapshot {
   totals: { subtotal: string; discount: string; tax: string; total: string };
   /** For a credit note: the refund's reason. */
   reason: string;
+  /** The buyer's VAT number ('' = none); absent from documents issued before VAT numbers. */
+  buyer_tax_id?: string;
+  /** Sold with reverse charge: no VAT, the buyer accounts for it (docs/taxes.md). */
+  reverse_charge?: boolean;
+  /** The tax per rate, e.g. {name: "VAT DE", rate: "19.0000", amount: "19.00"}. */
+  taxes?: { name: string; rate: string; amount: string }[];
 }
 
 /** What the API answers for an invoice or credit note (its snapshot is in the PDF). */
@@ -105,8 +111,15 @@ export class InvoicesService {
     const total = Number(order.total);
     const tax = total > 0 ? Math.round((Number(order.total_tax) * amount) / total) : 0;
     const money = (minor: number) => fromMinor(minor, order.decimals);
+    // The credited tax shared over the order's rates in proportion to what each charged.
+    const rates = JSON.parse(order.tax_lines) as TaxLine[];
+    const shares = allocate(
+      tax,
+      rates.map((r) => Math.max(0, Number(r.amount))),
+    );
     const snapshot: InvoiceSnapshot = {
       ...base,
+      taxes: rates.map((r, i) => ({ name: r.name, rate: r.rate, amount: money(shares[i]!) })),
       invoice_number: invoice.number,
       reason: refund.reason,
       lines: [
@@ -239,6 +252,13 @@ export class InvoicesService {
         total: money(order.total),
       },
       reason: '',
+      buyer_tax_id: order.buyer_tax_id,
+      reverse_charge: order.reverse_charge === 1,
+      taxes: (JSON.parse(order.tax_lines) as TaxLine[]).map((r) => ({
+        name: r.name,
+        rate: r.rate,
+        amount: money(r.amount),
+      })),
     };
   }
 }

@@ -61,6 +61,35 @@ export const Order = Type.Object({
   disputed_at: Type.Union([Type.String(), Type.Null()], {
     description: 'When a chargeback was first opened against the order',
   }),
+  buyer_tax_id: Type.String({ description: "The buyer's VAT number; '' = none (docs/taxes.md)" }),
+  reverse_charge: Type.Boolean({
+    description: 'Sold with reverse charge: no VAT, the buyer accounts for it',
+  }),
+  tax_country: Type.String({ description: "The country whose tax applied; '' = none" }),
+  tax_lines: Type.Array(Type.Object({ name: Type.String(), rate: Type.String(), amount: Money() }), {
+    description: 'The tax per rate as charged',
+  }),
+  tax_evidence: Type.Object(
+    {
+      billing_country: NullableString,
+      ip_country: NullableString,
+      card_country: NullableString,
+      country_confirmed: Type.Boolean(),
+      vat_check: Type.Union([
+        Type.Object({
+          status: Type.String(),
+          country: Type.String(),
+          name: NullableString,
+          checked_at: Type.String(),
+        }),
+        Type.Null(),
+      ]),
+    },
+    {
+      description:
+        "Where the buyer is, by billing address, IP and card (docs/taxes.md, 'Evidence of location')",
+    },
+  ),
   items: Type.Array(OrderItem),
   created_at: Type.String(),
   updated_at: Type.String(),

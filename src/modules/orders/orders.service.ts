@@ -10,11 +10,22 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { CurrencyContext } from '../catalogue/currency.js';
 import { fromMinor } from '../catalogue/money.js';
 import type { EntitlementPolicyInput } from '../catalogue/policy.js';
+import { inclusiveTaxes } from '../catalogue/tax.pricing.js';
+import type { TaxRate } from '../catalogue/tax.service.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Gateways, PaymentGateway } from './gateways.js';
-import type { NewOrder, NewOrderItem, OrderItemRow, OrderRow, StockHold } from './orders.model.js';
+import {
+  type NewOrder,
+  type NewOrderItem,
+  NO_EVIDENCE,
+  type OrderItemRow,
+  type OrderRow,
+  type StockHold,
+  type TaxEvidence,
+  type TaxLine,
+} from './orders.model.js';
 import type { OrderFilter, OrderSort, OrdersRepository } from './orders.repository.js';
 import type { OrderStatus } from './orders.tables.js';
 import type { RefundsRepository } from './refunds.repository.js';
@@ -62,6 +73,38 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
  * newOrderBasis, its total untaxed, and empty what only checkout fills (addresses, shipping,
  * coupons, fields). The caller overrides what it knows (payment method, billing, subscription).
  */
+/**
+ * The tax inside a renewal's amount, which repeats its first order's total with tax: the first
+ * order's rates taken out of it as from a price with tax, the same country, VAT number and reverse
+ * charge (docs/taxes.md, 'Renewals'). A first order without recorded tax lines gives none.
+ */
+export function renewalTax(parent: OrderRow | undefined, gross: number) {
+  const lines = parent ? (JSON.parse(parent.tax_lines) as TaxLine[]) : [];
+  const rates: TaxRate[] = lines.map((l) => ({
+    id: l.rate_id,
+    country: parent!.tax_country,
+    state: '',
+    postcode: '',
+    rate: l.rate,
+    name: l.name,
+    shipping: false,
+    compound: false,
+    priority: 1,
+  }));
+  const amounts = inclusiveTaxes(gross, rates);
+  const tax = amounts.reduce((a, b) => a + b, 0);
+  return {
+    tax,
+    columns: {
+      tax_country: parent?.tax_country ?? '',
+      buyer_tax_id: parent?.buyer_tax_id ?? '',
+      reverse_charge: parent?.reverse_charge ?? 0,
+      tax_lines: JSON.stringify(lines.map((l, i): TaxLine => ({ ...l, amount: amounts[i]! }))),
+      tax_evidence: parent?.tax_evidence ?? '{}',
+    },
+  };
+}
+
 export function plainOrder(
   ctx: CurrencyContext,
   settings: Settings,
@@ -218,6 +261,22 @@ export class OrdersService {
     const row = (await this.repo.find(id, tx))!;
     for (const hook of this.createdHooks) await hook(row, tx);
     return row;
+  }
+
+  /** Adds the paying card's country to the order's evidence of location (docs/taxes.md), in `tx`. */
+  async recordCardCountry(order: OrderRow, country: string, tx: Tx): Promise<OrderRow> {
+    const evidence = { ...NO_EVIDENCE, ...(JSON.parse(order.tax_evidence) as Partial<TaxEvidence>) };
+    const tax_evidence = JSON.stringify({ ...evidence, card_country: country });
+    await this.repo.update(order.id, { tax_evidence }, tx);
+    return { ...order, tax_evidence };
+  }
+
+  /** A note the store itself writes on an order (no administrator behind it), in `tx`. */
+  async addStoreNote(orderId: number, body: string, at: string, tx: Tx): Promise<void> {
+    await this.notes.insertNote(
+      { order_id: orderId, kind: 'note', body, actor_user_id: null, actor_email: null, created_at: at },
+      tx,
+    );
   }
 
   addItem(item: NewOrderItem, tx?: Tx): Promise<number> {
@@ -547,6 +606,15 @@ export class OrdersService {
       paid_at: order.paid_at,
       refunded_total: money(Number(order.refunded_total)),
       disputed_at: order.disputed_at,
+      buyer_tax_id: order.buyer_tax_id,
+      reverse_charge: order.reverse_charge === 1,
+      tax_country: order.tax_country,
+      tax_lines: (JSON.parse(order.tax_lines) as TaxLine[]).map((l) => ({
+        name: l.name,
+        rate: l.rate,
+        amount: money(l.amount),
+      })),
+      tax_evidence: { ...NO_EVIDENCE, ...(JSON.parse(order.tax_evidence) as Partial<TaxEvidence>) },
       items: items.map((i) => ({
         id: i.id,
         product_id: i.product_id,

@@ -67,6 +67,16 @@ export interface OrdersTables {
     disputed_at: string | null;
     /** 1 when the order was placed in test mode (docs/payments.md, 'Test mode and live mode'). */
     test: Generated<number>;
+    /** The buyer's VAT number, normalised; '' = none (docs/taxes.md). */
+    buyer_tax_id: Generated<string>;
+    /** 1 = sold with reverse charge: no VAT, the buyer accounts for it (docs/taxes.md). */
+    reverse_charge: Generated<number>;
+    /** The country whose tax applied; '' = none. */
+    tax_country: Generated<string>;
+    /** JSON TaxLine[]: the tax per rate as charged, amounts in minor units. */
+    tax_lines: Generated<string>;
+    /** JSON TaxEvidence: where the buyer is, by billing address, IP and card (docs/taxes.md). */
+    tax_evidence: Generated<string>;
     created_at: string;
     updated_at: string;
   };

@@ -60,6 +60,15 @@ const properties = {
   renewal_window_days: Type.Integer({ minimum: 0, maximum: 3650 }),
   checkout_rate_limit: Type.Integer({ minimum: 1, maximum: 1000 }),
   prices_include_tax: Type.Boolean(),
+  tax_regime: Type.Union([Type.Literal('none'), Type.Literal('manual'), Type.Literal('digital_services')], {
+    description:
+      "none: no tax; manual: the tax rates entered; digital_services: the buyer's country's rate for electronically supplied services (docs/taxes.md)",
+  }),
+  tax_seller_country: Type.String({
+    pattern: '^([A-Z]{2})?$',
+    description:
+      "The seller's country (ISO 3166-1 alpha-2): a valid VAT number of another EU member state buys with reverse charge (docs/taxes.md); empty = none",
+  }),
   store_name: PlainText({ minLength: 1, maxLength: 100 }),
   invoice_seller_name: PlainText({
     maxLength: 200,
@@ -227,6 +236,8 @@ export const DEFAULT_SETTINGS: Settings = {
   renewal_window_days: 30,
   checkout_rate_limit: 5,
   prices_include_tax: false,
+  tax_regime: 'manual',
+  tax_seller_country: '',
   store_name: 'Tollgate store',
   invoice_seller_name: '',
   invoice_seller_address: '',

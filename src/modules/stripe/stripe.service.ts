@@ -564,6 +564,7 @@ export class StripeService {
     const products = await this.orders.productsOf(items);
     const settings = await this.settings.get();
     const title = (await this.catalogue.gateways.find('stripe'))?.title ?? 'Stripe';
+    const cardCountry = await this.cardCountry(intent);
     return this.once(eventId, type, async (tx, now) => {
       const locked = await this.orders.lock(order.id, tx);
       if (!locked) return;
@@ -600,6 +601,7 @@ export class StripeService {
         current = { ...current, payment_method: 'stripe', payment_method_title: title };
       }
       await note(`Stripe payment ${intent.id} succeeded: ${paid}.`);
+      if (cardCountry) current = await this.orders.recordCardCountry(current, cardCountry, tx);
       await this.orders.transition(current, 'processing', { products, settings }, tx);
       const method =
         typeof intent.payment_method === 'string' ? intent.payment_method : intent.payment_method?.id;
@@ -612,6 +614,24 @@ export class StripeService {
         }
       }
     });
+  }
+
+  /**
+   * The paying card's country, a piece of the order's evidence of location (docs/taxes.md): the
+   * event's PaymentIntent names its PaymentMethod, which Stripe is asked for. Null when there is
+   * none, or Stripe cannot say: the payment is recorded all the same.
+   */
+  private async cardCountry(intent: Stripe.PaymentIntent): Promise<string | null> {
+    const method = intent.payment_method;
+    if (!method) return null;
+    if (typeof method !== 'string') return method.card?.country ?? null;
+    try {
+      const stripe = await this.client();
+      const country = stripe ? (await stripe.paymentMethods.retrieve(method)).card?.country : null;
+      return typeof country === 'string' && /^[A-Z]{2}$/.test(country) ? country : null;
+    } catch {
+      return null;
+    }
   }
 
   /** The payment failed: a pending order becomes `failed` (its stock given back), with a note. */

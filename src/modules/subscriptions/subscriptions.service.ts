@@ -9,7 +9,7 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { resolveCurrency } from '../catalogue/currency.js';
 import { currencyDecimals } from '../catalogue/money.js';
 import type { OrderRow } from '../orders/orders.model.js';
-import { OPEN_RENEWAL, type OrdersService, plainOrder } from '../orders/orders.service.js';
+import { OPEN_RENEWAL, type OrdersService, plainOrder, renewalTax } from '../orders/orders.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import {
@@ -298,11 +298,16 @@ export class SubscriptionsService {
         : product.name
       : `Product ${sub.product_id}`;
     const now = iso(this.clock.now());
+    // The recurring total holds the first order's tax: the same rates, country and VAT number.
+    const { tax, columns } = renewalTax(parent, total);
     try {
       return await withTransaction(this.database, async (tx) => {
         const order = await this.orders.create(
           {
             ...plainOrder(ctx, settings, { customer_id: sub.user_id, created_via: 'renewal', total, now }),
+            ...columns,
+            subtotal: total - tax,
+            total_tax: tax,
             // A renewal of a test order is a test order too, whatever the store's mode now.
             ...(parent ? { test: parent.test } : {}),
             payment_method: sub.payment_method ?? '',
@@ -319,11 +324,12 @@ export class SubscriptionsService {
               variation_id: sub.variation_id ?? 0,
               name,
               quantity,
-              price: Math.round(total / quantity),
-              subtotal: total,
-              subtotal_tax: 0,
-              total,
-              total_tax: 0,
+              // The entry basis: with tax when prices include tax (docs/pricing.md).
+              price: Math.round((settings.prices_include_tax ? total : total - tax) / quantity),
+              subtotal: total - tax,
+              subtotal_tax: tax,
+              total: total - tax,
+              total_tax: tax,
               meta: '[]',
               subscription_id: sub.id,
             },

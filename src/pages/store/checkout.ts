@@ -154,6 +154,26 @@ export const onHoldNote = (status: string) =>
  * src/pages/pages.ts, and asserted by test/storefront/checkout-pages.test.ts), and `?key=` is
  * redacted from the logs (src/http/redact.ts).
  */
+/**
+ * A business buyer's VAT number, and the confirmation of the billing country that checkout asks
+ * for when the IP address's country differs (shown by the script then; docs/taxes.md).
+ */
+function taxFields(s: Settings): Html {
+  const ours = s.tax_seller_country ? ` than ours (${s.tax_seller_country})` : '';
+  return html`<fieldset class="card" id="tax"><legend>Buying for a business</legend>
+      <div class="field wide">
+        <label for="vat_number">EU VAT number (optional)</label>
+        <input id="vat_number" name="vat_number" maxlength="40" autocomplete="off" spellcheck="false" aria-describedby="vat_number-hint vat_number-error">
+        <p class="muted hint" id="vat_number-hint">With its country prefix, e.g. FR40303265045. A valid number of another EU country${ours} buys without VAT (reverse charge).</p>
+        <p class="field-error" id="vat_number-error" hidden></p>
+      </div>
+      <div class="field wide" id="confirm-country-field" hidden>
+        <div class="radio"><input type="checkbox" id="confirm_country" name="confirm_country">
+        <label for="confirm_country" id="confirm_country-label">I confirm my billing country</label></div>
+      </div>
+    </fieldset>`;
+}
+
 export async function checkoutPages(app: FastifyInstance, opts: CheckoutPagesOptions) {
   const { accounts, catalogue, payments, licenses, settings } = opts;
 
@@ -199,6 +219,7 @@ ${needsScript('Checkout')}
 <form id="checkout-form" class="checkout" data-store-page="checkout" novalidate hidden>
   <div class="checkout-main">
     <fieldset class="card" id="billing"><legend>Billing details</legend><div class="fields" id="billing-fields"></div></fieldset>
+    ${s.tax_regime === 'digital_services' ? taxFields(s) : ''}
     <fieldset class="card" id="shipping" hidden><legend>Shipping address</legend><div class="fields" id="shipping-fields"></div></fieldset>
     <fieldset class="card" id="shipping-rates" hidden><legend>Shipping method</legend><div id="rates-list"><p class="muted">Enter your address to see the shipping rates.</p></div></fieldset>
     <fieldset class="card" id="payment"><legend>Payment</legend>

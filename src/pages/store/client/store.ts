@@ -158,6 +158,10 @@ const WORDS: Record<string, string> = {
   gateway_mismatch: 'This order must be paid with the payment method it was placed with.',
   gateway_unavailable: 'This payment method is not available. Choose another one.',
   payment_declined: 'Your card was declined. Nothing was charged. Try another card.',
+  invalid_vat_number:
+    'This VAT number is not valid. Check it (with its country prefix, e.g. FR40303265045), or leave it empty to buy with VAT.',
+  tax_country_unconfirmed:
+    'Your billing country differs from the country you appear to be in. Please confirm your country below, then place the order again.',
   invalid_card_number: 'This is not a valid card number. Check it and try again.',
   stripe_incomplete: 'Check your card details.',
   stripe_unavailable: 'The card payment could not be started. Nothing was charged. Please try again.',
@@ -646,7 +650,15 @@ function address(fields: CheckoutField[], prefix: string): Record<string, string
   }
   return out;
 }
-function summarize(cart: Cart): void {
+/**
+ * The summary's tax and total for the buyer's country, priced by POST /v1/checkout/quote (shown
+ * where the store charges the buyer's country's VAT; docs/taxes.md). Null: the cart's own.
+ */
+interface QuotedTax {
+  tax: string;
+  total: string;
+}
+function summarize(cart: Cart, quoted: QuotedTax | null = null): void {
   const box = byId('order-summary')!;
   clear(box);
   box.appendChild(
@@ -666,10 +678,14 @@ function summarize(cart: Cart): void {
     parts.push(el('dt', { text: `Discount (${cart.coupons.map((c) => c.code).join(', ')})` }));
     parts.push(el('dd', { text: `−${money(cart, cart.discount_total)}` }));
   }
+  if (quoted) {
+    parts.push(el('dt', { text: 'VAT' }));
+    parts.push(el('dd', { id: 'checkout-tax', text: money(cart, quoted.tax) }));
+  }
   parts.push(el('dt', { className: 'grand', text: 'Total' }));
   parts.push(
     el('dd', { className: 'grand', id: 'checkout-total' }, [
-      `${money(cart, cart.total)} `,
+      `${money(cart, quoted ? quoted.total : cart.total)} `,
       el('span', { className: 'muted', text: cart.currency }),
     ]),
   );
@@ -844,6 +860,12 @@ function checkoutPage(form: HTMLFormElement): void {
     const postcode = byId('shipping_postcode');
     if (postcode) postcode.addEventListener('change', loadRates);
     summarize(current);
+    // VAT at the buyer's country's rate: the summary follows the billing country.
+    const country = byId<HTMLSelectElement>('billing_country');
+    if (byId('tax') && country) {
+      country.addEventListener('change', quoteTax);
+      quoteTax();
+    }
     stripe = mountStripe(minorUnits(current.total, current.decimals), current.currency);
     const save = byId('stripe-save');
     if (save) save.hidden = !current.items.some((i) => i.subscription);
@@ -871,6 +893,24 @@ function checkoutPage(form: HTMLFormElement): void {
       variation_id: i.variation_id,
       qty: i.quantity,
     }));
+  }
+  function quoteTax(): void {
+    const billing = address(fields, 'billing');
+    if (!cart) return;
+    const priced = cart;
+    if (!billing.country) {
+      summarize(priced);
+      return;
+    }
+    call<{ ok?: boolean; totals?: { tax_total: string; grand_total: string } }>('POST', '/checkout/quote', {
+      items: items(priced),
+      billing: { country: billing.country, state: billing.state || '', postcode: billing.postcode || '' },
+      coupons: priced.coupons.map((c) => c.code),
+    }).then((res) => {
+      const t = res.body.totals;
+      // A quote that fails (a product sold out meanwhile) leaves the cart's summary; submit says why.
+      summarize(priced, !res.code && t ? { tax: t.tax_total, total: t.grand_total } : null);
+    });
   }
   function loadRates(): void {
     const dest = address(fields, 'shipping');
@@ -944,6 +984,8 @@ function checkoutPage(form: HTMLFormElement): void {
       shipping?: Record<string, string>;
       shipping_method?: string;
       captcha_token?: string;
+      vat_number?: string;
+      confirm_country?: string;
     } = {
       items: items(cart),
       billing: address(fields, 'billing'),
@@ -962,6 +1004,11 @@ function checkoutPage(form: HTMLFormElement): void {
       '[name=cf-turnstile-response], [name=g-recaptcha-response]',
     );
     if (token?.value) body.captcha_token = token.value;
+    // Taxes (docs/taxes.md): the VAT number as typed, and the billing country once confirmed.
+    const vat = byId<HTMLInputElement>('vat_number');
+    if (vat && vat.value.trim() !== '') body.vat_number = vat.value.trim();
+    setFieldError('vat_number', '');
+    if (byId<HTMLInputElement>('confirm_country')?.checked) body.confirm_country = body.billing.country;
     const button = byId<HTMLButtonElement>('place-order');
     busy(button, true);
     stripeReady(form, stripe)
@@ -996,6 +1043,7 @@ function checkoutPage(form: HTMLFormElement): void {
               : null;
           showError(res.code, res.body.data, again);
           cardFieldError(res.code);
+          taxRefusal(res.code, res.body);
           // A field the API names (data.params: {"billing.email": …}) gets the code beside it.
           const params = res.body.data?.params || {};
           for (const name of Object.keys(params)) {
@@ -1010,6 +1058,19 @@ function checkoutPage(form: HTMLFormElement): void {
         return pay(form, res.body.order_id, res.body.order_key, button, stripe);
       });
   });
+}
+
+/** A refusal about taxes: the VAT number's field, or the confirmation of the billing country shown. */
+function taxRefusal(code: string, body: Failure & { billing_country?: string; ip_country?: string }): void {
+  if (code === 'invalid_vat_number') setFieldError('vat_number', code);
+  if (code !== 'tax_country_unconfirmed') return;
+  const field = byId('confirm-country-field');
+  const box = byId<HTMLInputElement>('confirm_country');
+  const label = byId('confirm_country-label');
+  if (!field || !box || !label) return;
+  label.textContent = `I confirm that I am in ${body.billing_country || 'my billing country'}${body.ip_country ? `, although my connection appears to come from ${body.ip_country}` : ''}.`;
+  box.checked = false;
+  field.hidden = false;
 }
 
 /* ---- pay an unpaid order ---- */
