@@ -38,6 +38,7 @@ import {
 } from './modules/mail/mail.module.js';
 import { createMedia, type MediaService } from './modules/media/media.module.js';
 import { RenewalService } from './modules/orders/license-renewals.service.js';
+import { UpgradeService } from './modules/orders/license-upgrades.service.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
 import {
   type BucketMigration,
@@ -100,6 +101,8 @@ export interface Services {
   trials: TrialService;
   /** Buying the renewal of a term license (docs/selling.md, 'Buying a renewal'). */
   licenseRenewals: RenewalService;
+  /** Upgrades and downgrades of a license (docs/selling.md, 'Upgrades and downgrades'). */
+  licenseUpgrades: UpgradeService;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
   /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
@@ -269,6 +272,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   const { orders, refunds } = createOrders({ database, catalogue, licenses, settings, clock, audit });
   const invoices = createInvoices({ database, orders, settings, clock });
   const licenseRenewals = new RenewalService(database, clock, settings, catalogue, orders, licenses);
+  const licenseUpgrades = new UpgradeService(database, clock, settings, catalogue, orders, licenses, audit);
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
@@ -434,6 +438,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     services: {
       trials,
       licenseRenewals,
+      licenseUpgrades,
       database,
       clock,
       testClock,

@@ -257,6 +257,12 @@ const catalogue = {
   order_cancelled: [409, 'This order was cancelled.'],
   renewal_window_expired: [409, 'The renewal payment window has closed.'],
   license_not_renewable: [409, 'This license cannot be renewed by a purchase.'],
+  license_not_upgradable: [
+    409,
+    'This license cannot change tier: it is revoked, suspended, expired, a trial, or renewed by a subscription.',
+  ],
+  upgrade_same_tier: [400, 'The license is already on this tier.'],
+  invalid_upgrade_target: [400, 'This is not a tier the license can move to.'],
   gateway_mismatch: [400, 'This order must be paid with its original payment method.'],
   gateway_unavailable: [400, 'This payment method is not available for this order.'],
   payment_declined: [402, 'Payment declined'],

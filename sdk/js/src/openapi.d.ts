@@ -609,6 +609,259 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/licenses/{id}/upgrade-order': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Create the order moving one of my licenses to another tier; paying it moves the license, keeping its key */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            product_id?: number;
+            variation_id?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              currency: string;
+              license_id: number;
+              order_id: number;
+              /** @description With the id, what pay-order and the receipt take */
+              order_key: string;
+              product_id: number;
+              /** @description `pending` to pay; `completed` when it cost nothing and the move applied */
+              status: string;
+              total: string;
+              variation_id: number;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/account/licenses/{id}/upgrades': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tiers one of my licenses may move to, each with its prorated price */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The unused share of it: floor(paid × days_left ÷ period_days); all of it without an end */
+              credit: string;
+              /** @description The store's base currency; every amount is in it */
+              currency: string;
+              days_left: number | null;
+              license_id: number;
+              /** @description What was paid for the current tier */
+              paid: string;
+              period_days: number | null;
+              targets: {
+                /** @description 0 = unlimited */
+                activation_limit: number;
+                /** @enum {unknown} */
+                direction: 'upgrade' | 'downgrade';
+                name: string;
+                /** @description The tier's price */
+                price: string;
+                product_id: number;
+                /** @description What the move costs now: price less credit, never below 0 */
+                total: string;
+                updates_days: number | null;
+                usage_days: number | null;
+                /** @description 0 for a simple product */
+                variation_id: number;
+              }[];
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account/subscriptions': {
     parameters: {
       query?: never;
@@ -4811,6 +5064,259 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/licenses/{id}/upgrade-order': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Create the order moving a customer's license (administrator) to another tier; paying it moves the license, keeping its key */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            product_id?: number;
+            variation_id?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              currency: string;
+              license_id: number;
+              order_id: number;
+              /** @description With the id, what pay-order and the receipt take */
+              order_key: string;
+              product_id: number;
+              /** @description `pending` to pay; `completed` when it cost nothing and the move applied */
+              status: string;
+              total: string;
+              variation_id: number;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/licenses/{id}/upgrades': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tiers a customer's license (administrator) may move to, each with its prorated price */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The unused share of it: floor(paid × days_left ÷ period_days); all of it without an end */
+              credit: string;
+              /** @description The store's base currency; every amount is in it */
+              currency: string;
+              days_left: number | null;
+              license_id: number;
+              /** @description What was paid for the current tier */
+              paid: string;
+              period_days: number | null;
+              targets: {
+                /** @description 0 = unlimited */
+                activation_limit: number;
+                /** @enum {unknown} */
+                direction: 'upgrade' | 'downgrade';
+                name: string;
+                /** @description The tier's price */
+                price: string;
+                product_id: number;
+                /** @description What the move costs now: price less credit, never below 0 */
+                total: string;
+                updates_days: number | null;
+                usage_days: number | null;
+                /** @description 0 for a simple product */
+                variation_id: number;
+              }[];
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/licenses/activate': {
     parameters: {
       query?: never;
@@ -7301,6 +7807,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -7524,6 +8032,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -7691,6 +8201,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -7940,6 +8452,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -8307,6 +8821,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -8518,6 +9034,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -12687,6 +13205,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -12838,6 +13358,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -12963,6 +13485,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -13068,6 +13592,7 @@ export interface paths {
             storage_driver?: '' | 'local' | 'local_encrypted' | 'external';
             trial_days?: number | null;
             trial_sites?: number;
+            upgrade_paths?: number[];
           };
         };
       };
@@ -13092,6 +13617,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -13402,6 +13929,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -13553,6 +14082,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };

@@ -40,6 +40,7 @@ import * as m2026112885 from './2026112885_invoices.js';
 import * as m2026112891 from './2026112891_trials.js';
 import * as m2026112895 from './2026112895_legacy_api.js';
 import * as m2026112940 from './2026112940_import_map.js';
+import * as m2026113010 from './2026113010_upgrades.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -86,4 +87,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026112891_trials': m2026112891,
   '2026112895_legacy_api': m2026112895,
   '2026112940_import_map': m2026112940,
+  '2026113010_upgrades': m2026113010,
 };
