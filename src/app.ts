@@ -271,6 +271,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     media,
     payments,
     orders,
+    upgrades: services.licenseUpgrades,
     invoices: services.invoices,
     subscriptions,
     stripe: services.stripe,

@@ -10,6 +10,7 @@ import type { ActivationService } from '../modules/licensing/activation.service.
 import type { LicenseService } from '../modules/licensing/license.service.js';
 import type { OAuthService } from '../modules/licensing/oauth.service.js';
 import type { MediaService } from '../modules/media/media.service.js';
+import type { UpgradeService } from '../modules/orders/license-upgrades.service.js';
 import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { ReleasesService } from '../modules/releases/releases.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
@@ -50,6 +51,8 @@ export interface PagesOptions {
   payments: PaymentService;
   /** My orders. */
   orders: OrdersService;
+  /** Changing a license's tier from My licenses (docs/selling.md, 'Upgrades and downgrades'). */
+  upgrades: UpgradeService;
   /** The invoice and credit notes of an order in My orders (docs/invoices.md). */
   invoices: InvoicesService;
   /** Subscriptions (the customer's cancellation). */

@@ -1805,6 +1805,12 @@ export interface paths {
                 subscription: boolean;
                 /** @description Line subtotal without tax, before discounts */
                 subtotal: number;
+                /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                tiers: {
+                  name: string;
+                  price: string;
+                  variation_id: number;
+                }[];
                 /** @description Line total without tax, after discounts */
                 total: number;
                 variation_id: number;
@@ -1965,6 +1971,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2136,6 +2148,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2284,6 +2302,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2434,6 +2458,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2604,6 +2634,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2712,6 +2748,8 @@ export interface paths {
           'application/json': {
             cart_item_key: string;
             quantity: number;
+            /** @description Another tier (variation) of the line's product: the line moves to it (docs/selling.md, 'Tiers') */
+            variation_id?: number;
           };
         };
       };
@@ -2755,6 +2793,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
