@@ -175,7 +175,7 @@ describe('adding, changing and removing lines', () => {
     const [one, five, unlimited] = p.variations;
     const b = new Browser(t);
     const first = await b.add(p.id, { variation_id: one!.id, quantity: 2 });
-    expect(first.cart.items[0].tiers).toEqual([
+    expect(first.cart.items[0]!.tiers).toEqual([
       { variation_id: one!.id, name: '1 site', price: '49.00' },
       { variation_id: five!.id, name: '5 sites', price: '99.00' },
       { variation_id: unlimited!.id, name: 'Unlimited', price: '199.00' },
