@@ -81,11 +81,11 @@ main.store { max-width: 72rem; }
 .choices { border: 1px solid var(--line); border-radius: 10px; padding: .75rem 1rem 1rem; margin: 1rem 0;
   background: var(--card); }
 /* The tiers side by side (docs/selling.md, 'Tiers'): each a card, its radio inside, the card its label. */
-fieldset.tiers { min-width: 0; }
+fieldset.tiers { min-width: 0; flex: 1 1 100%; margin: 0; }
 fieldset.tiers legend { font-weight: 700; padding: 0 .25rem; }
 .tier-grid { display: grid; gap: .75rem; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); margin-top: .5rem; }
 .tier { position: relative; }
-.tier input { position: absolute; top: .9rem; left: .8rem; margin: 0; }
+.add-to-cart .tier input { position: absolute; top: .95rem; left: .8rem; margin: 0; width: 1.1rem; height: 1.1rem; }
 .tier label { display: flex; flex-direction: column; gap: .2rem; height: 100%; margin: 0; padding: .75rem .8rem .8rem 2.2rem;
   border: 1px solid var(--line); border-radius: 8px; cursor: pointer; font-weight: 400; overflow-wrap: anywhere; }
 .tier input:checked + label { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
