@@ -177,9 +177,20 @@ describe.each([
     expect(created.statusCode, created.body).toBe(201);
     const order = created.json();
     expect(order).toMatchObject({ status: 'pending', license_id: license.id, variation_id: target });
-    // Two payments race: the order is paid once and the license moves once.
-    const [a, b] = await Promise.all([pay(order), pay(order)]);
-    expect([a.statusCode, b.statusCode].sort()).toEqual([200, 409]);
+    // Two payments race over real HTTP: the order is paid once and the license moves once.
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const payOverHttp = () =>
+      fetch(`${base}/v1/checkout/pay-order/${order.order_id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          key: order.order_key,
+          payment_method: 'test_card',
+          payment_data: { card_number: '4242424242424242' },
+        }),
+      });
+    const [a, b] = await Promise.all([payOverHttp(), payOverHttp()]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
     const paidAt = Date.parse((await advanceClock(t, 0)).now as string);
     const after = await row(license.id);
     expect(after.license_key).toBe(license.license_key);
