@@ -330,6 +330,48 @@ describe.each([
     });
   });
 
+  it('My licenses pages: the tiers with their prices, the form that goes on to the pay page, and its refusals', async () => {
+    owner.headers = await login(t.app, owner.email, owner.password);
+    other.headers = await login(t.app, other.email, other.password);
+    const license = await buy();
+    const page = (who: Customer, url: string) =>
+      t.app.inject({ method: 'GET', url, headers: { cookie: who.headers.cookie } });
+    const form = (who: Customer, fields: Record<string, string>) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/account/licenses/${license.id}/upgrade`,
+        headers: { cookie: who.headers.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ _nonce: who.headers['x-rest-nonce'], ...fields }).toString(),
+      });
+    const list = await page(owner, '/account/licenses');
+    expect(list.body).toContain(`href="/account/licenses/${license.id}/upgrade"`);
+    const choose = await page(owner, `/account/licenses/${license.id}/upgrade`);
+    expect(choose.statusCode).toBe(200);
+    const target = `${product.id}:${product.variations[1]!.id}`;
+    expect(choose.body).toContain(`value="${target}"`);
+    // Another customer's license, or nonsense in the address: back to My licenses with a notice.
+    for (const url of [`/account/licenses/${license.id}/upgrade`, '/account/licenses/x/upgrade']) {
+      const refused = await page(other, url);
+      expect(refused.statusCode).toBe(303);
+      expect(refused.headers.location).toBe('/account/licenses?error=upgrade_failed');
+    }
+    for (const bad of [
+      '',
+      'x',
+      `${product.id}`,
+      `${product.id}:-1`,
+      `${product.id}:${product.variations[0]!.id}`,
+    ]) {
+      const res = await form(owner, { target: bad });
+      expect(res.headers.location, bad).toBe('/account/licenses?error=upgrade_failed');
+    }
+    expect((await form(owner, { target, _nonce: 'forged' })).statusCode).toBe(403);
+    expect((await form(other, { target })).headers.location).toBe('/account/licenses?error=upgrade_failed');
+    const made = await form(owner, { target });
+    expect(made.statusCode).toBe(303);
+    expect(made.headers.location).toMatch(/^\/checkout\/pay\/\d+\?key=order_[0-9a-f]+$/);
+  });
+
   it('refuses a trial', async () => {
     const trial = await createLicense(t, {
       product_id: product.id,
