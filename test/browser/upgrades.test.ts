@@ -154,11 +154,31 @@ describe.skipIf(skipPageBrowserTests)('tiers and upgrades in a real browser', ()
       user_id: customer.body.id,
       entitlement_policy: TERM,
     });
+    const agency = await api<{ id: number }>('POST', '/products', {
+      name: 'Forms Agency',
+      price: '399.00',
+      licensing_enabled: 'yes',
+      activation_limit: 100,
+    });
     await context.clearCookies();
-    await signInInBrowser(`/admin/licenses/${license.body.id}`);
+    // The owner names the upgrade path on the product's software configuration.
+    await signInInBrowser(`/admin/products/${product.id}`);
+    await page.getByLabel('Upgrade paths').fill(String(agency.body.id));
+    await page.getByRole('button', { name: 'Save software configuration' }).click();
+    await page.getByText('The software configuration is saved.').waitFor();
+    const config = await api<{ upgrade_paths: number[] }>('GET', `/software/products/${product.id}/config`);
+    expect(config.body.upgrade_paths).toEqual([agency.body.id]);
+
+    await page.goto(`${server.url}/admin/licenses/${license.body.id}`);
     const section = page.getByRole('region', { name: 'Upgrade or downgrade' });
     await section.waitFor();
-    await section.getByLabel('New tier').selectOption({ index: 1 });
+    const select = section.getByLabel('New tier');
+    expect(await select.locator('option').allTextContents()).toEqual([
+      expect.stringContaining('Forms Pro - 5 sites'),
+      expect.stringContaining('Forms Pro - Unlimited sites'),
+      expect.stringContaining('Forms Agency'),
+    ]);
+    await select.selectOption({ index: 1 });
     await checkWidths('license-upgrade');
     await section.getByRole('button', { name: 'Create upgrade order' }).click();
     await page

@@ -514,6 +514,8 @@ interface SoftwareFormValues {
   storage_driver: string;
   licensing_enabled: string;
   software_enabled: boolean;
+  /** Product ids, separated by commas or spaces (docs/selling.md, 'Upgrades and downgrades'). */
+  upgrade_paths: string;
 }
 
 /** POST /v1/software/products/{id}/config: what the update client sees, and where files are kept. */
@@ -610,11 +612,20 @@ function SoftwareForm({ product }: { product: Product }) {
       storage_driver: product.storage_driver ?? '',
       licensing_enabled: product.licensing_enabled === 'no' ? 'no' : 'yes',
       software_enabled: product.software_enabled === 'yes',
+      upgrade_paths: (product.upgrade_paths ?? []).join(', '),
     },
   });
   const onSubmit = async (f: SoftwareFormValues) => {
     setError(null);
     setNotice('');
+    const paths = [
+      ...new Set(
+        f.upgrade_paths
+          .split(/[\s,]+/)
+          .filter(Boolean)
+          .map(Number),
+      ),
+    ];
     try {
       const saved = await ok(
         api.POST('/v1/software/products/{product_id}/config', {
@@ -629,6 +640,8 @@ function SoftwareForm({ product }: { product: Product }) {
             >['storage_driver'],
             licensing_enabled: f.licensing_enabled,
             software_enabled: f.software_enabled ? 'yes' : 'no',
+            // Sent only when changed, so a save of other fields records no change of it.
+            ...(paths.join(',') === (product.upgrade_paths ?? []).join(',') ? {} : { upgrade_paths: paths }),
           },
         }),
       );
@@ -702,6 +715,22 @@ function SoftwareForm({ product }: { product: Product }) {
           )}
         </Field>
       </div>
+      <Field
+        label="Upgrade paths"
+        hint="Ids of other products a license of this one may move to, besides its own variations (e.g. 12, 15)."
+        error={errors.upgrade_paths}
+      >
+        {(p) => (
+          <input
+            {...p}
+            autoComplete="off"
+            inputMode="numeric"
+            {...register('upgrade_paths', {
+              pattern: { value: /^\s*(\d+([\s,]+\d+)*)?\s*$/, message: 'Product ids separated by commas.' },
+            })}
+          />
+        )}
+      </Field>
       <label className="check">
         <input type="checkbox" {...register('software_enabled')} /> Distribute this product’s releases
       </label>
