@@ -30,6 +30,7 @@ import { trialRoutes } from './modules/licensing/trial.routes.js';
 import { mailRoutes } from './modules/mail/mail.routes.js';
 import { mediaRoutes } from './modules/media/media.routes.js';
 import { renewalRoutes } from './modules/orders/license-renewals.routes.js';
+import { upgradeRoutes } from './modules/orders/license-upgrades.routes.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
 import { refundsRoutes } from './modules/orders/refunds.routes.js';
 import { releasesRoutes } from './modules/releases/releases.routes.js';
@@ -222,6 +223,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(trialRoutes, { trials: services.trials });
       await api.register(transferRoutes, { transfers: services.transfers });
       await api.register(renewalRoutes, { renewals: services.licenseRenewals });
+      await api.register(upgradeRoutes, { upgrades: services.licenseUpgrades });
       await api.register(oauthRoutes, { oauth });
       await api.register(catalogueRoutes, { catalogue });
       await api.register(cartRoutes, {
@@ -274,6 +276,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
     media,
     payments,
     orders,
+    upgrades: services.licenseUpgrades,
     invoices: services.invoices,
     subscriptions,
     renewals: services.licenseRenewals,

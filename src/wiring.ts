@@ -41,6 +41,7 @@ import {
 import { createMedia, type MediaService } from './modules/media/media.module.js';
 import { RenewalLinkRepository } from './modules/orders/license-renewals.repository.js';
 import { RenewalService } from './modules/orders/license-renewals.service.js';
+import { UpgradeService } from './modules/orders/license-upgrades.service.js';
 import { createOrders, type OrdersService, type RefundsService } from './modules/orders/orders.module.js';
 import {
   type BucketMigration,
@@ -108,6 +109,8 @@ export interface Services {
   licenseRenewals: RenewalService;
   /** The signed one-click renewal links of term licenses (docs/selling.md, 'Renewals'). */
   renewalLinks: RenewalLinks;
+  /** Upgrades and downgrades of a license (docs/selling.md, 'Upgrades and downgrades'). */
+  licenseUpgrades: UpgradeService;
   /** Customer-approval activation: signed state, approval, activation tokens (docs/oauth.md). */
   oauth: OAuthService;
   /** Validate with a signed offline receipt (docs/licensing.md, 'Offline receipts'). */
@@ -290,6 +293,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     licensing.renewalLinks,
     new RenewalLinkRepository(database.db, database.dialect),
   );
+  const licenseUpgrades = new UpgradeService(database, clock, settings, catalogue, orders, licenses, audit);
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,
@@ -469,6 +473,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       transfers,
       licenseRenewals,
       renewalLinks: licensing.renewalLinks,
+      licenseUpgrades,
       database,
       clock,
       testClock,

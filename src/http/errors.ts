@@ -267,6 +267,12 @@ const catalogue = {
   too_many_transfers: [429, 'Too many transfers were sent; try again later.'],
   invalid_renewal_link: [400, 'This renewal link is not one this store made, or it was altered.'],
   renewal_link_expired: [410, 'This renewal link has expired.'],
+  license_not_upgradable: [
+    409,
+    'This license cannot change tier: it is revoked, suspended, expired, a trial, or renewed by a subscription.',
+  ],
+  upgrade_same_tier: [400, 'The license is already on this tier.'],
+  invalid_upgrade_target: [400, 'This is not a tier the license can move to.'],
   gateway_mismatch: [400, 'This order must be paid with its original payment method.'],
   gateway_unavailable: [400, 'This payment method is not available for this order.'],
   payment_declined: [402, 'Payment declined'],

@@ -4,6 +4,7 @@ import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
 import type { CustomerLicenseView, LicenseService } from '../modules/licensing/license.service.js';
 import type { TransferService, TransferView } from '../modules/licensing/transfer.service.js';
+import { money, type UpgradeService } from '../modules/orders/license-upgrades.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
 import { accountNav } from './account-nav.js';
 import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
@@ -16,6 +17,7 @@ export interface LicensesPageOptions {
   transfers: TransferService;
   activations: ActivationService;
   settings: SettingsService;
+  upgrades: UpgradeService;
 }
 
 /** Outcomes of a deactivation, shown after the redirect by a fixed code (no text ever comes from the URL). */
@@ -27,6 +29,7 @@ const NOTICES: Record<string, string> = {
   transfer_accepted: 'The license was transferred to this account.',
   moved:
     'The site was deactivated and its slot is free for your new site: on the new site, open the plugin’s license settings, enter the license key shown below and activate.',
+  upgraded: 'Your license is on its new tier. Its key is the same: nothing changes on your sites.',
 };
 const ERRORS: Record<string, string> = {
   deactivation_disabled:
@@ -40,6 +43,7 @@ const ERRORS: Record<string, string> = {
   transfer_not_found: 'That transfer is no longer pending.',
   transfer_already_accepted: 'That transfer was already accepted.',
   transfer_failed: 'The transfer could not be sent. Please try again.',
+  upgrade_failed: 'The tier of this license cannot be changed now. Please try again, or contact the store.',
 };
 
 /** The codes of a transfer's refusal that the page says in words; any other is `transfer_failed`. */
@@ -77,6 +81,10 @@ function activationBadge(a: CustomerLicenseView['activations'][number]) {
   }
   return html`<span class="badge off">Deactivated</span>`;
 }
+
+/** A license that may change tier: the rules of LicenseService.upgradable, as the list shows them. */
+const mayChangeTier = (l: CustomerLicenseView) =>
+  l.status === 'active' && !l.is_expired && l.subscription_id === null;
 
 /**
  * Transfer to another customer (docs/selling.md, 'Transfers'): the pending offer with Cancel, or a
@@ -147,6 +155,7 @@ function licenseCard(
     <dt>Activations</dt><dd>${seats}</dd>
     <dt>Expires</dt><dd>${l.expires_at ? `${l.expires_at} UTC` : 'Never'}</dd>
   </dl>
+  ${mayChangeTier(l) ? html`<p><a href="/account/licenses/${l.id}/upgrade" aria-label="Upgrade or downgrade ${name}">Upgrade or downgrade</a></p>` : ''}
   ${
     l.activations.length === 0
       ? html`<p class="muted">Not activated on any site yet.</p>`
@@ -161,7 +170,7 @@ function licenseCard(
 
 /** "My licenses": every license of the customer with its activations, and Deactivate per active site. */
 export async function licensesPages(app: FastifyInstance, opts: LicensesPageOptions) {
-  const { accounts, licenses, transfers, activations, settings } = opts;
+  const { accounts, licenses, transfers, activations, settings, upgrades } = opts;
 
   app.get('/account', async (_request, reply) => seeOther(reply, '/account/licenses'));
 
@@ -190,6 +199,97 @@ ${
 }`,
       viewer,
     );
+  });
+
+  /**
+   * Upgrade or downgrade (docs/selling.md, 'Upgrades and downgrades'): the tiers the license may
+   * move to, each with what the move costs now; choosing one creates its order and goes on to the
+   * store's pay page (or, when it costs nothing, applies it at once).
+   */
+  app.get('/account/licenses/:id/upgrade', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const licenseId = Number((request.params as { id: string }).id);
+    if (!viewer) return seeOther(reply, signInUrl(`/account/licenses/${isId(licenseId) ? licenseId : ''}`));
+    if (!isId(licenseId)) return seeOther(reply, '/account/licenses?error=upgrade_failed');
+    let quote: Awaited<ReturnType<UpgradeService['quote']>>;
+    try {
+      quote = await upgrades.quote(licenseId, viewer.user.id);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return seeOther(reply, '/account/licenses?error=upgrade_failed');
+    }
+    const m = (minor: number) => `${money(minor, quote.currency)} ${quote.currency.code}`;
+    const l = quote.license;
+    const current = l.variation_name ? `${l.product_name} — ${l.variation_name}` : (l.product_name ?? '');
+    const options = quote.targets.map((t, i) => {
+      const id = `tier-${i}`;
+      const name = t.variation ? `${t.product.name} — ${t.variation.name}` : t.product.name;
+      const policy = t.variation?.entitlement_policy ?? t.product.entitlement_policy;
+      const term =
+        policy?.usage.mode === 'days' && policy.usage.days !== undefined
+          ? `${policy.usage.days} days from payment`
+          : 'No expiry';
+      const sites =
+        t.activation_limit === 0
+          ? 'Unlimited sites'
+          : `${t.activation_limit} site${t.activation_limit === 1 ? '' : 's'}`;
+      return html`<div class="tier-option">
+      <input type="radio" name="target" id="${id}" value="${t.product.id}:${t.variation?.id ?? 0}" required${i === 0 ? ' checked' : ''}>
+      <label for="${id}"><span class="tier-name">${name}</span>
+        <span class="tier-facts">${sites} · ${term} · ${t.full > quote.current_price ? 'Upgrade' : 'Downgrade'}</span>
+        <span class="tier-price">You pay <strong>${m(t.price)}</strong> <span class="muted">(price ${m(t.full)} less ${m(Math.min(quote.credit, t.full))} credit)</span></span></label>
+    </div>`;
+    });
+    return sendPage(
+      reply,
+      200,
+      'Upgrade or downgrade',
+      html`${accountNav('licenses')}
+<h1>Upgrade or downgrade</h1>
+<section class="card">
+  <h2>${current}</h2>
+  <p>Your license key stays the same. The new tier's sites and periods start when you pay.</p>
+  <dl class="facts">
+    <dt>Paid for this tier</dt><dd>${m(quote.paid)}</dd>
+    <dt>Days left</dt><dd>${quote.days_left === null ? 'No expiry' : `${quote.days_left} of ${quote.period_days}`}</dd>
+    <dt>Credit</dt><dd>${m(quote.credit)}</dd>
+  </dl>
+  ${
+    quote.targets.length === 0
+      ? html`<p>This license has no other tier to move to.</p>`
+      : html`<form method="post" action="/account/licenses/${l.id}/upgrade">
+    <input type="hidden" name="_nonce" value="${viewer.nonce}">
+    <fieldset class="tiers"><legend>Choose the new tier</legend>${options}</fieldset>
+    <div class="actions"><button type="submit" class="primary">Continue</button>
+      <a href="/account/licenses">Back to My licenses</a></div>
+  </form>`
+  }
+</section>`,
+      viewer,
+    );
+  });
+
+  app.post('/account/licenses/:id/upgrade', async (request, reply) => {
+    const user = await formUser(request, accounts);
+    if (!user) return seeOther(reply, signInUrl('/account/licenses'));
+    const licenseId = Number((request.params as { id: string }).id);
+    const [productId, variationId] = String(formOf(request).target ?? '')
+      .split(':')
+      .map(Number);
+    if (!isId(licenseId) || !isId(productId ?? 0) || !Number.isInteger(variationId) || variationId! < 0) {
+      return seeOther(reply, '/account/licenses?error=upgrade_failed');
+    }
+    try {
+      const target = variationId
+        ? { product_id: productId, variation_id: variationId }
+        : { product_id: productId };
+      const { order } = await upgrades.createOrder(licenseId, user.id, target);
+      if (order.status !== 'pending') return seeOther(reply, '/account/licenses?notice=upgraded');
+      return seeOther(reply, `/checkout/pay/${order.id}?key=${encodeURIComponent(order.order_key)}`);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return seeOther(reply, '/account/licenses?error=upgrade_failed');
+    }
   });
 
   /**

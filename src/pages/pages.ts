@@ -12,6 +12,7 @@ import type { OAuthService } from '../modules/licensing/oauth.service.js';
 import type { TransferService } from '../modules/licensing/transfer.service.js';
 import type { MediaService } from '../modules/media/media.service.js';
 import type { RenewalService } from '../modules/orders/license-renewals.service.js';
+import type { UpgradeService } from '../modules/orders/license-upgrades.service.js';
 import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { ReleasesService } from '../modules/releases/releases.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
@@ -55,6 +56,8 @@ export interface PagesOptions {
   payments: PaymentService;
   /** My orders. */
   orders: OrdersService;
+  /** Changing a license's tier from My licenses (docs/selling.md, 'Upgrades and downgrades'). */
+  upgrades: UpgradeService;
   /** The invoice and credit notes of an order in My orders (docs/invoices.md). */
   invoices: InvoicesService;
   /** The one-click renewal link of a term license (docs/selling.md, 'Renewals'). */

@@ -77,6 +77,16 @@ ul.cards form { margin: 0; }
 .transfer form { margin-top: .5rem; }
 label.check { display: flex; gap: .5rem; align-items: center; margin-top: .75rem; font-weight: 400; }
 label.check input { width: auto; margin: 0; }
+/* Tiers to move a license to: one radio card each, the whole card its label. */
+fieldset.tiers { border: 0; margin: 1rem 0 0; padding: 0; }
+fieldset.tiers legend { font-weight: 600; margin-bottom: .5rem; }
+.tier-option { position: relative; margin: .5rem 0; }
+.tier-option input { position: absolute; left: 1rem; top: 1.1rem; margin: 0; }
+.tier-option label { display: grid; gap: .2rem; margin: 0; padding: .8rem 1rem .8rem 2.6rem; font-weight: 400;
+  border: 1px solid var(--line); border-radius: 8px; cursor: pointer; }
+.tier-option input:checked + label { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
+.tier-option input:focus-visible + label { outline: 2px solid var(--accent); outline-offset: 2px; }
+.tier-name { font-weight: 600; }
 /* A table whose rows become cards on a narrow screen, each cell under its column's name (data-label):
    nothing scrolls sideways at 390 px. The header row stays for screen readers. */
 @media (max-width: 40rem) {

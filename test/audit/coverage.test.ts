@@ -50,6 +50,7 @@ const USER_ROUTES = new Set([
   'POST /v1/account/licenses/{id}/renewal-order',
   'POST /v1/account/licenses/{id}/transfers',
   'DELETE /v1/account/transfers/{id}',
+  'POST /v1/account/licenses/{id}/upgrade-order',
   'PUT /v1/account/subscriptions/{id}/card',
   'DELETE /v1/account/cards/{id}',
   'POST /v1/users/me/password',
@@ -132,6 +133,18 @@ const FIXTURES: Record<string, Fixture> = {
   'PATCH /v1/licenses/{id}': async () => {
     const license = await newLicense();
     return req('PATCH', `/licenses/${license.id}`, { activation_limit: 9 });
+  },
+  'POST /v1/licenses/{id}/upgrade-order': async () => {
+    const license = await newLicense();
+    // A dearer product: the order waits for payment (a free one would apply at once, by the order).
+    const pro = await adminOk<{ id: number }>(t, 'POST', '/products', {
+      name: `Covered ${uniqueEmail('p')}`,
+      type: 'simple',
+      price: '99.00',
+      licensing_enabled: 'yes',
+    });
+    await adminOk(t, 'POST', `/software/products/${license.product_id}/config`, { upgrade_paths: [pro.id] });
+    return req('POST', `/licenses/${license.id}/upgrade-order`, { product_id: pro.id });
   },
   'DELETE /v1/licenses/{id}': async () => {
     const license = await newLicense();

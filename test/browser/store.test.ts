@@ -177,7 +177,7 @@ describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
     await page.goto(`${server.url}/`);
     await page.getByRole('link', { name: 'Forms Pro' }).click();
     await page.getByRole('heading', { level: 1, name: 'Forms Pro' }).waitFor();
-    await page.selectOption('#variation', { label: 'Five sites – $99.00' });
+    await page.getByRole('radio', { name: /^Five sites/ }).check();
     await page.getByRole('button', { name: 'Add to cart' }).click();
     await page.waitForURL(`${server.url}/cart`);
     await page.locator('#cart-total').waitFor();
@@ -318,7 +318,7 @@ describe.skipIf(skipBrowserTests)('the storefront in a real browser', () => {
     await context.clearCookies();
     await page.goto(`${server.url}/`);
     await page.getByRole('link', { name: 'Forms Pro' }).click();
-    await page.selectOption('#variation', { label: 'Single site – $49.00' });
+    await page.getByRole('radio', { name: /^Single site/ }).check();
     await page.getByRole('button', { name: 'Add to cart' }).click();
     await page.waitForURL(`${server.url}/cart`);
     await page.locator('#cart-total').waitFor();

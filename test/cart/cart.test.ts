@@ -115,6 +115,8 @@ describe('adding, changing and removing lines', () => {
           attributes: {},
           // Not a subscription: checkout does not offer to keep the card.
           subscription: false,
+          // A simple product has no tiers to change to.
+          tiers: [],
         },
       ],
       subtotal: '49.00',
@@ -158,6 +160,69 @@ describe('adding, changing and removing lines', () => {
     expect(byObject.cart_item_key).toBe(byId.cart_item_key);
     expect(byObject.cart.items[0]!.quantity).toBe(3);
     expect(byObject.cart.total).toBe('346.00');
+  });
+
+  it("update with variation_id moves a line to another tier of its product, into that tier's line if any", async () => {
+    const p = await createProduct(t, {
+      name: 'Tier Kit',
+      type: 'variable',
+      variations: [
+        { name: '1 site', price: '49.00', attributes: { Sites: '1' } },
+        { name: '5 sites', price: '99.00', attributes: { Sites: '5' } },
+        { name: 'Unlimited', price: '199.00', attributes: { Sites: 'any' } },
+      ],
+    });
+    const [one, five, unlimited] = p.variations;
+    const b = new Browser(t);
+    const first = await b.add(p.id, { variation_id: one!.id, quantity: 2 });
+    expect(first.cart.items[0]!.tiers).toEqual([
+      { variation_id: one!.id, name: '1 site', price: '49.00' },
+      { variation_id: five!.id, name: '5 sites', price: '99.00' },
+      { variation_id: unlimited!.id, name: 'Unlimited', price: '199.00' },
+    ]);
+    const moved = await b.post('/cart/update', {
+      cart_item_key: first.cart_item_key,
+      quantity: 2,
+      variation_id: five!.id,
+    });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json().cart.items).toHaveLength(1);
+    expect(moved.json().cart.items[0]).toMatchObject({
+      variation_id: five!.id,
+      name: 'Tier Kit - 5 sites',
+      quantity: 2,
+      attributes: { Sites: '5' },
+    });
+    expect(moved.json().cart.total).toBe('198.00');
+    // The same key as adding that tier: a later add raises this line.
+    const again = await b.add(p.id, { variation_id: five!.id });
+    expect(again.cart_item_key).toBe(moved.json().cart.items[0].key);
+    expect(again.cart.items).toHaveLength(1);
+    // Into an existing line of the target tier: one line, quantities added.
+    const other = await b.add(p.id, { variation_id: unlimited!.id });
+    const merged = await b.post('/cart/update', {
+      cart_item_key: other.cart_item_key,
+      quantity: 1,
+      variation_id: five!.id,
+    });
+    expect(merged.json().cart.items).toHaveLength(1);
+    expect(merged.json().cart.items[0]).toMatchObject({ variation_id: five!.id, quantity: 4 });
+    // A variation of another product changes nothing.
+    const simple = await createProduct(t, { price: '5.00', variations: [{ name: 'Other', price: '1.00' }] });
+    const refused = await b.post('/cart/update', {
+      cart_item_key: again.cart_item_key,
+      quantity: 1,
+      variation_id: simple.variations[0]!.id,
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().code).toBe('invalid_variation');
+    const wrongType = await b.post('/cart/update', {
+      cart_item_key: again.cart_item_key,
+      quantity: 1,
+      variation_id: 'x',
+    });
+    expect(wrongType.statusCode).toBe(400);
+    expect((await b.get('/cart')).json().items[0]).toMatchObject({ variation_id: five!.id, quantity: 4 });
   });
 
   it('update sets the quantity; 0 removes the line', async () => {

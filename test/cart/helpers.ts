@@ -18,6 +18,7 @@ export interface CartBody {
     image: string;
     permalink: string;
     attributes: Record<string, string>;
+    tiers: { variation_id: number; name: string; price: string }[];
   }[];
   subtotal: string;
   subtotal_tax: string;

@@ -110,6 +110,7 @@ describe('acceptance: an administrator sets up a product for sale and distributi
       trial_sites: 1,
       // The legacy updater API is opt-in (docs/migrating.md, 'Sites already in the field').
       legacy_api: false,
+      upgrade_paths: [],
     });
     const read = await get(product.id);
     expect(read).toMatchObject({

@@ -42,6 +42,7 @@ describe('software configuration', () => {
       trial_sites: 1,
       // The legacy updater API is opt-in (docs/migrating.md, 'Sites already in the field').
       legacy_api: false,
+      upgrade_paths: [],
     });
   });
 

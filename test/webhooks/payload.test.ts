@@ -24,6 +24,14 @@ const RFC3339_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const cases: { [E in WebhookEventName]: EventData[E] } = {
   'license.revoked': { license_id: 41 },
   'license.renewed': { license_id: 42, subscription_id: 7, order_id: 1001 },
+  'license.upgraded': {
+    license_id: 44,
+    order_id: 1002,
+    product_id: 3,
+    variation_id: 12,
+    previous_product_id: 3,
+    previous_variation_id: 11,
+  },
   'subscription.status_changed': { subscription_id: 7, status: 'pending-cancel', reason: 'customer request' },
   'activation.stale_deactivated': { license_id: 43, activation_id: 9, last_seen_at: '2026-10-01T08:00:00Z' },
   'license.transferred': { license_id: 42, from_user_id: 7, to_user_id: 8 },

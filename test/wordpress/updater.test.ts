@@ -175,6 +175,11 @@ describe.skipIf(skip)('the WordPress SDK in WordPress 6.1', () => {
     // The key is never printed back in full: its last four characters only.
     expect(after.body).not.toContain(plugin.key);
     expect(after.body).toContain(plugin.key.slice(-4));
+    // With a key saved, the way to another tier: the store's My licenses page (docs/sdk-wordpress.md, 'Upgrades').
+    expect(after.body).toMatch(
+      /<a href="[^"]+\/account\/licenses"[^>]*>Upgrade or downgrade your license<\/a>/,
+    );
+    expect(page.body).not.toContain('Upgrade or downgrade your license');
 
     const activations = await admin.ok<
       { id: number; status: string; installation_id: string; domain_normalized: string }[]

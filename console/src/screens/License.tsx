@@ -209,6 +209,9 @@ export function LicensePage({ id }: { id: number }) {
         </dl>
       </section>
       {revoked ? null : <ChangeLicense license={l} onChanged={refresh} />}
+      {l.status === 'active' && !l.is_expired && l.subscription_id === null ? (
+        <ChangeTier license={l} onChanged={refresh} />
+      ) : null}
       <section aria-labelledby="sites">
         <h2 id="sites">Activations</h2>
         <DataTable
@@ -344,6 +347,102 @@ function ChangeLicense({
           </div>
         </form>
       </div>
+    </section>
+  );
+}
+
+/**
+ * Upgrade or downgrade for the customer (docs/selling.md, 'Upgrades and downgrades'): the tiers
+ * the license may move to with their prorated prices, and the order that moves it, which the
+ * customer pays through the store's pay page (a move that costs nothing applies at once).
+ */
+function ChangeTier({
+  license,
+  onChanged,
+}: {
+  license: License;
+  onChanged: (message: string) => Promise<void>;
+}) {
+  const ids = { target: useId(), hint: useId() };
+  const [choice, setChoice] = useState('');
+  const [order, setOrder] = useState<{ id: number; total: string; currency: string } | null>(null);
+  const quote = useQuery({
+    queryKey: ['license', license.id, 'upgrades'],
+    queryFn: () => ok(api.GET('/v1/licenses/{id}/upgrades', { params: { path: { id: license.id } } })),
+  });
+  const create = useMutation({
+    mutationFn: (body: { product_id: number; variation_id?: number }) =>
+      ok(api.POST('/v1/licenses/{id}/upgrade-order', { params: { path: { id: license.id } }, body })),
+  });
+  // A license that cannot change tier (a trial) has no section; nor has one without another tier.
+  if (!quote.data || quote.data.targets.length === 0) return null;
+  const q = quote.data;
+  const targets = q.targets;
+  const selected = choice || `${targets[0]!.product_id}:${targets[0]!.variation_id}`;
+  const submit = async () => {
+    const [productId, variationId] = selected.split(':').map(Number);
+    const body = variationId
+      ? { product_id: productId!, variation_id: variationId }
+      : { product_id: productId! };
+    let made: Awaited<ReturnType<typeof create.mutateAsync>>;
+    try {
+      made = await create.mutateAsync(body);
+    } catch {
+      return;
+    }
+    if (made.status === 'pending') {
+      setOrder({ id: made.order_id, total: made.total, currency: made.currency });
+      await onChanged(`Upgrade order #${made.order_id} is waiting for the customer's payment.`);
+    } else {
+      setOrder(null);
+      await onChanged('The license moved to its new tier: the move cost nothing.');
+    }
+  };
+  return (
+    <section aria-labelledby="tier" className="card">
+      <h2 id="tier">Upgrade or downgrade</h2>
+      <ErrorNote error={create.error} />
+      <p>
+        Paid for this tier: {q.paid} {q.currency}.{' '}
+        {q.days_left === null
+          ? 'No expiry: all of it counts as credit.'
+          : `${q.days_left} of ${q.period_days} days left.`}{' '}
+        Credit: {q.credit} {q.currency}.
+      </p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <div className="field">
+          <label htmlFor={ids.target}>New tier</label>
+          <select
+            id={ids.target}
+            value={selected}
+            aria-describedby={ids.hint}
+            onChange={(e) => setChoice(e.target.value)}
+          >
+            {targets.map((t) => (
+              <option key={`${t.product_id}:${t.variation_id}`} value={`${t.product_id}:${t.variation_id}`}>
+                {t.name} — {t.direction}, {limit(t.activation_limit)} sites, pays {t.total} {q.currency}
+              </option>
+            ))}
+          </select>
+          <p className="hint" id={ids.hint}>
+            The key stays. The customer pays the order on the store's pay page; the new tier applies then.
+          </p>
+        </div>
+        <button type="submit" disabled={create.isPending}>
+          Create upgrade order
+        </button>
+      </form>
+      {order ? (
+        <p>
+          <Link href={`/orders/${order.id}`}>Order #{order.id}</Link>: {order.total} {order.currency},
+          pending.
+        </p>
+      ) : null}
     </section>
   );
 }

@@ -517,6 +517,8 @@ interface SoftwareFormValues {
   /** Empty: no trial. */
   trial_days: string;
   trial_sites: string;
+  /** Product ids, separated by commas or spaces (docs/selling.md, 'Upgrades and downgrades'). */
+  upgrade_paths: string;
 }
 
 /** POST /v1/software/products/{id}/config: what the update client sees, and where files are kept. */
@@ -615,11 +617,20 @@ function SoftwareForm({ product }: { product: Product }) {
       software_enabled: product.software_enabled === 'yes',
       trial_days: product.trial_days === null ? '' : String(product.trial_days),
       trial_sites: String(product.trial_sites),
+      upgrade_paths: (product.upgrade_paths ?? []).join(', '),
     },
   });
   const onSubmit = async (f: SoftwareFormValues) => {
     setError(null);
     setNotice('');
+    const paths = [
+      ...new Set(
+        f.upgrade_paths
+          .split(/[\s,]+/)
+          .filter(Boolean)
+          .map(Number),
+      ),
+    ];
     try {
       const saved = await ok(
         api.POST('/v1/software/products/{product_id}/config', {
@@ -636,6 +647,8 @@ function SoftwareForm({ product }: { product: Product }) {
             software_enabled: f.software_enabled ? 'yes' : 'no',
             trial_days: f.trial_days === '' ? null : Number(f.trial_days),
             trial_sites: Number(f.trial_sites),
+            // Sent only when changed, so a save of other fields records no change of it.
+            ...(paths.join(',') === (product.upgrade_paths ?? []).join(',') ? {} : { upgrade_paths: paths }),
           },
         }),
       );
@@ -744,6 +757,22 @@ function SoftwareForm({ product }: { product: Product }) {
           )}
         </Field>
       </div>
+      <Field
+        label="Upgrade paths"
+        hint="Ids of other products a license of this one may move to, besides its own variations (e.g. 12, 15)."
+        error={errors.upgrade_paths}
+      >
+        {(p) => (
+          <input
+            {...p}
+            autoComplete="off"
+            inputMode="numeric"
+            {...register('upgrade_paths', {
+              pattern: { value: /^\s*(\d+([\s,]+\d+)*)?\s*$/, message: 'Product ids separated by commas.' },
+            })}
+          />
+        )}
+      </Field>
       <label className="check">
         <input type="checkbox" {...register('software_enabled')} /> Distribute this product’s releases
       </label>

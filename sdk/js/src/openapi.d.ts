@@ -769,6 +769,259 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/licenses/{id}/upgrade-order': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Create the order moving one of my licenses to another tier; paying it moves the license, keeping its key */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            product_id?: number;
+            variation_id?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              currency: string;
+              license_id: number;
+              order_id: number;
+              /** @description With the id, what pay-order and the receipt take */
+              order_key: string;
+              product_id: number;
+              /** @description `pending` to pay; `completed` when it cost nothing and the move applied */
+              status: string;
+              total: string;
+              variation_id: number;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/account/licenses/{id}/upgrades': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tiers one of my licenses may move to, each with its prorated price */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The unused share of it: floor(paid × days_left ÷ period_days); all of it without an end */
+              credit: string;
+              /** @description The store's base currency; every amount is in it */
+              currency: string;
+              days_left: number | null;
+              license_id: number;
+              /** @description What was paid for the current tier */
+              paid: string;
+              period_days: number | null;
+              targets: {
+                /** @description 0 = unlimited */
+                activation_limit: number;
+                /** @enum {unknown} */
+                direction: 'upgrade' | 'downgrade';
+                name: string;
+                /** @description The tier's price */
+                price: string;
+                product_id: number;
+                /** @description What the move costs now: price less credit, never below 0 */
+                total: string;
+                updates_days: number | null;
+                usage_days: number | null;
+                /** @description 0 for a simple product */
+                variation_id: number;
+              }[];
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account/subscriptions': {
     parameters: {
       query?: never;
@@ -1917,6 +2170,12 @@ export interface paths {
                 subscription: boolean;
                 /** @description Line subtotal without tax, before discounts */
                 subtotal: number;
+                /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                tiers: {
+                  name: string;
+                  price: string;
+                  variation_id: number;
+                }[];
                 /** @description Line total without tax, after discounts */
                 total: number;
                 variation_id: number;
@@ -2077,6 +2336,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2248,6 +2513,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2396,6 +2667,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2546,6 +2823,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2716,6 +2999,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -2824,6 +3113,8 @@ export interface paths {
           'application/json': {
             cart_item_key: string;
             quantity: number;
+            /** @description Another tier (variation) of the line's product: the line moves to it (docs/selling.md, 'Tiers') */
+            variation_id?: number;
           };
         };
       };
@@ -2867,6 +3158,12 @@ export interface paths {
                   subscription: boolean;
                   /** @description Line subtotal without tax, before discounts */
                   subtotal: number;
+                  /** @description A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product */
+                  tiers: {
+                    name: string;
+                    price: string;
+                    variation_id: number;
+                  }[];
                   /** @description Line total without tax, after discounts */
                   total: number;
                   variation_id: number;
@@ -5456,6 +5753,259 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/licenses/{id}/upgrade-order': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Create the order moving a customer's license (administrator) to another tier; paying it moves the license, keeping its key */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            product_id?: number;
+            variation_id?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              currency: string;
+              license_id: number;
+              order_id: number;
+              /** @description With the id, what pay-order and the receipt take */
+              order_key: string;
+              product_id: number;
+              /** @description `pending` to pay; `completed` when it cost nothing and the move applied */
+              status: string;
+              total: string;
+              variation_id: number;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/licenses/{id}/upgrades': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tiers a customer's license (administrator) may move to, each with its prorated price */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The unused share of it: floor(paid × days_left ÷ period_days); all of it without an end */
+              credit: string;
+              /** @description The store's base currency; every amount is in it */
+              currency: string;
+              days_left: number | null;
+              license_id: number;
+              /** @description What was paid for the current tier */
+              paid: string;
+              period_days: number | null;
+              targets: {
+                /** @description 0 = unlimited */
+                activation_limit: number;
+                /** @enum {unknown} */
+                direction: 'upgrade' | 'downgrade';
+                name: string;
+                /** @description The tier's price */
+                price: string;
+                product_id: number;
+                /** @description What the move costs now: price less credit, never below 0 */
+                total: string;
+                updates_days: number | null;
+                usage_days: number | null;
+                /** @description 0 for a simple product */
+                variation_id: number;
+              }[];
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/licenses/activate': {
     parameters: {
       query?: never;
@@ -8028,6 +8578,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -8251,6 +8803,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -8418,6 +8972,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -8667,6 +9223,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -9034,6 +9592,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -9245,6 +9805,8 @@ export interface paths {
               trial_sites: number;
               type: string;
               updated_at: string;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
               variations: {
                 activation_limit: number | null;
                 attributes: {
@@ -13573,6 +14135,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -13724,6 +14288,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -13849,6 +14415,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -13954,6 +14522,7 @@ export interface paths {
             storage_driver?: '' | 'local' | 'local_encrypted' | 'external';
             trial_days?: number | null;
             trial_sites?: number;
+            upgrade_paths?: number[];
           };
         };
       };
@@ -13978,6 +14547,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -14288,6 +14859,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };
@@ -14439,6 +15012,8 @@ export interface paths {
               trial_days: number | null;
               /** @description How many sites a trial license activates */
               trial_sites: number;
+              /** @description Products a license of this one may upgrade or downgrade to, besides its own variations */
+              upgrade_paths: number[];
             };
           };
         };

@@ -130,7 +130,13 @@ final class LicenseScreen
             echo ' ';
             submit_button(__('Deactivate and remove the key', 'tollgate-updater'), 'secondary', 'tollgate_remove', false);
         }
-        echo '</form></div>';
+        echo '</form>';
+        $upgrade = $this->product->upgrade_url();
+        if ($masked !== '' && $upgrade !== '') {
+            echo '<p>' . esc_html__('Need more sites or another plan?', 'tollgate-updater') . ' <a href="' . esc_url($upgrade)
+                . '" target="_blank" rel="noopener noreferrer">' . esc_html__('Upgrade or downgrade your license', 'tollgate-updater') . '</a></p>';
+        }
+        echo '</div>';
     }
 
     /** admin-post: saves the key and activates this site with it (nonce and capability checked). */

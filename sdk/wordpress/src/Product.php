@@ -42,6 +42,7 @@ final class Product
         $this->options = $options + [
             'license' => true,
             'renewal_url' => '',
+            'upgrade_url' => '',
             'capability' => 'manage_options',
             'grace_days' => 7,
             'name' => '',
@@ -166,6 +167,19 @@ final class Product
             return esc_url_raw($from_store);
         }
         return Messages::renewable($code) ? esc_url_raw((string) $this->options['renewal_url']) : '';
+    }
+
+    /**
+     * Where the customer changes the license's tier (docs/sdk-wordpress.md, 'Upgrades'): the
+     * vendor's `upgrade_url`, else the store's My licenses page; '' when the option is false.
+     */
+    public function upgrade_url(): string
+    {
+        $option = $this->options['upgrade_url'];
+        if ($option === false) {
+            return '';
+        }
+        return esc_url_raw(is_string($option) && $option !== '' ? $option : $this->store_url . '/account/licenses');
     }
 
     /** A refusal of the store as the screens show it: its code, message and renewal link. */

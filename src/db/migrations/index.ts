@@ -41,6 +41,7 @@ import * as m2026112891 from './2026112891_trials.js';
 import * as m2026112895 from './2026112895_legacy_api.js';
 import * as m2026112940 from './2026112940_import_map.js';
 import * as m2026113001 from './2026113001_license_transfers.js';
+import * as m2026113010 from './2026113010_upgrades.js';
 import * as m2026113020 from './2026113020_renewal_links.js';
 import * as m2026113030 from './2026113030_order_tax.js';
 
@@ -92,4 +93,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026113001_license_transfers': m2026113001,
   '2026113020_renewal_links': m2026113020,
   '2026113030_order_tax': m2026113030,
+  '2026113010_upgrades': m2026113010,
 };

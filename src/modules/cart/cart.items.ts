@@ -133,5 +133,6 @@ export function toPricingLine(line: CartLine, product: Product | null | undefine
     subscription: isSubscriptionType(product.type),
     slug: product.slug,
     image: product.image,
+    tiers: product.variations.map((v) => ({ variation_id: v.id, name: v.name, price_base: v.price_minor })),
   };
 }

@@ -138,7 +138,8 @@ export async function cartRoutes(
     },
     async (request, reply) => {
       const [session, currency] = await begin(request, reply);
-      const totals = await cart.update(session, currency, request.body.cart_item_key, request.body.quantity);
+      const { cart_item_key: key, quantity, variation_id: variationId } = request.body;
+      const totals = await cart.update(session, currency, key, quantity, variationId);
       return { message: 'Cart updated.', cart: toCartObject(totals, origin()) };
     },
   );

@@ -47,7 +47,18 @@ export const AddBody = Type.Object(
 export type AddBody = Static<typeof AddBody>;
 
 export const UpdateBody = Type.Object(
-  { cart_item_key: ItemKey, quantity: Type.Integer({ minimum: 0, maximum: MAX_QUANTITY }) },
+  {
+    cart_item_key: ItemKey,
+    quantity: Type.Integer({ minimum: 0, maximum: MAX_QUANTITY }),
+    variation_id: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description:
+          "Another tier (variation) of the line's product: the line moves to it (docs/selling.md, 'Tiers')",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export const RemoveBody = Type.Object({ cart_item_key: ItemKey }, { additionalProperties: false });
@@ -72,6 +83,13 @@ export const CartItem = Type.Object({
   subscription: Type.Boolean({
     description: 'A subscription product: checkout offers to keep the card for its renewals',
   }),
+  tiers: Type.Array(
+    Type.Object({ variation_id: Type.Integer(), name: Type.String(), price: Type.String() }),
+    {
+      description:
+        "A variable product's tiers (its variations) with their unit prices; POST /cart/update with variation_id changes the line's tier. Empty for a simple product",
+    },
+  ),
 });
 
 export const CartCoupon = Type.Object({

@@ -471,7 +471,17 @@ export class CartService {
     return { key, totals };
   }
 
-  async update(session: CartSession, currency: string | null, key: string, quantity: number) {
+  /**
+   * Sets a line's quantity (0 removes it) and, with `variationId`, moves it to another tier of its
+   * product (docs/selling.md, 'Tiers'): into the line of that tier when the cart has one.
+   */
+  async update(
+    session: CartSession,
+    currency: string | null,
+    key: string,
+    quantity: number,
+    variationId?: number,
+  ) {
     const { totals } = await this.mutate(session, currency, 'update_failed', (state, data) => {
       const line = state.items.find((l) => l.key === key);
       if (!line) throw new ApiError('update_failed', { data: { reason: 'invalid_key' } });
@@ -482,6 +492,21 @@ export class CartService {
       const variation = product?.variations.find((v) => v.id === line.variation_id) ?? null;
       if (product?.status !== 'publish' || (line.variation_id > 0 && !variation)) {
         throw new ApiError('update_failed', { data: { reason: 'not_purchasable' } });
+      }
+      if (variationId !== undefined && variationId !== line.variation_id) {
+        const tier = product.variations.find((v) => v.id === variationId);
+        if (!tier) throw new ApiError('invalid_variation', { status: 400 });
+        const attributes = { ...tier.attributes };
+        const newKey = lineKey(product.id, tier.id, attributes);
+        const into = state.items.find((l) => l.key === newKey);
+        const total = quantity + (into?.quantity ?? 0);
+        if (total > MAX_QUANTITY) {
+          throw new ApiError('update_failed', { data: { reason: 'quantity_limit', max: MAX_QUANTITY } });
+        }
+        assertStock(state, product, tier, newKey, total, 'update_failed');
+        const moved = { ...line, key: newKey, variation_id: tier.id, attributes, quantity: total };
+        const items = state.items.filter((l) => l !== into).map((l) => (l === line ? moved : l));
+        return { state: { ...state, items }, result: null };
       }
       assertStock(state, product, variation, key, quantity, 'update_failed');
       const items = state.items.map((l) => (l === line ? { ...l, quantity } : l));

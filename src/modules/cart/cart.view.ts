@@ -1,3 +1,4 @@
+import { fromBase } from '../catalogue/currency.js';
 import { fromMinor } from '../catalogue/money.js';
 import type { CartTotals } from '../pricing/totals.js';
 import type { Cart } from './cart.schemas.js';
@@ -35,6 +36,11 @@ export function toCartObject(t: CartTotals, origin: string): Cart {
       permalink: l.slug ? `${origin}${productPath(l.slug)}` : '',
       attributes: l.attributes,
       subscription: l.subscription,
+      tiers: (l.tiers ?? []).map((tier) => ({
+        variation_id: tier.variation_id,
+        name: tier.name,
+        price: money(fromBase(tier.price_base, t.currency)),
+      })),
     })),
     subtotal: money(t.subtotal),
     subtotal_tax: money(t.subtotal_tax),

@@ -71,6 +71,8 @@ export interface Product {
   trial_sites: number;
   /** The legacy updater API answers for this product (docs/migrating.md, 'Sites already in the field'). */
   legacy_api: boolean;
+  /** The products a license of this one may move to (docs/selling.md, 'Upgrades and downgrades'). */
+  upgrade_paths: number[];
   created_at: string;
   updated_at: string;
 }
@@ -92,6 +94,8 @@ export interface SoftwareConfig {
   trial_sites: number;
   /** The legacy updater API answers for this product (docs/migrating.md, 'Sites already in the field'). */
   legacy_api: boolean;
+  /** The products a license of this one may move to (docs/selling.md, 'Upgrades and downgrades'). */
+  upgrade_paths: number[];
 }
 
 export type ProductRow = Selectable<CatalogueTables['products']>;
@@ -201,6 +205,7 @@ export function toSoftwareConfig(row: ProductRow): SoftwareConfig {
     trial_days: row.trial_days,
     trial_sites: row.trial_sites ?? 1,
     legacy_api: row.legacy_api === 1,
+    upgrade_paths: row.upgrade_paths === null ? [] : (JSON.parse(row.upgrade_paths) as number[]),
   };
 }
 

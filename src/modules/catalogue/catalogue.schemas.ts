@@ -123,6 +123,9 @@ const softwareFields = {
   legacy_api: Type.Boolean({
     description: "Answer the legacy updaters' API for this product (a site identified by its URL only)",
   }),
+  upgrade_paths: Type.Array(Type.Integer(), {
+    description: 'Products a license of this one may upgrade or downgrade to, besides its own variations',
+  }),
   filename_template: Type.String(),
   storage_driver: Type.String(),
   licensing_enabled: Nullable(Type.String()),
@@ -208,6 +211,9 @@ export const SoftwareConfigBody = Type.Object(
     trial_days: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 365 }))),
     trial_sites: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
     legacy_api: Type.Optional(Type.Boolean()),
+    upgrade_paths: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { maxItems: 20, uniqueItems: true }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -309,8 +309,13 @@ export class CatalogueService {
       if (body.slug !== undefined && body.slug !== row.slug && row.status === 'publish') {
         await this.assertSlugFree(body.slug, productId, tx);
       }
-      const { legacy_api, ...rest } = body;
-      const values = { ...rest, ...(legacy_api === undefined ? {} : { legacy_api: legacy_api ? 1 : 0 }) };
+      const { legacy_api, upgrade_paths, ...rest } = body;
+      if (upgrade_paths !== undefined) await this.assertUpgradePaths(productId, upgrade_paths, tx);
+      const values = {
+        ...rest,
+        ...(legacy_api === undefined ? {} : { legacy_api: legacy_api ? 1 : 0 }),
+        ...(upgrade_paths === undefined ? {} : { upgrade_paths: JSON.stringify(upgrade_paths) }),
+      };
       await this.repo.updateProduct(productId, { ...values, updated_at: now }, tx);
       const changes = diff(row as unknown as Record<string, unknown>, values as Record<string, unknown>);
       if (actor && Object.keys(changes).length > 0) {
@@ -324,6 +329,14 @@ export class CatalogueService {
       }
     });
     return this.getSoftwareConfig(productId);
+  }
+
+  /** An upgrade path names other products that exist (docs/selling.md, 'Upgrades and downgrades'). */
+  private async assertUpgradePaths(productId: number, paths: number[], tx: Tx): Promise<void> {
+    for (const id of paths) {
+      if (id === productId || !(await this.repo.findProduct(id, tx)))
+        throw new ApiError('invalid_upgrade_target');
+    }
   }
 
   private async assertSlugFree(slug: string, productId: number, tx: Tx): Promise<void> {

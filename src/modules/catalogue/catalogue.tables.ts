@@ -33,6 +33,8 @@ export interface CatalogueTables {
     trial_sites: number | null;
     /** 1 when the legacy updater API answers for the product (migration 2026112895). */
     legacy_api: Generated<number>;
+    /** JSON list of product ids a license may upgrade to (migration 2026113010), or null for none. */
+    upgrade_paths: string | null;
     created_at: string;
     updated_at: string;
   };

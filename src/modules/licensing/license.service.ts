@@ -227,6 +227,91 @@ export class LicenseService {
     return true;
   }
 
+  /**
+   * A license that may change tier (docs/selling.md, 'Upgrades and downgrades'): the customer's
+   * (else 404, as for any license not theirs; `userId` null for an administrator), active, not
+   * expired, not a trial, and not renewed by a subscription (whose billing it would have to move).
+   */
+  async upgradable(id: number, userId: number | null, tx?: Tx): Promise<LicenseRecord> {
+    const license = await this.repo.findById(id, tx);
+    if (!license || (userId !== null && license.user_id !== userId)) throw new ApiError('license_not_found');
+    const end = license.usage_expires_at === null ? null : parseTimestamp(license.usage_expires_at);
+    const expired = license.usage_expires_at !== null && (end === null || end <= this.clock.now());
+    if (license.status !== 'active' || expired || license.trial === 1 || license.subscription_id !== null) {
+      throw new ApiError('license_not_upgradable');
+    }
+    return license;
+  }
+
+  /**
+   * The paid hook's upgrade or downgrade of one order item (in the order's transaction): the key
+   * and activations stay; the product, variation, activation limit and entitlement policy become
+   * the new tier's, its periods counted from the payment (the unused share of the old one was
+   * credited in the price). Emits `license.upgraded`, audited as the paying order. An item naming
+   * a license that is not the customer's or no longer upgradable changes nothing.
+   */
+  async upgradeForOrder(
+    item: {
+      license_id: number;
+      product_id: number;
+      variation_id: number;
+      activation_limit: number;
+      entitlement_policy: EntitlementPolicyInput | null;
+      tier_paid_minor: number;
+    },
+    order: { id: number; customer_id: number },
+    paidAt: Date,
+    tx: Tx,
+  ): Promise<boolean> {
+    let license: LicenseRecord;
+    try {
+      license = await this.upgradable(item.license_id, order.customer_id, tx);
+    } catch (e) {
+      if (e instanceof ApiError) return false;
+      throw e;
+    }
+    const snapshot = item.entitlement_policy ? snapshotPolicy(item.entitlement_policy, paidAt) : null;
+    const usage = snapshot ? usageExpiryOf(snapshot, paidAt) : null;
+    const patch = {
+      product_id: item.product_id,
+      variation_id: item.variation_id,
+      activation_limit: item.activation_limit,
+      entitlement_policy: snapshot ? JSON.stringify(snapshot) : null,
+      usage_expires_at: usage ? rfc3339(usage) : null,
+      tier_paid_minor: item.tier_paid_minor,
+      updated_at: iso(paidAt),
+    };
+    await this.repo.updateLicense(license.id, patch, tx);
+    await this.outbox.record(
+      'license.upgraded',
+      {
+        license_id: license.id,
+        order_id: order.id,
+        product_id: item.product_id,
+        variation_id: item.variation_id,
+        previous_product_id: license.product_id,
+        previous_variation_id: license.variation_id,
+      },
+      tx,
+    );
+    const before = {
+      product_id: license.product_id,
+      variation_id: license.variation_id,
+      activation_limit: license.activation_limit,
+      entitlement_policy: parsed(license.entitlement_policy),
+      usage_expires_at: license.usage_expires_at,
+    };
+    const after = { ...patch, entitlement_policy: snapshot } as Record<string, unknown>;
+    delete after.updated_at;
+    delete after.tier_paid_minor;
+    await this.audit.record(
+      systemActor(`order ${order.id}`),
+      { entity_type: 'license', entity_id: license.id, action: 'upgrade', changes: diff(before, after) },
+      tx,
+    );
+    return true;
+  }
+
   async get(id: number): Promise<LicenseView & { activations: ActivationView[] }> {
     const license = await this.find(id);
     const activations = await this.repo.activationsOf([id]);
@@ -319,6 +404,7 @@ export class LicenseService {
       entitlement_policy: snapshot ? JSON.stringify(snapshot) : null,
       test: input.test ? 1 : 0,
       trial: input.trial ? 1 : 0,
+      tier_paid_minor: null,
       created_at: iso(now),
       updated_at: iso(now),
     };

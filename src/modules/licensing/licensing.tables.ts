@@ -31,6 +31,8 @@ export interface LicensingTables {
     test: Generated<number>;
     /** 1 while a trial (docs/selling.md, 'Trials'); the purchase of its product sets it 0. */
     trial: Generated<number>;
+    /** The worth of the current tier once an upgrade moved the license there, in base minor units (docs/selling.md, 'Upgrades and downgrades'); null = the issuing order item's. */
+    tier_paid_minor: number | null;
     created_at: string;
     updated_at: string;
   };

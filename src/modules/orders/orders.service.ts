@@ -159,6 +159,32 @@ export function renewalOf(meta: string): number | null {
   }
 }
 
+/**
+ * The move an order item's meta asks for (`license_action: 'upgrade'`, docs/selling.md, 'Upgrades
+ * and downgrades'): the license, the new tier's limit and its worth; else null.
+ */
+export function upgradeOf(
+  meta: string,
+): { license_id: number; activation_limit: number; tier_paid_minor: number } | null {
+  try {
+    const m = JSON.parse(meta) as Record<string, unknown> | null;
+    const ok =
+      m?.license_action === 'upgrade' &&
+      Number.isSafeInteger(m.license_id) &&
+      Number.isSafeInteger(m.activation_limit) &&
+      Number.isSafeInteger(m.tier_paid_minor);
+    return ok
+      ? {
+          license_id: m.license_id as number,
+          activation_limit: m.activation_limit as number,
+          tier_paid_minor: m.tier_paid_minor as number,
+        }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 /** What the subscriptions module does inside an order's transaction when the order is paid. */
 export type OrderPaidHook = (order: OrderRow, paidAt: Date, tx: Tx) => Promise<void>;
 
@@ -454,7 +480,7 @@ export class OrdersService {
    * 1. the new status; failure or cancellation gives the held stock back, the first payment
    *    records its time;
    * 2. a paid status issues the licenses not yet issued; the first payment extends the licenses
-   *    its renewal items name;
+   *    its renewal items name and moves the licenses its upgrade items name to their new tier;
    * 3. the first payment runs the paid hooks (src/wiring.ts: the order's subscriptions start, or a
    *    renewal extends its subscription's licenses).
    */
@@ -523,6 +549,27 @@ export class OrdersService {
           const renewed = { license_id: renewal, product_id: item.product_id };
           await this.licenses.renewForOrder(
             renewed,
+            { id: order.id, customer_id: order.customer_id },
+            firstPaidAt,
+            tx,
+          );
+        }
+        continue;
+      }
+      // An item moving a license to another tier changes it, once, instead.
+      const upgrade = upgradeOf(item.meta);
+      if (upgrade !== null) {
+        const product = ctx.products.get(item.product_id);
+        if (firstPaidAt && product) {
+          const variation = product.variations.find((v) => v.id === item.variation_id) ?? null;
+          const policy = variation?.entitlement_policy ?? product.entitlement_policy;
+          await this.licenses.upgradeForOrder(
+            {
+              ...upgrade,
+              product_id: product.id,
+              variation_id: variation ? variation.id : 0,
+              entitlement_policy: (policy as EntitlementPolicyInput | null) ?? null,
+            },
             { id: order.id, customer_id: order.customer_id },
             firstPaidAt,
             tx,

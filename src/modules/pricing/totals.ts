@@ -34,6 +34,8 @@ export interface PricingLine {
   /** The product's storefront slug and image hash, passed through to the cart's item (docs/cart.md). */
   slug?: string | null;
   image?: string | null;
+  /** A variable product's tiers, base-currency minor units, passed through to the cart's item (docs/selling.md, 'Tiers'). */
+  tiers?: { variation_id: number; name: string; price_base: number }[];
 }
 
 /** An extra charge (e.g. a payment surcharge), in active-currency minor units without tax. */
@@ -77,6 +79,7 @@ export interface LineTotals
     | 'slug'
     | 'image'
     | 'subscription'
+    | 'tiers'
   > {
   /** Unit price in the active currency, entry basis. */
   unit_price: number;
@@ -213,6 +216,7 @@ export function calculateTotals(input: TotalsInput): CartTotals {
       slug: l.slug,
       image: l.image,
       subscription: l.subscription,
+      tiers: l.tiers,
       unit_price: units[j]!,
       subtotal,
       subtotal_tax: subtotalTax,

@@ -7,6 +7,14 @@ import type { WebhookEventName } from './webhooks.tables.js';
 export interface EventData {
   'license.revoked': { license_id: number };
   'license.renewed': { license_id: number; subscription_id: number; order_id: number };
+  'license.upgraded': {
+    license_id: number;
+    order_id: number;
+    product_id: number;
+    variation_id: number;
+    previous_product_id: number;
+    previous_variation_id: number;
+  };
   'subscription.status_changed': { subscription_id: number; status: string; reason: string };
   'activation.stale_deactivated': { license_id: number; activation_id: number; last_seen_at: string | null };
   'license.transferred': { license_id: number; from_user_id: number; to_user_id: number };
@@ -16,6 +24,14 @@ export interface EventData {
 const DATA_FIELDS: { [E in WebhookEventName]: ReadonlyArray<keyof EventData[E]> } = {
   'license.revoked': ['license_id'],
   'license.renewed': ['license_id', 'subscription_id', 'order_id'],
+  'license.upgraded': [
+    'license_id',
+    'order_id',
+    'product_id',
+    'variation_id',
+    'previous_product_id',
+    'previous_variation_id',
+  ],
   'subscription.status_changed': ['subscription_id', 'status', 'reason'],
   'activation.stale_deactivated': ['license_id', 'activation_id', 'last_seen_at'],
   'license.transferred': ['license_id', 'from_user_id', 'to_user_id'],

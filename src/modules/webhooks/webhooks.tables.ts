@@ -4,6 +4,8 @@ import type { OutboxColumns } from '../../outbox/outbox.repository.js';
 export type WebhookEventName =
   | 'license.renewed'
   | 'license.revoked'
+  /** A paid upgrade or downgrade moved the license to another tier (docs/selling.md). */
+  | 'license.upgraded'
   | 'subscription.status_changed'
   /** Only while `stale_activation_days` is set (docs/webhooks.md, 'Events'). */
   | 'activation.stale_deactivated'

@@ -1,6 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { imagePath, productPath } from '../../modules/cart/cart.view.js';
-import { isPublicProduct, type Product } from '../../modules/catalogue/catalogue.model.js';
+import {
+  isPublicProduct,
+  type Product,
+  resolveActivationLimit,
+} from '../../modules/catalogue/catalogue.model.js';
 import type { CatalogueService } from '../../modules/catalogue/catalogue.service.js';
 import { availableCurrencies, type CurrencyContext, fromBase } from '../../modules/catalogue/currency.js';
 import { fromMinor } from '../../modules/catalogue/money.js';
@@ -10,7 +14,7 @@ import type { ReleasesService } from '../../modules/releases/releases.service.js
 import type { SettingsService } from '../../modules/settings/settings.service.js';
 import { type Html, html } from '../html.js';
 import { identityOf, type StoreIdentity, sendStorePage } from './layout.js';
-import { dayInWords, licenseTermsCard } from './license-terms.js';
+import { dayInWords, licenseTermsCard, sitesInWords, updatesInWords } from './license-terms.js';
 
 /** Answers a request of the updaters already in the field from its query (src/modules/legacy). */
 export type LegacyPage = (request: FastifyRequest, reply: FastifyReply, query: unknown) => Promise<unknown>;
@@ -82,20 +86,49 @@ function changelog(c: Changelog | null): Html | string {
 }
 
 /**
+ * The tiers of a product (docs/selling.md, 'Tiers'): its variations side by side, each a radio
+ * card with its price, sites and updates, the first chosen; the add-to-cart form posts the choice.
+ */
+function tierChoice(
+  p: Product,
+  base: CurrencyContext,
+  others: CurrencyContext[],
+  defaultLimit: number,
+): Html {
+  const subscription = p.subscription !== null;
+  return html`<fieldset class="choices tiers">
+    <legend>Choose a tier</legend>
+    <div class="tier-grid">${p.variations.map((v, i) => {
+      const attrs = Object.entries(v.attributes)
+        .map(([k, val]) => `${k}: ${val}`)
+        .join(', ');
+      return html`<div class="tier">
+      <input type="radio" name="variation_id" id="tier-${v.id}" value="${v.id}"${i === 0 ? ' checked' : ''}>
+      <label for="tier-${v.id}">
+        <span class="name">${v.name}</span>
+        <span class="vprice">${money(v.price_minor, base)}${period(p)}</span>
+        <span class="term" data-term="sites">${sitesInWords(resolveActivationLimit(p, v, defaultLimit))}</span>
+        <span class="term" data-term="updates">${updatesInWords(v.entitlement_policy ?? p.entitlement_policy, subscription)}</span>
+        ${attrs ? html`<span class="attrs">${attrs}</span>` : ''}
+        ${
+          others.length > 0
+            ? html`<span class="attrs">${others.map((c) => `${c.code} ${money(fromBase(v.price_minor, c), c)}`).join(' · ')}</span>`
+            : ''
+        }
+      </label>
+    </div>`;
+    })}</div>
+  </fieldset>`;
+}
+
+/**
  * "Add to cart": the store's script posts it to POST /v1/cart/add and opens /cart. The page is the
  * same for every visitor (it is cached), so the form holds no cart state. Without JavaScript the
  * button stays disabled and a note says why (docs/storefront.md, 'Buying').
  */
-function addToCart(p: Product, base: CurrencyContext): Html {
+function addToCart(p: Product, base: CurrencyContext, others: CurrencyContext[], defaultLimit: number): Html {
   return html`<form class="add-to-cart" data-store-page="product" data-product="${p.id}" novalidate>
-  ${
-    p.variations.length > 0
-      ? html`<div class="field"><label for="variation">Option</label>
-    <select id="variation" name="variation_id">${p.variations.map(
-      (v) => html`<option value="${v.id}">${v.name} – ${money(v.price_minor, base)}</option>`,
-    )}</select></div>`
-      : ''
-  }
+  ${p.variations.length > 0 ? tierChoice(p, base, others, defaultLimit) : ''}
   <div class="field"><label for="quantity">Quantity</label>
     <input id="quantity" name="quantity" type="number" min="1" max="9999" value="1" inputmode="numeric" required></div>
   <button type="submit" disabled>Add to cart</button>
@@ -215,30 +248,7 @@ ${
         ? html`<p class="muted">In other currencies, at today’s rates:</p><ul class="currencies">${inCurrency(product.price_minor)}</ul>`
         : ''
     }
-    ${
-      product.variations.length > 0
-        ? html`<section class="choices" aria-labelledby="options-title">
-      <h2 id="options-title">Options</h2>
-      ${product.variations.map(
-        (v) => html`<div class="choice">
-        <span class="name">${v.name}${
-          Object.keys(v.attributes).length > 0
-            ? html`<span class="attrs">${Object.entries(v.attributes)
-                .map(([k, val]) => `${k}: ${val}`)
-                .join(', ')}</span>`
-            : ''
-        }</span>
-        <span class="vprice">${money(v.price_minor, base)}${period(product)}${
-          others.length > 0
-            ? html`<span class="attrs">${others.map((c) => `${c.code} ${money(fromBase(v.price_minor, c), c)}`).join(' · ')}</span>`
-            : ''
-        }</span>
-      </div>`,
-      )}
-    </section>`
-        : ''
-    }
-    ${addToCart(product, base)}
+    ${addToCart(product, base, others, s.default_activation_limit)}
     ${startTrial(product)}
   </div>
 </article>

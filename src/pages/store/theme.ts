@@ -80,13 +80,20 @@ main.store { max-width: 72rem; }
 .description p { overflow-wrap: anywhere; }
 .choices { border: 1px solid var(--line); border-radius: 10px; padding: .75rem 1rem 1rem; margin: 1rem 0;
   background: var(--card); }
-.choices h2 { font-size: 1rem; margin: 0 0 .25rem; }
-.choice { display: flex; gap: .6rem; align-items: baseline; padding: .6rem 0; border-top: 1px solid var(--line);
-  margin: 0; }
-.choices h2 + .choice { border-top: 0; }
-.choice .name { flex: 1; overflow-wrap: anywhere; }
-.choice .attrs { color: var(--muted); font-size: .9rem; display: block; font-weight: 400; }
-.choice .vprice { font-weight: 700; text-align: right; }
+/* The tiers side by side (docs/selling.md, 'Tiers'): each a card, its radio inside, the card its label. */
+fieldset.tiers { min-width: 0; flex: 1 1 100%; margin: 0; }
+fieldset.tiers legend { font-weight: 700; padding: 0 .25rem; }
+.tier-grid { display: grid; gap: .75rem; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); margin-top: .5rem; }
+.tier { position: relative; }
+.add-to-cart .tier input { position: absolute; top: .95rem; left: .8rem; margin: 0; width: 1.1rem; height: 1.1rem; }
+.tier label { display: flex; flex-direction: column; gap: .2rem; height: 100%; margin: 0; padding: .75rem .8rem .8rem 2.2rem;
+  border: 1px solid var(--line); border-radius: 8px; cursor: pointer; font-weight: 400; overflow-wrap: anywhere; }
+.tier input:checked + label { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
+.tier input:focus-visible + label { outline: 3px solid var(--accent); outline-offset: 2px; }
+.tier .name { font-weight: 700; }
+.tier .vprice { font-weight: 700; font-size: 1.1rem; }
+.tier .term { font-size: .92rem; }
+.tier .attrs { color: var(--muted); font-size: .88rem; }
 .currencies { margin: .5rem 0 1rem; padding-left: 1.2rem; color: var(--muted); }
 .release { margin-top: 1.5rem; }
 .release ul { padding-left: 1.2rem; }
@@ -127,6 +134,9 @@ table.lines { min-width: 100%; }
 table.lines .num, .summary-lines .num { text-align: right; white-space: nowrap; }
 table.lines td:first-child { overflow-wrap: anywhere; }
 .qty-row { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; }
+.tier-row { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; margin-top: .35rem; font-weight: 400;
+  font-size: .95rem; }
+.tier-select { max-width: 100%; }
 input.qty { width: 5rem; }
 button.secondary { padding: .45rem .8rem; }
 .cart-foot { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1.5rem; margin-top: 1rem; }
@@ -171,7 +181,8 @@ dl.totals .grand { font-weight: 700; font-size: 1.1rem; border-top: 1px solid va
   table.cart-lines td { border: 0; padding: .3rem 0; display: flex; justify-content: space-between;
     align-items: center; gap: 1rem; text-align: right; }
   table.cart-lines td::before { content: attr(data-label); font-weight: 600; text-align: left; }
-  table.cart-lines td.line-name { font-weight: 600; font-size: 1.05rem; justify-content: flex-start; text-align: left; }
+  table.cart-lines td.line-name { font-weight: 600; font-size: 1.05rem; justify-content: flex-start; text-align: left;
+    flex-direction: column; align-items: flex-start; }
   table.cart-lines td.line-name::before, table.cart-lines td.line-remove::before { content: none; }
   table.cart-lines td.line-remove { justify-content: flex-end; }
 }

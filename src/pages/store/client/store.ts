@@ -34,6 +34,8 @@ interface CartItem {
   total: number;
   permalink: string;
   subscription: boolean;
+  /** A variable product's tiers (docs/selling.md, 'Tiers'); empty for a simple product. */
+  tiers?: { variation_id: number; name: string; price: string }[];
 }
 /** GET /v1/checkout/bootstrap (docs/checkout.md): the form's fields and the places they take. */
 interface Bootstrap {
@@ -416,9 +418,43 @@ function renderCart(cart: Cart): void {
     const name = item.permalink
       ? el('a', { href: item.permalink.replace(/^https?:[/][/][^/]+/, ''), text: item.name })
       : el('span', { text: item.name });
+    const nameCell: Child[] = [name];
+    // Another tier of the same product, chosen here rather than removed and added again.
+    const tiers = item.tiers || [];
+    if (tiers.length > 1) {
+      const tierId = `tier-${item.key}`;
+      const choice = el(
+        'select',
+        { id: tierId, className: 'tier-select' },
+        tiers.map((tier) =>
+          el('option', {
+            value: String(tier.variation_id),
+            selected: tier.variation_id === item.variation_id,
+            text: `${tier.name} – ${money(cart, tier.price)}`,
+          }),
+        ),
+      );
+      const change = el('button', { type: 'button', className: 'secondary', text: 'Change tier' });
+      change.addEventListener('click', () => {
+        const id = Number(choice.value);
+        if (id === item.variation_id) return;
+        cartCall(
+          '/cart/update',
+          { cart_item_key: item.key, quantity: item.quantity, variation_id: id },
+          change,
+        );
+      });
+      nameCell.push(
+        el('span', { className: 'tier-row' }, [
+          el('label', { for: tierId, className: 'visually-hidden', text: `Tier of ${item.name}` }),
+          choice,
+          change,
+        ]),
+      );
+    }
     // data-label names each cell where a narrow screen stacks the line (the header row is hidden there).
     return el('tr', {}, [
-      el('td', { className: 'line-name' }, [name]),
+      el('td', { className: 'line-name' }, nameCell),
       el('td', { className: 'num', 'data-label': 'Price' }, [money(cart, item.price)]),
       el('td', { 'data-label': 'Quantity' }, [
         el('label', { for: qtyId, className: 'visually-hidden', text: `Quantity of ${item.name}` }),
