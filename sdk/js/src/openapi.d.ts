@@ -5436,7 +5436,7 @@ export interface paths {
             platform_version?: string;
             /** @description true: a valid answer carries a signed offline receipt (docs/licensing.md, 'Offline receipts') */
             receipt?: boolean;
-            /** @description The version of the product the site runs, counted in the field report (optional) */
+            /** @description The version of the product the site runs, counted in the installed-base report (optional) */
             version?: string;
           };
         };
@@ -8914,6 +8914,10 @@ export interface paths {
               invoice_seller_tax_number: string;
               license_expiring_days: number;
               licensing_enabled: boolean;
+              /** @description The old store's WooCommerce REST consumer key (ck_ and 40 hexadecimal digits) the plugins in the field send; empty = the LMFWC routes are closed */
+              lmfwc_consumer_key: '' | string;
+              /** @description SHA-256 (lowercase hexadecimal) of that key's consumer secret (cs_…); empty = the LMFWC routes are closed */
+              lmfwc_consumer_secret_sha256: '' | string;
               mail_account_created: boolean;
               /** @description From address, e.g. "Store <shop@example.com>"; empty: the store name at no-reply@ the PUBLIC_URL host */
               mail_from: string;
@@ -9059,6 +9063,10 @@ export interface paths {
             invoice_seller_tax_number?: string;
             license_expiring_days?: number;
             licensing_enabled?: boolean;
+            /** @description The old store's WooCommerce REST consumer key (ck_ and 40 hexadecimal digits) the plugins in the field send; empty = the LMFWC routes are closed */
+            lmfwc_consumer_key?: '' | string;
+            /** @description SHA-256 (lowercase hexadecimal) of that key's consumer secret (cs_…); empty = the LMFWC routes are closed */
+            lmfwc_consumer_secret_sha256?: '' | string;
             mail_account_created?: boolean;
             /** @description From address, e.g. "Store <shop@example.com>"; empty: the store name at no-reply@ the PUBLIC_URL host */
             mail_from?: string;
@@ -9156,6 +9164,10 @@ export interface paths {
               invoice_seller_tax_number: string;
               license_expiring_days: number;
               licensing_enabled: boolean;
+              /** @description The old store's WooCommerce REST consumer key (ck_ and 40 hexadecimal digits) the plugins in the field send; empty = the LMFWC routes are closed */
+              lmfwc_consumer_key: '' | string;
+              /** @description SHA-256 (lowercase hexadecimal) of that key's consumer secret (cs_…); empty = the LMFWC routes are closed */
+              lmfwc_consumer_secret_sha256: '' | string;
               mail_account_created: boolean;
               /** @description From address, e.g. "Store <shop@example.com>"; empty: the store name at no-reply@ the PUBLIC_URL host */
               mail_from: string;
