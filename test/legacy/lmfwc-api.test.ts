@@ -198,10 +198,30 @@ describe('activate, validate, deactivate, retrieve', () => {
       404,
       'lmfwc_rest_data_error',
     );
-    // And by the label again.
-    await ok(`activate/${f.key}`, { label: 'https://one.example.com' });
-    await ok(`deactivate/${f.key}`, { label: 'one.example.com' });
+    // The token reactivates its deactivated activation (LMFWC 2.2); an active one is refused.
+    expect(await ok(`activate/${f.key}`, { token: site.identity_key })).toMatchObject({
+      timesActivated: 1,
+      activationData: { token: site.identity_key },
+    });
+    expectError(await call(`activate/${f.key}`, { token: site.identity_key }), 404, 'lmfwc_rest_data_error');
+    expectError(await call(`activate/${f.key}`, { token: 'e'.repeat(64) }), 404, 'lmfwc_rest_data_error');
+    // By the label.
+    const byLabel = await ok(`deactivate/${f.key}`, { label: 'one.example.com' });
+    expect(byLabel).toMatchObject({ timesActivated: 0, activationData: { token: site.identity_key } });
+    expect((byLabel.activationData as { deactivated_at: string | null }).deactivated_at).not.toBeNull();
     expect(await activeRows(f.licenseId)).toHaveLength(0);
+  });
+
+  it('deactivates every activation it made when named by neither token nor label, as LMFWC 2.2', async () => {
+    await configureKey();
+    const f = await fixture(3);
+    await ok(`activate/${f.key}`, { label: 'https://a.example.com' });
+    await ok(`activate/${f.key}`, { label: 'https://b.example.com' });
+    const all = await ok(`deactivate/${f.key}`);
+    expect(all).toMatchObject({ timesActivated: 0 });
+    expect(all.activationData).toHaveLength(2);
+    expect(await activeRows(f.licenseId)).toHaveLength(0);
+    expectError(await call(`deactivate/${f.key}`), 404, 'lmfwc_rest_data_error');
   });
 
   it('names a site without a label by the caller address, as LMFWC records it', async () => {

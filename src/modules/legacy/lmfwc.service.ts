@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import { safeEqual, sha256 } from '../../random.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import { type Identity, legacyIdentity } from '../identity/identity.js';
+import { type Identity, isUrlOnly, legacyIdentity } from '../identity/identity.js';
 import type { ActivationService, CallerMeta } from '../licensing/activation.service.js';
 import { evaluateLicense } from '../licensing/entitlements.js';
 import { factsOf, resolveActivationLimit } from '../licensing/license.view.js';
@@ -27,7 +27,8 @@ import type { SettingsService } from '../settings/settings.service.js';
  * same seat a later Tollgate SDK activation takes over); without one, the caller's IP address is
  * the site, as LMFWC would have recorded it. The token is that identity's key (sha256 of the
  * URL-only installation and the host): it names the seat without being stored, and it is no
- * secret, since every call also needs the license key and the store's REST key.
+ * secret, since every call also needs the license key and the store's REST key. Where LMFWC makes
+ * a new activation on every call, the same site here keeps its one seat.
  */
 
 /** The query parameters LMFWC's routes read (`token` and `label`, LMFWC 2.2); others are ignored, as WordPress does. */
@@ -111,7 +112,7 @@ export class LmfwcService {
       case 'activate':
         return { success: true, data: await this.activate(license, params, caller) };
       case 'deactivate':
-        return { success: true, data: await this.deactivate(license, params, caller) };
+        return { success: true, data: await this.deactivate(license, params) };
       case 'validate':
         return { success: true, data: await this.validate(license, params) };
       case 'retrieve':
@@ -170,31 +171,47 @@ export class LmfwcService {
     };
   }
 
-  /** One row of LMFWC 2.2's `lmfwc_license_activations` table, as its LicenseActivation `toArray()`. */
+  /** One row of LMFWC 2.2's activations table (`lmfwc_license_activations`), as its LicenseActivation `toArray()`. */
   private static activationData(row: ActivationRow): Record<string, unknown> {
     return {
       id: row.id,
-      token: row.identity_key,
+      // Only a URL-only activation has a token: a site on Tollgate's SDK is no activation of LMFWC's.
+      token: isUrlOnly(row.installation_id) ? row.identity_key : null,
       license_id: row.license_id,
       label: row.domain,
       source: LMFWC_API,
       ip_address: row.ip_address,
-      meta: null,
+      user_agent: row.user_agent,
+      meta_data: null,
       created_at: wpDate(row.activated_at),
       updated_at: wpDate(row.updated_at),
       deactivated_at: wpDate(row.deactivated_at),
     };
   }
 
-  private activeRow(rows: ActivationRow[], identityKey: string): ActivationRow | undefined {
-    return rows.find((r) => r.status === 'active' && r.identity_key === identityKey);
+  /** The license's URL-only activations: the ones a token names (LMFWC's activations, or EDD's and imported ones). */
+  private async lmfwcRows(licenseId: number): Promise<ActivationRow[]> {
+    return (await this.lookup.activationsOf(licenseId)).filter((r) => isUrlOnly(r.installation_id));
   }
 
   // ---- the routes ----
 
-  /** GET licenses/activate/{license_key}: the license and the activation made (or already held by the site). */
+  /**
+   * GET licenses/activate/{license_key}: the license and the site's activation. With `token`,
+   * LMFWC 2.2 reactivates that deactivated activation (an active one is its "already activated");
+   * without, LMFWC makes a new activation on every call, where Tollgate gives the same site the
+   * same seat.
+   */
   private async activate(license: LicenseRecord, params: LmfwcParams, caller: CallerMeta) {
-    const site = LmfwcService.site(params, caller.ip);
+    const token = params.token?.trim();
+    let site: Identity;
+    if (token) {
+      const row = (await this.lmfwcRows(license.id)).findLast((r) => r.identity_key === token);
+      if (!row || row.status === 'active') throw dataError();
+      site = legacyIdentity(row.domain);
+    } else {
+      site = LmfwcService.site(params, caller.ip);
+    }
     try {
       await this.activations.activate({ license_key: license.license_key }, caller, site);
     } catch (e) {
@@ -204,7 +221,9 @@ export class LmfwcService {
       throw dataError();
     }
     const after = (await this.lookup.record(license.id))!;
-    const row = this.activeRow(await this.lookup.activationsOf(license.id), site.identity_key);
+    const row = (await this.lmfwcRows(license.id)).find(
+      (r) => r.status === 'active' && r.identity_key === site.identity_key,
+    );
     return {
       ...(await this.licenseData(after)),
       activationData: row ? LmfwcService.activationData(row) : null,
@@ -212,23 +231,36 @@ export class LmfwcService {
   }
 
   /**
-   * GET licenses/deactivate/{license_key}: the activation named by `token`, else the site (label or
-   * address); none active is LMFWC's "has not been activated yet".
+   * GET licenses/deactivate/{license_key}: the activation named by `token`, or by `label`; with
+   * neither, as LMFWC 2.2, every activation it made (the URL-only ones: sites on Tollgate's own SDK
+   * are not LMFWC's to free). None active is LMFWC's "has not been activated yet".
    */
-  private async deactivate(license: LicenseRecord, params: LmfwcParams, caller: CallerMeta) {
+  private async deactivate(license: LicenseRecord, params: LmfwcParams) {
     const status = evaluateLicense(factsOf(license), this.clock.now()).effective_status;
     if (status === 'expired' || status === 'trial_ended') throw new ApiError('lmfwc_rest_license_expired');
     const token = params.token?.trim();
-    const identityKey = token ? token : LmfwcService.site(params, caller.ip).identity_key;
-    const row = this.activeRow(await this.lookup.activationsOf(license.id), identityKey);
-    if (!row) throw dataError();
-    try {
-      await this.activations.deactivate({ license_key: license.license_key, activation_id: row.id });
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      throw dataError();
+    const label = params.label?.trim();
+    const identityKey = token || (label ? LmfwcService.site({ label }, '').identity_key : null);
+    const active = (await this.lmfwcRows(license.id)).filter(
+      (r) => r.status === 'active' && (identityKey === null || r.identity_key === identityKey),
+    );
+    if (active.length === 0) throw dataError();
+    for (const row of active) {
+      try {
+        await this.activations.deactivate({ license_key: license.license_key, activation_id: row.id });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        throw dataError();
+      }
     }
-    return this.licenseData((await this.lookup.record(license.id))!);
+    const ids = new Set(active.map((r) => r.id));
+    const after = (await this.lmfwcRows(license.id))
+      .filter((r) => ids.has(r.id))
+      .map(LmfwcService.activationData);
+    return {
+      ...(await this.licenseData((await this.lookup.record(license.id))!)),
+      activationData: identityKey === null ? after : after[0],
+    };
   }
 
   /**
@@ -236,9 +268,10 @@ export class LmfwcService {
    * one is given and active, as LMFWC 2.2 answers).
    */
   private async validate(license: LicenseRecord, params: LmfwcParams) {
-    const rows = await this.lookup.activationsOf(license.id);
     const token = params.token?.trim();
-    const listed = token ? rows.filter((r) => r.identity_key === token && r.status === 'active') : rows;
+    const listed = token
+      ? (await this.lmfwcRows(license.id)).filter((r) => r.identity_key === token && r.status === 'active')
+      : await this.lookup.activationsOf(license.id);
     const data = await this.licenseData(license);
     // LMFWC reads both through intval(): no limit (null) is 0, and the remainder goes negative.
     const max = (data.timesActivatedMax as number | null) ?? 0;
