@@ -3,8 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/http/redact.js';
 import { legacyIdentity, URL_ONLY_INSTALLATION } from '../../src/modules/identity/identity.js';
 import { sha256 } from '../../src/random.js';
-import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { adminId, createLicense, setLicenseColumns, softwareProduct } from '../helpers/factories.js';
+import { createTestApp, expectError, post, type TestApp } from '../helpers/app.js';
+import {
+  adminId,
+  createLicense,
+  installationId,
+  setLicenseColumns,
+  softwareProduct,
+} from '../helpers/factories.js';
 
 // License Manager for WooCommerce's v2 license routes (docs/migrating.md, 'License Manager for
 // WooCommerce'), with the old store's REST key.
@@ -277,6 +283,30 @@ describe('activate, validate, deactivate, retrieve', () => {
     const rows = await activeRows(f.licenseId);
     expect(rows).toHaveLength(3);
     expect(new Set(rows.map((r) => r.domain_normalized)).size).toBe(3);
+  });
+});
+
+describe('leaving the compatibility API', () => {
+  it("a Tollgate SDK activation of the same domain takes the seat over in place, and is no longer LMFWC's", async () => {
+    await configureKey();
+    const f = await fixture(1);
+    const made = await ok(`activate/${f.key}`, { label: 'https://shop.example.com/' });
+    const activationId = (made.activationData as { id: number }).id;
+    const full = { domain: 'shop.example.com', installation_id: installationId() };
+    const res = await post(t, '/licenses/activate', { license_key: f.key, ...full });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      success: true,
+      activation_id: activationId,
+      activations_remaining: 0,
+    });
+    const rows = await activeRows(f.licenseId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: activationId, installation_id: full.installation_id });
+    // LMFWC's deactivate-all leaves the SDK's site alone; its token is gone.
+    expectError(await call(`deactivate/${f.key}`), 404, 'lmfwc_rest_data_error');
+    expect(await ok(f.key)).toMatchObject({ activationData: [{ id: activationId, token: null }] });
+    expect(await activeRows(f.licenseId)).toHaveLength(1);
   });
 });
 
