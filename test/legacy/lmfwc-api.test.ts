@@ -236,7 +236,20 @@ describe('activate, validate, deactivate, retrieve', () => {
     await ok(`activate/${f.key}`);
     const rows = await activeRows(f.licenseId);
     expect(rows.map((r) => r.domain_normalized)).toEqual(['127.0.0.1']);
-    await ok(`deactivate/${f.key}`);
+    // An IPv6 caller, and a label that is free text rather than a host: the address is the site.
+    const v6 = await t.app.inject({
+      method: 'GET',
+      url: `${BASE}/activate/${f.key}?label=My%20shop`,
+      remoteAddress: '2001:db8::7',
+      headers: { authorization: basic(CK, CS) },
+    });
+    expect(v6.statusCode, v6.body).toBe(200);
+    expect((await activeRows(f.licenseId)).map((r) => r.domain_normalized).sort()).toEqual([
+      '127.0.0.1',
+      '[2001:db8::7]',
+    ]);
+    // A free-text label names no site to deactivate: every activation LMFWC's way is freed.
+    expect((await ok(`deactivate/${f.key}`, { label: 'My shop' })).activationData).toHaveLength(2);
     expect(await activeRows(f.licenseId)).toHaveLength(0);
   });
 

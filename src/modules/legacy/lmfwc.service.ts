@@ -131,17 +131,20 @@ export class LmfwcService {
     return record;
   }
 
-  /** The site the call names: a `label` that names a host, else the caller's address. */
-  private static site(params: LmfwcParams, ip: string): Identity {
-    for (const candidate of [params.label, ip]) {
-      if (!candidate) continue;
-      try {
-        return legacyIdentity(candidate);
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-      }
+  /** The site a `label` names, or null when it names no host (LMFWC's labels are free text). */
+  private static labelled(label: string | undefined): Identity | null {
+    if (!label?.trim()) return null;
+    try {
+      return legacyIdentity(label);
+    } catch (e) {
+      if (e instanceof ApiError) return null;
+      throw e;
     }
-    throw new ApiError('rest_invalid_param');
+  }
+
+  /** The site the call names: a `label` that names a host, else the caller's address (IPv6 in brackets, as a URL has it). */
+  private static site(params: LmfwcParams, ip: string): Identity {
+    return LmfwcService.labelled(params.label) ?? legacyIdentity(ip.includes(':') ? `[${ip}]` : ip);
   }
 
   // ---- LMFWC's answers ----
@@ -231,16 +234,14 @@ export class LmfwcService {
   }
 
   /**
-   * GET licenses/deactivate/{license_key}: the activation named by `token`, or by `label`; with
-   * neither, as LMFWC 2.2, every activation it made (the URL-only ones: sites on Tollgate's own SDK
+   * GET licenses/deactivate/{license_key}: the activation named by `token`, or by a `label` that
+   * names a host; with neither, as LMFWC 2.2, every activation it made (the URL-only ones: sites on Tollgate's own SDK
    * are not LMFWC's to free). None active is LMFWC's "has not been activated yet".
    */
   private async deactivate(license: LicenseRecord, params: LmfwcParams) {
     const status = evaluateLicense(factsOf(license), this.clock.now()).effective_status;
     if (status === 'expired' || status === 'trial_ended') throw new ApiError('lmfwc_rest_license_expired');
-    const token = params.token?.trim();
-    const label = params.label?.trim();
-    const identityKey = token || (label ? LmfwcService.site({ label }, '').identity_key : null);
+    const identityKey = params.token?.trim() || LmfwcService.labelled(params.label)?.identity_key || null;
     const active = (await this.lmfwcRows(license.id)).filter(
       (r) => r.status === 'active' && (identityKey === null || r.identity_key === identityKey),
     );
