@@ -22,6 +22,7 @@ import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
 import { distributionRoutes } from './modules/distribution/distribution.routes.js';
 import { invoicesRoutes } from './modules/invoices/invoices.routes.js';
 import { eddHandler, legacyRoutes } from './modules/legacy/legacy.routes.js';
+import { lmfwcRoutes } from './modules/legacy/lmfwc.routes.js';
 import { activationRoutes } from './modules/licensing/activation.routes.js';
 import { licenseRoutes } from './modules/licensing/license.routes.js';
 import { oauthRoutes } from './modules/licensing/oauth.routes.js';
@@ -261,6 +262,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   // The compatibility API of the updaters already in the field, at the old store's address
   // (docs/migrating.md, 'Sites already in the field').
   await app.register(legacyRoutes, { legacy: services.legacy });
+  await app.register(lmfwcRoutes, { lmfwc: services.lmfwc });
   // The legacy catalogue's public uploads folder, served like a web server's (docs/releases.md).
   await app.register(publicUploadsRoutes, { uploadsDir: releasesModule.storage.uploadsDir });
   // The customer's pages (sign in, approve an activation, My licenses) live outside /v1.

@@ -18,7 +18,12 @@ import {
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
 import { createImports, type ImportService } from './modules/imports/imports.module.js';
 import { createInvoices, type InvoicesService } from './modules/invoices/invoices.module.js';
-import { createLegacy, type LegacyService } from './modules/legacy/legacy.module.js';
+import {
+  createLegacy,
+  createLmfwc,
+  type LegacyService,
+  type LmfwcService,
+} from './modules/legacy/legacy.module.js';
 import type { ActivationService } from './modules/licensing/activation.service.js';
 import type { LicenseRepository } from './modules/licensing/license.repository.js';
 import type { LicenseService } from './modules/licensing/license.service.js';
@@ -132,6 +137,8 @@ export interface Services {
   distribution: DistributionModule;
   /** The compatibility API of the updaters already in the field (docs/migrating.md). */
   legacy: LegacyService;
+  /** License Manager for WooCommerce's license routes, for the plugins already in the field (docs/migrating.md). */
+  lmfwc: LmfwcService;
   /** Moves another store's customers, products, licenses and sites in (docs/migrating.md, 'Importing'). */
   imports: ImportService;
   /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
@@ -353,6 +360,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     settings,
     clock,
   });
+  const lmfwc = createLmfwc({ catalogue, activations, lookup: licensing.lookup, settings, clock });
   const imports = createImports({ database, accounts, catalogue, licenses, settings, audit, clock });
 
   const { reports, counters, installedBase, installedBaseReport } = createReports({
@@ -498,6 +506,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       releases,
       distribution,
       legacy,
+      lmfwc,
       imports,
       orders,
       refunds,

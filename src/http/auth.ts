@@ -24,6 +24,13 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * cookie. A cookie authenticates a state-changing request only with a valid X-REST-Nonce
  * (docs/api.md, 'The nonce rule'): no nonce means anonymous, a wrong one is refused.
  */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route reads the Authorization header as another store's credentials; no Tollgate caller is resolved. */
+    foreignCredentials?: boolean;
+  }
+}
+
 export function installAuth(app: FastifyInstance, accounts: AccountsService): void {
   app.addHook('onRoute', declareAuthentication);
   app.decorateRequest('user', null);
@@ -35,6 +42,9 @@ export function installAuth(app: FastifyInstance, accounts: AccountsService): vo
     const header = request.headers.cookie;
     request.cookies = header === undefined ? NO_COOKIES : app.parseCookie(header);
     if (request.headers.authorization === undefined && header === undefined) return done();
+    // Another store's API whose Basic credentials are its own REST key, not a Tollgate account
+    // (docs/migrating.md, 'License Manager for WooCommerce'): it checks them itself.
+    if (request.routeOptions.config.foreignCredentials) return done();
     resolveCaller(request).then(() => done(), done);
   });
 

@@ -221,6 +221,13 @@ const catalogue = {
   no_public_source: [409, 'This release has no public catalogue source.'],
   public_source_mismatch: [409, 'The public file differs from the protected copy; it was left in place.'],
   deletion_job_not_found: [404, 'Deletion job not found.'],
+  // License Manager for WooCommerce's REST routes, for the plugins already in the field
+  // (docs/migrating.md, 'License Manager for WooCommerce'): its own codes and statuses.
+  lmfwc_rest_data_error: [404, 'The license key could not be found or used.'],
+  lmfwc_rest_license_expired: [405, 'The license key has expired.'],
+  lmfwc_rest_cannot_view: [401, 'Sorry, you cannot view this resource.'],
+  lmfwc_rest_cannot_edit: [401, 'Sorry, you are not allowed to edit this resource.'],
+  woocommerce_rest_authentication_error: [401, 'Consumer key or secret is invalid.'],
   // outbound webhooks
   webhook_event_not_found: [404, 'Webhook event not found.'],
   // mail outbox (docs/email.md)

@@ -4,11 +4,19 @@ import pino from 'pino';
 /** Query parameters whose values are secrets: never written to a log line. */
 // `search` too: an administrator searches licenses by key (GET /licenses?search=). Stripe adds
 // the PaymentIntent's client secret to the receipt address it returns the customer to. `license`
-// and `products[…][license]` are the keys the updaters already in the field send (src/modules/legacy).
+// and `products[…][license]` are the keys the updaters already in the field send (src/modules/legacy);
+// `consumer_key` and `consumer_secret` the WooCommerce REST key their LMFWC calls carry.
 const SECRET_PARAMS =
-  /([?&](?:token|key|license_key|license|activation_token|state|nonce|password|secret|search|payment_intent_client_secret|[^&=#]*(?:%5B|\[)license(?:%5D|\]))=)[^&#]*/gi;
+  /([?&](?:token|key|license_key|license|activation_token|state|nonce|password|secret|consumer_key|consumer_secret|search|payment_intent_client_secret|[^&=#]*(?:%5B|\[)license(?:%5D|\]))=)[^&#]*/gi;
 
-export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1[REDACTED]');
+/**
+ * License Manager for WooCommerce's routes carry the license key in the path
+ * (src/modules/legacy/lmfwc.routes.ts): the segment after `licenses/` or its action is masked.
+ */
+const LMFWC_KEY = /(\/wp-json\/lmfwc\/v2\/licenses\/(?:(?:activate|deactivate|validate)\/)?)[^/?#]+/gi;
+
+export const redactUrl = (url: string): string =>
+  url.replace(SECRET_PARAMS, '$1[REDACTED]').replace(LMFWC_KEY, '$1[REDACTED]');
 
 /** Request and response headers that carry credentials. */
 const SECRET_HEADERS = ['.authorization', '.cookie', '["x-rest-nonce"]', '["set-cookie"]'];

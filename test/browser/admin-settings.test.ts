@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signed, stripeEvent } from '../stripe/helpers.js';
 import { skipPageBrowserTests } from './chromium.js';
@@ -27,10 +28,11 @@ async function deliverSignedWith(secret: string) {
  * docs/payments.md, 'Stripe'; docs/distribution.md, 'Messages a vendor can show'). Stripe: a
  * refused key is shown at its field and saves nothing; the secrets come back as ******** and are
  * kept while left so; the webhook secret typed in the browser is the one the webhook route checks
- * signatures with; the gateway's card points to the settings. The form's result does not depend on
+ * signatures with; the gateway's card points to the settings. The old store's LMFWC REST key
+ * (docs/migrating.md, 'License Manager for WooCommerce') saved there opens its routes. The form's result does not depend on
  * the database, so this runs once (SQLite), with the page tests.
  */
-describe.skipIf(skipPageBrowserTests)('the Stripe and renewal settings in a real browser', () => {
+describe.skipIf(skipPageBrowserTests)('the Stripe, renewal and old store settings in a real browser', () => {
   setUpConsole();
 
   it('saves the keys, masks the secrets, keeps them while masked and removes one when emptied', async () => {
@@ -136,5 +138,35 @@ describe.skipIf(skipPageBrowserTests)('the Stripe and renewal settings in a real
     await save();
     await page.getByText('The settings are saved.').waitFor();
     expect(await renewalUrl()).toBeNull();
+  });
+
+  it("the old store's LMFWC REST key: a malformed hash is refused at its field; saved, the routes open", async () => {
+    const key = `ck_${'0f'.repeat(20)}`;
+    const secret = `cs_${'9e'.repeat(20)}`;
+    const lmfwc = () =>
+      fetch(`${server.url}/wp-json/lmfwc/v2/licenses/validate/NO-SUCH-KEY`, {
+        headers: { authorization: `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}` },
+      }).then(async (r) => ({ status: r.status, code: ((await r.json()) as { code?: string }).code }));
+    expect(await lmfwc()).toEqual({ status: 401, code: 'woocommerce_rest_authentication_error' });
+
+    await page.goto(`${server.url}/admin/settings`);
+    const keyField = page.getByLabel('WooCommerce REST consumer key');
+    await keyField.waitFor();
+    const hashField = page.getByLabel('SHA-256 of its consumer secret');
+    const save = () => page.getByRole('button', { name: 'Save settings' }).click();
+    await keyField.fill(key);
+    await hashField.fill(secret);
+    await save();
+    await page.locator('[role=alert][data-code]').first().waitFor();
+    expect(await alertCode()).toBe('rest_invalid_param');
+    expect(await hashField.getAttribute('aria-invalid')).toBe('true');
+    expect(await lmfwc()).toEqual({ status: 401, code: 'woocommerce_rest_authentication_error' });
+
+    await hashField.fill(createHash('sha256').update(secret).digest('hex'));
+    await save();
+    await page.getByText('The settings are saved.').waitFor();
+    // Past the REST key: the key is one LMFWC does not know.
+    expect(await lmfwc()).toEqual({ status: 404, code: 'lmfwc_rest_data_error' });
+    await checkBothWidths('settings-lmfwc');
   });
 });

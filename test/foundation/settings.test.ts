@@ -98,6 +98,8 @@ describe('settings', () => {
       stripe_webhook_secret: '',
       stripe_statement_descriptor: '',
       renewal_url: null,
+      lmfwc_consumer_key: '',
+      lmfwc_consumer_secret_sha256: '',
     });
   });
 

@@ -45,6 +45,12 @@ const PUBLIC = new Set([
   // Stripe signs its events (Stripe-Signature), it has no account here.
   'POST /v1/stripe/webhook',
   'GET /v1/countries',
+  // License Manager for WooCommerce's routes (test/legacy/lmfwc-api.test.ts): no Tollgate caller,
+  // the old store's REST key instead; kept out of the OpenAPI document like EDD's calls.
+  'GET /wp-json/lmfwc/v2/licenses/activate/{license_key}',
+  'GET /wp-json/lmfwc/v2/licenses/deactivate/{license_key}',
+  'GET /wp-json/lmfwc/v2/licenses/validate/{license_key}',
+  'GET /wp-json/lmfwc/v2/licenses/{license_key}',
 ]);
 
 const PARAM_VALUES: Record<string, string> = {

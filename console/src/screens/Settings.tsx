@@ -257,6 +257,23 @@ const GROUPS: { title: string; fields: [Key, string, Kind, string?][] }[] = [
     ],
   },
   {
+    title: 'Old store: License Manager for WooCommerce',
+    fields: [
+      [
+        'lmfwc_consumer_key',
+        'WooCommerce REST consumer key',
+        'text',
+        'The old store’s ck_… key, which plugins in the field send to its LMFWC routes. Empty closes those routes.',
+      ],
+      [
+        'lmfwc_consumer_secret_sha256',
+        'SHA-256 of its consumer secret',
+        'text',
+        'Lowercase hexadecimal, e.g. from printf %s cs_… | sha256sum; the secret itself is never stored.',
+      ],
+    ],
+  },
+  {
     title: 'Currencies',
     fields: [
       ['base_currency', 'Base currency', 'text', 'Three capital letters, e.g. USD.'],

@@ -10341,6 +10341,10 @@ export interface paths {
               invoice_seller_tax_number: string;
               license_expiring_days: number;
               licensing_enabled: boolean;
+              /** @description The old store's WooCommerce REST consumer key (ck_ and 40 hexadecimal digits) the plugins in the field send; empty = the LMFWC routes are closed */
+              lmfwc_consumer_key: '' | string;
+              /** @description SHA-256 (lowercase hexadecimal) of that key's consumer secret (cs_…); empty = the LMFWC routes are closed */
+              lmfwc_consumer_secret_sha256: '' | string;
               mail_account_created: boolean;
               /** @description From address, e.g. "Store <shop@example.com>"; empty: the store name at no-reply@ the PUBLIC_URL host */
               mail_from: string;
@@ -10493,6 +10497,10 @@ export interface paths {
             invoice_seller_tax_number?: string;
             license_expiring_days?: number;
             licensing_enabled?: boolean;
+            /** @description The old store's WooCommerce REST consumer key (ck_ and 40 hexadecimal digits) the plugins in the field send; empty = the LMFWC routes are closed */
+            lmfwc_consumer_key?: '' | string;
+            /** @description SHA-256 (lowercase hexadecimal) of that key's consumer secret (cs_…); empty = the LMFWC routes are closed */
+            lmfwc_consumer_secret_sha256?: '' | string;
             mail_account_created?: boolean;
             /** @description From address, e.g. "Store <shop@example.com>"; empty: the store name at no-reply@ the PUBLIC_URL host */
             mail_from?: string;
@@ -10597,6 +10605,10 @@ export interface paths {
               invoice_seller_tax_number: string;
               license_expiring_days: number;
               licensing_enabled: boolean;
+              /** @description The old store's WooCommerce REST consumer key (ck_ and 40 hexadecimal digits) the plugins in the field send; empty = the LMFWC routes are closed */
+              lmfwc_consumer_key: '' | string;
+              /** @description SHA-256 (lowercase hexadecimal) of that key's consumer secret (cs_…); empty = the LMFWC routes are closed */
+              lmfwc_consumer_secret_sha256: '' | string;
               mail_account_created: boolean;
               /** @description From address, e.g. "Store <shop@example.com>"; empty: the store name at no-reply@ the PUBLIC_URL host */
               mail_from: string;

@@ -5,8 +5,10 @@ import type { ActivationService } from '../licensing/activation.service.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { LegacyService } from './legacy.service.js';
+import { LmfwcService } from './lmfwc.service.js';
 
 export type { LegacyService } from './legacy.service.js';
+export type { LmfwcService } from './lmfwc.service.js';
 
 /** Builds the compatibility API of the updaters already in the field (docs/migrating.md). */
 export function createLegacy(deps: {
@@ -25,4 +27,15 @@ export function createLegacy(deps: {
     deps.settings,
     deps.clock,
   );
+}
+
+/** Builds License Manager for WooCommerce's license routes of the plugins in the field (docs/migrating.md). */
+export function createLmfwc(deps: {
+  catalogue: CatalogueService;
+  activations: ActivationService;
+  lookup: LicenseLookupService;
+  settings: SettingsService;
+  clock: Clock;
+}): LmfwcService {
+  return new LmfwcService(deps.catalogue, deps.activations, deps.lookup, deps.settings, deps.clock);
 }

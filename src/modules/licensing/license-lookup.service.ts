@@ -53,6 +53,11 @@ export class LicenseLookupService {
     return this.repo.activationIdsOf(licenseId, tx);
   }
 
+  /** Every activation of a license, active or not, oldest first (the LMFWC routes list them). */
+  activationsOf(licenseId: number): Promise<ActivationRow[]> {
+    return this.repo.activationsOf([licenseId]);
+  }
+
   /**
    * The customer's licenses with their terms (product, subscription), oldest first, in one query:
    * the account's Downloads page (docs/storefront.md, 'Downloads').

@@ -188,6 +188,17 @@ const properties = {
     description:
       "What the customer's card statement shows after the account's prefix; empty = the account's default",
   }),
+  // The old store's WooCommerce REST key, for the License Manager for WooCommerce routes of the
+  // plugins already in the field (docs/migrating.md, 'License Manager for WooCommerce'). Only the
+  // secret's SHA-256 is kept; both empty = those routes refuse every call.
+  lmfwc_consumer_key: Type.Union([Type.Literal(''), Type.String({ pattern: '^ck_[a-f0-9]{40}$' })], {
+    description:
+      "The old store's WooCommerce REST consumer key (ck_ and 40 hexadecimal digits) the plugins in the field send; empty = the LMFWC routes are closed",
+  }),
+  lmfwc_consumer_secret_sha256: Type.Union([Type.Literal(''), Type.String({ pattern: '^[a-f0-9]{64}$' })], {
+    description:
+      "SHA-256 (lowercase hexadecimal) of that key's consumer secret (cs_…); empty = the LMFWC routes are closed",
+  }),
   renewal_url: Type.Union(
     [Type.Null(), Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 })],
     {
@@ -292,4 +303,6 @@ export const DEFAULT_SETTINGS: Settings = {
   stripe_webhook_secret: '',
   stripe_statement_descriptor: '',
   renewal_url: null,
+  lmfwc_consumer_key: '',
+  lmfwc_consumer_secret_sha256: '',
 };
