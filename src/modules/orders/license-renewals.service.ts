@@ -10,7 +10,7 @@ import type { RenewalLinks } from '../licensing/renewal-links.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { RenewalLinkRepository } from './license-renewals.repository.js';
 import type { OrderRow } from './orders.model.js';
-import { type OrdersService, plainOrder } from './orders.service.js';
+import { licenseOrderTax, type OrdersService, plainOrder } from './orders.service.js';
 
 /** What opening a renewal link comes to: the order to pay (or see), or the license already renewed. */
 export type RenewalLinkOutcome =
@@ -90,8 +90,9 @@ export class RenewalService {
     const name = product
       ? `Renewal: ${variation ? `${product.name} - ${variation.name}` : product.name}`
       : `Renewal: product ${license.product_id}`;
+    const parent = license.order_id ? await this.orders.find(license.order_id) : undefined;
     return (tx) =>
-      this.orders.create(
+      this.orders.createForLicense(
         {
           ...plainOrder(ctx, settings, {
             customer_id: license.user_id,
@@ -101,21 +102,13 @@ export class RenewalService {
           }),
           test: license.test,
         },
-        [
-          {
-            product_id: license.product_id,
-            variation_id: license.variation_id ?? 0,
-            name,
-            quantity: 1,
-            price: total,
-            subtotal: total,
-            subtotal_tax: 0,
-            total,
-            total_tax: 0,
-            meta: JSON.stringify({ license_id: license.id, license_action: 'renewal' }),
-            subscription_id: null,
-          },
-        ],
+        {
+          product_id: license.product_id,
+          variation_id: license.variation_id ?? 0,
+          name,
+          meta: JSON.stringify({ license_id: license.id, license_action: 'renewal' }),
+        },
+        licenseOrderTax(parent, total, settings.prices_include_tax),
         tx,
       );
   }

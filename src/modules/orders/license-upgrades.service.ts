@@ -21,7 +21,7 @@ import type { LicenseService } from '../licensing/license.service.js';
 import type { LicenseRecord } from '../licensing/licensing.model.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { OrderRow } from './orders.model.js';
-import { type OrdersService, plainOrder } from './orders.service.js';
+import { licenseOrderTax, type OrdersService, plainOrder } from './orders.service.js';
 
 const DAY_MS = 86_400_000;
 
@@ -163,8 +163,9 @@ export class UpgradeService {
     };
     const name = `Upgrade: ${variation ? `${product.name} - ${variation.name}` : product.name}`;
     const now = iso(this.clock.now());
+    const parent = license.order_id ? await this.orders.find(license.order_id) : undefined;
     return withTransaction(this.database, async (tx) => {
-      const order = await this.orders.create(
+      const order = await this.orders.createForLicense(
         {
           ...plainOrder(quote.currency, settings, {
             customer_id: license.user_id,
@@ -174,21 +175,8 @@ export class UpgradeService {
           }),
           test: license.test,
         },
-        [
-          {
-            product_id: product.id,
-            variation_id: variation?.id ?? 0,
-            name,
-            quantity: 1,
-            price,
-            subtotal: price,
-            subtotal_tax: 0,
-            total: price,
-            total_tax: 0,
-            meta: JSON.stringify(meta),
-            subscription_id: null,
-          },
-        ],
+        { product_id: product.id, variation_id: variation?.id ?? 0, name, meta: JSON.stringify(meta) },
+        licenseOrderTax(parent, price, settings.prices_include_tax),
         tx,
       );
       if (actor) {

@@ -10,7 +10,7 @@ import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { CurrencyContext } from '../catalogue/currency.js';
 import { fromMinor } from '../catalogue/money.js';
 import type { EntitlementPolicyInput } from '../catalogue/policy.js';
-import { inclusiveTaxes } from '../catalogue/tax.pricing.js';
+import { exclusiveTaxes, inclusiveTaxes } from '../catalogue/tax.pricing.js';
 import type { TaxRate } from '../catalogue/tax.service.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
@@ -68,17 +68,8 @@ export function newOrderBasis(ctx: CurrencyContext, settings: Settings) {
   };
 }
 
-/**
- * A pending order made without checkout (a subscription's renewal, a term license's renewal):
- * newOrderBasis, its total untaxed, and empty what only checkout fills (addresses, shipping,
- * coupons, fields). The caller overrides what it knows (payment method, billing, subscription).
- */
-/**
- * The tax inside a renewal's amount, which repeats its first order's total with tax: the first
- * order's rates taken out of it as from a price with tax, the same country, VAT number and reverse
- * charge (docs/taxes.md, 'Renewals'). A first order without recorded tax lines gives none.
- */
-export function renewalTax(parent: OrderRow | undefined, gross: number) {
+/** The first order's tax lines, and its rates as the pricing functions take them. */
+function parentRates(parent: OrderRow | undefined) {
   const lines = parent ? (JSON.parse(parent.tax_lines) as TaxLine[]) : [];
   const rates: TaxRate[] = lines.map((l) => ({
     id: l.rate_id,
@@ -91,20 +82,50 @@ export function renewalTax(parent: OrderRow | undefined, gross: number) {
     compound: false,
     priority: 1,
   }));
-  const amounts = inclusiveTaxes(gross, rates);
-  const tax = amounts.reduce((a, b) => a + b, 0);
+  return { lines, rates };
+}
+
+/** The tax columns of an order taxed as `parent` was, with each rate's amount. */
+function taxColumnsAs(parent: OrderRow | undefined, lines: TaxLine[], amounts: number[]) {
   return {
-    tax,
-    columns: {
-      tax_country: parent?.tax_country ?? '',
-      buyer_tax_id: parent?.buyer_tax_id ?? '',
-      reverse_charge: parent?.reverse_charge ?? 0,
-      tax_lines: JSON.stringify(lines.map((l, i): TaxLine => ({ ...l, amount: amounts[i]! }))),
-      tax_evidence: parent?.tax_evidence ?? '{}',
-    },
+    tax_country: parent?.tax_country ?? '',
+    buyer_tax_id: parent?.buyer_tax_id ?? '',
+    reverse_charge: parent?.reverse_charge ?? 0,
+    tax_lines: JSON.stringify(lines.map((l, i): TaxLine => ({ ...l, amount: amounts[i]! }))),
+    tax_evidence: parent?.tax_evidence ?? '{}',
   };
 }
 
+/**
+ * The tax inside a renewal's amount, which repeats its first order's total with tax: the first
+ * order's rates taken out of it as from a price with tax, the same country, VAT number and reverse
+ * charge (docs/taxes.md, 'Renewals'). A first order without recorded tax lines gives none.
+ */
+export function renewalTax(parent: OrderRow | undefined, gross: number) {
+  const { lines, rates } = parentRates(parent);
+  const amounts = inclusiveTaxes(gross, rates);
+  return { tax: amounts.reduce((a, b) => a + b, 0), columns: taxColumnsAs(parent, lines, amounts) };
+}
+
+/**
+ * The tax of an order that acts on a license outside checkout (its renewal, its move to another
+ * tier), priced at a catalogue `price`: the license's first order's rates, country, VAT number
+ * and reverse charge, taken out of the price when prices include tax and added to it when they do
+ * not, as checkout does (docs/taxes.md, 'Renewals'). `total` is what the buyer pays.
+ */
+export function licenseOrderTax(parent: OrderRow | undefined, price: number, pricesIncludeTax: boolean) {
+  if (pricesIncludeTax) return { ...renewalTax(parent, price), total: price };
+  const { lines, rates } = parentRates(parent);
+  const amounts = exclusiveTaxes(price, rates);
+  const tax = amounts.reduce((a, b) => a + b, 0);
+  return { tax, total: price + tax, columns: taxColumnsAs(parent, lines, amounts) };
+}
+
+/**
+ * A pending order made without checkout (a subscription's renewal, a term license's renewal):
+ * newOrderBasis, its total untaxed, and empty what only checkout fills (addresses, shipping,
+ * coupons, fields). The caller overrides what it knows (payment method, billing, subscription).
+ */
 export function plainOrder(
   ctx: CurrencyContext,
   settings: Settings,
@@ -287,6 +308,36 @@ export class OrdersService {
     const row = (await this.repo.find(id, tx))!;
     for (const hook of this.createdHooks) await hook(row, tx);
     return row;
+  }
+
+  /**
+   * Creates the pending order of one item that acts on a license (its renewal, its move to another
+   * tier: the item's meta names it), taxed by `taxed` (licenseOrderTax): the order's totals and
+   * its item's, with tax taken out or added as prices are entered.
+   */
+  createForLicense(
+    order: NewOrder,
+    item: Pick<NewOrderItem, 'product_id' | 'variation_id' | 'name' | 'meta'>,
+    taxed: ReturnType<typeof licenseOrderTax>,
+    tx: Tx,
+  ): Promise<OrderRow> {
+    const { tax, total, columns } = taxed;
+    return this.create(
+      { ...order, ...columns, subtotal: total - tax, total_tax: tax, total },
+      [
+        {
+          ...item,
+          quantity: 1,
+          price: Number(order.total),
+          subtotal: total - tax,
+          subtotal_tax: tax,
+          total: total - tax,
+          total_tax: tax,
+          subscription_id: null,
+        },
+      ],
+      tx,
+    );
   }
 
   /** Adds the paying card's country to the order's evidence of location (docs/taxes.md), in `tx`. */
