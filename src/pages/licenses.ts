@@ -44,6 +44,7 @@ const ERRORS: Record<string, string> = {
   transfer_already_accepted: 'That transfer was already accepted.',
   transfer_failed: 'The transfer could not be sent. Please try again.',
   upgrade_failed: 'The tier of this license cannot be changed now. Please try again, or contact the store.',
+  coupon_failed: 'That coupon does not apply to this change of tier: nothing was ordered.',
 };
 
 /** The codes of a transfer's refusal that the page says in words; any other is `transfer_failed`. */
@@ -260,6 +261,8 @@ ${
       : html`<form method="post" action="/account/licenses/${l.id}/upgrade">
     <input type="hidden" name="_nonce" value="${viewer.nonce}">
     <fieldset class="tiers"><legend>Choose the new tier</legend>${options}</fieldset>
+    <label for="upgrade-coupon">Coupon code (optional)</label>
+    <input id="upgrade-coupon" name="coupon_code" type="text" autocomplete="off" maxlength="100">
     <div class="actions"><button type="submit" class="primary">Continue</button>
       <a href="/account/licenses">Back to My licenses</a></div>
   </form>`
@@ -280,15 +283,23 @@ ${
       return seeOther(reply, '/account/licenses?error=upgrade_failed');
     }
     try {
-      const target = variationId
-        ? { product_id: productId, variation_id: variationId }
-        : { product_id: productId };
+      const coupon = String(formOf(request).coupon_code ?? '')
+        .trim()
+        .slice(0, 100);
+      const target = {
+        product_id: productId,
+        ...(variationId ? { variation_id: variationId } : {}),
+        ...(coupon ? { coupon_code: coupon } : {}),
+      };
       const { order } = await upgrades.createOrder(licenseId, user.id, target);
       if (order.status !== 'pending') return seeOther(reply, '/account/licenses?notice=upgraded');
       return seeOther(reply, `/checkout/pay/${order.id}?key=${encodeURIComponent(order.order_key)}`);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
-      return seeOther(reply, '/account/licenses?error=upgrade_failed');
+      return seeOther(
+        reply,
+        `/account/licenses?error=${e.code === 'coupon_failed' ? 'coupon_failed' : 'upgrade_failed'}`,
+      );
     }
   });
 

@@ -82,7 +82,7 @@ describe.each([
 
   beforeAll(async () => {
     t = await createTestApp({ env: { TEST_CLOCK: '1' } });
-    await setSettings(t, { base_currency: currency });
+    await setSettings(t, { base_currency: currency, checkout_rate_limit: 1000 });
     owner = await createCustomer(t);
     other = await createCustomer(t);
     product = await createProduct(t, {
@@ -222,6 +222,43 @@ describe.each([
     expect(audit).toHaveLength(1);
     // The new tier's worth is what the next move prorates.
     expect((await quote(license.id)).json()).toMatchObject({ paid: prices[1], period_days: 365 });
+  });
+
+  it('a coupon comes off the prorated price before tax, and its usage limit holds under parallel orders', async () => {
+    const code = `up${currency.toLowerCase()}${Date.now().toString(36)}`;
+    const coupon = await admin(t, 'POST', '/coupons', {
+      code,
+      discount_type: 'percent',
+      amount: '10',
+      usage_limit: 1,
+    });
+    expect(coupon.statusCode, coupon.body).toBe(201);
+    const target = product.variations[1]!.id;
+    expectError(
+      await upgrade((await buy()).id, { variation_id: target, coupon_code: 'no-such-coupon' }),
+      400,
+      'coupon_failed',
+    );
+    // Bought today: the whole price paid is credit, so 99 - 49 = 50, and 10% off that is 45.
+    const licenses = await Promise.all([buy(), buy(), buy(), buy()]);
+    const answers = await Promise.all(
+      licenses.map((l) => upgrade(l.id, { variation_id: target, coupon_code: code.toUpperCase() })),
+    );
+    const made = answers.filter((r) => r.statusCode === 201);
+    expect(made).toHaveLength(1);
+    for (const r of answers.filter((a) => a.statusCode !== 201)) {
+      expectError(r, 400, 'coupon_failed');
+      expect(r.json().data.reason).toBe('usage_limit_reached');
+    }
+    const amount = (whole: number) =>
+      currency === 'JPY' ? String(whole * 100) : currency === 'KWD' ? `${whole}.000` : `${whole}.00`;
+    expect(made[0]!.json()).toMatchObject({ total: amount(45) });
+    const order = await adminOk<{ discount_total: string; coupons: { code: string }[] }>(
+      t,
+      'GET',
+      `/orders/${made[0]!.json().order_id}`,
+    );
+    expect(order).toMatchObject({ discount_total: amount(5), coupons: [{ code }] });
   });
 
   it('a downgrade that costs nothing applies at once', async () => {

@@ -791,6 +791,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description A coupon taken off the prorated price, before tax */
+            coupon_code?: string;
             product_id?: number;
             variation_id?: number;
           };
@@ -5775,6 +5777,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description A coupon taken off the prorated price, before tax */
+            coupon_code?: string;
             product_id?: number;
             variation_id?: number;
           };

@@ -10,7 +10,7 @@ import type { RenewalLinks } from '../licensing/renewal-links.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { RenewalLinkRepository } from './license-renewals.repository.js';
 import type { OrderRow } from './orders.model.js';
-import { licenseOrderTax, type OrdersService, plainOrder } from './orders.service.js';
+import { type OrdersService, plainOrder } from './orders.service.js';
 
 /** What opening a renewal link comes to: the order to pay (or see), or the license already renewed. */
 export type RenewalLinkOutcome =
@@ -108,7 +108,7 @@ export class RenewalService {
           name,
           meta: JSON.stringify({ license_id: license.id, license_action: 'renewal' }),
         },
-        licenseOrderTax(parent, total, settings.prices_include_tax),
+        { parent, amount: total, pricesIncludeTax: settings.prices_include_tax },
         tx,
       );
   }

@@ -40,6 +40,13 @@ const UpgradeOrderBody = Type.Object(
   {
     variation_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
     product_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+    coupon_code: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'A coupon taken off the prorated price, before tax',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -14,14 +14,17 @@ import {
   type Variation,
 } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { checkCoupon, discountMatrix, type PricingCoupon } from '../catalogue/coupons.pricing.js';
+import type { Coupon } from '../catalogue/coupons.service.js';
 import { type CurrencyContext, resolveCurrency } from '../catalogue/currency.js';
 import { fromMinor, minorOf, toBig } from '../catalogue/money.js';
 import { parseTimestamp } from '../licensing/entitlements.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { LicenseRecord } from '../licensing/licensing.model.js';
+import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { OrderRow } from './orders.model.js';
-import { licenseOrderTax, type OrdersService, plainOrder } from './orders.service.js';
+import { type OrdersService, plainOrder } from './orders.service.js';
 
 const DAY_MS = 86_400_000;
 
@@ -147,7 +150,7 @@ export class UpgradeService {
   async createOrder(
     licenseId: number,
     userId: number | null,
-    target: { product_id?: number; variation_id?: number },
+    target: { product_id?: number; variation_id?: number; coupon_code?: string },
     actor?: Actor,
   ): Promise<{ order: OrderRow; target: UpgradeTarget }> {
     const quote = await this.quote(licenseId, userId);
@@ -155,6 +158,17 @@ export class UpgradeService {
     const chosen = this.pick(quote, target);
     const settings = await this.settings.get();
     const { product, variation, price } = chosen;
+    const email = license.user_email ?? '';
+    const coupon = target.coupon_code
+      ? await this.coupon(target.coupon_code, {
+          settings,
+          currency: quote.currency,
+          price,
+          product,
+          userId: license.user_id,
+          email,
+        })
+      : null;
     const meta = {
       license_id: license.id,
       license_action: 'upgrade',
@@ -165,6 +179,16 @@ export class UpgradeService {
     const now = iso(this.clock.now());
     const parent = license.order_id ? await this.orders.find(license.order_id) : undefined;
     return withTransaction(this.database, async (tx) => {
+      // The coupon's use is claimed with the order, under its usage limits, as checkout claims it.
+      if (coupon && !(await this.orders.claimCoupon(coupon.coupon.id, tx))) {
+        throw new ApiError('coupon_failed', { data: { reason: 'usage_limit_reached' } });
+      }
+      if (coupon?.coupon.usage_limit_per_user != null) {
+        const uses = await this.orders.couponUses(coupon.coupon.id, license.user_id, email, tx);
+        if (uses >= coupon.coupon.usage_limit_per_user) {
+          throw new ApiError('coupon_failed', { data: { reason: 'usage_limit_per_user_reached' } });
+        }
+      }
       const order = await this.orders.createForLicense(
         {
           ...plainOrder(quote.currency, settings, {
@@ -176,9 +200,28 @@ export class UpgradeService {
           test: license.test,
         },
         { product_id: product.id, variation_id: variation?.id ?? 0, name, meta: JSON.stringify(meta) },
-        licenseOrderTax(parent, price, settings.prices_include_tax),
+        {
+          parent,
+          amount: price,
+          ...(coupon
+            ? { discount: { amount: coupon.discount, code: coupon.coupon.code, coupon_id: coupon.coupon.id } }
+            : {}),
+          pricesIncludeTax: settings.prices_include_tax,
+        },
         tx,
       );
+      if (coupon) {
+        await this.orders.recordCouponUse(
+          {
+            coupon_id: coupon.coupon.id,
+            user_id: license.user_id,
+            email,
+            order_id: order.id,
+            created_at: now,
+          },
+          tx,
+        );
+      }
       if (actor) {
         const changes = {
           upgrade_order: { before: null, after: order.id },
@@ -190,12 +233,42 @@ export class UpgradeService {
           tx,
         );
       }
-      // Nothing to pay (a downgrade, or credit covering the price): the move applies at once.
-      if (price > 0) return { order, target: chosen };
+      // Nothing to pay (a downgrade, credit or a coupon covering the price): the move applies at once.
+      if (Number(order.total) > 0) return { order, target: chosen };
       const products = new Map([[product.id, product]]);
       const paid = await this.orders.transition(order, 'completed', { products, settings }, tx);
       return { order: paid, target: chosen };
     });
+  }
+
+  /**
+   * A coupon on a move (docs/selling.md, 'Upgrades and downgrades'): checked as checkout checks it,
+   * against the one line of the move at its prorated price in the entry basis, and its discount on
+   * that line; 400 `coupon_failed` with `data.reason` when it does not apply.
+   */
+  private async coupon(
+    code: string,
+    o: {
+      settings: Settings;
+      currency: CurrencyContext;
+      price: number;
+      product: Product;
+      userId: number;
+      email: string;
+    },
+  ): Promise<{ coupon: Coupon; discount: number }> {
+    if (!o.settings.coupons_enabled)
+      throw new ApiError('coupon_failed', { data: { reason: 'coupons_disabled' } });
+    const coupon = await this.catalogue.coupons.getByCode(code.trim().toLowerCase());
+    if (!coupon) throw new ApiError('coupon_failed', { data: { reason: 'not_found' } });
+    const priced: PricingCoupon = {
+      ...coupon,
+      customer_uses: await this.orders.couponUses(coupon.id, o.userId, o.email),
+    };
+    const lines = [{ product_id: o.product.id, quantity: 1, amount: o.price }];
+    const reason = checkCoupon(priced, lines, o.currency, this.clock.now());
+    if (reason) throw new ApiError('coupon_failed', { data: { reason } });
+    return { coupon, discount: discountMatrix([priced], lines, o.currency)[0]![0]! };
   }
 
   /** The target the body names: a variation (of the product, when given too) or a simple product. */

@@ -312,27 +312,51 @@ export class OrdersService {
 
   /**
    * Creates the pending order of one item that acts on a license (its renewal, its move to another
-   * tier: the item's meta names it), taxed by `taxed` (licenseOrderTax): the order's totals and
-   * its item's, with tax taken out or added as prices are entered.
+   * tier: the item's meta names it) at `price.amount` less a coupon's `discount`, in the entry
+   * basis, taxed as the license's first order `price.parent` was (licenseOrderTax): the discount
+   * comes off before tax, and the order and its item carry the totals as checkout writes them.
    */
   createForLicense(
     order: NewOrder,
     item: Pick<NewOrderItem, 'product_id' | 'variation_id' | 'name' | 'meta'>,
-    taxed: ReturnType<typeof licenseOrderTax>,
+    price: {
+      parent: OrderRow | undefined;
+      amount: number;
+      /** A coupon's discount on the line, with the coupon (the order's `coupons`, as checkout writes them). */
+      discount?: { amount: number; code: string; coupon_id: number };
+      pricesIncludeTax: boolean;
+    },
     tx: Tx,
   ): Promise<OrderRow> {
-    const { tax, total, columns } = taxed;
+    const full = licenseOrderTax(price.parent, price.amount, price.pricesIncludeTax);
+    const paid = licenseOrderTax(
+      price.parent,
+      price.amount - (price.discount?.amount ?? 0),
+      price.pricesIncludeTax,
+    );
+    const fullNet = full.total - full.tax;
+    const paidNet = paid.total - paid.tax;
+    const discount = { discount_total: fullNet - paidNet, discount_tax: full.tax - paid.tax };
+    const { code, coupon_id } = price.discount ?? {};
     return this.create(
-      { ...order, ...columns, subtotal: total - tax, total_tax: tax, total },
+      {
+        ...order,
+        ...paid.columns,
+        ...discount,
+        coupons: JSON.stringify(code === undefined ? [] : [{ code, coupon_id, ...discount }]),
+        subtotal: fullNet,
+        total_tax: paid.tax,
+        total: paid.total,
+      },
       [
         {
           ...item,
           quantity: 1,
-          price: Number(order.total),
-          subtotal: total - tax,
-          subtotal_tax: tax,
-          total: total - tax,
-          total_tax: tax,
+          price: price.amount,
+          subtotal: fullNet,
+          subtotal_tax: full.tax,
+          total: paidNet,
+          total_tax: paid.tax,
           subscription_id: null,
         },
       ],
