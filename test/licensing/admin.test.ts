@@ -45,6 +45,7 @@ const LICENSE_FIELDS = [
   'entitlement_policy',
   'entitlements',
   'test',
+  'trial',
   'created_at',
   'updated_at',
 ].sort();

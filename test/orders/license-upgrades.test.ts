@@ -421,5 +421,15 @@ describe.each([
       .where('id', '=', trial.id)
       .execute();
     expectError(await quote(trial.id), 409, 'license_not_upgradable');
+    // My licenses does not offer what would be refused.
+    owner.headers = await login(t.app, owner.email, owner.password);
+    const list = await t.app.inject({
+      method: 'GET',
+      url: '/account/licenses',
+      headers: { cookie: owner.headers.cookie },
+    });
+    expect(list.statusCode).toBe(200);
+    expect(list.body).toContain(trial.license_key);
+    expect(list.body).not.toContain(`href="/account/licenses/${trial.id}/upgrade"`);
   });
 });

@@ -301,6 +301,8 @@ export interface paths {
               subscription_id: number | null;
               /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
               test: boolean;
+              /** @description A trial license (docs/selling.md, 'Trials'): it cannot change tier */
+              trial: boolean;
               updated_at: string;
               usage_expires_at_utc: string;
               user_email: string;
@@ -4433,6 +4435,8 @@ export interface paths {
                 subscription_id: number | null;
                 /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
                 test: boolean;
+                /** @description A trial license (docs/selling.md, 'Trials'): it cannot change tier */
+                trial: boolean;
                 updated_at: string;
                 usage_expires_at_utc: string;
                 user_email: string;
@@ -4599,6 +4603,8 @@ export interface paths {
               subscription_id: number | null;
               /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
               test: boolean;
+              /** @description A trial license (docs/selling.md, 'Trials'): it cannot change tier */
+              trial: boolean;
               updated_at: string;
               usage_expires_at_utc: string;
               user_email: string;
@@ -4806,6 +4812,8 @@ export interface paths {
               subscription_id: number | null;
               /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
               test: boolean;
+              /** @description A trial license (docs/selling.md, 'Trials'): it cannot change tier */
+              trial: boolean;
               updated_at: string;
               usage_expires_at_utc: string;
               user_email: string;
@@ -5107,6 +5115,8 @@ export interface paths {
               subscription_id: number | null;
               /** @description Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode') */
               test: boolean;
+              /** @description A trial license (docs/selling.md, 'Trials'): it cannot change tier */
+              trial: boolean;
               updated_at: string;
               usage_expires_at_utc: string;
               user_email: string;

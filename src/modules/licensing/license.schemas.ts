@@ -89,6 +89,7 @@ const licenseFields = {
   test: Type.Boolean({
     description: "Issued for an order placed in test mode (docs/payments.md, 'Test mode and live mode')",
   }),
+  trial: Type.Boolean({ description: "A trial license (docs/selling.md, 'Trials'): it cannot change tier" }),
   created_at: Type.String(),
   updated_at: Type.String(),
 };

@@ -111,6 +111,7 @@ export function licenseView(
     entitlement_policy: license.entitlement_policy ?? '',
     entitlements: ev.entitlements,
     test: license.test === 1,
+    trial: license.trial === 1,
     created_at: legacyTime(license.created_at)!,
     updated_at: legacyTime(license.updated_at)!,
   };
