@@ -300,7 +300,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     licensing.renewalLinks,
     new RenewalLinkRepository(database.db, database.dialect),
   );
-  const licenseUpgrades = new UpgradeService(database, clock, settings, catalogue, orders, licenses, audit);
+  const licenseUpgrades = new UpgradeService(database, clock, audit, settings, catalogue, orders, licenses);
   const { subscriptions, renewals } = createSubscriptions({
     database,
     orders,

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SESSION_COOKIE } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
+import { type AccountsService, type AuthUser, SESSION_DAYS } from '../modules/accounts/accounts.service.js';
 import { randomHex, safeEqual } from '../random.js';
 import type { Viewer } from './layout.js';
 
@@ -78,3 +79,14 @@ export function safeNext(next: unknown): string {
 }
 
 export const signInUrl = (next: string) => `/account/sign-in?${new URLSearchParams({ next })}`;
+
+/** Signs the browser in: the session's cookie, as every sign-in page sets it. */
+export function setSessionCookie(reply: FastifyReply, sessionId: string, secureCookies: boolean): void {
+  reply.setCookie(SESSION_COOKIE, sessionId, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: secureCookies,
+    maxAge: SESSION_DAYS * 86400,
+  });
+}

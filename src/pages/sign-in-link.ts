@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_COOKIE } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import { type AccountsService, SESSION_DAYS } from '../modules/accounts/accounts.service.js';
-import { formOf, safeNext, signedOutForm, viewerOf } from './forms.js';
+import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import { formOf, safeNext, setSessionCookie, signedOutForm, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage } from './layout.js';
 import { noMailNotice } from './no-mail.js';
@@ -108,13 +107,7 @@ export async function signInLinkPages(app: FastifyInstance, opts: SignInLinkPage
     const token = (request.query as Record<string, unknown>).token;
     try {
       const { sessionId } = await accounts.claimSignInLink(typeof token === 'string' ? token : '');
-      reply.setCookie(SESSION_COOKIE, sessionId, {
-        path: '/',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: secureCookies,
-        maxAge: SESSION_DAYS * 86400,
-      });
+      setSessionCookie(reply, sessionId, secureCookies);
       // The account's first page, as a sign-in without a `next` lands.
       return seeOther(reply, safeNext(undefined));
     } catch (e) {

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import { type AccountsService, SESSION_DAYS } from '../modules/accounts/accounts.service.js';
-import { formOf, formUser, safeNext, signedOutForm, viewerOf } from './forms.js';
+import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import { formOf, formUser, safeNext, setSessionCookie, signedOutForm, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage } from './layout.js';
 
@@ -74,13 +74,7 @@ export async function signInPages(app: FastifyInstance, opts: SignInOptions) {
     }
     try {
       const { sessionId } = await accounts.login(email, form.password, request.ip);
-      reply.setCookie(SESSION_COOKIE, sessionId, {
-        path: '/',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: secureCookies,
-        maxAge: SESSION_DAYS * 86400,
-      });
+      setSessionCookie(reply, sessionId, secureCookies);
       return seeOther(reply, next);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_COOKIE } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import { type AccountsService, normaliseEmail, SESSION_DAYS } from '../modules/accounts/accounts.service.js';
+import { type AccountsService, normaliseEmail } from '../modules/accounts/accounts.service.js';
 import type { TransferService } from '../modules/licensing/transfer.service.js';
-import { formOf, formUser, signedOutForm, signInUrl, viewerOf } from './forms.js';
+import { formOf, formUser, setSessionCookie, signedOutForm, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage } from './layout.js';
 
@@ -104,13 +103,7 @@ export async function transferPages(app: FastifyInstance, opts: TransferPagesOpt
       // An administrator signs in with a password, never by a link (as the sign-in link says).
       if (user.role !== 'customer') return seeOther(reply, signInUrl('/account/licenses'));
       const { sessionId } = await accounts.startSession(user.id);
-      reply.setCookie(SESSION_COOKIE, sessionId, {
-        path: '/',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: secureCookies,
-        maxAge: SESSION_DAYS * 86400,
-      });
+      setSessionCookie(reply, sessionId, secureCookies);
       return seeOther(reply, '/account/licenses?notice=transfer_accepted');
     } catch (e) {
       return refused(request, reply, e);

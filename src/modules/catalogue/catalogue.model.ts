@@ -30,7 +30,9 @@ export interface Variation {
   entitlement_policy: EntitlementPolicy | null;
 }
 
-export interface Product {
+/** A product; the trial, legacy_api and upgrade paths of its software configuration too. */
+export interface Product
+  extends Pick<SoftwareConfig, 'trial_days' | 'trial_sites' | 'legacy_api' | 'upgrade_paths'> {
   id: number;
   name: string;
   status: 'publish' | 'draft';
@@ -66,13 +68,6 @@ export interface Product {
   /** WordPress's icon and banner (docs/catalogue.md, 'Icons and banners'): content hashes, or null. */
   icon: string | null;
   banner: string | null;
-  /** The trial offered (docs/selling.md, 'Trials'): days (null = none) and sites. */
-  trial_days: number | null;
-  trial_sites: number;
-  /** The legacy updater API answers for this product (docs/migrating.md, 'Sites already in the field'). */
-  legacy_api: boolean;
-  /** The products a license of this one may move to (docs/selling.md, 'Upgrades and downgrades'). */
-  upgrade_paths: number[];
   created_at: string;
   updated_at: string;
 }

@@ -4,6 +4,7 @@ import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { fromMinor } from '../catalogue/money.js';
 import type { RenewalService } from './license-renewals.service.js';
+import type { OrderRow } from './orders.model.js';
 
 const RenewalOrder = Type.Object({
   order_id: Type.Integer(),
@@ -12,6 +13,16 @@ const RenewalOrder = Type.Object({
   currency: Type.String(),
   total: Type.String({ description: 'The price less renewal_discount_percent' }),
   license_id: Type.Integer(),
+});
+
+/** The answer of a route that makes an order acting on a license (its renewal, its move). */
+export const licenseOrderAnswer = (order: OrderRow, licenseId: number) => ({
+  order_id: order.id,
+  order_key: order.order_key,
+  status: order.status,
+  currency: order.currency,
+  total: fromMinor(Number(order.total), order.decimals),
+  license_id: licenseId,
 });
 
 /** Buying the renewal of a term license (docs/selling.md, 'Buying a renewal'). */
@@ -29,14 +40,7 @@ export async function renewalRoutes(app: App, opts: { renewals: RenewalService }
     },
     async (request, reply) => {
       const order = await opts.renewals.createOrder(request.params.id, request.user!.id);
-      return reply.code(201).send({
-        order_id: order.id,
-        order_key: order.order_key,
-        status: order.status,
-        currency: order.currency,
-        total: fromMinor(Number(order.total), order.decimals),
-        license_id: request.params.id,
-      });
+      return reply.code(201).send(licenseOrderAnswer(order, request.params.id));
     },
   );
 }

@@ -5,7 +5,7 @@ import type { App } from '../../http/types.js';
 import { actorOf } from '../audit/audit.model.js';
 import type { EntitlementPolicy } from '../catalogue/catalogue.model.js';
 import { Nullable } from '../catalogue/catalogue.schemas.js';
-import { fromMinor } from '../catalogue/money.js';
+import { licenseOrderAnswer } from './license-renewals.routes.js';
 import { money, type UpgradeQuote, type UpgradeService } from './license-upgrades.service.js';
 
 const Money = (description: string) => Type.String({ description });
@@ -133,12 +133,7 @@ export async function upgradeRoutes(app: App, opts: { upgrades: UpgradeService }
           who === 'admin' ? actorOf(request) : undefined,
         );
         return reply.code(201).send({
-          order_id: order.id,
-          order_key: order.order_key,
-          status: order.status,
-          currency: order.currency,
-          total: fromMinor(Number(order.total), order.decimals),
-          license_id: request.params.id,
+          ...licenseOrderAnswer(order, request.params.id),
           product_id: target.product.id,
           variation_id: target.variation?.id ?? 0,
         });

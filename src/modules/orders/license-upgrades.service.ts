@@ -89,11 +89,11 @@ export class UpgradeService {
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
     private readonly settings: SettingsService,
     private readonly catalogue: CatalogueService,
     private readonly orders: OrdersService,
     private readonly licenses: LicenseService,
-    private readonly audit: AuditService,
   ) {}
 
   /** The license's tiers to move to; `userId` null for an administrator. */
