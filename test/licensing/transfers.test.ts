@@ -48,7 +48,27 @@ const offerAsCustomer = (who: Customer, licenseId: number, body: unknown) =>
 const accept = (token: string, headers: Record<string, string> = {}) =>
   post(t, '/transfers/accept', { token }, headers);
 /** The link's token as the mail worker mints it when it sends the email. */
-const tokenOf = async (transferId: number) => (await t.app.services.transfers.mintToken(transferId))!;
+/**
+ * A fresh link's token, as the email's would be. The mail worker mints one when it sends the
+ * email, and a new token replaces the old: the email goes first, or this token would stop working.
+ */
+const tokenOf = async (transferId: number) => {
+  const { to_email } = await db()
+    .selectFrom('license_transfers')
+    .select('to_email')
+    .where('id', '=', transferId)
+    .executeTakeFirstOrThrow();
+  await waitFor(async () => {
+    const sent = await db()
+      .selectFrom('mail_messages')
+      .select('status')
+      .where('recipient', '=', to_email)
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+    return sent !== undefined && sent.status !== 'pending';
+  }, 'the transfer email sent');
+  return (await t.app.services.transfers.mintToken(transferId))!;
+};
 const ownerOf = async (licenseId: number) =>
   (await db().selectFrom('licenses').select('user_id').where('id', '=', licenseId).executeTakeFirstOrThrow())
     .user_id;
