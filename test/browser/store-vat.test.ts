@@ -71,6 +71,11 @@ describe.skipIf(skipBrowserTests)('VAT at checkout in a real browser', () => {
     // The right number, from a connection in the United Kingdom: the country must be confirmed.
     await page.setExtraHTTPHeaders({ 'x-forwarded-for': '81.2.69.142' });
     await page.getByLabel('EU VAT number (optional)').fill('FR 40 303 265 045');
+    // Once the number is in, the summary drops the VAT that reverse charge removes.
+    await page.getByLabel('EU VAT number (optional)').press('Tab');
+    await page.locator('#checkout-tax', { hasText: '$0.00' }).waitFor();
+    expect(await page.locator('.totals dt', { hasText: 'VAT' }).textContent()).toBe('VAT (reverse charge)');
+    expect(await page.locator('#checkout-total').textContent()).toContain('$100.00');
     await page.getByRole('button', { name: 'Place order' }).click();
     await page.locator('#store-alert[data-code=tax_country_unconfirmed]').waitFor();
     const confirm = page.getByLabel(/I confirm that I am in DE/);

@@ -194,6 +194,64 @@ describe('VAT numbers at checkout', () => {
   });
 });
 
+describe('the checkout summary’s quote', () => {
+  /** Quotes one unit from a German billing address, with the VAT number when given. */
+  async function quote(vatNumber?: unknown) {
+    const b = new Browser(t);
+    return b.post('/checkout/quote', {
+      items: [{ product_id: productId, qty: 1 }],
+      billing: { country: 'DE' },
+      ...(vatNumber !== undefined ? { vat_number: vatNumber } : {}),
+    });
+  }
+
+  it('drops the VAT only for a number VIES confirms of another member state (reverse charge)', async () => {
+    vies.mode = 'ok';
+    const plain = (await quote()).json();
+    expect(plain.totals).toMatchObject({ tax_total: '19.00', grand_total: '119.00', reverse_charge: false });
+    const asked = vies.requests.length;
+    const foreign = (await quote('FR 40 303 265 045')).json();
+    expect(foreign.totals).toMatchObject({ tax_total: '0.00', grand_total: '100.00', reverse_charge: true });
+    expect(vies.requests.length).toBe(asked + 1);
+    const own = (await quote('DE129273398')).json();
+    expect(own.totals).toMatchObject({ tax_total: '19.00', reverse_charge: false });
+  });
+
+  it('quotes VAT for a number that fails its checksum (VIES not asked) or that VIES cannot confirm', async () => {
+    const asked = vies.requests.length;
+    const bad = (await quote('FR40303265046')).json();
+    expect(bad.totals).toMatchObject({ tax_total: '19.00', reverse_charge: false });
+    expect(vies.requests.length).toBe(asked);
+    vies.mode = 'ms_unavailable';
+    try {
+      const unverified = (await quote('FR40303265045')).json();
+      expect(unverified.totals).toMatchObject({ tax_total: '19.00', reverse_charge: false });
+    } finally {
+      vies.mode = 'ok';
+    }
+  });
+
+  it('under the manual regime a VAT number changes nothing and VIES is not asked', async () => {
+    await setSettings(t, { tax_regime: 'manual' });
+    try {
+      const asked = vies.requests.length;
+      const res = (await quote('FR40303265045')).json();
+      expect(res.totals.reverse_charge).toBe(false);
+      expect(vies.requests.length).toBe(asked);
+    } finally {
+      await setSettings(t, { tax_regime: 'digital_services' });
+    }
+  });
+
+  it.each([
+    ['not a string', 40303265045],
+    ['too long', `FR${'1'.repeat(45)}`],
+    ['with a control character', 'FR4030\u00003265045'],
+  ])('a VAT number %s is refused with 400 rest_invalid_param', async (_label, value) => {
+    expectError(await quote(value), 400, 'rest_invalid_param');
+  });
+});
+
 describe('evidence of location', () => {
   it('records billing and IP countries; a disagreement must be confirmed (409 tax_country_unconfirmed)', async () => {
     const before = await orderCount(t);

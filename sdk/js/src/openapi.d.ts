@@ -3463,6 +3463,8 @@ export interface paths {
               state?: string;
             };
             shipping_method?: string;
+            /** @description A business buyer's VAT number, with its country prefix (docs/taxes.md) */
+            vat_number?: string;
           };
         };
       };

@@ -42,7 +42,14 @@ export function createCheckout(deps: {
   baseUrl: () => string;
   log: FastifyBaseLogger;
 }): CheckoutModule {
-  const checkout = new CheckoutService(deps.cart, deps.catalogue, deps.settings, deps.orders, deps.clock);
+  const checkout = new CheckoutService(
+    deps.cart,
+    deps.catalogue,
+    deps.settings,
+    deps.orders,
+    deps.clock,
+    deps.tax.vies,
+  );
   const submit = new SubmitService(
     deps.database,
     checkout,

@@ -55,6 +55,11 @@ const Items = Type.Array(Item, { maxItems: 100 });
 const Coupons = Type.Array(Text(100), { maxItems: 20 });
 const Method = PlainText({ maxLength: 100 });
 
+const VatNumber = PlainText({
+  maxLength: 40,
+  description: "A business buyer's VAT number, with its country prefix (docs/taxes.md)",
+});
+
 export const QuoteBody = Type.Object(
   {
     items: Type.Optional(Items),
@@ -62,6 +67,7 @@ export const QuoteBody = Type.Object(
     shipping: Type.Optional(Destination),
     coupons: Type.Optional(Coupons),
     shipping_method: Type.Optional(Method),
+    vat_number: Type.Optional(VatNumber),
   },
   { additionalProperties: false },
 );
@@ -107,12 +113,7 @@ export const SubmitBody = Type.Object(
     ),
     referral_code: Type.Optional(Text(100)),
     captcha_token: Type.Optional(PlainText({ maxLength: 4096 })),
-    vat_number: Type.Optional(
-      PlainText({
-        maxLength: 40,
-        description: "A business buyer's VAT number, with its country prefix (docs/taxes.md)",
-      }),
-    ),
+    vat_number: Type.Optional(VatNumber),
     confirm_country: Type.Optional(
       Type.String({
         pattern: '^[A-Za-z]{2}$',

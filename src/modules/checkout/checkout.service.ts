@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import { type Clock, iso } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import type { AuthUser } from '../accounts/accounts.service.js';
 import type { CartCaller, CartService, CartSession } from '../cart/cart.service.js';
@@ -11,6 +11,7 @@ import type { OrdersService } from '../orders/orders.service.js';
 import type { CartTotals } from '../pricing/totals.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import { decideVat, type ViesClient } from '../tax/vat.js';
 import {
   type Address,
   assertStockAvailable,
@@ -49,6 +50,7 @@ export class CheckoutService {
     readonly settings: SettingsService,
     readonly orders: OrdersService,
     readonly clock: Clock,
+    private readonly vies: ViesClient,
   ) {}
 
   async currency(settings: Settings, code: string): Promise<CurrencyContext> {
@@ -199,6 +201,7 @@ export class CheckoutService {
       shipping?: Address;
       coupons?: string[];
       shipping_method?: string;
+      vat_number?: string;
     },
     caller: CheckoutCaller,
   ) {
@@ -213,6 +216,7 @@ export class CheckoutService {
       if (missing.length > 0) {
         throw new ApiError('coupon_not_found', { message: `Coupon "${missing[0]}" does not exist.` });
       }
+      const reverseCharge = await this.reverseCharge(settings, body.vat_number);
       const totals = await this.price({
         settings,
         currency: ctx,
@@ -221,6 +225,7 @@ export class CheckoutService {
         billing: body.billing,
         shipping: body.shipping ? { ...body.shipping, ship_to_different: true } : undefined,
         shippingMethod: body.shipping_method,
+        reverseCharge,
       });
       const rejected = totals.rejected_coupons[0];
       if (rejected) {
@@ -244,6 +249,7 @@ export class CheckoutService {
           shipping_total: money(totals.shipping_total),
           tax_total: money(totals.total_tax),
           grand_total: money(totals.total),
+          reverse_charge: reverseCharge,
           currency: ctx.code,
           currency_symbol: ctx.symbol,
           currency_pos: 'left',
@@ -256,6 +262,23 @@ export class CheckoutService {
       if (e instanceof ApiError && e.status < 500) return { error: e.message };
       throw e;
     }
+  }
+
+  /**
+   * Whether a quote is priced without VAT: as submit decides it (docs/taxes.md, 'VAT numbers'), a
+   * number VIES confirms of another member state than the seller's. A number that fails its checks,
+   * or that VIES cannot confirm in time, quotes VAT: the summary never promises less than the
+   * order will charge, and submit says what is wrong with the number.
+   */
+  private async reverseCharge(settings: Settings, raw: string | undefined): Promise<boolean> {
+    if (settings.tax_regime !== 'digital_services' || !raw || raw.trim() === '') return false;
+    const decision = await decideVat(
+      this.vies,
+      raw.trim(),
+      settings.tax_seller_country,
+      iso(this.clock.now()),
+    );
+    return decision?.reverseCharge === true;
   }
 
   fields(isDigitalOnly: boolean) {

@@ -693,6 +693,8 @@ function address(fields: CheckoutField[], prefix: string): Record<string, string
 interface QuotedTax {
   tax: string;
   total: string;
+  /** A business buyer's VAT number VIES confirmed, of another member state: no VAT. */
+  reverseCharge: boolean;
 }
 function summarize(cart: Cart, quoted: QuotedTax | null = null): void {
   const box = byId('order-summary')!;
@@ -715,7 +717,7 @@ function summarize(cart: Cart, quoted: QuotedTax | null = null): void {
     parts.push(el('dd', { text: `−${money(cart, cart.discount_total)}` }));
   }
   if (quoted) {
-    parts.push(el('dt', { text: 'VAT' }));
+    parts.push(el('dt', { text: quoted.reverseCharge ? 'VAT (reverse charge)' : 'VAT' }));
     parts.push(el('dd', { id: 'checkout-tax', text: money(cart, quoted.tax) }));
   }
   parts.push(el('dt', { className: 'grand', text: 'Total' }));
@@ -900,6 +902,8 @@ function checkoutPage(form: HTMLFormElement): void {
     const country = byId<HTMLSelectElement>('billing_country');
     if (byId('tax') && country) {
       country.addEventListener('change', quoteTax);
+      // A VAT number may remove the VAT (reverse charge): the summary asks again once it is typed.
+      byId('vat_number')?.addEventListener('change', quoteTax);
       quoteTax();
     }
     stripe = mountStripe(minorUnits(current.total, current.decimals), current.currency);
@@ -938,14 +942,25 @@ function checkoutPage(form: HTMLFormElement): void {
       summarize(priced);
       return;
     }
-    call<{ ok?: boolean; totals?: { tax_total: string; grand_total: string } }>('POST', '/checkout/quote', {
-      items: items(priced),
-      billing: { country: billing.country, state: billing.state || '', postcode: billing.postcode || '' },
-      coupons: priced.coupons.map((c) => c.code),
-    }).then((res) => {
+    const vat = byId<HTMLInputElement>('vat_number')?.value.trim() ?? '';
+    call<{ ok?: boolean; totals?: { tax_total: string; grand_total: string; reverse_charge?: boolean } }>(
+      'POST',
+      '/checkout/quote',
+      {
+        items: items(priced),
+        billing: { country: billing.country, state: billing.state || '', postcode: billing.postcode || '' },
+        coupons: priced.coupons.map((c) => c.code),
+        ...(vat !== '' ? { vat_number: vat } : {}),
+      },
+    ).then((res) => {
       const t = res.body.totals;
       // A quote that fails (a product sold out meanwhile) leaves the cart's summary; submit says why.
-      summarize(priced, !res.code && t ? { tax: t.tax_total, total: t.grand_total } : null);
+      summarize(
+        priced,
+        !res.code && t
+          ? { tax: t.tax_total, total: t.grand_total, reverseCharge: t.reverse_charge === true }
+          : null,
+      );
     });
   }
   function loadRates(): void {
