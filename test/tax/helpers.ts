@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PDFParse } from 'pdf-parse';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
 
 /**
  * A local stand-in for VIES's REST API (`POST /check-vat-number`), answering as VIES does:
@@ -86,4 +88,40 @@ export async function pdfText(body: Buffer): Promise<string> {
   } finally {
     await parser.destroy();
   }
+}
+
+/** An order as the admin API shows its tax (docs/taxes.md). */
+export interface TaxedOrderView {
+  total: string;
+  subtotal: string;
+  total_tax: string;
+  reverse_charge: boolean;
+  buyer_tax_id: string;
+  tax_country: string;
+  tax_lines: { name: string; rate: string; amount: string }[];
+  items: { total: string; total_tax: string }[];
+}
+
+/**
+ * A German seller's store under `digital_services`, with a VIES stand-in that knows a French
+ * business (FR40303265045): started before the file's tests, closed after them. `store.t` is the
+ * app once the tests run.
+ */
+export function useTaxedStore(): { t: TestApp; vies: ViesStandIn } {
+  const vies = new ViesStandIn({ FR40303265045: 'ACME SARL' });
+  const store = { t: undefined as unknown as TestApp, vies };
+  beforeAll(async () => {
+    await vies.start();
+    store.t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '300' } });
+    await setSettings(store.t, {
+      checkout_rate_limit: 1000,
+      tax_regime: 'digital_services',
+      tax_seller_country: 'DE',
+    });
+  });
+  afterAll(async () => {
+    vies.close();
+    await store.t.close();
+  });
+  return store;
 }

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
-import { adminOk, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { adminOk, setSettings } from '../helpers/app.js';
 import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
-import { ViesStandIn } from './helpers.js';
+import { type TaxedOrderView, useTaxedStore } from './helpers.js';
 
 /**
  * The orders that act on a license outside checkout, its renewal and its move to another tier, are
@@ -11,38 +11,12 @@ import { ViesStandIn } from './helpers.js';
  * 'Renewals'), so the invoice and the tax report count them.
  */
 
-let t: TestApp;
-const vies = new ViesStandIn({ FR40303265045: 'ACME SARL' });
+const store = useTaxedStore();
 const term = { usage: { mode: 'days', days: 365 }, updates: { mode: 'days', days: 365 } };
-
-beforeAll(async () => {
-  await vies.start();
-  t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '300' } });
-  await setSettings(t, {
-    checkout_rate_limit: 1000,
-    tax_regime: 'digital_services',
-    tax_seller_country: 'DE',
-  });
-});
-afterAll(async () => {
-  vies.close();
-  await t.close();
-});
-
-interface OrderView {
-  total: string;
-  subtotal: string;
-  total_tax: string;
-  reverse_charge: boolean;
-  buyer_tax_id: string;
-  tax_country: string;
-  tax_lines: { name: string; rate: string; amount: string }[];
-  items: { total: string; total_tax: string }[];
-}
 
 /** A term license of a 10.00 product (two tiers) bought from `country`, and its owner's browser. */
 async function licenseFrom(country: string, extra: Record<string, unknown> = {}) {
-  const product = await createProduct(t, {
+  const product = await createProduct(store.t, {
     type: 'variable',
     entitlement_policy: term,
     variations: [
@@ -51,12 +25,12 @@ async function licenseFrom(country: string, extra: Record<string, unknown> = {})
     ],
   } as never);
   const email = uniqueEmail('licorder');
-  const customer = await createCustomer(t, email);
-  const b = new Browser(t);
+  const customer = await createCustomer(store.t, email);
+  const b = new Browser(store.t);
   await b.login(email, customer.password);
   const variation = (product as unknown as { variations: { id: number }[] }).variations[0]!.id;
   const out = await createOrder(
-    t,
+    store.t,
     {
       items: [{ product_id: product.id, variation_id: variation, qty: 1 }],
       billing: { ...BILLING, country, email },
@@ -64,10 +38,10 @@ async function licenseFrom(country: string, extra: Record<string, unknown> = {})
     },
     b,
   );
-  if ((await adminOk<{ status: string }>(t, 'GET', `/orders/${out.order_id}`)).status === 'pending') {
-    await adminOk(t, 'POST', `/orders/${out.order_id}/status`, { status: 'processing' });
+  if ((await adminOk<{ status: string }>(store.t, 'GET', `/orders/${out.order_id}`)).status === 'pending') {
+    await adminOk(store.t, 'POST', `/orders/${out.order_id}/status`, { status: 'processing' });
   }
-  const license = await t.app.services.database.db
+  const license = await store.t.app.services.database.db
     .selectFrom('licenses')
     .select(['id'])
     .where('order_id', '=', out.order_id)
@@ -76,18 +50,18 @@ async function licenseFrom(country: string, extra: Record<string, unknown> = {})
 }
 
 async function renewal(license: number, headers: Record<string, string>) {
-  const res = await t.app.inject({
+  const res = await store.t.app.inject({
     method: 'POST',
     url: `/v1/account/licenses/${license}/renewal-order`,
     headers,
   });
   expect(res.statusCode, res.body).toBe(201);
-  return adminOk<OrderView>(t, 'GET', `/orders/${res.json().order_id}`);
+  return adminOk<TaxedOrderView>(store.t, 'GET', `/orders/${res.json().order_id}`);
 }
 
 describe('orders acting on a license are taxed as its first order', () => {
   it('a renewal from France with prices entered without tax: 10.00 + 2.00 French VAT', async () => {
-    await setSettings(t, { prices_include_tax: false });
+    await setSettings(store.t, { prices_include_tax: false });
     const { license, headers } = await licenseFrom('FR');
     const o = await renewal(license, headers);
     expect(o).toMatchObject({
@@ -102,11 +76,11 @@ describe('orders acting on a license are taxed as its first order', () => {
   });
 
   it('a renewal with prices entered with tax: 10.00 of which 1.67 French VAT', async () => {
-    await setSettings(t, { prices_include_tax: true });
+    await setSettings(store.t, { prices_include_tax: true });
     const { license, headers } = await licenseFrom('FR');
     const o = await renewal(license, headers);
     expect(o).toMatchObject({ total: '10.00', subtotal: '8.33', total_tax: '1.67', tax_country: 'FR' });
-    await setSettings(t, { prices_include_tax: false });
+    await setSettings(store.t, { prices_include_tax: false });
   });
 
   it('a reverse-charge license renews with reverse charge and no VAT', async () => {
@@ -124,14 +98,14 @@ describe('orders acting on a license are taxed as its first order', () => {
   it("an upgrade's prorated price is taxed at the first order's rate", async () => {
     const { license, headers, product } = await licenseFrom('FR');
     const target = (product as unknown as { variations: { id: number }[] }).variations[1]!.id;
-    const res = await t.app.inject({
+    const res = await store.t.app.inject({
       method: 'POST',
       url: `/v1/account/licenses/${license}/upgrade-order`,
       headers,
       payload: { variation_id: target },
     });
     expect(res.statusCode, res.body).toBe(201);
-    const o = await adminOk<OrderView>(t, 'GET', `/orders/${res.json().order_id}`);
+    const o = await adminOk<TaxedOrderView>(store.t, 'GET', `/orders/${res.json().order_id}`);
     // 30.00 less the unused share of the 12.00 paid (all of it, bought today), plus 20% of the rest.
     expect(o.tax_country).toBe('FR');
     expect(o.tax_lines).toHaveLength(1);

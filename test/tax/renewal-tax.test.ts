@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Browser } from '../cart/helpers.js';
-import { adminOk, createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { adminOk } from '../helpers/app.js';
 import { BILLING, createCustomer, createOrder, createProduct, uniqueEmail } from '../helpers/factories.js';
-import { ViesStandIn } from './helpers.js';
+import { type TaxedOrderView, useTaxedStore } from './helpers.js';
 
 /**
  * A subscription's renewal order repeats its first order's total with tax, and now its tax too:
@@ -10,57 +10,31 @@ import { ViesStandIn } from './helpers.js';
  * report counts renewals as it counts first orders.
  */
 
-let t: TestApp;
-const vies = new ViesStandIn({ FR40303265045: 'ACME SARL' });
-
-beforeAll(async () => {
-  await vies.start();
-  t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '300' } });
-  await setSettings(t, {
-    checkout_rate_limit: 1000,
-    tax_regime: 'digital_services',
-    tax_seller_country: 'DE',
-  });
-});
-afterAll(async () => {
-  vies.close();
-  await t.close();
-});
-
-interface OrderView {
-  total: string;
-  subtotal: string;
-  total_tax: string;
-  reverse_charge: boolean;
-  buyer_tax_id: string;
-  tax_country: string;
-  tax_lines: { name: string; rate: string; amount: string }[];
-  items: { total: string; total_tax: string }[];
-}
+const store = useTaxedStore();
 
 /** A customer's monthly subscription of 10.00 bought from `country`; answers its renewal order. */
 async function renewalOf(country: string, extra: Record<string, unknown> = {}) {
-  const product = await createProduct(t, {
+  const product = await createProduct(store.t, {
     type: 'subscription',
     price: '10.00',
     subscription: { period: 'month', interval: 1 },
   });
   const email = uniqueEmail('renew');
-  const customer = await createCustomer(t, email);
-  const b = new Browser(t);
+  const customer = await createCustomer(store.t, email);
+  const b = new Browser(store.t);
   await b.login(email, customer.password);
   const out = await createOrder(
-    t,
+    store.t,
     { items: [{ product_id: product.id, qty: 1 }], billing: { ...BILLING, country, email }, ...extra },
     b,
   );
-  const sub = await t.app.services.database.db
+  const sub = await store.t.app.services.database.db
     .selectFrom('subscriptions')
     .select('id')
     .where('parent_order_id', '=', out.order_id)
     .executeTakeFirstOrThrow();
-  const renewal = await t.app.services.subscriptions.createRenewalOrder(sub.id);
-  return adminOk<OrderView>(t, 'GET', `/orders/${renewal.id}`);
+  const renewal = await store.t.app.services.subscriptions.createRenewalOrder(sub.id);
+  return adminOk<TaxedOrderView>(store.t, 'GET', `/orders/${renewal.id}`);
 }
 
 describe('renewal orders', () => {
