@@ -3,7 +3,7 @@ import { api, ok } from '../api';
 import { day, limit } from '../format';
 import { inputLimits } from '../limits';
 import type { LicenseListItem } from '../resources';
-import { Badge, Page } from '../ui/feedback';
+import { Page, StatusBadge } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 import { TEST_CHOICES } from './Orders';
@@ -23,15 +23,10 @@ export const licenseKeyColumn = col.accessor('license_key', {
 export const licenseStatusColumn = col.accessor('status', {
   header: 'Status',
   cell: (c) => (
-    <>
-      <Badge value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()} />
-      {c.row.original.test ? (
-        <>
-          {' '}
-          <Badge value="test" />
-        </>
-      ) : null}
-    </>
+    <StatusBadge
+      value={c.row.original.is_expired && c.getValue() === 'active' ? 'expired' : c.getValue()}
+      test={c.row.original.test}
+    />
   ),
 });
 const columns = [

@@ -5,6 +5,7 @@ import { Link, useLocation, useSearch } from 'wouter';
 import { api, ok, page } from '../api';
 import { ErrorNote, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
+import { SITES, SitesField } from '../ui/product-fields';
 import { positive } from '../ui/url';
 import { fullName } from './Customers';
 import { useProductChoices } from './Products';
@@ -268,23 +269,12 @@ export function NewLicense() {
           )}
         </fieldset>
         <div className="two">
-          <Field
+          <SitesField
             label="Activation limit (optional)"
             hint="Sites at once; 0 = unlimited; empty = the product's limit."
+            field={register('activation_limit', SITES)}
             error={errors.activation_limit}
-          >
-            {(p) => (
-              <input
-                {...p}
-                type="number"
-                min={0}
-                inputMode="numeric"
-                {...register('activation_limit', {
-                  pattern: { value: /^\d*$/, message: 'A whole number of sites.' },
-                })}
-              />
-            )}
-          </Field>
+          />
           <Field label="Works until (optional)" hint="End of that day, UTC; empty = as the product says.">
             {(p) => <input {...p} type="date" {...register('expires')} />}
           </Field>

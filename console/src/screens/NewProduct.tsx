@@ -8,7 +8,17 @@ import { ApiError, api, type Body, ok } from '../api';
 import { inputLimits } from '../limits';
 import type { Product } from '../resources';
 import { ErrorNote } from '../ui/feedback';
-import { Field, wholeUpTo } from '../ui/form';
+import { Field } from '../ui/form';
+import {
+  PRICE,
+  SHORT_DESCRIPTION,
+  ShortDescriptionField,
+  SITES,
+  SitesField,
+  TRIAL_DAYS,
+  TRIAL_SITES,
+  TrialFields,
+} from '../ui/product-fields';
 
 /**
  * A new product in one form (docs/admin.md, 'Products'): what it is and costs, and for software
@@ -32,7 +42,6 @@ interface NewProductValues {
   trial_sites: string;
 }
 
-const MONEY = { value: /^\d{1,9}(\.\d{1,6})?$/, message: 'A price such as 49.00.' };
 const SLUG = { value: /^[a-z0-9-]{1,100}$/, message: '1 to 100 characters: a-z, 0-9 and hyphens.' };
 
 /** The updates choice as the entitlement policy the API stores (docs/catalogue.md). */
@@ -166,28 +175,17 @@ export function NewProductForm() {
           />
         )}
       </Field>
-      <Field
-        label="Short description"
-        hint="One line under the name in the store’s catalogue (at most 300 characters)."
+      <ShortDescriptionField
+        field={register('short_description', SHORT_DESCRIPTION)}
         error={errors.short_description}
-      >
-        {(p) => (
-          <input
-            {...p}
-            maxLength={300}
-            {...register('short_description', {
-              pattern: { value: /^[^\n\r]*$/, message: 'One line only.' },
-            })}
-          />
-        )}
-      </Field>
+      />
       <div className="two">
         <Field label="Price" hint="In the store’s base currency, e.g. 49.00." error={errors.price}>
           {(p) => (
             <input
               {...p}
               inputMode="decimal"
-              {...register('price', { required: 'Enter a price.', pattern: MONEY })}
+              {...register('price', { required: 'Enter a price.', pattern: PRICE })}
             />
           )}
         </Field>
@@ -202,21 +200,12 @@ export function NewProductForm() {
         </Field>
       </div>
       <div className="two">
-        <Field
+        <SitesField
           label="Sites per license"
           hint="How many websites one license can be active on at once. 0 = unlimited; empty = the store’s default."
+          field={register('sites', SITES)}
           error={errors.sites}
-        >
-          {(p) => (
-            <input
-              {...p}
-              type="number"
-              min={0}
-              inputMode="numeric"
-              {...register('sites', { pattern: { value: /^\d*$/, message: 'A whole number of sites.' } })}
-            />
-          )}
-        </Field>
+        />
         <Field
           label="Updates"
           hint={
@@ -280,41 +269,11 @@ export function NewProductForm() {
           </Field>
         ) : null}
         {software ? (
-          <div className="two">
-            <Field
-              label="Trial length (days)"
-              hint="From 1 to 365; empty = no trial. A visitor can try the product without paying, once per email and site."
-              error={errors.trial_days}
-            >
-              {(p) => (
-                <input
-                  {...p}
-                  type="text"
-                  inputMode="numeric"
-                  autoComplete="off"
-                  {...register('trial_days', wholeUpTo(365, 'days'))}
-                />
-              )}
-            </Field>
-            <Field
-              label="Trial sites"
-              hint="How many sites a trial license activates, from 1 to 100."
-              error={errors.trial_sites}
-            >
-              {(p) => (
-                <input
-                  {...p}
-                  type="text"
-                  inputMode="numeric"
-                  autoComplete="off"
-                  {...register('trial_sites', {
-                    required: 'Enter how many sites, from 1 to 100.',
-                    ...wholeUpTo(100, 'sites'),
-                  })}
-                />
-              )}
-            </Field>
-          </div>
+          <TrialFields
+            days={register('trial_days', TRIAL_DAYS)}
+            sites={register('trial_sites', TRIAL_SITES)}
+            errors={errors}
+          />
         ) : null}
       </fieldset>
       <Field label="In the store">

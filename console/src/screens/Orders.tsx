@@ -2,7 +2,7 @@ import { Link } from 'wouter';
 import { api, page } from '../api';
 import { when } from '../format';
 import type { Order } from '../resources';
-import { Badge, Page } from '../ui/feedback';
+import { Page, StatusBadge } from '../ui/feedback';
 import { FilterSelect, ListFilters, PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 import { orderStatusLabel } from '../words';
@@ -43,15 +43,7 @@ const columns = [
   col.accessor('status', {
     header: 'Status',
     cell: (c) => (
-      <>
-        <Badge value={c.getValue()} label={orderStatusLabel(c.getValue())} />
-        {c.row.original.test ? (
-          <>
-            {' '}
-            <Badge value="test" />
-          </>
-        ) : null}
-      </>
+      <StatusBadge value={c.getValue()} label={orderStatusLabel(c.getValue())} test={c.row.original.test} />
     ),
   }),
   col.display({

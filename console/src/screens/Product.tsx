@@ -12,8 +12,18 @@ import { api, type Body, ok, upload } from '../api';
 import { inputLimits } from '../limits';
 import type { Product, SoftwareConfig, Variation } from '../resources';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field, wholeUpTo } from '../ui/form';
+import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
+import {
+  PRICE,
+  SHORT_DESCRIPTION,
+  ShortDescriptionField,
+  SITES,
+  SitesField,
+  TRIAL_DAYS,
+  TRIAL_SITES,
+  TrialFields,
+} from '../ui/product-fields';
 import { History } from './Audit';
 import { InstalledBaseSection } from './InstalledBase';
 import { NewProductForm } from './NewProduct';
@@ -50,7 +60,6 @@ interface ProductForm {
 
 const isVariable = (type: string) => type === 'variable' || type === 'variable-subscription';
 const isSubscription = (type: string) => type === 'subscription' || type === 'variable-subscription';
-const MONEY = { value: /^\d{1,9}(\.\d{1,6})?$/, message: 'A price such as 49.00.' };
 const DAYS = { value: /^\d+$/, message: 'A whole number of days.' };
 
 /**
@@ -280,21 +289,10 @@ function ProductForm({ product }: { product: Product }) {
           />
         )}
       </Field>
-      <Field
-        label="Short description"
-        hint="One line under the name in the store’s catalogue (at most 300 characters)."
+      <ShortDescriptionField
+        field={register('short_description', SHORT_DESCRIPTION)}
         error={errors.short_description}
-      >
-        {(p) => (
-          <input
-            {...p}
-            maxLength={300}
-            {...register('short_description', {
-              pattern: { value: /^[^\n\r]*$/, message: 'One line only.' },
-            })}
-          />
-        )}
-      </Field>
+      />
       <Field
         label="Description"
         hint="The product page’s text; a blank line starts a new paragraph."
@@ -334,28 +332,17 @@ function ProductForm({ product }: { product: Product }) {
               inputMode="decimal"
               {...register('price', {
                 required: isVariable(type) ? false : 'Enter a price.',
-                pattern: MONEY,
+                pattern: PRICE,
               })}
             />
           )}
         </Field>
-        <Field
+        <SitesField
           label="Activation limit"
           hint="Sites per license; 0 = unlimited; empty = the store's default."
+          field={register('activation_limit', SITES)}
           error={errors.activation_limit}
-        >
-          {(p) => (
-            <input
-              {...p}
-              type="number"
-              min={0}
-              inputMode="numeric"
-              {...register('activation_limit', {
-                pattern: { value: /^\d*$/, message: 'A whole number of sites.' },
-              })}
-            />
-          )}
-        </Field>
+        />
       </div>
       <div className="two">
         <Field label="Activation mode">
@@ -420,7 +407,7 @@ function ProductForm({ product }: { product: Product }) {
                   <input
                     {...p}
                     inputMode="decimal"
-                    {...register(`variations.${i}.price`, { required: 'Enter a price.', pattern: MONEY })}
+                    {...register(`variations.${i}.price`, { required: 'Enter a price.', pattern: PRICE })}
                   />
                 )}
               </Field>
@@ -722,41 +709,11 @@ function SoftwareForm({ product }: { product: Product }) {
           )}
         </Field>
       </div>
-      <div className="two">
-        <Field
-          label="Trial length (days)"
-          hint="From 1 to 365; empty = no trial. A visitor can try the product without paying, once per email and site."
-          error={errors.trial_days}
-        >
-          {(p) => (
-            <input
-              {...p}
-              type="text"
-              inputMode="numeric"
-              autoComplete="off"
-              {...register('trial_days', wholeUpTo(365, 'days'))}
-            />
-          )}
-        </Field>
-        <Field
-          label="Trial sites"
-          hint="How many sites a trial license activates, from 1 to 100."
-          error={errors.trial_sites}
-        >
-          {(p) => (
-            <input
-              {...p}
-              type="text"
-              inputMode="numeric"
-              autoComplete="off"
-              {...register('trial_sites', {
-                required: 'Enter how many sites, from 1 to 100.',
-                ...wholeUpTo(100, 'sites'),
-              })}
-            />
-          )}
-        </Field>
-      </div>
+      <TrialFields
+        days={register('trial_days', TRIAL_DAYS)}
+        sites={register('trial_sites', TRIAL_SITES)}
+        errors={errors}
+      />
       <Field
         label="Upgrade paths"
         hint="Ids of other products a license of this one may move to, besides its own variations (e.g. 12, 15)."

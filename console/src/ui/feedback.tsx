@@ -96,6 +96,21 @@ export function Badge({ value, label }: { value: string; label?: string }) {
   );
 }
 
+/** A status badge followed, for a test-mode object (docs/payments.md, test mode), by a "test" badge. */
+export function StatusBadge({ value, label, test }: { value: string; label?: string; test: boolean }) {
+  return (
+    <>
+      <Badge value={value} {...(label !== undefined ? { label } : {})} />
+      {test ? (
+        <>
+          {' '}
+          <Badge value="test" />
+        </>
+      ) : null}
+    </>
+  );
+}
+
 /**
  * An object's page until its object is there: “not found” when the address names none (`valid`
  * false), the loading line, or the API's refusal. Null once the object is loaded.
