@@ -85,7 +85,10 @@ function activationBadge(a: CustomerLicenseView['activations'][number]) {
 
 /** A license that may change tier: the rules of LicenseService.upgradable, as the list shows them. */
 const mayChangeTier = (l: CustomerLicenseView) =>
-  l.status === 'active' && !l.is_expired && !l.trial && l.subscription_id === null;
+  l.status === 'active' &&
+  !l.is_expired &&
+  !l.trial &&
+  (l.subscription_id === null || l.entitlements.subscription_status === 'active');
 
 /**
  * Transfer to another customer (docs/selling.md, 'Transfers'): the pending offer with Cancel, or a
