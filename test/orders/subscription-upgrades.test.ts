@@ -154,6 +154,7 @@ describe('a license a subscription renews', () => {
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ paid: '10.00', credit: '6.77', days_left: 21, period_days: 31 });
+    expect(Date.parse(body.next_payment_at)).toBe(Date.parse(nextPayment));
     // The other monthly tiers only: not the yearly product nor the term product on the path.
     expect(
       body.targets.map(
@@ -319,6 +320,17 @@ describe('a license a subscription renews', () => {
     const page = () =>
       t.app.inject({ method: 'GET', url: '/account/licenses', headers: { cookie: owner.headers.cookie } });
     expect((await page()).body).toContain(`href="/account/licenses/${bought.id}/upgrade"`);
+    // Its page says what the renewals will charge, and when the next one is.
+    const choose = await t.app.inject({
+      method: 'GET',
+      url: `/account/licenses/${bought.id}/upgrade`,
+      headers: { cookie: owner.headers.cookie },
+    });
+    expect(choose.statusCode).toBe(200);
+    expect(choose.body).toContain(`value="${monthly.id}:${monthly.variations[1]!.id}"`);
+    expect(choose.body).toContain('renews at 30.00 USD every month');
+    expect(choose.body).toContain(`<dd>${subscription.next_payment_at!.slice(0, 10)}</dd>`);
+    expect(choose.body).not.toContain(`value="${yearlyPro.id}:0"`);
 
     // The payment is due (the renewal worker has not yet put it on hold): pay the renewal first.
     await advanceClock(t, await until(Date.parse(subscription.next_payment_at!) + 60_000));

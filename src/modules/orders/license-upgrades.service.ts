@@ -88,6 +88,8 @@ export interface UpgradeQuote {
   credit: number;
   days_left: number | null;
   period_days: number | null;
+  /** The subscription renewing the license, whose billing moves with it; null for a term license. */
+  billing: SubscriptionBilling | null;
   targets: UpgradeTarget[];
 }
 
@@ -191,6 +193,7 @@ export class UpgradeService {
       credit,
       days_left,
       period_days: periodDays,
+      billing,
       targets,
     };
   }
