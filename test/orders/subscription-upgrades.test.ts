@@ -353,6 +353,42 @@ describe('a license a subscription renews', () => {
     expect((await page()).body).not.toContain(`href="/account/licenses/${bought.id}/upgrade"`);
   });
 
+  it('two upgrade orders paid at once over HTTP leave the license and its subscription on the same tier', async () => {
+    const { license: bought, subscription } = await subscribe(monthly.id, monthly.variations[0]!.id);
+    const five = (await upgrade(bought.id, { variation_id: monthly.variations[1]!.id })).json();
+    const whole = (await upgrade(bought.id, { product_id: agency.id })).json();
+    expect([five.status, whole.status]).toEqual(['pending', 'pending']);
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const payOverHttp = (o: { order_id: number; order_key: string }) =>
+      fetch(`${base}/v1/checkout/pay-order/${o.order_id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          key: o.order_key,
+          payment_method: 'test_card',
+          payment_data: { card_number: '4242424242424242' },
+        }),
+      });
+    const answers = await Promise.all([payOverHttp(five), payOverHttp(whole), payOverHttp(five)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 409]);
+    const after = await license(bought.id);
+    const moved = await sub(subscription.id);
+    expect({ product_id: moved.product_id, variation_id: moved.variation_id }).toEqual({
+      product_id: after.product_id,
+      variation_id: after.variation_id,
+    });
+    expect(Number(moved.recurring_total)).toBe(after.product_id === agency.id ? 5000 : 3000);
+    expect(moved.next_payment_at).toBe(subscription.next_payment_at);
+    const changes = await db()
+      .selectFrom('audit_events')
+      .select('id')
+      .where('entity_type', '=', 'subscription')
+      .where('entity_id', '=', subscription.id)
+      .where('action', '=', 'upgrade')
+      .execute();
+    expect(changes).toHaveLength(2);
+  });
+
   it('an order made while active does not move the license once the subscription is on hold', async () => {
     const { license: bought, subscription } = await subscribe(monthly.id, monthly.variations[0]!.id);
     const order = (await upgrade(bought.id, { variation_id: monthly.variations[1]!.id })).json();
