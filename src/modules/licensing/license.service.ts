@@ -63,18 +63,18 @@ export type RevocationHook = (licenseId: number, tx: Tx) => Promise<void>;
  * Runs inside the paid order's transaction when a license renewed by a subscription moves to
  * another tier (src/wiring.ts: the subscription renews at the new tier's price).
  */
-export type SubscriptionUpgradeHook = (
-  move: {
-    subscription_id: number;
-    license_id: number;
-    product_id: number;
-    variation_id: number;
-    /** The new tier's catalogue price, base minor units. */
-    tier_price_minor: number;
-    order_id: number;
-  },
-  tx: Tx,
-) => Promise<void>;
+export type SubscriptionUpgradeHook = (move: SubscriptionMove, tx: Tx) => Promise<void>;
+
+/** A license a subscription renews, moved to another tier by a paid order. */
+export interface SubscriptionMove {
+  subscription_id: number;
+  license_id: number;
+  product_id: number;
+  variation_id: number;
+  /** The new tier's catalogue price, base minor units. */
+  tier_price_minor: number;
+  order_id: number;
+}
 
 export type CustomerLicenseView = LicenseView & {
   product: { id: number; name: string; slug: string | null };
@@ -311,7 +311,7 @@ export class LicenseService {
     };
     await this.repo.updateLicense(license.id, patch, tx);
     if (subscriptionId !== null) {
-      const move = {
+      const move: SubscriptionMove = {
         subscription_id: subscriptionId,
         license_id: license.id,
         product_id: item.product_id,

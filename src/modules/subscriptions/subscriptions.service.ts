@@ -8,6 +8,7 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { fromBase, resolveCurrency } from '../catalogue/currency.js';
 import { currencyDecimals } from '../catalogue/money.js';
+import type { SubscriptionMove } from '../licensing/license.service.js';
 import type { SubscriptionBilling } from '../orders/license-upgrades.service.js';
 import type { OrderRow } from '../orders/orders.model.js';
 import {
@@ -298,16 +299,7 @@ export class SubscriptionsService {
    * price in the subscription's currency with the first order's taxes, as checkout would have set
    * it; its next payment date stays. Audited as the paying order.
    */
-  async moveTier(
-    move: {
-      subscription_id: number;
-      product_id: number;
-      variation_id: number;
-      tier_price_minor: number;
-      order_id: number;
-    },
-    tx: Tx,
-  ): Promise<void> {
+  async moveTier(move: SubscriptionMove, tx: Tx): Promise<void> {
     const sub = await this.repo.lock(move.subscription_id, tx);
     if (!sub) return;
     const settings = await this.settings.get(tx);
