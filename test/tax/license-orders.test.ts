@@ -151,7 +151,8 @@ describe('orders acting on a license are taxed as its first order', () => {
         { name: 'Five sites', price: '30.00', activation_limit: 5 },
       ],
     } as never)) as unknown as { id: number; variations: { id: number }[] };
-    const [one, five] = product.variations.map((v) => v.id);
+    const one = product.variations[0]!.id;
+    const five = product.variations[1]!.id;
     const db = t.app.services.database.db;
     /** A subscription bought from France at checkout, paid: its license and subscription. */
     const subscribe = async (variation: number) => {
