@@ -423,6 +423,10 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
   orders.onCreated((order, tx) => stripe.renewalCreated(order, tx));
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
+  // A subscription's license is quoted a move to another tier: prorated over its billing period.
+  licenseUpgrades.setSubscriptionBilling((id) => subscriptions.billing(id));
+  // A subscription's license moved tier (its upgrade order paid): the subscription renews the new tier.
+  licenses.onSubscriptionUpgrade((move, tx) => subscriptions.moveTier(move, tx));
   // An order is refunded in full: the subscription it paid for or started is cancelled.
   refunds.onRefunded((order, tx) => subscriptions.orderRefunded(order, tx));
   // A site is deactivated: its download tokens stop working.

@@ -276,7 +276,7 @@ const catalogue = {
   renewal_link_expired: [410, 'This renewal link has expired.'],
   license_not_upgradable: [
     409,
-    'This license cannot change tier: it is revoked, suspended, expired, a trial, or renewed by a subscription.',
+    'This license cannot change tier: it is revoked, suspended, expired, a trial, or its subscription is not active or its payment is due.',
   ],
   upgrade_same_tier: [400, 'The license is already on this tier.'],
   invalid_upgrade_target: [400, 'This is not a tier the license can move to.'],

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { rfc3339 } from '../clock.js';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { ActivationService } from '../modules/licensing/activation.service.js';
@@ -10,6 +11,7 @@ import { accountNav } from './account-nav.js';
 import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
+import { every } from './subscriptions.js';
 
 export interface LicensesPageOptions {
   accounts: AccountsService;
@@ -85,7 +87,10 @@ function activationBadge(a: CustomerLicenseView['activations'][number]) {
 
 /** A license that may change tier: the rules of LicenseService.upgradable, as the list shows them. */
 const mayChangeTier = (l: CustomerLicenseView) =>
-  l.status === 'active' && !l.is_expired && !l.trial && l.subscription_id === null;
+  l.status === 'active' &&
+  !l.is_expired &&
+  !l.trial &&
+  (l.subscription_id === null || l.entitlements.subscription_status === 'active');
 
 /**
  * Transfer to another customer (docs/selling.md, 'Transfers'): the pending offer with Cancel, or a
@@ -226,8 +231,10 @@ ${
       const id = `tier-${i}`;
       const name = t.variation ? `${t.product.name} — ${t.variation.name}` : t.product.name;
       const policy = t.variation?.entitlement_policy ?? t.product.entitlement_policy;
-      const term =
-        policy?.usage.mode === 'days' && policy.usage.days !== undefined
+      // A subscription's license keeps its renewal dates; the new tier's price is what they charge.
+      const term = quote.billing
+        ? `renews at ${m(t.full)} ${every({ billing_period: quote.billing.period, billing_interval: quote.billing.interval })}`
+        : policy?.usage.mode === 'days' && policy.usage.days !== undefined
           ? `${policy.usage.days} days from payment`
           : 'No expiry';
       const sites =
@@ -249,10 +256,15 @@ ${
 <h1>Upgrade or downgrade</h1>
 <section class="card">
   <h2>${current}</h2>
-  <p>Your license key stays the same. The new tier's sites and periods start when you pay.</p>
+  ${
+    quote.billing
+      ? html`<p>Your license key stays the same. The new tier's sites start when you pay; your subscription then renews at the new tier's price on the same dates.</p>`
+      : html`<p>Your license key stays the same. The new tier's sites and periods start when you pay.</p>`
+  }
   <dl class="facts">
     <dt>Paid for this tier</dt><dd>${m(quote.paid)}</dd>
     <dt>Days left</dt><dd>${quote.days_left === null ? 'No expiry' : `${quote.days_left} of ${quote.period_days}`}</dd>
+    ${quote.billing?.next_payment_at ? html`<dt>Next payment</dt><dd>${rfc3339(quote.billing.next_payment_at).slice(0, 10)}</dd>` : ''}
     <dt>Credit</dt><dd>${m(quote.credit)}</dd>
   </dl>
   ${

@@ -52,7 +52,8 @@ const PERIODS: Record<string, [string, string]> = {
   year: ['year', 'years'],
 };
 
-function every(s: SubscriptionView): string {
+/** "every month", "every 3 months": a billing schedule in words (also the upgrade page's). */
+export function every(s: Pick<SubscriptionView, 'billing_period' | 'billing_interval'>): string {
   const words = s.billing_period ? PERIODS[s.billing_period] : undefined;
   if (!words) return '';
   const n = s.billing_interval ?? 1;

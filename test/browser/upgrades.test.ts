@@ -142,6 +142,85 @@ describe.skipIf(skipPageBrowserTests)('tiers and upgrades in a real browser', ()
     expect(await page.locator('.license').first().textContent()).toContain('Forms Pro — 5 sites');
   }, 180_000);
 
+  it('a license a subscription renews moves with it: the page says what the renewals charge', async () => {
+    const monthly = await api<{ id: number; variations: { id: number }[] }>('POST', '/products', {
+      name: 'Forms Cloud',
+      type: 'variable-subscription',
+      price: '10.00',
+      licensing_enabled: 'yes',
+      subscription: { period: 'month', interval: 1 },
+      entitlement_policy: { usage: { mode: 'subscription' }, updates: { mode: 'license' } },
+      variations: [
+        { name: '1 site', price: '10.00', activation_limit: 1 },
+        { name: '5 sites', price: '30.00', activation_limit: 5 },
+      ],
+    });
+    expect(monthly.status).toBe(201);
+    const who = { email: 'ada.cloud@example.com', password: 'ada-password-1' };
+    const customer = await api<{ id: number }>('POST', '/users', { ...who, role: 'customer' });
+    const [basic, five] = monthly.body.variations.map((v) => v.id);
+    const sub = await api<{ id: number; next_payment_at: string }>('POST', '/subscriptions', {
+      user_id: customer.body.id,
+      product_id: monthly.body.id,
+      variation_id: basic,
+    });
+    expect(sub.status).toBe(201);
+    const license = await api<{ id: number; license_key: string }>('POST', '/licenses', {
+      product_id: monthly.body.id,
+      variation_id: basic,
+      user_id: customer.body.id,
+      activation_limit: 1,
+      subscription_id: sub.body.id,
+    });
+    expect(license.status).toBe(201);
+
+    await context.clearCookies();
+    await page.goto(`${server.url}/account/licenses`);
+    await page.locator('#email').waitFor();
+    await page.fill('#email', who.email);
+    await page.fill('#password', who.password);
+    await page.locator('#password').press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'My licenses' }).waitFor();
+    await tabTo("el.textContent === 'Upgrade or downgrade'", 'Upgrade or downgrade');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Upgrade or downgrade' }).waitFor();
+    const group = page.getByRole('group', { name: 'Choose the new tier' });
+    // Started today at $10.00 a month: all of it is credit against the $30.00 tier.
+    expect(await group.textContent()).toContain('You pay 20.00 USD');
+    expect(await group.textContent()).toContain('renews at 30.00 USD every month');
+    expect(await page.locator('.facts').textContent()).toContain(sub.body.next_payment_at.slice(0, 10));
+    await checkWidths('upgrade-subscription', 'store');
+
+    await tabTo("el.getAttribute('name') === 'target'", 'the tiers');
+    await tabTo("el.textContent === 'Continue'", 'Continue');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/checkout\/pay\/\d+\?key=/);
+    await tabTo("el.id === 'card_number'", 'the card number');
+    await page.keyboard.type('4242424242424242');
+    await tabTo("el.tagName === 'BUTTON' && el.textContent.startsWith('Pay')", 'Pay');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/checkout\/order-received\//);
+
+    const after = (
+      await api<{ license_key: string; activation_limit: number }>('GET', `/licenses/${license.body.id}`)
+    ).body;
+    expect(after).toMatchObject({ license_key: license.body.license_key, activation_limit: 5 });
+    const moved = (await api('GET', `/subscriptions/${sub.body.id}`)).body;
+    expect(moved).toMatchObject({
+      variation_id: five,
+      recurring_total: '30.00',
+      next_payment_at: sub.body.next_payment_at,
+    });
+    // The console offers the move for such a license too (back down to the 1-site tier).
+    await context.clearCookies();
+    await signInInBrowser(`/admin/licenses/${license.body.id}`);
+    const section = page.getByRole('region', { name: 'Upgrade or downgrade' });
+    await section.waitFor();
+    expect(await section.getByLabel('New tier').locator('option').allTextContents()).toEqual([
+      expect.stringContaining('Forms Cloud - 1 site'),
+    ]);
+  }, 180_000);
+
   it('the console creates an upgrade order for a customer from the license screen', async () => {
     const customer = await api<{ id: number }>('POST', '/users', {
       email: 'lin.tiers@example.com',

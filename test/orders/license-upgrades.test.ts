@@ -160,7 +160,13 @@ describe.each([
     const res = await quote(license.id);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ license_id: license.id, currency, days_left: 364, period_days: 365 });
+    expect(body).toMatchObject({
+      license_id: license.id,
+      currency,
+      days_left: 364,
+      period_days: 365,
+      next_payment_at: null,
+    });
     expect(body.targets.map((x: { name: string }) => x.name)).toEqual([
       `${(await adminOk<{ name: string }>(t, 'GET', `/products/${product.id}`)).name} - 5 sites`,
       expect.stringMatching(/ - Unlimited$/),

@@ -114,4 +114,68 @@ describe('orders acting on a license are taxed as its first order', () => {
     expect(Number(o.total)).toBeCloseTo(net + Number(o.total_tax), 2);
     expect(Number(o.total_tax)).toBeGreaterThan(0);
   });
+
+  it("a subscription's license moved tier renews at the new tier's price taxed as checkout taxes it", async () => {
+    const product = (await createProduct(t, {
+      type: 'variable-subscription',
+      subscription: { period: 'month', interval: 1 },
+      entitlement_policy: { usage: { mode: 'subscription' }, updates: { mode: 'license' } },
+      variations: [
+        { name: 'One site', price: '10.00', activation_limit: 1 },
+        { name: 'Five sites', price: '30.00', activation_limit: 5 },
+      ],
+    } as never)) as unknown as { id: number; variations: { id: number }[] };
+    const one = product.variations[0]!.id;
+    const five = product.variations[1]!.id;
+    const db = t.app.services.database.db;
+    /** A subscription bought from France at checkout, paid: its license and subscription. */
+    const subscribe = async (variation: number) => {
+      const email = uniqueEmail('subtax');
+      const customer = await createCustomer(t, email);
+      const b = new Browser(t);
+      await b.login(email, customer.password);
+      const out = await createOrder(
+        t,
+        {
+          items: [{ product_id: product.id, variation_id: variation, qty: 1 }],
+          billing: { ...BILLING, country: 'FR', email },
+        },
+        b,
+      );
+      await adminOk(t, 'POST', `/orders/${out.order_id}/status`, { status: 'processing' });
+      const license = await db
+        .selectFrom('licenses')
+        .select(['id', 'subscription_id'])
+        .where('order_id', '=', out.order_id)
+        .executeTakeFirstOrThrow();
+      return { license: license.id, subscription: license.subscription_id!, headers: customer.headers };
+    };
+    const recurring = async (id: number) =>
+      Number(
+        (
+          await db
+            .selectFrom('subscriptions')
+            .select('recurring_total')
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).recurring_total,
+      );
+    for (const includeTax of [false, true]) {
+      await setSettings(t, { prices_include_tax: includeTax });
+      const moving = await subscribe(one);
+      // What checkout sets for the dearer tier bought outright from France.
+      const outright = await recurring((await subscribe(five)).subscription);
+      expect(outright).toBe(includeTax ? 3000 : 3600);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/v1/account/licenses/${moving.license}/upgrade-order`,
+        headers: moving.headers,
+        payload: { variation_id: five },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      await adminOk(t, 'POST', `/orders/${res.json().order_id}/status`, { status: 'processing' });
+      expect(await recurring(moving.subscription)).toBe(outright);
+    }
+    await setSettings(t, { prices_include_tax: false });
+  });
 });

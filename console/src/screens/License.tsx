@@ -209,7 +209,9 @@ export function LicensePage({ id }: { id: number }) {
         </dl>
       </section>
       {revoked ? null : <ChangeLicense license={l} onChanged={refresh} />}
-      {l.status === 'active' && !l.is_expired && l.subscription_id === null ? (
+      {l.status === 'active' &&
+      !l.is_expired &&
+      (l.subscription_id === null || l.entitlements.subscription_status === 'active') ? (
         <ChangeTier license={l} onChanged={refresh} />
       ) : null}
       <section aria-labelledby="sites">

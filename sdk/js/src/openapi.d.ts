@@ -937,6 +937,7 @@ export interface paths {
               currency: string;
               days_left: number | null;
               license_id: number;
+              next_payment_at: string | null;
               /** @description What was paid for the current tier */
               paid: string;
               period_days: number | null;
@@ -5933,6 +5934,7 @@ export interface paths {
               currency: string;
               days_left: number | null;
               license_id: number;
+              next_payment_at: string | null;
               /** @description What was paid for the current tier */
               paid: string;
               period_days: number | null;

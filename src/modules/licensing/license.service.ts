@@ -59,6 +59,23 @@ export interface PatchLicenseInput {
 /** Runs inside the revocation transaction (e.g. to invalidate outstanding download tokens). */
 export type RevocationHook = (licenseId: number, tx: Tx) => Promise<void>;
 
+/**
+ * Runs inside the paid order's transaction when a license renewed by a subscription moves to
+ * another tier (src/wiring.ts: the subscription renews at the new tier's price).
+ */
+export type SubscriptionUpgradeHook = (move: SubscriptionMove, tx: Tx) => Promise<void>;
+
+/** A license a subscription renews, moved to another tier by a paid order. */
+export interface SubscriptionMove {
+  subscription_id: number;
+  license_id: number;
+  product_id: number;
+  variation_id: number;
+  /** The new tier's catalogue price, base minor units. */
+  tier_price_minor: number;
+  order_id: number;
+}
+
 export type CustomerLicenseView = LicenseView & {
   product: { id: number; name: string; slug: string | null };
   activations: ActivationView[];
@@ -123,6 +140,7 @@ function listTime(param: string, text: string): string {
  */
 export class LicenseService {
   private readonly revocationHooks: RevocationHook[] = [];
+  private readonly subscriptionUpgradeHooks: SubscriptionUpgradeHook[] = [];
 
   constructor(
     private readonly repo: LicenseRepository,
@@ -141,6 +159,11 @@ export class LicenseService {
   /** Hooks run in the revocation transaction, after the status change and the event; a failure undoes all. */
   onRevoke(hook: RevocationHook): void {
     this.revocationHooks.push(hook);
+  }
+
+  /** Hooks run in the paid order's transaction after a subscription's license moved tier. */
+  onSubscriptionUpgrade(hook: SubscriptionUpgradeHook): void {
+    this.subscriptionUpgradeHooks.push(hook);
   }
 
   private async view(license: LicenseRecord, tx?: Tx): Promise<LicenseView> {
@@ -230,14 +253,16 @@ export class LicenseService {
   /**
    * A license that may change tier (docs/selling.md, 'Upgrades and downgrades'): the customer's
    * (else 404, as for any license not theirs; `userId` null for an administrator), active, not
-   * expired, not a trial, and not renewed by a subscription (whose billing it would have to move).
+   * expired, not a trial, and, when a subscription renews it, that subscription `active` (not
+   * on hold, not cancelled or about to be: its billing moves with the license).
    */
   async upgradable(id: number, userId: number | null, tx?: Tx): Promise<LicenseRecord> {
     const license = await this.repo.findById(id, tx);
     if (!license || (userId !== null && license.user_id !== userId)) throw new ApiError('license_not_found');
     const end = license.usage_expires_at === null ? null : parseTimestamp(license.usage_expires_at);
     const expired = license.usage_expires_at !== null && (end === null || end <= this.clock.now());
-    if (license.status !== 'active' || expired || license.trial === 1 || license.subscription_id !== null) {
+    const renewing = license.subscription_id === null || license.subscription_status === 'active';
+    if (license.status !== 'active' || expired || license.trial === 1 || !renewing) {
       throw new ApiError('license_not_upgradable');
     }
     return license;
@@ -247,8 +272,10 @@ export class LicenseService {
    * The paid hook's upgrade or downgrade of one order item (in the order's transaction): the key
    * and activations stay; the product, variation, activation limit and entitlement policy become
    * the new tier's, its periods counted from the payment (the unused share of the old one was
-   * credited in the price). Emits `license.upgraded`, audited as the paying order. An item naming
-   * a license that is not the customer's or no longer upgradable changes nothing.
+   * credited in the price); a license a subscription renews keeps its usage expiry, which the
+   * subscription's renewals move on, and the subscription hooks move its billing to the new tier.
+   * Emits `license.upgraded`, audited as the paying order. An item naming a license that is not
+   * the customer's or no longer upgradable changes nothing.
    */
   async upgradeForOrder(
     item: {
@@ -272,16 +299,28 @@ export class LicenseService {
     }
     const snapshot = item.entitlement_policy ? snapshotPolicy(item.entitlement_policy, paidAt) : null;
     const usage = snapshot ? usageExpiryOf(snapshot, paidAt) : null;
+    const subscriptionId = license.subscription_id;
     const patch = {
       product_id: item.product_id,
       variation_id: item.variation_id,
       activation_limit: item.activation_limit,
       entitlement_policy: snapshot ? JSON.stringify(snapshot) : null,
-      usage_expires_at: usage ? rfc3339(usage) : null,
+      usage_expires_at: subscriptionId !== null ? license.usage_expires_at : usage ? rfc3339(usage) : null,
       tier_paid_minor: item.tier_paid_minor,
       updated_at: iso(paidAt),
     };
     await this.repo.updateLicense(license.id, patch, tx);
+    if (subscriptionId !== null) {
+      const move: SubscriptionMove = {
+        subscription_id: subscriptionId,
+        license_id: license.id,
+        product_id: item.product_id,
+        variation_id: item.variation_id,
+        tier_price_minor: item.tier_paid_minor,
+        order_id: order.id,
+      };
+      for (const hook of this.subscriptionUpgradeHooks) await hook(move, tx);
+    }
     await this.outbox.record(
       'license.upgraded',
       {

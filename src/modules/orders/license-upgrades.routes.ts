@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { iso } from '../../clock.js';
 import { requireAdmin, requireUser } from '../../http/auth.js';
 import { errors, IdParams } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
@@ -17,6 +18,12 @@ const UpgradeQuoteResponse = Type.Object({
   credit: Money('The unused share of it: floor(paid × days_left ÷ period_days); all of it without an end'),
   days_left: Nullable(Type.Integer({ description: 'Whole days left of the current period; null = no end' })),
   period_days: Nullable(Type.Integer({ description: 'Length of the current period in days; null = no end' })),
+  next_payment_at: Nullable(
+    Type.String({
+      description:
+        "For a license a subscription renews: the subscription's next payment date, where the current period ends and which a move keeps; each target's price is what renewals then charge. Null for a term license",
+    }),
+  ),
   targets: Type.Array(
     Type.Object({
       product_id: Type.Integer(),
@@ -73,6 +80,7 @@ function quoteView(q: UpgradeQuote) {
     credit: m(q.credit),
     days_left: q.days_left,
     period_days: q.period_days,
+    next_payment_at: q.billing?.next_payment_at ? iso(q.billing.next_payment_at) : null,
     targets: q.targets.map((t) => {
       const policy = (t.variation?.entitlement_policy ??
         t.product.entitlement_policy) as EntitlementPolicy | null;

@@ -52,6 +52,20 @@ export function prorate(input: {
   return { credit, price: Math.max(0, input.newPrice - credit), days_left: daysLeft };
 }
 
+/**
+ * What the quote reads of the subscription that renews a license (src/wiring.ts: the
+ * subscriptions module answers it): its status, billing schedule and current period.
+ */
+export interface SubscriptionBilling {
+  status: string;
+  period: string;
+  interval: number;
+  next_payment_at: Date | null;
+  period_start: Date | null;
+}
+
+export type SubscriptionBillingReader = (subscriptionId: number) => Promise<SubscriptionBilling | null>;
+
 /** A tier a license may move to, priced for it. */
 export interface UpgradeTarget {
   product: Product;
@@ -74,6 +88,8 @@ export interface UpgradeQuote {
   credit: number;
   days_left: number | null;
   period_days: number | null;
+  /** The subscription renewing the license, whose billing moves with it; null for a term license. */
+  billing: SubscriptionBilling | null;
   targets: UpgradeTarget[];
 }
 
@@ -83,9 +99,13 @@ export interface UpgradeQuote {
  * priced with the unused share of the current period credited, and the pending order of one move,
  * of one item whose meta names the license (`license_id`, `license_action: 'upgrade'`). Paying it
  * (pay-order, any gateway) moves the license instead of issuing a new one (the orders' paid step);
- * an order that costs nothing (a downgrade) is completed at once.
+ * an order that costs nothing (a downgrade) is completed at once. A license a subscription renews
+ * moves only to a subscription product of the same billing period and interval, prorated over the
+ * subscription's current period; paying moves the subscription too (LicenseService's hook).
  */
 export class UpgradeService {
+  private subscriptionBilling: SubscriptionBillingReader | null = null;
+
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
@@ -96,6 +116,30 @@ export class UpgradeService {
     private readonly licenses: LicenseService,
   ) {}
 
+  /** How the quote reads a license's subscription (src/wiring.ts: the subscriptions module). */
+  setSubscriptionBilling(reader: SubscriptionBillingReader): void {
+    this.subscriptionBilling = reader;
+  }
+
+  /**
+   * The billing of the subscription renewing the license, null for none; a subscription that
+   * cannot move (not active, or its payment already due) makes the license not upgradable.
+   */
+  private async billingOf(license: LicenseRecord): Promise<SubscriptionBilling | null> {
+    if (license.subscription_id === null) return null;
+    const billing = this.subscriptionBilling ? await this.subscriptionBilling(license.subscription_id) : null;
+    const now = this.clock.now();
+    if (
+      billing?.status !== 'active' ||
+      billing.next_payment_at === null ||
+      billing.period_start === null ||
+      billing.next_payment_at <= now
+    ) {
+      throw new ApiError('license_not_upgradable');
+    }
+    return billing;
+  }
+
   /** The license's tiers to move to; `userId` null for an administrator. */
   async quote(licenseId: number, userId: number | null): Promise<UpgradeQuote> {
     const license = await this.licenses.upgradable(licenseId, userId);
@@ -104,9 +148,19 @@ export class UpgradeService {
     const product = await this.catalogue.getProduct(license.product_id);
     const variation = product?.variations.find((v) => v.id === license.variation_id) ?? null;
     const paid = await this.paidFor(license, product, variation, currency);
+    const billing = await this.billingOf(license);
     const now = this.clock.now();
-    const end = license.usage_expires_at === null ? null : parseTimestamp(license.usage_expires_at);
-    const periodDays = end === null ? null : periodOf(license, end);
+    // A subscription's license: the credit is the unused share of its current billing period.
+    const end = billing
+      ? billing.next_payment_at
+      : license.usage_expires_at === null
+        ? null
+        : parseTimestamp(license.usage_expires_at);
+    const periodDays = billing
+      ? Math.round((billing.next_payment_at!.getTime() - billing.period_start!.getTime()) / DAY_MS)
+      : end === null
+        ? null
+        : periodOf(license, end);
     const { credit, days_left } = prorate({ newPrice: 0, paid, periodDays, end, now });
     const targets: UpgradeTarget[] = [];
     const candidates = product ? [product] : [];
@@ -115,7 +169,7 @@ export class UpgradeService {
       if (other) candidates.push(other);
     }
     for (const p of candidates) {
-      if (p.status !== 'publish' || isPublicProduct(p) || isSubscriptionType(p.type)) continue;
+      if (p.status !== 'publish' || isPublicProduct(p) || !billedAlike(p, billing)) continue;
       const tiers: (Variation | null)[] = isVariableType(p.type) ? p.variations : [null];
       for (const v of tiers) {
         if (p.id === license.product_id && (v?.id ?? 0) === license.variation_id) continue;
@@ -139,6 +193,7 @@ export class UpgradeService {
       credit,
       days_left,
       period_days: periodDays,
+      billing,
       targets,
     };
   }
@@ -315,6 +370,20 @@ export class UpgradeService {
     }
     return variation ? variation.price_minor : (product?.price_minor ?? 0);
   }
+}
+
+/**
+ * Whether a license may move to product `p`: a term license to a product that is not a
+ * subscription; a subscription's license to a subscription product billed on the same schedule
+ * (its renewals continue at the new price, on the same dates).
+ */
+function billedAlike(p: Product, billing: SubscriptionBilling | null): boolean {
+  if (billing === null) return !isSubscriptionType(p.type);
+  return (
+    isSubscriptionType(p.type) &&
+    (p.subscription?.period ?? 'month') === billing.period &&
+    (p.subscription?.interval ?? 1) === billing.interval
+  );
 }
 
 /** The length in days of the license's current period: its policy's term, else issue to expiry. */

@@ -3,13 +3,21 @@ import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
-import { type Actor, diff } from '../audit/audit.model.js';
+import { type Actor, diff, systemActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
-import { resolveCurrency } from '../catalogue/currency.js';
+import { fromBase, resolveCurrency } from '../catalogue/currency.js';
 import { currencyDecimals } from '../catalogue/money.js';
+import type { SubscriptionMove } from '../licensing/license.service.js';
+import type { SubscriptionBilling } from '../orders/license-upgrades.service.js';
 import type { OrderRow } from '../orders/orders.model.js';
-import { OPEN_RENEWAL, type OrdersService, plainOrder, renewalTax } from '../orders/orders.service.js';
+import {
+  licenseOrderTax,
+  OPEN_RENEWAL,
+  type OrdersService,
+  plainOrder,
+  renewalTax,
+} from '../orders/orders.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import {
@@ -263,6 +271,63 @@ export class SubscriptionsService {
       );
       for (const hook of this.statusHooks) await hook(row.id, status, reason, tx);
     }
+  }
+
+  /**
+   * What pricing a move of the subscription's license to another tier reads (docs/selling.md,
+   * 'Upgrades and downgrades'): its status, billing schedule and next payment; null when it is gone.
+   */
+  async billing(id: number): Promise<SubscriptionBilling | null> {
+    const row = await this.repo.find(id);
+    if (!row) return null;
+    const period = (row.billing_period ?? 'month') as BillingPeriod;
+    const interval = row.billing_interval ?? 1;
+    const next = row.next_payment_at === null ? null : new Date(row.next_payment_at);
+    return {
+      status: row.status,
+      period,
+      interval,
+      next_payment_at: next,
+      // The current period began one period before the next payment.
+      period_start: next === null ? null : addPeriod(next, period, -interval),
+    };
+  }
+
+  /**
+   * A license the subscription renews moved tier (the upgrade order's paid step, in its
+   * transaction): the subscription renews the new product and variation, for one, at its catalogue
+   * price in the subscription's currency with the first order's taxes, as checkout would have set
+   * it; its next payment date stays. Audited as the paying order.
+   */
+  async moveTier(move: SubscriptionMove, tx: Tx): Promise<void> {
+    const sub = await this.repo.lock(move.subscription_id, tx);
+    if (!sub) return;
+    const settings = await this.settings.get(tx);
+    const ctx = resolveCurrency(settings, sub.currency) ?? resolveCurrency(settings, null)!;
+    const parent = sub.parent_order_id ? await this.orders.find(sub.parent_order_id, tx) : undefined;
+    const { total } = licenseOrderTax(
+      parent,
+      fromBase(move.tier_price_minor, ctx),
+      settings.prices_include_tax,
+    );
+    const patch = {
+      product_id: move.product_id,
+      variation_id: move.variation_id,
+      quantity: 1,
+      recurring_total: total,
+    };
+    await this.repo.update(sub.id, { ...patch, updated_at: iso(this.clock.now()) }, tx);
+    const before = {
+      product_id: sub.product_id,
+      variation_id: sub.variation_id ?? 0,
+      quantity: sub.quantity ?? 1,
+      recurring_total: sub.recurring_total === null ? null : Number(sub.recurring_total),
+    };
+    await this.audit.record(
+      systemActor(`order ${move.order_id}`),
+      { entity_type: 'subscription', entity_id: sub.id, action: 'upgrade', changes: diff(before, patch) },
+      tx,
+    );
   }
 
   /** The subscriptions test orders started (docs/payments.md, 'Deleting test data'). */
