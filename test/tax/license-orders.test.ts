@@ -116,7 +116,7 @@ describe('orders acting on a license are taxed as its first order', () => {
   });
 
   it("a subscription's license moved tier renews at the new tier's price taxed as checkout taxes it", async () => {
-    const product = (await createProduct(t, {
+    const product = (await createProduct(store.t, {
       type: 'variable-subscription',
       subscription: { period: 'month', interval: 1 },
       entitlement_policy: { usage: { mode: 'subscription' }, updates: { mode: 'license' } },
@@ -127,22 +127,22 @@ describe('orders acting on a license are taxed as its first order', () => {
     } as never)) as unknown as { id: number; variations: { id: number }[] };
     const one = product.variations[0]!.id;
     const five = product.variations[1]!.id;
-    const db = t.app.services.database.db;
+    const db = store.t.app.services.database.db;
     /** A subscription bought from France at checkout, paid: its license and subscription. */
     const subscribe = async (variation: number) => {
       const email = uniqueEmail('subtax');
-      const customer = await createCustomer(t, email);
-      const b = new Browser(t);
+      const customer = await createCustomer(store.t, email);
+      const b = new Browser(store.t);
       await b.login(email, customer.password);
       const out = await createOrder(
-        t,
+        store.t,
         {
           items: [{ product_id: product.id, variation_id: variation, qty: 1 }],
           billing: { ...BILLING, country: 'FR', email },
         },
         b,
       );
-      await adminOk(t, 'POST', `/orders/${out.order_id}/status`, { status: 'processing' });
+      await adminOk(store.t, 'POST', `/orders/${out.order_id}/status`, { status: 'processing' });
       const license = await db
         .selectFrom('licenses')
         .select(['id', 'subscription_id'])
@@ -161,21 +161,21 @@ describe('orders acting on a license are taxed as its first order', () => {
         ).recurring_total,
       );
     for (const includeTax of [false, true]) {
-      await setSettings(t, { prices_include_tax: includeTax });
+      await setSettings(store.t, { prices_include_tax: includeTax });
       const moving = await subscribe(one);
       // What checkout sets for the dearer tier bought outright from France.
       const outright = await recurring((await subscribe(five)).subscription);
       expect(outright).toBe(includeTax ? 3000 : 3600);
-      const res = await t.app.inject({
+      const res = await store.t.app.inject({
         method: 'POST',
         url: `/v1/account/licenses/${moving.license}/upgrade-order`,
         headers: moving.headers,
         payload: { variation_id: five },
       });
       expect(res.statusCode, res.body).toBe(201);
-      await adminOk(t, 'POST', `/orders/${res.json().order_id}/status`, { status: 'processing' });
+      await adminOk(store.t, 'POST', `/orders/${res.json().order_id}/status`, { status: 'processing' });
       expect(await recurring(moving.subscription)).toBe(outright);
     }
-    await setSettings(t, { prices_include_tax: false });
+    await setSettings(store.t, { prices_include_tax: false });
   });
 });
