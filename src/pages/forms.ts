@@ -41,6 +41,14 @@ export async function formUser(request: FastifyRequest, accounts: AccountsServic
  */
 const FORM_COOKIE = 'tollgate_form';
 
+/** What the signed-out pages (sign in, sign-in link, forgot and reset password) are given. */
+export interface SignedOutPagesOptions {
+  accounts: AccountsService;
+  /** Whether the store can email a buyer now: without it no page promises an email. */
+  mailAvailable: () => Promise<boolean>;
+  secureCookies: boolean;
+}
+
 export function signedOutForm(secureCookies: boolean) {
   return {
     /** The token for the form's hidden `_csrf` field; sets the cookie when the browser has none. */
