@@ -86,6 +86,19 @@ export function safeNext(next: unknown): string {
   }
 }
 
+/**
+ * What a page says for its `?notice=` or `?error=` after a redirect: one of the page's own
+ * messages, by key, so a link cannot put words of its own on the page.
+ */
+export function messageOf(
+  request: FastifyRequest,
+  param: 'notice' | 'error',
+  messages: Record<string, string>,
+): string | undefined {
+  const key = (request.query as Record<string, unknown>)[param];
+  return typeof key === 'string' ? messages[key] : undefined;
+}
+
 export const signInUrl = (next: string) => `/account/sign-in?${new URLSearchParams({ next })}`;
 
 /** Signs the browser in: the session's cookie, as every sign-in page sets it. */
