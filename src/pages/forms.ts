@@ -41,6 +41,14 @@ export async function formUser(request: FastifyRequest, accounts: AccountsServic
  */
 const FORM_COOKIE = 'tollgate_form';
 
+/** What the signed-out pages (sign in, sign-in link, forgot and reset password) are given. */
+export interface SignedOutPagesOptions {
+  accounts: AccountsService;
+  /** Whether the store can email a buyer now: without it no page promises an email. */
+  mailAvailable: () => Promise<boolean>;
+  secureCookies: boolean;
+}
+
 export function signedOutForm(secureCookies: boolean) {
   return {
     /** The token for the form's hidden `_csrf` field; sets the cookie when the browser has none. */
@@ -76,6 +84,19 @@ export function safeNext(next: unknown): string {
   } catch {
     return fallback;
   }
+}
+
+/**
+ * What a page says for its `?notice=` or `?error=` after a redirect: one of the page's own
+ * messages, by key, so a link cannot put words of its own on the page.
+ */
+export function messageOf(
+  request: FastifyRequest,
+  param: 'notice' | 'error',
+  messages: Record<string, string>,
+): string | undefined {
+  const key = (request.query as Record<string, unknown>)[param];
+  return typeof key === 'string' ? messages[key] : undefined;
 }
 
 export const signInUrl = (next: string) => `/account/sign-in?${new URLSearchParams({ next })}`;

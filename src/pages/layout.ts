@@ -37,6 +37,18 @@ declare module 'fastify' {
  * A customer page. With the store's identity (every page served by src/pages/pages.ts has it) the
  * header is the store's own, as on the catalogue: logo, name, Products and My licenses.
  */
+/**
+ * The start of every page, account and store alike, up to its title. No page sends a Referer:
+ * the sign-in and password links carry tokens in their URLs.
+ */
+export const documentStart = (title: string) => html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>`;
+
 export function layout(
   title: string,
   body: Html,
@@ -50,13 +62,7 @@ export function layout(
           <button type="submit" class="link secondary">Sign out</button>
         </form></div>`
     : '';
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · ${store ? store.name : 'Tollgate'}</title>
+  return html`${documentStart(`${title} · ${store ? store.name : 'Tollgate'}`)}
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 ${
   store

@@ -8,7 +8,7 @@ import type { TransferService, TransferView } from '../modules/licensing/transfe
 import { money, type UpgradeService } from '../modules/orders/license-upgrades.service.js';
 import type { SettingsService } from '../modules/settings/settings.service.js';
 import { accountNav } from './account-nav.js';
-import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
+import { formOf, formUser, messageOf, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
 import { every } from './subscriptions.js';
@@ -183,9 +183,8 @@ export async function licensesPages(app: FastifyInstance, opts: LicensesPageOpti
   app.get('/account/licenses', async (request, reply) => {
     const viewer = viewerOf(request);
     if (!viewer) return seeOther(reply, signInUrl('/account/licenses'));
-    const query = request.query as Record<string, unknown>;
-    const notice = typeof query.notice === 'string' ? NOTICES[query.notice] : undefined;
-    const error = typeof query.error === 'string' ? ERRORS[query.error] : undefined;
+    const notice = messageOf(request, 'notice', NOTICES);
+    const error = messageOf(request, 'error', ERRORS);
     const list = await licenses.listForCustomer(viewer.user.id);
     const pending = new Map((await transfers.pendingOfOwner(viewer.user.id)).map((p) => [p.license_id, p]));
     const canDeactivate = (await settings.get()).customer_deactivation_enabled;

@@ -1,6 +1,8 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import { viewerOf } from './forms.js';
 import { type Html, html } from './html.js';
+import { sendPage } from './layout.js';
 
 /**
  * What the forgot-password and sign-in link pages say when the store cannot email (no SMTP server
@@ -8,11 +10,7 @@ import { type Html, html } from './html.js';
  * email", but what the buyer can do instead. A signed-in buyer whose account has no password yet is
  * sent to set one now, before the session ends.
  */
-export async function noMailNotice(
-  request: FastifyRequest,
-  accounts: AccountsService,
-  what: string,
-): Promise<Html> {
+async function noMailNotice(request: FastifyRequest, accounts: AccountsService, what: string): Promise<Html> {
   const store = request.storeIdentity?.name ?? 'the store';
   const user = request.user;
   const newBuyer = user ? !(await accounts.hasPassword(user.id)) : false;
@@ -31,4 +29,21 @@ export async function noMailNotice(
     <li>Otherwise, contact ${store} and ask them to help you into your account. Tell them the email address you bought with.</li>
   </ul>
 </section>`;
+}
+
+/** Sends the notice as the whole page: 200 to a GET, 503 to a form posted while mail is down. */
+export async function sendNoMailPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  accounts: AccountsService,
+  what: string,
+) {
+  return sendPage(
+    reply,
+    status,
+    'Email is not available',
+    await noMailNotice(request, accounts, what),
+    viewerOf(request),
+  );
 }

@@ -1,16 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
-import type { AccountsService } from '../modules/accounts/accounts.service.js';
-import { formOf, signedOutForm, viewerOf } from './forms.js';
+import type { SignedOutPagesOptions } from './forms.js';
+import { formOf, signedOutForm } from './forms.js';
 import { html } from './html.js';
 import { sendPage } from './layout.js';
-import { noMailNotice } from './no-mail.js';
-
-export interface PasswordPagesOptions {
-  accounts: AccountsService;
-  mailAvailable: () => Promise<boolean>;
-  secureCookies: boolean;
-}
+import { sendNoMailPage } from './no-mail.js';
 
 /**
  * Forgot password and the emailed link's page (docs/email.md, 'Passwords'): plain forms that work
@@ -20,7 +14,7 @@ export interface PasswordPagesOptions {
  * token stays out of the logs (src/http/redact.ts masks `token=`) and out of Referer headers
  * (the pages send no-referrer).
  */
-export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOptions) {
+export async function passwordPages(app: FastifyInstance, opts: SignedOutPagesOptions) {
   const { accounts, secureCookies } = opts;
   const csrf = signedOutForm(secureCookies);
 
@@ -48,14 +42,8 @@ export async function passwordPages(app: FastifyInstance, opts: PasswordPagesOpt
     return sendPage(reply, status, 'Forgot your password?', body);
   }
 
-  const noMail = async (request: FastifyRequest, reply: FastifyReply, status: number) =>
-    sendPage(
-      reply,
-      status,
-      'Email is not available',
-      await noMailNotice(request, accounts, 'a link to choose a new password'),
-      viewerOf(request),
-    );
+  const noMail = (request: FastifyRequest, reply: FastifyReply, status: number) =>
+    sendNoMailPage(request, reply, status, accounts, 'a link to choose a new password');
 
   app.get('/account/forgot-password', async (request, reply) =>
     (await opts.mailAvailable()) ? forgotForm(request, reply, 200) : noMail(request, reply, 200),

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AccountsService, AuthUser } from '../modules/accounts/accounts.service.js';
 import { accountNav } from './account-nav.js';
-import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
+import { formOf, formUser, messageOf, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage } from './layout.js';
 
@@ -108,8 +108,7 @@ ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
   app.get('/account/profile', async (request, reply) => {
     const viewer = viewerOf(request);
     if (!viewer) return seeOther(reply, signInUrl('/account/profile'));
-    const query = request.query as Record<string, unknown>;
-    const notice = typeof query.notice === 'string' ? NOTICES[query.notice] : undefined;
+    const notice = messageOf(request, 'notice', NOTICES);
     return render(reply, viewer, 200, notice, undefined);
   });
 

@@ -1,16 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
-import type { AccountsService } from '../modules/accounts/accounts.service.js';
-import { formOf, safeNext, setSessionCookie, signedOutForm, viewerOf } from './forms.js';
+import type { SignedOutPagesOptions } from './forms.js';
+import { formOf, safeNext, setSessionCookie, signedOutForm } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage } from './layout.js';
-import { noMailNotice } from './no-mail.js';
-
-export interface SignInLinkPagesOptions {
-  accounts: AccountsService;
-  mailAvailable: () => Promise<boolean>;
-  secureCookies: boolean;
-}
+import { sendNoMailPage } from './no-mail.js';
 
 /**
  * The one-time sign-in link (docs/storefront.md, 'Sign-in link'): a form that asks for the email
@@ -19,7 +13,7 @@ export interface SignInLinkPagesOptions {
  * says so instead of promising an email. The token stays out of logs (src/http/redact.ts masks
  * `token=`) and out of Referer headers (the pages send no-referrer).
  */
-export async function signInLinkPages(app: FastifyInstance, opts: SignInLinkPagesOptions) {
+export async function signInLinkPages(app: FastifyInstance, opts: SignedOutPagesOptions) {
   const { accounts, secureCookies } = opts;
   const csrf = signedOutForm(secureCookies);
   const what = 'a sign-in link';
@@ -47,13 +41,7 @@ export async function signInLinkPages(app: FastifyInstance, opts: SignInLinkPage
 
   app.get('/account/sign-in-link', async (request, reply) => {
     if (!(await opts.mailAvailable())) {
-      return sendPage(
-        reply,
-        200,
-        'Email is not available',
-        await noMailNotice(request, accounts, what),
-        viewerOf(request),
-      );
+      return sendNoMailPage(request, reply, 200, accounts, what);
     }
     return form(request, reply, 200);
   });
@@ -76,13 +64,7 @@ export async function signInLinkPages(app: FastifyInstance, opts: SignInLinkPage
     }
     // Nothing is asked for while no email can leave: the buyer reads what to do instead.
     if (!(await opts.mailAvailable())) {
-      return sendPage(
-        reply,
-        503,
-        'Email is not available',
-        await noMailNotice(request, accounts, what),
-        viewerOf(request),
-      );
+      return sendNoMailPage(request, reply, 503, accounts, what);
     }
     try {
       await accounts.requestSignInLink(email, request.ip);

@@ -1,18 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import type { SignedOutPagesOptions } from './forms.js';
 import { formOf, formUser, safeNext, setSessionCookie, signedOutForm, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage } from './layout.js';
 
-export interface SignInOptions {
-  accounts: AccountsService;
-  mailAvailable: () => Promise<boolean>;
-  secureCookies: boolean;
-}
-
-export async function signInPages(app: FastifyInstance, opts: SignInOptions) {
+export async function signInPages(app: FastifyInstance, opts: SignedOutPagesOptions) {
   const { accounts, secureCookies } = opts;
   const csrf = signedOutForm(secureCookies);
 

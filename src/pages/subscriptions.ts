@@ -8,7 +8,7 @@ import { brandName, type CardView, type StripeService } from '../modules/stripe/
 import type { SubscriptionView } from '../modules/subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../modules/subscriptions/subscriptions.service.js';
 import { accountNav } from './account-nav.js';
-import { formOf, formUser, signInUrl, viewerOf } from './forms.js';
+import { formOf, formUser, messageOf, signInUrl, viewerOf } from './forms.js';
 import { html } from './html.js';
 import { seeOther, sendPage, type Viewer } from './layout.js';
 import { subscriptionStatusLabel } from './status-labels.js';
@@ -216,8 +216,7 @@ ${savedCards(cards, cardsUnavailable, viewer)}`,
   app.get('/account/subscriptions', async (request, reply) => {
     const viewer = viewerOf(request);
     if (!viewer) return seeOther(reply, signInUrl('/account/subscriptions'));
-    const query = request.query as Record<string, unknown>;
-    const notice = typeof query.notice === 'string' ? NOTICES[query.notice] : undefined;
+    const notice = messageOf(request, 'notice', NOTICES);
     return render(reply, viewer, 200, notice, undefined);
   });
 

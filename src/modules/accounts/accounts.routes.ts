@@ -17,6 +17,25 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
     maxAge: SESSION_DAYS * 86400,
   };
 
+  // A request for an emailed link answers 202 whether or not the address has an account, so the
+  // answer tells nobody who has one.
+  const emailsALink = (path: string, summary: string, send: (email: string, ip: string) => Promise<void>) =>
+    app.post(
+      path,
+      {
+        schema: {
+          tags: ['accounts'],
+          summary,
+          body: S.EmailLinkBody,
+          response: { 202: Type.Object({ accepted: Type.Boolean() }), ...errors(400, 429) },
+        },
+      },
+      async (request, reply) => {
+        await send(request.body.email, request.ip);
+        return reply.code(202).send({ accepted: true });
+      },
+    );
+
   app.post(
     '/auth/login',
     {
@@ -57,21 +76,10 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
     },
   );
 
-  app.post(
+  emailsALink(
     '/auth/password/forgot',
-    {
-      schema: {
-        tags: ['accounts'],
-        summary:
-          'Email a password reset link (docs/email.md, "Passwords"); 202 whether or not the address has an account',
-        body: S.ForgotPasswordBody,
-        response: { 202: Type.Object({ accepted: Type.Boolean() }), ...errors(400, 429) },
-      },
-    },
-    async (request, reply) => {
-      await accounts.requestPasswordReset(request.body.email, request.ip);
-      return reply.code(202).send({ accepted: true });
-    },
+    'Email a password reset link (docs/email.md, "Passwords"); 202 whether or not the address has an account',
+    (email, ip) => accounts.requestPasswordReset(email, ip),
   );
 
   app.post(
@@ -92,21 +100,10 @@ export async function accountsRoutes(app: App, opts: { accounts: AccountsService
     },
   );
 
-  app.post(
+  emailsALink(
     '/auth/sign-in-link',
-    {
-      schema: {
-        tags: ['accounts'],
-        summary:
-          'Email a one-time sign-in link to a customer (docs/storefront.md, "Sign-in link"); 202 whether or not the address has an account',
-        body: S.SignInLinkBody,
-        response: { 202: Type.Object({ accepted: Type.Boolean() }), ...errors(400, 429) },
-      },
-    },
-    async (request, reply) => {
-      await accounts.requestSignInLink(request.body.email, request.ip);
-      return reply.code(202).send({ accepted: true });
-    },
+    'Email a one-time sign-in link to a customer (docs/storefront.md, "Sign-in link"); 202 whether or not the address has an account',
+    (email, ip) => accounts.requestSignInLink(email, ip),
   );
 
   app.post(

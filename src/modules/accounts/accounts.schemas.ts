@@ -74,12 +74,8 @@ export const UserListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ForgotPasswordBody = Type.Object(
-  { email: Type.String({ minLength: 1, maxLength: 254 }) },
-  { additionalProperties: false },
-);
-
-export const SignInLinkBody = Type.Object(
+/** Asks for a link by email: a password reset or a sign-in link. */
+export const EmailLinkBody = Type.Object(
   { email: Type.String({ minLength: 1, maxLength: 254 }) },
   { additionalProperties: false },
 );

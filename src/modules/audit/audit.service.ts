@@ -1,6 +1,6 @@
 import { type Clock, iso } from '../../clock.js';
 import type { Tx } from '../../db/transaction.js';
-import type { Actor, AuditEntry, Changes, SiteActor, SystemActor } from './audit.model.js';
+import type { Actor, AuditEntry, Changes, EntityType, SiteActor, SystemActor } from './audit.model.js';
 import type { AuditFilter, AuditRepository } from './audit.repository.js';
 
 /**
@@ -20,6 +20,15 @@ export interface AuditEventView {
   changes: Changes;
   created_at: string;
 }
+
+/** Records an administrator's change to one entity in the change's transaction. */
+export type ChangeRecorder = (
+  actor: Actor | undefined,
+  entityId: number,
+  action: string,
+  changes: Changes,
+  tx: Tx,
+) => Promise<void>;
 
 /**
  * The audit trail (docs/admin.md, 'Audit trail'). `record` takes the change's transaction, not an
@@ -47,6 +56,17 @@ export class AuditService {
       },
       tx,
     );
+  }
+
+  /**
+   * How a service records the administrator's changes to its kind of entity: nothing when no
+   * person made the change (a call without an actor) or nothing changed.
+   */
+  recorderOf(entityType: EntityType): ChangeRecorder {
+    return async (actor, entityId, action, changes, tx) => {
+      if (!actor || Object.keys(changes).length === 0) return;
+      await this.record(actor, { entity_type: entityType, entity_id: entityId, action, changes }, tx);
+    };
   }
 
   async list(filter: AuditFilter, page: number, perPage: number) {

@@ -39,21 +39,15 @@ export class CartRepository {
     return on(this.db, tx).selectFrom('carts').selectAll().where('user_id', '=', userId).executeTakeFirst();
   }
 
-  /** Reads the cart row locked, so changes of one cart from any number of processes run one at a time. */
-  lockCart(id: number, tx: Tx): Promise<CartRow | undefined> {
+  /**
+   * Reads the cart row, by its id or its customer's, locked, so changes of one cart from any number
+   * of processes run one at a time.
+   */
+  lockCart(column: 'id' | 'user_id', value: number, tx: Tx): Promise<CartRow | undefined> {
     return tx
       .selectFrom('carts')
       .selectAll()
-      .where('id', '=', id)
-      .$call(forUpdate(this.dialect))
-      .executeTakeFirst();
-  }
-
-  lockCartOfUser(userId: number, tx: Tx): Promise<CartRow | undefined> {
-    return tx
-      .selectFrom('carts')
-      .selectAll()
-      .where('user_id', '=', userId)
+      .where(column, '=', value)
       .$call(forUpdate(this.dialect))
       .executeTakeFirst();
   }

@@ -281,9 +281,9 @@ export class CartService {
       await this.repo.lockCustomer(userId, tx);
       const session = await this.repo.findSession(idHash, iso(now), tx);
       if (!session) return;
-      const guest = await this.repo.lockCart(session.cart_id, tx);
+      const guest = await this.repo.lockCart('id', session.cart_id, tx);
       if (!guest || guest.user_id !== null) return;
-      const mine = await this.repo.lockCartOfUser(userId, tx);
+      const mine = await this.repo.lockCart('user_id', userId, tx);
       const guestState = loadState(guest, now);
       if (!mine) {
         await this.repo.saveCart(
@@ -307,7 +307,7 @@ export class CartService {
   async purge(session: CartSession): Promise<void> {
     const now = this.clock.now();
     await withTransaction(this.database, async (tx) => {
-      const cart = await this.repo.lockCart(session.cartId, tx);
+      const cart = await this.repo.lockCart('id', session.cartId, tx);
       if (!cart) return;
       if (cart.user_id === null) {
         await this.repo.deleteCart(cart.id, tx);
@@ -378,7 +378,7 @@ export class CartService {
         }
         const data = await this.loadData(loadState(row, this.clock.now()), row.user_id, currency, extra);
         const outcome = await withTransaction(this.database, async (tx) => {
-          const locked = await this.repo.lockCart(session.cartId, tx);
+          const locked = await this.repo.lockCart('id', session.cartId, tx);
           if (!locked) return RETRY;
           const now = this.clock.now();
           const current = loadState(locked, now);

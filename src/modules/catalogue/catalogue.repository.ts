@@ -51,22 +51,15 @@ export class CatalogueRepository {
     return on(this.db, tx).selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  findPublishedBySlug(slug: string, tx?: Tx): Promise<ProductRow[]> {
+  /**
+   * Published products whose slug, or name, is exactly `value` (a name is the item_name of the
+   * updaters already in the field).
+   */
+  findPublishedBy(column: 'slug' | 'name', value: string, tx?: Tx): Promise<ProductRow[]> {
     return on(this.db, tx)
       .selectFrom('products')
       .selectAll()
-      .where('slug', '=', slug)
-      .where('status', '=', 'publish')
-      .orderBy('id')
-      .execute();
-  }
-
-  /** Published products named exactly `name` (the item_name of the updaters already in the field). */
-  findPublishedByName(name: string, tx?: Tx): Promise<ProductRow[]> {
-    return on(this.db, tx)
-      .selectFrom('products')
-      .selectAll()
-      .where('name', '=', name)
+      .where(column, '=', value)
       .where('status', '=', 'publish')
       .orderBy('id')
       .execute();

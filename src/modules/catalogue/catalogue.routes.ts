@@ -1,6 +1,5 @@
-import { Type } from 'typebox';
 import { requireAdmin } from '../../http/auth.js';
-import { errors, IdParams } from '../../http/schemas.js';
+import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { actorOf } from '../audit/audit.model.js';
 import {
@@ -15,7 +14,7 @@ import {
 import type { CatalogueService } from './catalogue.service.js';
 import { couponsRoutes } from './coupons.routes.js';
 import { gatewaysRoutes } from './gateways.routes.js';
-import { paginate } from './pagination.js';
+import { recordRoutes } from './records.routes.js';
 import { shippingRoutes } from './shipping.routes.js';
 import { taxRoutes } from './tax.routes.js';
 
@@ -27,64 +26,28 @@ const tags = ['catalogue'];
 export async function catalogueRoutes(app: App, opts: { catalogue: CatalogueService }) {
   const { catalogue } = opts;
 
-  app.post(
-    '/products',
-    {
-      preValidation: requireAdmin,
-      schema: {
-        tags,
-        summary: 'Create a product with its variations',
-        body: ProductCreateBody,
-        response: { 201: ProductResponse, ...errors(400, 401, 403) },
-      },
+  recordRoutes(app, {
+    path: '/products',
+    tags,
+    record: ProductResponse,
+    create: {
+      summary: 'Create a product with its variations',
+      body: ProductCreateBody,
+      run: (body, actor) => catalogue.createProduct(body, actor),
     },
-    async (request, reply) =>
-      reply.status(201).send(await catalogue.createProduct(request.body, actorOf(request))),
-  );
-
-  app.get(
-    '/products',
-    {
-      preValidation: requireAdmin,
-      schema: {
-        tags,
-        summary: 'List products, newest first; X-WP-Total and X-WP-TotalPages carry the totals',
-        querystring: ProductListQuery,
-        response: { 200: Type.Array(ProductResponse), ...errors(400, 401, 403) },
-      },
+    list: {
+      summary: 'List products, newest first; X-WP-Total and X-WP-TotalPages carry the totals',
+      query: ProductListQuery,
+      run: (query) => catalogue.listProducts(query),
     },
-    async (request, reply) =>
-      paginate(reply, await catalogue.listProducts(request.query), request.query.per_page),
-  );
-
-  app.get(
-    '/products/:id',
-    {
-      preValidation: requireAdmin,
-      schema: {
-        tags,
-        summary: 'One product with its variations',
-        params: IdParams,
-        response: { 200: ProductResponse, ...errors(400, 401, 403, 404) },
-      },
+    get: { summary: 'One product with its variations', run: (id) => catalogue.requireProduct(id) },
+    update: {
+      summary: 'Change product fields; `variations`, when sent, is the complete new list',
+      body: ProductPatchBody,
+      conflict: true,
+      run: (id, body, actor) => catalogue.updateProduct(id, body, actor),
     },
-    (request) => catalogue.requireProduct(request.params.id),
-  );
-
-  app.patch(
-    '/products/:id',
-    {
-      preValidation: requireAdmin,
-      schema: {
-        tags,
-        summary: 'Change product fields; `variations`, when sent, is the complete new list',
-        params: IdParams,
-        body: ProductPatchBody,
-        response: { 200: ProductResponse, ...errors(400, 401, 403, 404, 409) },
-      },
-    },
-    (request) => catalogue.updateProduct(request.params.id, request.body, actorOf(request)),
-  );
+  });
 
   app.get(
     '/software/products/:product_id/config',

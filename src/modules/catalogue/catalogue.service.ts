@@ -84,7 +84,7 @@ export class CatalogueService {
 
   /** Every published product using the slug; more than one is the caller's `software_slug_ambiguous`. */
   async findPublishedBySlug(slug: string, tx?: Tx): Promise<Product[]> {
-    return this.hydrate(await this.repo.findPublishedBySlug(slug, tx), tx);
+    return this.hydrate(await this.repo.findPublishedBy('slug', slug, tx), tx);
   }
 
   /**
@@ -92,7 +92,7 @@ export class CatalogueService {
    * updaters already in the field name a product when they send no id (src/modules/legacy).
    */
   async findPublishedByName(name: string): Promise<Product | null> {
-    const rows = await this.repo.findPublishedByName(name);
+    const rows = await this.repo.findPublishedBy('name', name);
     return rows.length === 0 ? null : (await this.hydrate([rows[0]!]))[0]!;
   }
 
@@ -101,7 +101,7 @@ export class CatalogueService {
    * oldest when several share it (a state the software config reports as software_slug_ambiguous).
    */
   async findStorefrontProduct(slug: string): Promise<Product | null> {
-    const rows = await this.repo.findPublishedBySlug(slug);
+    const rows = await this.repo.findPublishedBy('slug', slug);
     return rows.length === 0 ? null : (await this.hydrate([rows[0]!]))[0]!;
   }
 
@@ -341,7 +341,7 @@ export class CatalogueService {
 
   private async assertSlugFree(slug: string, productId: number, tx: Tx): Promise<void> {
     await this.repo.lockSlug(slug, tx);
-    const others = (await this.repo.findPublishedBySlug(slug, tx)).filter((p) => p.id !== productId);
+    const others = (await this.repo.findPublishedBy('slug', slug, tx)).filter((p) => p.id !== productId);
     if (others.length > 0) throw new ApiError('slug_taken', { data: { slug } });
   }
 

@@ -2,8 +2,8 @@ import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
-import { type Actor, type Changes, diff } from '../audit/audit.model.js';
-import type { AuditService } from '../audit/audit.service.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService, ChangeRecorder } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { CatalogueRepository } from './catalogue.repository.js';
 import type { PageQuery } from './catalogue.schemas.js';
@@ -44,19 +44,18 @@ function editableOf(coupon: Coupon): Record<string, unknown> {
 }
 
 export class CouponsService {
+  /** Records an administrator's change in its transaction (docs/admin.md, 'Audit trail'). */
+  private readonly recordIn: ChangeRecorder;
+
   constructor(
     private readonly repo: CouponsRepository,
     private readonly products: CatalogueRepository,
     private readonly clock: Clock,
     private readonly settings: SettingsService,
     private readonly database: Pick<Database, 'db'>,
-    private readonly audit: AuditService,
-  ) {}
-
-  /** Records an administrator's change in its transaction (docs/admin.md, 'Audit trail'). */
-  private async recordIn(actor: Actor | undefined, id: number, action: string, changes: Changes, tx: Tx) {
-    if (!actor || Object.keys(changes).length === 0) return;
-    await this.audit.record(actor, { entity_type: 'coupon', entity_id: id, action, changes }, tx);
+    audit: AuditService,
+  ) {
+    this.recordIn = audit.recorderOf('coupon');
   }
 
   async get(id: number): Promise<Coupon> {

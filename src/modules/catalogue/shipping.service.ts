@@ -1,8 +1,8 @@
 import type { Database } from '../../db/database.js';
-import { type Tx, withTransaction } from '../../db/transaction.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
-import { type Actor, type Changes, diff } from '../audit/audit.model.js';
-import type { AuditService } from '../audit/audit.service.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService, ChangeRecorder } from '../audit/audit.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { requireCountry } from './countries.js';
 import { canonicalDecimal, currencyDecimals } from './money.js';
@@ -31,17 +31,16 @@ export interface ShippingZone {
 }
 
 export class ShippingService {
+  /** Records an administrator's change in its transaction (docs/admin.md, 'Audit trail'). */
+  private readonly recordIn: ChangeRecorder;
+
   constructor(
     private readonly repo: RulesRepository<'shipping_zones'>,
     private readonly settings: SettingsService,
     private readonly database: Pick<Database, 'db'>,
-    private readonly audit: AuditService,
-  ) {}
-
-  /** Records an administrator's change in its transaction (docs/admin.md, 'Audit trail'). */
-  private async recordIn(actor: Actor | undefined, id: number, action: string, changes: Changes, tx: Tx) {
-    if (!actor || Object.keys(changes).length === 0) return;
-    await this.audit.record(actor, { entity_type: 'shipping_zone', entity_id: id, action, changes }, tx);
+    audit: AuditService,
+  ) {
+    this.recordIn = audit.recorderOf('shipping_zone');
   }
 
   /** Every zone in creation order: what checkout matches a destination against. */

@@ -1,8 +1,8 @@
 import type { Database } from '../../db/database.js';
-import { type Tx, withTransaction } from '../../db/transaction.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
-import { type Actor, type Changes, diff } from '../audit/audit.model.js';
-import type { AuditService } from '../audit/audit.service.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService, ChangeRecorder } from '../audit/audit.service.js';
 import { requireCountry } from './countries.js';
 import { canonicalDecimal, decimalWithin } from './money.js';
 import type { RuleRow, RulesRepository } from './rules.repository.js';
@@ -24,16 +24,15 @@ export interface TaxRate {
 }
 
 export class TaxService {
+  /** Records an administrator's change in its transaction (docs/admin.md, 'Audit trail'). */
+  private readonly recordIn: ChangeRecorder;
+
   constructor(
     private readonly repo: RulesRepository<'tax_rates'>,
     private readonly database: Pick<Database, 'db'>,
-    private readonly audit: AuditService,
-  ) {}
-
-  /** Records an administrator's change in its transaction (docs/admin.md, 'Audit trail'). */
-  private async recordIn(actor: Actor | undefined, id: number, action: string, changes: Changes, tx: Tx) {
-    if (!actor || Object.keys(changes).length === 0) return;
-    await this.audit.record(actor, { entity_type: 'tax_rate', entity_id: id, action, changes }, tx);
+    audit: AuditService,
+  ) {
+    this.recordIn = audit.recorderOf('tax_rate');
   }
 
   /** Every rate, by priority then creation: what the cart's tax calculation reads. */

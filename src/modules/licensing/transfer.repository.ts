@@ -45,22 +45,17 @@ export class TransferRepository {
       .executeTakeFirst();
   }
 
+  private byToken(tokenHash: string, tx: Tx) {
+    return on(this.db, tx).selectFrom('license_transfers').selectAll().where('token_hash', '=', tokenHash);
+  }
+
   findByToken(tokenHash: string, tx: Tx): Promise<TransferRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('license_transfers')
-      .selectAll()
-      .where('token_hash', '=', tokenHash)
-      .executeTakeFirst();
+    return this.byToken(tokenHash, tx).executeTakeFirst();
   }
 
   /** The offer a link names, locked (PostgreSQL) so that parallel accepts of it run one at a time. */
   lockByToken(tokenHash: string, tx: Tx): Promise<TransferRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('license_transfers')
-      .selectAll()
-      .where('token_hash', '=', tokenHash)
-      .$call(forUpdate(this.dialect))
-      .executeTakeFirst();
+    return this.byToken(tokenHash, tx).$call(forUpdate(this.dialect)).executeTakeFirst();
   }
 
   detailByToken(tokenHash: string): Promise<TransferDetail | undefined> {

@@ -15,20 +15,30 @@ const sender = (user: { id: number; email: string; role: string }): Sender => ({
 export async function transferRoutes(app: App, opts: { transfers: TransferService }) {
   const { transfers } = opts;
 
-  app.post(
-    '/licenses/:id/transfers',
-    {
-      preValidation: requireAdmin,
-      schema: {
-        tags: ['licensing'],
-        summary: 'Offer a license to the account of an email (administrator); replaces a pending offer',
-        params: IdParams,
-        body: S.OfferBody,
-        response: { 201: S.Transfer, ...errors(400, 401, 403, 404, 409) },
+  // The owner offers any license and a customer one of their own, by the same call: the service
+  // tells them apart by the sender.
+  const offer = (path: string, preValidation: typeof requireUser, summary: string, statuses: number[]) =>
+    app.post(
+      path,
+      {
+        preValidation,
+        schema: {
+          tags: ['licensing'],
+          summary,
+          params: IdParams,
+          body: S.OfferBody,
+          response: { 201: S.Transfer, ...errors(...statuses) },
+        },
       },
-    },
-    async (request, reply) =>
-      reply.code(201).send(await transfers.offer(request.params.id, request.body, sender(request.user!))),
+      async (request, reply) =>
+        reply.code(201).send(await transfers.offer(request.params.id, request.body, sender(request.user!))),
+    );
+
+  offer(
+    '/licenses/:id/transfers',
+    requireAdmin,
+    'Offer a license to the account of an email (administrator); replaces a pending offer',
+    [400, 401, 403, 404, 409],
   );
 
   app.get(
@@ -59,20 +69,11 @@ export async function transferRoutes(app: App, opts: { transfers: TransferServic
     async (request) => transfers.cancel(request.params.id, sender(request.user!)),
   );
 
-  app.post(
+  offer(
     '/account/licenses/:id/transfers',
-    {
-      preValidation: requireUser,
-      schema: {
-        tags: ['licensing'],
-        summary: 'Offer one of my licenses to the account of an email; replaces a pending offer',
-        params: IdParams,
-        body: S.OfferBody,
-        response: { 201: S.Transfer, ...errors(400, 401, 404, 409, 429) },
-      },
-    },
-    async (request, reply) =>
-      reply.code(201).send(await transfers.offer(request.params.id, request.body, sender(request.user!))),
+    requireUser,
+    'Offer one of my licenses to the account of an email; replaces a pending offer',
+    [400, 401, 404, 409, 429],
   );
 
   app.get(

@@ -64,9 +64,17 @@ export async function mediaRoutes(
   const { media, catalogue, settings } = opts;
   await app.register(multipart, { throwFileSizeLimit: true });
 
-  /** The change is saved: deleting the files it left unused must not turn it into a failure. */
-  const pruneAfterChange = (request: FastifyRequest) =>
-    media.pruneUnused().catch((err) => request.log.warn({ err }, 'unused image files were not deleted'));
+  /**
+   * Saves an image change, then deletes the files it left unused: that cleanup must not turn the
+   * saved change into a failure.
+   */
+  const saveThenPrune = async <T>(request: FastifyRequest, change: Promise<T>): Promise<T> => {
+    const saved = await change;
+    await media
+      .pruneUnused()
+      .catch((err) => request.log.warn({ err }, 'unused image files were not deleted'));
+    return saved;
+  };
 
   app.post(
     '/products/:id/image',
@@ -84,9 +92,7 @@ export async function mediaRoutes(
     async (request) => {
       await catalogue.requireProduct(request.params.id);
       const hash = await media.store(await receiveImage(request));
-      const product = await catalogue.setImage(request.params.id, hash, actorOf(request));
-      await pruneAfterChange(request);
-      return product;
+      return saveThenPrune(request, catalogue.setImage(request.params.id, hash, actorOf(request)));
     },
   );
 
@@ -101,11 +107,7 @@ export async function mediaRoutes(
         response: { 200: ProductResponse, ...errors(400, 401, 403, 404) },
       },
     },
-    async (request) => {
-      const product = await catalogue.setImage(request.params.id, null, actorOf(request));
-      await pruneAfterChange(request);
-      return product;
-    },
+    (request) => saveThenPrune(request, catalogue.setImage(request.params.id, null, actorOf(request))),
   );
 
   // A product's icon and banner as WordPress shows them (docs/catalogue.md, 'Icons and banners').
@@ -127,16 +129,10 @@ export async function mediaRoutes(
         },
       },
       async (request) => {
-        await catalogue.getSoftwareConfig(request.params.product_id);
+        const product = request.params.product_id;
+        await catalogue.getSoftwareConfig(product);
         const hash = await media.storeSoftwareImage(await receiveImage(request), kind);
-        const config = await catalogue.setSoftwareImage(
-          request.params.product_id,
-          kind,
-          hash,
-          actorOf(request),
-        );
-        await pruneAfterChange(request);
-        return config;
+        return saveThenPrune(request, catalogue.setSoftwareImage(product, kind, hash, actorOf(request)));
       },
     );
 
@@ -151,16 +147,11 @@ export async function mediaRoutes(
           response: { 200: SoftwareConfigResponse, ...errors(400, 401, 403, 404) },
         },
       },
-      async (request) => {
-        const config = await catalogue.setSoftwareImage(
-          request.params.product_id,
-          kind,
-          null,
-          actorOf(request),
-        );
-        await pruneAfterChange(request);
-        return config;
-      },
+      (request) =>
+        saveThenPrune(
+          request,
+          catalogue.setSoftwareImage(request.params.product_id, kind, null, actorOf(request)),
+        ),
     );
   }
 
@@ -178,8 +169,7 @@ export async function mediaRoutes(
     },
     async (request) => {
       const hash = await media.store(await receiveImage(request));
-      const updated = await settings.update({ store_logo: hash }, actorOf(request));
-      await pruneAfterChange(request);
+      const updated = await saveThenPrune(request, settings.update({ store_logo: hash }, actorOf(request)));
       return { store_logo: updated.store_logo };
     },
   );
@@ -195,8 +185,7 @@ export async function mediaRoutes(
       },
     },
     async (request) => {
-      const updated = await settings.update({ store_logo: '' }, actorOf(request));
-      await pruneAfterChange(request);
+      const updated = await saveThenPrune(request, settings.update({ store_logo: '' }, actorOf(request)));
       return { store_logo: updated.store_logo };
     },
   );

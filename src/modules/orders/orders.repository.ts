@@ -41,20 +41,9 @@ export class OrdersRepository {
       .executeTakeFirst();
   }
 
-  findByIdempotency(hash: string, tx?: Tx): Promise<OrderRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('orders')
-      .selectAll()
-      .where('idempotency_hash', '=', hash)
-      .executeTakeFirst();
-  }
-
-  findByRenewalOf(renewalOf: string, tx?: Tx): Promise<OrderRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('orders')
-      .selectAll()
-      .where('renewal_of', '=', renewalOf)
-      .executeTakeFirst();
+  /** The order of a checkout's idempotency key, or the renewal order of a `subscription id:due date` key. */
+  findBy(column: 'idempotency_hash' | 'renewal_of', value: string, tx?: Tx): Promise<OrderRow | undefined> {
+    return on(this.db, tx).selectFrom('orders').selectAll().where(column, '=', value).executeTakeFirst();
   }
 
   /** The renewal orders of these `subscription id:due date` keys, in one query (an indexed IN). */

@@ -287,12 +287,12 @@ export class OrdersService {
 
   /** The order checkout placed under this idempotency key, if any. */
   findByIdempotency(hash: string): Promise<OrderRow | undefined> {
-    return this.repo.findByIdempotency(hash);
+    return this.repo.findBy('idempotency_hash', hash);
   }
 
   /** The renewal order of one due payment (`renewal_of` is `subscription id:due date`), if any. */
   findRenewal(renewalOf: string): Promise<OrderRow | undefined> {
-    return this.repo.findByRenewalOf(renewalOf);
+    return this.repo.findBy('renewal_of', renewalOf);
   }
 
   /** The renewal orders of several due payments at once, by their `subscription id:due date` key. */

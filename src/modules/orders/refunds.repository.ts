@@ -6,6 +6,10 @@ import type { OrdersTables } from './orders.tables.js';
 export type RefundRow = Selectable<OrdersTables['order_refunds']>;
 export type NoteRow = Selectable<OrdersTables['order_notes']>;
 
+/** The two logs of an order. */
+type OrderLog = 'order_refunds' | 'order_notes';
+type LogRow<T extends OrderLog> = Selectable<OrdersTables[T]>;
+
 /** An order's refunds and notes: queries only (docs/development.md, 'Transactions: one way'). */
 export class RefundsRepository {
   constructor(private readonly db: Kysely<DB>) {}
@@ -24,47 +28,57 @@ export class RefundsRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async insertRefund(values: Insertable<OrdersTables['order_refunds']>, tx: Tx): Promise<number> {
-    const row = await on(this.db, tx)
-      .insertInto('order_refunds')
-      .values(values)
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return row.id;
+  insertRefund(values: Insertable<OrdersTables['order_refunds']>, tx: Tx): Promise<number> {
+    return this.insert('order_refunds', values, tx);
   }
 
   findRefund(id: number, tx?: Tx): Promise<RefundRow | undefined> {
-    return on(this.db, tx).selectFrom('order_refunds').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.find('order_refunds', id, tx);
   }
 
   refunds(orderId: number, tx?: Tx): Promise<RefundRow[]> {
-    return on(this.db, tx)
-      .selectFrom('order_refunds')
-      .selectAll()
-      .where('order_id', '=', orderId)
-      .orderBy('id')
-      .execute();
+    return this.ofOrder('order_refunds', orderId, tx);
   }
 
-  async insertNote(values: Insertable<OrdersTables['order_notes']>, tx?: Tx): Promise<number> {
+  insertNote(values: Insertable<OrdersTables['order_notes']>, tx?: Tx): Promise<number> {
+    return this.insert('order_notes', values, tx);
+  }
+
+  findNote(id: number, tx?: Tx): Promise<NoteRow | undefined> {
+    return this.find('order_notes', id, tx);
+  }
+
+  notes(orderId: number, tx?: Tx): Promise<NoteRow[]> {
+    return this.ofOrder('order_notes', orderId, tx);
+  }
+
+  // Refunds and notes are kept alike: added a row at a time, read by id or by order, oldest first.
+
+  private async insert<T extends OrderLog>(table: T, values: Insertable<OrdersTables[T]>, tx?: Tx) {
     const row = await on(this.db, tx)
-      .insertInto('order_notes')
-      .values(values)
+      .insertInto(table as OrderLog)
+      .values(values as Insertable<OrdersTables[OrderLog]>)
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
   }
 
-  findNote(id: number, tx?: Tx): Promise<NoteRow | undefined> {
-    return on(this.db, tx).selectFrom('order_notes').selectAll().where('id', '=', id).executeTakeFirst();
+  private async find<T extends OrderLog>(table: T, id: number, tx?: Tx) {
+    const row = await on(this.db, tx)
+      .selectFrom(table as OrderLog)
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row as LogRow<T> | undefined;
   }
 
-  notes(orderId: number, tx?: Tx): Promise<NoteRow[]> {
-    return on(this.db, tx)
-      .selectFrom('order_notes')
+  private async ofOrder<T extends OrderLog>(table: T, orderId: number, tx?: Tx) {
+    const rows = await on(this.db, tx)
+      .selectFrom(table as OrderLog)
       .selectAll()
       .where('order_id', '=', orderId)
       .orderBy('id')
       .execute();
+    return rows as LogRow<T>[];
   }
 }

@@ -1,11 +1,11 @@
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { type Tx, withTransaction } from '../../db/transaction.js';
+import { withTransaction } from '../../db/transaction.js';
 import { ApiError } from '../../http/errors.js';
 import { uuid } from '../../random.js';
-import { type Actor, type Changes, diff } from '../audit/audit.model.js';
-import type { AuditService } from '../audit/audit.service.js';
+import { type Actor, diff } from '../audit/audit.model.js';
+import type { AuditService, ChangeRecorder } from '../audit/audit.service.js';
 import type { Product } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import { isChannel } from './channels.js';
@@ -66,6 +66,9 @@ const parsedJson = (text: unknown): unknown => (typeof text === 'string' ? JSON.
  * that distribution uses are ReleasesService's.
  */
 export class PublishingService {
+  /** Records an administrator's change to a release in its transaction (docs/admin.md, 'Audit trail'). */
+  private readonly recordIn: ChangeRecorder;
+
   constructor(
     private readonly database: Pick<Database, 'db'>,
     private readonly repo: ReleasesRepository,
@@ -73,13 +76,9 @@ export class PublishingService {
     private readonly storage: ArtifactStorage,
     private readonly catalogue: CatalogueService,
     private readonly clock: Clock,
-    private readonly audit: AuditService,
-  ) {}
-
-  /** Records an administrator's change to a release in its transaction (docs/admin.md, 'Audit trail'). */
-  private async recordIn(actor: Actor | undefined, id: number, action: string, changes: Changes, tx: Tx) {
-    if (!actor || Object.keys(changes).length === 0) return;
-    await this.audit.record(actor, { entity_type: 'release', entity_id: id, action, changes }, tx);
+    audit: AuditService,
+  ) {
+    this.recordIn = audit.recorderOf('release');
   }
 
   private async requireProduct(productId: number): Promise<Product> {

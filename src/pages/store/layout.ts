@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Settings } from '../../modules/settings/settings.schemas.js';
 import { type Html, html } from '../html.js';
-import { STYLESHEET_PATH } from '../layout.js';
+import { documentStart, STYLESHEET_PATH } from '../layout.js';
 import { type StoreIdentity, storeHeader } from './header.js';
 
 export type { StoreIdentity } from './header.js';
@@ -33,13 +33,7 @@ export interface StorePageOptions {
 }
 
 export function storeDocument(store: StoreIdentity, title: string, body: Html, opts: StorePageOptions = {}) {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · ${store.name}</title>
+  return html`${documentStart(`${title} · ${store.name}`)}
 ${opts.description ? html`<meta name="description" content="${opts.description}">` : ''}
 ${opts.canonical ? html`<link rel="canonical" href="${opts.canonical}">` : ''}
 <link rel="stylesheet" href="${STYLESHEET_PATH}">

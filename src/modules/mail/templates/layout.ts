@@ -65,4 +65,36 @@ export const p = (text: string): Html => html`<p style="margin:0 0 12px">${text}
 /** The text part's closing lines. */
 export const textFooter = (ctx: MailContext) => `\n--\n${ctx.store_name}\n${ctx.origin}/\n`;
 
+/** A message of the common shape: see `notice`. */
+export interface Notice {
+  subject: string;
+  /** The HTML part's heading. */
+  title: string;
+  first_name: string;
+  line: string;
+  link: string;
+  /** The button's words in the HTML part. */
+  button: string;
+  /** In the text part the link follows `label: `; without a label it stands alone on its line. */
+  label?: string;
+  /** A closing paragraph after the link. */
+  after?: string;
+}
+
+/**
+ * The shape most messages share: a greeting, one paragraph, the one link the reader acts on (a
+ * button in the HTML part) and an optional closing paragraph, with the same words in both parts.
+ */
+export function notice(ctx: MailContext, n: Notice): Rendered {
+  const link = n.label ? `${n.label}: ${n.link}` : n.link;
+  const text = `${greeting(n.first_name)}
+
+${n.line}
+
+${link}
+${n.after ? `\n${n.after}\n` : ''}${textFooter(ctx)}`;
+  const body = html`${p(greeting(n.first_name))}${p(n.line)}${button(ctx, n.link, n.button)}${n.after ? p(n.after) : ''}`;
+  return { subject: n.subject, text, html: page(ctx, n.title, body) };
+}
+
 export { html };

@@ -1,5 +1,5 @@
 import { day, type LicenseExpiryFacts } from './facts.js';
-import { button, greeting, html, p, page, type Template, textFooter } from './layout.js';
+import { notice, type Template } from './layout.js';
 
 /**
  * Sent on each of `renewal_reminder_days` around a term license's end (docs/email.md, 'Messages');
@@ -24,16 +24,15 @@ export const renewalReminder: Template<LicenseExpiryFacts> = (f, ctx) => {
             `Your ${f.product} license ended on ${when}`,
             `${license} ended on ${when}. Renew it to receive updates again.`,
           ];
-  const how =
-    'The link opens the renewal order: no sign-in needed. If the license is renewed already, it says so.';
-  const text = `${greeting(f.first_name)}
-
-${line}
-
-Renew now: ${ctx.link}
-
-${how}
-${textFooter(ctx)}`;
-  const body = html`${p(greeting(f.first_name))}${p(line)}${button(ctx, ctx.link, 'Renew now')}${p(how)}`;
-  return { subject, text, html: page(ctx, 'Renew your license', body) };
+  return notice(ctx, {
+    subject,
+    title: 'Renew your license',
+    first_name: f.first_name,
+    line,
+    link: ctx.link,
+    button: 'Renew now',
+    label: 'Renew now',
+    after:
+      'The link opens the renewal order: no sign-in needed. If the license is renewed already, it says so.',
+  });
 };
