@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/http/redact.js';
 import { URL_ONLY_INSTALLATION } from '../../src/modules/identity/identity.js';
+import { phpUnserialize } from '../../src/modules/imports/php.js';
 import { download } from '../distribution/helpers.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import {
@@ -222,13 +223,16 @@ describe('edd_action', () => {
     // Not activated: the version, no package.
     const before = await eddJson({ edd_action: 'get_version', ...item, version: '1.0.0', slug: 'x' });
     expect(before).toMatchObject({ package: '', download_link: '' });
-    expect(before.sections).toBeTypeOf('object');
+    expect(phpUnserialize(before.sections as string)).toMatchObject({ description: expect.any(String) });
     await eddJson({ edd_action: 'activate_license', ...item });
     const info = await eddJson({ edd_action: 'get_version', ...item, version: '1.0.0', slug: 'x' });
     expect(info).toMatchObject({ new_version: '1.1.0', stable_version: '1.1.0', name: f.product.name });
     expect(info.package).toMatch(/\/software\/download\?token=[0-9a-f]{64}$/);
     expect(info.download_link).toBe(info.package);
-    expect(info.sections).toMatchObject({ changelog: expect.any(String), description: expect.any(String) });
+    expect(phpUnserialize(info.sections as string)).toMatchObject({
+      changelog: expect.any(String),
+      description: expect.any(String),
+    });
     // Single use, under parallel requests.
     const answers = await Promise.all(Array.from({ length: 5 }, () => download(t, info.package as string)));
     expect(answers.filter((r) => r.statusCode === 200)).toHaveLength(1);
@@ -249,6 +253,36 @@ describe('edd_action', () => {
       .package as string;
     await eddJson({ edd_action: 'deactivate_license', ...item });
     expectError(await download(t, pending), 403, 'token_invalidated');
+  });
+
+  it('get_version sends sections, banners and icons as PHP-serialized arrays, as EDD does', async () => {
+    const product = await softwareProduct(t, { legacy_api: true });
+    // Multi-byte text, quotes and what looks like serialized data: PHP counts lengths in bytes.
+    const changelog = 'Größer, "schneller"; a:1:{s:1:"x";}\nZweite Zeile';
+    await publish(t, product.id, '1.1.0', [['changelog', changelog]]);
+    const license = await createLicense(t, { product_id: product.id, user_id: await adminId(t) });
+    const item = {
+      item_id: String(product.id),
+      license: license.license_key,
+      url: 'https://ser.example.com',
+    };
+    await eddJson({ edd_action: 'activate_license', ...item });
+    const info = await eddJson({ edd_action: 'get_version', ...item, version: '1.0.0', slug: 'x' });
+    expect(info.sections).toBeTypeOf('string');
+    expect(phpUnserialize(info.sections as string)).toEqual({
+      description: expect.any(String),
+      changelog: '<p>Größer, &quot;schneller&quot;; a:1:{s:1:&quot;x&quot;;}<br>Zweite Zeile</p>',
+    });
+    // No icon or banner: empty arrays, still serialized.
+    expect(info.banners).toBe('a:0:{}');
+    expect(info.icons).toBe('a:0:{}');
+    // An item the store does not sell: no version, and sections still an array for the updater.
+    const unknown = await eddJson({
+      edd_action: 'get_version',
+      item_id: '2147483000',
+      license: license.license_key,
+    });
+    expect(unknown).toMatchObject({ new_version: '', sections: 'a:0:{}' });
   });
 
   it('get_versions answers several products at once, each as get_version', async () => {

@@ -245,6 +245,7 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
     expect(offer?.package).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
     expect(offer?.plugin).toBe(PLUGIN);
     expect(checked.warnings.filter((w) => w.includes(SLUG))).toEqual([]);
+    let pkg = offer!.package;
     if (eddClass) {
       // EDD's class keeps the answer for three hours in its option edd_sl_<md5 of slug and key>;
       // WordPress's checks within those hours are given this same answer, package included.
@@ -262,6 +263,34 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
       expect(details.result.sections.changelog).toContain('2.0.0');
       expect(details.result.sections.description).toBeTypeOf('string');
       expect(details.warnings).toEqual([]);
+
+      // The package is single-use and lasts the store's token_expiry (5 minutes), while the class
+      // gives WordPress its kept answer for three hours (docs/migrating.md, 'Sites already in the
+      // field'): an update started after those minutes finds the package expired, and the site
+      // stays on 1.0.0.
+      await admin.ok('POST', '/test-clock', { advance_seconds: 6 * 60 });
+      type Offers = { response?: Record<string, { package: string }> };
+      const again = await site.wp<Offers>('update-check', { type: 'plugin' });
+      expect(again.result.response?.[PLUGIN]?.package).toBe(offer!.package);
+      const refused = await site.wp<{ ok: boolean; version: string; error: unknown }>('upgrade-plugin', {
+        plugin: PLUGIN,
+      });
+      expect(refused.result).toMatchObject({
+        ok: false,
+        error: { codes: ['download_failed'] },
+        version: '1.0.0',
+      });
+      const expired = await fetch(offer!.package);
+      expect(expired.status).toBe(403);
+      expect(((await expired.json()) as { code: string }).code).toBe('token_expired');
+
+      // Once those three hours are over (the option's timeout passed, as on the site), the class
+      // asks the store again and WordPress is given a new package.
+      await site.wp('set-option', { name: option, value: { ...cache, timeout: 0 } });
+      const renewed = await site.wp<Offers>('update-check', { type: 'plugin' });
+      pkg = renewed.result.response?.[PLUGIN]?.package ?? '';
+      expect(pkg).toMatch(/\/software\/download\?token=/);
+      expect(pkg).not.toBe(offer!.package);
     }
 
     // WordPress's own upgrader installs it from that package.
@@ -271,7 +300,7 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
     expect(upgraded.result).toMatchObject({ ok: true, version: '2.0.0' });
 
     // The package was single-use: the same address downloads nothing a second time.
-    expect((await fetch(offer!.package)).status).toBeGreaterThanOrEqual(400);
+    expect((await fetch(pkg)).status).toBeGreaterThanOrEqual(400);
 
     // The next check is the SDK's: it takes the old key over and activates with its full identity.
     await site.wp('update-check', { type: 'plugin' });

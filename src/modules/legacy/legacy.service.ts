@@ -70,6 +70,18 @@ function eddExpires(usageExpiresAt: string | null): string {
   return t.toISOString().slice(0, 19).replace('T', ' ');
 }
 
+/**
+ * PHP's serialize() of an array of strings: how EDD sends `sections`, `banners` and `icons`. Every
+ * EDD_SL_Plugin_Updater passes them through maybe_unserialize() to get the arrays WordPress
+ * expects; older versions then index them as arrays (`$response->sections['changelog']`), which
+ * is a fatal error on the object a JSON object would decode to. Lengths are in bytes, as PHP's.
+ */
+function phpStrings(map: Record<string, string | undefined>): string {
+  const str = (s: string) => `s:${Buffer.byteLength(s, 'utf8')}:"${s}";`;
+  const entries = Object.entries(map).filter((e): e is [string, string] => e[1] !== undefined);
+  return `a:${entries.length}:{${entries.map(([k, v]) => str(k) + str(v)).join('')}}`;
+}
+
 const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -258,7 +270,7 @@ export class LegacyService {
       return {
         new_version: '',
         stable_version: '',
-        sections: {},
+        sections: phpStrings({}),
         msg: 'No valid product ID or name provided.',
       };
     }
@@ -299,12 +311,12 @@ export class LegacyService {
       tested: update?.tested ?? '',
       requires: update?.requires ?? '',
       requires_php: update?.requires_php ?? '',
-      sections: {
+      sections: phpStrings({
         description: escapeHtml(update?.description ?? ''),
         changelog: changelog === '' ? '' : `<p>${escapeHtml(changelog).replace(/\n/g, '<br>')}</p>`,
-      },
-      banners: update?.banners ?? {},
-      icons: update?.icons ?? {},
+      }),
+      banners: phpStrings(update?.banners ?? {}),
+      icons: phpStrings(update?.icons ?? {}),
       ...(msg !== null ? { msg } : {}),
     };
   }
