@@ -25,10 +25,9 @@ import {
  * next check, and the store gives the site's URL-only activation its full identity in place: the
  * same seat, and the customer did nothing.
  *
- * The old updater is EDD Software Licensing's own `EDD_SL_Plugin_Updater` 1.9.2, unmodified, as
- * published by Easy Digital Downloads (GPL-2.0-or-later) and shipped in the plugin
- * welbinator/roadmapwp-pro at commit 96b88942b59d8f20ba9908722d36eac9c9f3dc74, path
- * EDD_SL_Plugin_Updater.php. Being third-party code it is not in this repository: it is placed by
+ * The old updater is EDD Software Licensing's own `EDD_SL_Plugin_Updater` 1.9.2 (Easy Digital
+ * Downloads, GPL-2.0-or-later), unmodified, as the plugin welbinator/roadmapwp-pro ships it at
+ * commit 96b88942b59d8f20ba9908722d36eac9c9f3dc74, path EDD_SL_Plugin_Updater.php. Being third-party code it is not in this repository: it is placed by
  * hand as test/wordpress/fixtures/edd-sl-plugin-updater/EDD_SL_Plugin_Updater.php (see the README
  * there) and checked by its SHA-256. Where it is absent the test runs a small updater of its own
  * that sends the same `get_version` call instead.
@@ -58,7 +57,7 @@ function eddUpdaterClass(): Buffer | null {
   const bytes = readFileSync(EDD_UPDATER_FILE);
   const sha = createHash('sha256').update(bytes).digest('hex');
   if (sha !== EDD_UPDATER_SHA256)
-    throw new Error(`${EDD_UPDATER_FILE} is not EDD_SL_Plugin_Updater 1.9.2 as published`);
+    throw new Error(`${EDD_UPDATER_FILE} is not the pinned EDD_SL_Plugin_Updater 1.9.2`);
   return bytes;
 }
 
