@@ -244,7 +244,11 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
     expect(offer?.package).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
     expect(offer?.plugin).toBe(PLUGIN);
     expect(checked.warnings.filter((w) => w.includes(SLUG))).toEqual([]);
-    let pkg = offer!.package;
+    // The package is the store's signed package link (docs/migrating.md, 'The package link').
+    const pkg = offer!.package;
+    expect(pkg).toMatch(/\/edd-sl\/package\?a=\d+&r=\d+&e=\d+&s=[\w-]{43}$/);
+    expect(pkg).not.toContain(license.license_key);
+    type Offers = { response?: Record<string, { package: string }> };
     if (eddClass) {
       // EDD's class keeps the answer for three hours in its option edd_sl_<md5 of slug and key>;
       // WordPress's checks within those hours are given this same answer, package included.
@@ -254,7 +258,7 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
         .digest('hex')}`;
       const cache = (await site.wp<{ timeout: number; value: string }>('get-option', { name: option }))
         .result;
-      expect(JSON.parse(cache.value)).toMatchObject({ new_version: '2.0.0', package: offer!.package });
+      expect(JSON.parse(cache.value)).toMatchObject({ new_version: '2.0.0', package: pkg });
       // 'View version 2.0.0 details' is the class's too: the store's sections, as WordPress shows them.
       const details = await site.wp<{ sections: Record<string, string> }>('plugin-information', {
         slug: SLUG,
@@ -262,44 +266,32 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
       expect(details.result.sections.changelog).toContain('2.0.0');
       expect(details.result.sections.description).toBeTypeOf('string');
       expect(details.warnings).toEqual([]);
-
-      // The package is single-use and lasts the store's token_expiry (5 minutes), while the class
-      // gives WordPress its kept answer for three hours (docs/migrating.md, 'Sites already in the
-      // field'): an update started after those minutes finds the package expired, and the site
-      // stays on 1.0.0.
-      await admin.ok('POST', '/test-clock', { advance_seconds: 6 * 60 });
-      type Offers = { response?: Record<string, { package: string }> };
-      const again = await site.wp<Offers>('update-check', { type: 'plugin' });
-      expect(again.result.response?.[PLUGIN]?.package).toBe(offer!.package);
-      const refused = await site.wp<{ ok: boolean; version: string; error: unknown }>('upgrade-plugin', {
-        plugin: PLUGIN,
-      });
-      expect(refused.result).toMatchObject({
-        ok: false,
-        error: { codes: ['download_failed'] },
-        version: '1.0.0',
-      });
-      const expired = await fetch(offer!.package);
-      expect(expired.status).toBe(403);
-      expect(((await expired.json()) as { code: string }).code).toBe('token_expired');
-
-      // Once those three hours are over (the option's timeout passed, as on the site), the class
-      // asks the store again and WordPress is given a new package.
-      await site.wp('set-option', { name: option, value: { ...cache, timeout: 0 } });
-      const renewed = await site.wp<Offers>('update-check', { type: 'plugin' });
-      pkg = renewed.result.response?.[PLUGIN]?.package ?? '';
-      expect(pkg).toMatch(/\/software\/download\?token=/);
-      expect(pkg).not.toBe(offer!.package);
     }
 
-    // WordPress's own upgrader installs it from that package.
+    // "Update now" clicked two hours later, far past the store's token_expiry (5 minutes). When the
+    // package was a download token, it had expired by then ("Download failed", 403 token_expired),
+    // and the update installed only once the class's three-hour cache ran out and it asked again;
+    // the signed link lasts 24 hours and mints its token when WordPress downloads it, so the
+    // answer the class kept (and WordPress's offer) installs as it is: its cache is left alone.
+    await admin.ok('POST', '/test-clock', { advance_seconds: 2 * 3600 });
+    if (eddClass) {
+      const again = await site.wp<Offers>('update-check', { type: 'plugin' });
+      expect(again.result.response?.[PLUGIN]?.package).toBe(pkg);
+    }
+
+    // WordPress's own upgrader installs it from that package, following the link's redirect.
     const upgraded = await site.wp<{ ok: boolean; version: string; error: unknown }>('upgrade-plugin', {
       plugin: PLUGIN,
     });
     expect(upgraded.result).toMatchObject({ ok: true, version: '2.0.0' });
 
-    // The package was single-use: the same address downloads nothing a second time.
-    expect((await fetch(pkg)).status).toBeGreaterThanOrEqual(400);
+    // Every download is still a single-use token: the link redirects to a fresh one each time.
+    const opened = await fetch(pkg, { redirect: 'manual' });
+    expect(opened.status).toBe(302);
+    const token = opened.headers.get('location')!;
+    expect(token).toMatch(/\/software\/download\?token=[0-9a-f]{64}$/);
+    expect((await fetch(token)).status).toBe(200);
+    expect((await fetch(token)).status).toBe(403);
 
     // The next check is the SDK's: it takes the old key over and activates with its full identity.
     await site.wp('update-check', { type: 'plugin' });
@@ -325,5 +317,9 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
     expect(state.option.activation_id).toBe(before[0]!.id);
     // The old updater's option is gone, so a key the owner removes later is not taken again.
     expect((await site.wp<unknown>('get-option', { name: KEY_OPTION })).result).toBe(false);
+    // The seat is the SDK's now: the old updater's package link mints nothing more.
+    const ended = await fetch(pkg, { redirect: 'manual' });
+    expect(ended.status).toBe(403);
+    expect(((await ended.json()) as { code: string }).code).toBe('domain_not_activated');
   });
 });
