@@ -4,7 +4,7 @@ import { redactUrl } from '../../src/http/redact.js';
 import { URL_ONLY_INSTALLATION } from '../../src/modules/identity/identity.js';
 import { phpUnserialize } from '../../src/modules/imports/php.js';
 import { download } from '../distribution/helpers.js';
-import { advanceClock, createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { advanceClock, createTestApp, expectError, setSettings, type TestApp } from '../helpers/app.js';
 import {
   adminId,
   configureSoftware,
@@ -571,6 +571,23 @@ describe('the package link (GET /edd-sl/package)', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     expectError(await download(c, withdrawn.link), 410, 'release_withdrawn');
+  });
+
+  it("mints under the update check's issuance limits: 429 rate_limited, and no token", async () => {
+    // A fresh minute for the counters, and a limit of 2 issuances a minute per license.
+    await advanceClock(c, 61);
+    await setSettings(c, { rate_limit: 2 });
+    try {
+      const f = await offered('https://busy.example.com'); // get_version counts once
+      await tokenOf(c, f.link); // twice
+      const before = await tokenRows();
+      const res = await download(c, f.link);
+      expectError(res, 429, 'rate_limited');
+      expect(await tokenRows()).toBe(before);
+    } finally {
+      await setSettings(c, { rate_limit: 10 });
+      await advanceClock(c, 61);
+    }
   });
 
   it('a site that moved to the Tollgate SDK no longer takes its old updater link', async () => {
