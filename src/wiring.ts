@@ -359,6 +359,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     distribution: distribution.distribution,
     settings,
     clock,
+    secrets,
+    origin: () => urls.origin,
   });
   const lmfwc = createLmfwc({ catalogue, activations, lookup: licensing.lookup, settings, clock });
   const imports = createImports({ database, accounts, catalogue, licenses, settings, audit, clock });

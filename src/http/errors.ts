@@ -274,6 +274,10 @@ const catalogue = {
   too_many_transfers: [429, 'Too many transfers were sent; try again later.'],
   invalid_renewal_link: [400, 'This renewal link is not one this store made, or it was altered.'],
   renewal_link_expired: [410, 'This renewal link has expired.'],
+  // the signed package link of the updaters in the field (docs/migrating.md)
+  invalid_package_link: [403, 'This package link is not one this store made, or it was altered.'],
+  package_link_expired: [410, 'This package link has expired; check for updates again.'],
+  legacy_api_disabled: [403, 'This product no longer answers the updaters of its previous store.'],
   license_not_upgradable: [
     409,
     'This license cannot change tier: it is revoked, suspended, expired, a trial, or its subscription is not active or its payment is due.',

@@ -51,6 +51,9 @@ const PUBLIC = new Set([
   'GET /wp-json/lmfwc/v2/licenses/deactivate/{license_key}',
   'GET /wp-json/lmfwc/v2/licenses/validate/{license_key}',
   'GET /wp-json/lmfwc/v2/licenses/{license_key}',
+  // The signed package link EDD's get_version answers (test/legacy/edd-api.test.ts): its HMAC
+  // authorizes it, and opening it checks the license again before minting a download token.
+  'GET /edd-sl/package',
 ]);
 
 const PARAM_VALUES: Record<string, string> = {

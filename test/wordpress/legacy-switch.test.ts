@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { type ServerProcess, signIn, startServer } from '../helpers/server.js';
 import {
   pluginFiles,
+  ROOT,
   type Site,
   StoreAdmin,
   startWordPress,
@@ -22,6 +24,13 @@ import {
  * upgrader; that release carries the Tollgate SDK, which takes the old updater's key over on its
  * next check, and the store gives the site's URL-only activation its full identity in place: the
  * same seat, and the customer did nothing.
+ *
+ * The old updater is EDD Software Licensing's own `EDD_SL_Plugin_Updater` 1.9.2 (Easy Digital
+ * Downloads, GPL-2.0-or-later), unmodified, as the plugin welbinator/roadmapwp-pro ships it at
+ * commit 96b88942b59d8f20ba9908722d36eac9c9f3dc74, path EDD_SL_Plugin_Updater.php. Being third-party code it is not in this repository: it is placed by
+ * hand as test/wordpress/fixtures/edd-sl-plugin-updater/EDD_SL_Plugin_Updater.php (see the README
+ * there) and checked by its SHA-256. Where it is absent the test runs a small updater of its own
+ * that sends the same `get_version` call instead.
  */
 
 const missing = wordpressPrerequisites();
@@ -34,12 +43,62 @@ const KEY_OPTION = 'legacy_widget_license_key';
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**
- * Version 1.0 as sold by the old store: its updater asks the store's `edd_action` API on WordPress's
- * update check with the parameters EDD Software Licensing's updater class sends (`get_version`,
- * the key, the item id, the site's URL) and puts the answer into WordPress's update data as that
- * class does. Written for this test: that class's own code is not shipped with Tollgate.
+ * EDD Software Licensing's own updater class, unmodified: not part of this repository; placed by
+ * hand in test/wordpress/fixtures/edd-sl-plugin-updater/ (its README.md names the source repository,
+ * path, commit and licence, GPL-2.0-or-later) or named by EDD_SL_PLUGIN_UPDATER. Null when absent;
+ * a file that is not that exact version is refused, so only the unmodified class runs.
  */
-function oldPlugin(store: string, itemId: number): [string, Buffer][] {
+const EDD_UPDATER_FILE =
+  process.env.EDD_SL_PLUGIN_UPDATER ??
+  join(ROOT, 'test/wordpress/fixtures/edd-sl-plugin-updater/EDD_SL_Plugin_Updater.php');
+const EDD_UPDATER_SHA256 = '5556190ded3f47a738f7ce67f78249e0769a341955ad6ba2fa9ad6501f4b5fc2';
+function eddUpdaterClass(): Buffer | null {
+  if (!existsSync(EDD_UPDATER_FILE)) return null;
+  const bytes = readFileSync(EDD_UPDATER_FILE);
+  const sha = createHash('sha256').update(bytes).digest('hex');
+  if (sha !== EDD_UPDATER_SHA256)
+    throw new Error(`${EDD_UPDATER_FILE} is not the pinned EDD_SL_Plugin_Updater 1.9.2`);
+  return bytes;
+}
+
+/**
+ * Version 1.0 as sold by the old store, with EDD's updater class: the plugin file constructs it
+ * as vendors do (EDD's sample plugin), with the old store's address, the version, the key from
+ * the option the license screen kept it in, the item id, the author and `beta` off.
+ */
+function eddPlugin(store: string, itemId: number, updater: Buffer): [string, Buffer][] {
+  const main = `<?php
+/**
+ * Plugin Name: Legacy Widget
+ * Version: 1.0.0
+ */
+if (!defined('ABSPATH')) exit;
+if (!class_exists('EDD_SL_Plugin_Updater')) {
+    require_once __DIR__ . '/EDD_SL_Plugin_Updater.php';
+}
+add_action('init', function () {
+    new EDD_SL_Plugin_Updater('${store}', __FILE__, array(
+        'version' => '1.0.0',
+        'license' => trim((string) get_option('${KEY_OPTION}')),
+        'item_id' => ${itemId},
+        'author' => 'Legacy Widget Ltd',
+        'beta' => false,
+    ));
+});
+`;
+  return [
+    [PLUGIN, Buffer.from(main)],
+    [`${SLUG}/EDD_SL_Plugin_Updater.php`, updater],
+  ];
+}
+
+/**
+ * Version 1.0 with a small updater written for this test, for where EDD's class is not at hand:
+ * it asks the store's `edd_action` API on WordPress's update check with the parameters EDD's class
+ * sends (`get_version`, the key, the item id, the site's URL) and puts the answer into WordPress's
+ * update data as that class does.
+ */
+function ownPlugin(store: string, itemId: number): [string, Buffer][] {
   const main = `<?php
 /**
  * Plugin Name: Legacy Widget
@@ -79,7 +138,13 @@ interface Activation {
   domain_normalized: string;
 }
 
-describe.skipIf(skip)('leaving the edd_action API, on a real WordPress', () => {
+const eddClass = eddUpdaterClass();
+const oldPlugin = eddClass
+  ? (store: string, itemId: number) => eddPlugin(store, itemId, eddClass)
+  : ownPlugin;
+const updaterName = eddClass ? 'EDD_SL_Plugin_Updater 1.9.2' : 'an updater sending its calls';
+
+describe.skipIf(skip)(`leaving the edd_action API with ${updaterName}, on a real WordPress`, () => {
   let database: TestDatabase;
   let dataDir: string;
   let store: ServerProcess;
@@ -169,24 +234,64 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
     expect(before).toHaveLength(1);
     expect(before[0]).toMatchObject({ status: 'active', installation_id: NIL_UUID, domain_normalized: host });
 
-    // WordPress's update check runs the old updater: 2.0.0 is offered with a package.
-    const transient = (
-      await site.wp<{ response?: Record<string, { new_version: string; package: string }> }>('update-check', {
-        type: 'plugin',
-      })
-    ).result;
-    const offer = transient.response?.[PLUGIN];
+    // WordPress's update check runs the old updater: 2.0.0 is offered with a package, and the old
+    // updater read the store's answer without a notice of PHP.
+    const checked = await site.wp<{
+      response?: Record<string, { new_version: string; package: string; plugin: string }>;
+    }>('update-check', { type: 'plugin' });
+    const offer = checked.result.response?.[PLUGIN];
     expect(offer?.new_version).toBe('2.0.0');
     expect(offer?.package).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    expect(offer?.plugin).toBe(PLUGIN);
+    expect(checked.warnings.filter((w) => w.includes(SLUG))).toEqual([]);
+    // The package is the store's signed package link (docs/migrating.md, 'The package link').
+    const pkg = offer!.package;
+    expect(pkg).toMatch(/\/edd-sl\/package\?a=\d+&r=\d+&e=\d+&s=[\w-]{43}$/);
+    expect(pkg).not.toContain(license.license_key);
+    type Offers = { response?: Record<string, { package: string }> };
+    if (eddClass) {
+      // EDD's class keeps the answer for three hours in its option edd_sl_<md5 of slug and key>;
+      // WordPress's checks within those hours are given this same answer, package included.
+      const kept = `${SLUG}${license.license_key}`;
+      const option = `edd_sl_${createHash('md5')
+        .update(`s:${Buffer.byteLength(kept)}:"${kept}";`)
+        .digest('hex')}`;
+      const cache = (await site.wp<{ timeout: number; value: string }>('get-option', { name: option }))
+        .result;
+      expect(JSON.parse(cache.value)).toMatchObject({ new_version: '2.0.0', package: pkg });
+      // 'View version 2.0.0 details' is the class's too: the store's sections, as WordPress shows them.
+      const details = await site.wp<{ sections: Record<string, string> }>('plugin-information', {
+        slug: SLUG,
+      });
+      expect(details.result.sections.changelog).toContain('2.0.0');
+      expect(details.result.sections.description).toBeTypeOf('string');
+      expect(details.warnings).toEqual([]);
+    }
 
-    // WordPress's own upgrader installs it from that package.
+    // "Update now" clicked two hours later, far past the store's token_expiry (5 minutes). When the
+    // package was a download token, it had expired by then ("Download failed", 403 token_expired),
+    // and the update installed only once the class's three-hour cache ran out and it asked again;
+    // the signed link lasts 24 hours and mints its token when WordPress downloads it, so the
+    // answer the class kept (and WordPress's offer) installs as it is: its cache is left alone.
+    await admin.ok('POST', '/test-clock', { advance_seconds: 2 * 3600 });
+    if (eddClass) {
+      const again = await site.wp<Offers>('update-check', { type: 'plugin' });
+      expect(again.result.response?.[PLUGIN]?.package).toBe(pkg);
+    }
+
+    // WordPress's own upgrader installs it from that package, following the link's redirect.
     const upgraded = await site.wp<{ ok: boolean; version: string; error: unknown }>('upgrade-plugin', {
       plugin: PLUGIN,
     });
     expect(upgraded.result).toMatchObject({ ok: true, version: '2.0.0' });
 
-    // The package was single-use: the same address downloads nothing a second time.
-    expect((await fetch(offer!.package)).status).toBeGreaterThanOrEqual(400);
+    // Every download is still a single-use token: the link redirects to a fresh one each time.
+    const opened = await fetch(pkg, { redirect: 'manual' });
+    expect(opened.status).toBe(302);
+    const token = opened.headers.get('location')!;
+    expect(token).toMatch(/\/software\/download\?token=[0-9a-f]{64}$/);
+    expect((await fetch(token)).status).toBe(200);
+    expect((await fetch(token)).status).toBe(403);
 
     // The next check is the SDK's: it takes the old key over and activates with its full identity.
     await site.wp('update-check', { type: 'plugin' });
@@ -212,5 +317,9 @@ add_filter('http_allowed_safe_ports', function ($ports) { $ports[] = ${port}; re
     expect(state.option.activation_id).toBe(before[0]!.id);
     // The old updater's option is gone, so a key the owner removes later is not taken again.
     expect((await site.wp<unknown>('get-option', { name: KEY_OPTION })).result).toBe(false);
+    // The seat is the SDK's now: the old updater's package link mints nothing more.
+    const ended = await fetch(pkg, { redirect: 'manual' });
+    expect(ended.status).toBe(403);
+    expect(((await ended.json()) as { code: string }).code).toBe('domain_not_activated');
   });
 });

@@ -191,6 +191,9 @@ const soldOnStorefront = (p: Product): boolean =>
 /** A valid term license's check answer carries its renewal link from this many days before its end. */
 export const RENEWAL_SOON_DAYS = 30;
 
+/** A licensed site's grant: what the check's `issue` option is given. */
+export type ProtectedGrant = Extract<Grant, { kind: 'protected' }>;
+
 /** What candidate selection found (docs/distribution.md, 'Which release'). */
 type Selection = { release: Release } | { error: ErrorCode; status?: number; available?: Release };
 
@@ -420,6 +423,12 @@ export class DistributionService {
     seen?: (productId: number, site: string) => void,
     /** A site known by its URL alone (src/modules/legacy; Preflight.resolve). */
     legacy?: Identity,
+    /**
+     * In place of minting a token for a licensed site's eligible release: what its
+     * `download_url` is made of instead (the signed package link of src/modules/legacy, which
+     * mints at download time through updateTokenFor). Never given by the check's own routes.
+     */
+    issue?: (grant: ProtectedGrant, release: Release) => Promise<MintedToken>,
   ) {
     const settings = await this.preflight.requireModule();
     if (missing(input.slug) || input.version === undefined || input.version === null)
@@ -435,7 +444,11 @@ export class DistributionService {
     const available = eligible ?? ('available' in selection ? (selection.available ?? null) : null);
     const offered = available;
     const local = eligible !== null && !eligible.manual_download_only;
-    const token = local ? await this.tokens.mint(grant, eligible, 'update') : null;
+    const token = local
+      ? await (issue && grant.kind === 'protected'
+          ? issue(grant, eligible)
+          : this.tokens.mint(grant, eligible, 'update'))
+      : null;
     const product = grant.product;
     const reason = eligible || !available ? null : 'error' in selection ? selection.error : null;
     const renewable = reason !== null && RENEWABLE.has(reason);
@@ -493,6 +506,45 @@ export class DistributionService {
         ? { external_link_url: this.externalLinkUrl(product.id, eligible.version_id) }
         : {}),
     };
+  }
+
+  /**
+   * A fresh single-use update token for one release, for a site known by its URL alone: what the
+   * signed package link of the updaters in the field mints when it is downloaded (src/modules/legacy,
+   * docs/migrating.md). First the update check's preflight (its issuance limits, the product, the
+   * license and that site's activation, which must still be `activationId`, else 403
+   * `domain_not_activated`), then the release as the account's download checks one: of the product
+   * (404 `release_not_found`), published (410 `release_withdrawn` / `release_not_published`), not an
+   * external link, its artifact without a problem, and entitled to the license; then minted as the
+   * update check mints it.
+   */
+  async updateTokenFor(
+    product: Product,
+    licenseKey: string,
+    site: Identity,
+    activationId: number,
+    releaseId: number,
+    ip: string,
+  ): Promise<MintedToken> {
+    const settings = await this.preflight.requireModule();
+    const grant = await this.preflight.resolve(settings, { product }, { license_key: licenseKey }, ip, site);
+    if (grant.kind !== 'protected' || grant.activationId !== activationId) {
+      throw new ApiError('domain_not_activated');
+    }
+    const release = await this.releases.getRelease(releaseId);
+    if (!release || release.product_id !== product.id) throw new ApiError('release_not_found');
+    this.releases.assertPublished(release);
+    if (release.manual_download_only) throw new ApiError('updater_external_link_prohibited');
+    const problem = await this.releases.candidateProblem(release);
+    if (problem) throw new ApiError(problem);
+    const denied = authorizeRelease(
+      grant.evaluation.entitlements,
+      release,
+      grant.license.product_id,
+      'update',
+    );
+    if (denied) throw new ApiError(denied);
+    return this.tokens.mint(grant, release, 'update');
   }
 
   // ---- GET /software/changelog ----

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.js';
+import type { AppSecrets } from '../../db/app-secrets.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { DistributionService } from '../distribution/distribution.service.js';
 import type { ActivationService } from '../licensing/activation.service.js';
@@ -6,6 +7,7 @@ import type { LicenseLookupService } from '../licensing/license-lookup.service.j
 import type { SettingsService } from '../settings/settings.service.js';
 import { LegacyService } from './legacy.service.js';
 import { LmfwcService } from './lmfwc.service.js';
+import { PackageLinks } from './package-links.js';
 
 export type { LegacyService } from './legacy.service.js';
 export type { LmfwcService } from './lmfwc.service.js';
@@ -18,6 +20,10 @@ export function createLegacy(deps: {
   distribution: DistributionService;
   settings: SettingsService;
   clock: Clock;
+  /** The store's link secret (the package link is signed as the renewal link is). */
+  secrets: AppSecrets;
+  /** The store's public origin: where the package link points. */
+  origin: () => string;
 }): LegacyService {
   return new LegacyService(
     deps.catalogue,
@@ -26,6 +32,7 @@ export function createLegacy(deps: {
     deps.distribution,
     deps.settings,
     deps.clock,
+    new PackageLinks(deps.secrets, deps.clock, () => `${deps.origin()}/edd-sl/package`),
   );
 }
 

@@ -48,4 +48,11 @@ export async function legacyRoutes(app: FastifyInstance, opts: { legacy: LegacyS
     if (body.edd_action === undefined) throw new ApiError('rest_no_route');
     return handle(request, reply, body);
   });
+  // The package get_version answers (docs/migrating.md, 'The package link'): a signed link that
+  // re-checks everything when the site downloads it and redirects to a fresh single-use download
+  // token; WordPress's HTTP client follows the redirect.
+  app.get('/edd-sl/package', { schema: { hide: true } }, async (request, reply) => {
+    const location = await opts.legacy.package(request.query as Record<string, unknown>, request.ip);
+    return reply.header('cache-control', 'no-store').redirect(location, 302);
+  });
 }

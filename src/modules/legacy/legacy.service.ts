@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import { type Clock, mysqlTime } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import type { Product } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { DistributionService } from '../distribution/distribution.service.js';
-import { type Identity, legacyIdentity } from '../identity/identity.js';
+import { BINDING_VERSION } from '../distribution/tokens.js';
+import { type Identity, isUrlOnly, legacyIdentity } from '../identity/identity.js';
 import type { ActivationService, CallerMeta } from '../licensing/activation.service.js';
 import { type EffectiveStatus, evaluateLicense } from '../licensing/entitlements.js';
 import { factsOf, resolveActivationLimit } from '../licensing/license.view.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import type { LicenseForIdentity } from '../licensing/licensing.model.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import type { PackageLinkClaim, PackageLinks } from './package-links.js';
 
 /**
  * The compatibility API of the updaters already in the field: Easy Digital Downloads Software
@@ -19,8 +21,9 @@ import type { SettingsService } from '../settings/settings.service.js';
  * Tollgate (docs/migrating.md, 'Sites already in the field'). Only for products whose owner turned
  * `legacy_api` on: such an updater names a site by its URL alone (legacyIdentity), a weaker identity
  * than Tollgate's. Everything else is Tollgate's own: the seat is the license's activation for that
- * domain, the update is the update check's answer, and the package is a single-use download token
- * bound to the license, that activation and the release.
+ * domain, the update is the update check's answer, and the package a signed link (PackageLinks)
+ * that, when the site downloads it, re-checks everything and redirects to a fresh single-use
+ * download token bound to the license, that activation and the release.
  */
 
 export const EDD_ACTIONS = [
@@ -70,6 +73,18 @@ function eddExpires(usageExpiresAt: string | null): string {
   return t.toISOString().slice(0, 19).replace('T', ' ');
 }
 
+/**
+ * PHP's serialize() of an array of strings: how EDD sends `sections`, `banners` and `icons`. Every
+ * EDD_SL_Plugin_Updater passes them through maybe_unserialize() to get the arrays WordPress
+ * expects; older versions then index them as arrays (`$response->sections['changelog']`), which
+ * is a fatal error on the object a JSON object would decode to. Lengths are in bytes, as PHP's.
+ */
+function phpStrings(map: Record<string, string | undefined>): string {
+  const str = (s: string) => `s:${Buffer.byteLength(s, 'utf8')}:"${s}";`;
+  const entries = Object.entries(map).filter((e): e is [string, string] => e[1] !== undefined);
+  return `a:${entries.length}:{${entries.map(([k, v]) => str(k) + str(v)).join('')}}`;
+}
+
 const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -81,6 +96,7 @@ export class LegacyService {
     private readonly distribution: DistributionService,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
+    private readonly links: PackageLinks,
   ) {}
 
   /** Answers one `edd_action` call; null when the action is not one of EDD's (the caller's 400). */
@@ -258,7 +274,7 @@ export class LegacyService {
       return {
         new_version: '',
         stable_version: '',
-        sections: {},
+        sections: phpStrings({}),
         msg: 'No valid product ID or name provided.',
       };
     }
@@ -269,11 +285,22 @@ export class LegacyService {
     let msg: string | null = null;
     if (key && site) {
       try {
+        // The package is a signed link rather than a token: the updater keeps this answer for
+        // hours, a token lasts token_expiry minutes (docs/migrating.md, 'The package link').
         update = await this.distribution.check(
           { slug: product.slug, version: current, license_key: key },
           ip,
           undefined,
           site,
+          async (grant, release) => {
+            const link = await this.links.url(grant.activationId, release.version_id);
+            // The token the link mints when opened carries the binding; the expiry is the link's.
+            return {
+              download_url: link.url,
+              token_expires_at: mysqlTime(link.expires),
+              token_binding_version: BINDING_VERSION,
+            };
+          },
         );
       } catch (e) {
         if (!(e instanceof ApiError) || e.code === 'rate_limited') throw e;
@@ -299,14 +326,42 @@ export class LegacyService {
       tested: update?.tested ?? '',
       requires: update?.requires ?? '',
       requires_php: update?.requires_php ?? '',
-      sections: {
+      sections: phpStrings({
         description: escapeHtml(update?.description ?? ''),
         changelog: changelog === '' ? '' : `<p>${escapeHtml(changelog).replace(/\n/g, '<br>')}</p>`,
-      },
-      banners: update?.banners ?? {},
-      icons: update?.icons ?? {},
+      }),
+      banners: phpStrings(update?.banners ?? {}),
+      icons: phpStrings(update?.icons ?? {}),
       ...(msg !== null ? { msg } : {}),
     };
+  }
+
+  /**
+   * Opens a package link (`GET /edd-sl/package`): the link's own checks (PackageLinks.verify),
+   * then, at this moment, the activation it names still a URL-only site's (else 403
+   * `domain_not_activated`), its product's `legacy_api` still on (else 403 `legacy_api_disabled`),
+   * and the update check's preflight and the release's checks (DistributionService.updateTokenFor).
+   * Answers the URL of a fresh single-use download token for that release.
+   */
+  async package(query: Record<string, unknown>, ip: string): Promise<string> {
+    const claim: PackageLinkClaim = await this.links.verify(query);
+    const activation = await this.lookup.activation(claim.activation_id);
+    // A site that moved to the Tollgate SDK took a full identity: its old updater's links end.
+    if (!activation || !isUrlOnly(activation.installation_id)) throw new ApiError('domain_not_activated');
+    const license = await this.lookup.record(activation.license_id);
+    if (!license) throw new ApiError('invalid_license');
+    const product = await this.catalogue.getProduct(license.product_id);
+    if (product && !product.legacy_api) throw new ApiError('legacy_api_disabled');
+    if (!product) throw new ApiError('product_not_found');
+    const token = await this.distribution.updateTokenFor(
+      product,
+      license.license_key,
+      legacyIdentity(activation.domain_normalized),
+      activation.id,
+      claim.release_id,
+      ip,
+    );
+    return token.download_url;
   }
 
   /**

@@ -48,6 +48,11 @@ export class LicenseLookupService {
     return this.repo.lockActivation(activationId, tx);
   }
 
+  /** One activation, any status: what a signed package link of the updaters in the field names. */
+  activation(activationId: number): Promise<ActivationRow | undefined> {
+    return this.repo.activationById(activationId);
+  }
+
   /** The ids of every activation of the license (the download tokens of a revoked license). */
   activationIdsOf(licenseId: number, tx: Tx): Promise<number[]> {
     return this.repo.activationIdsOf(licenseId, tx);

@@ -608,6 +608,11 @@ export class LicenseRepository {
       .executeTakeFirst();
   }
 
+  /** One activation by its id alone, any status (the signed package link names it). */
+  activationById(id: number): Promise<ActivationRow | undefined> {
+    return this.db.selectFrom('activations').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
   findActivation(licenseId: number, activationId: number, tx?: Tx): Promise<ActivationRow | undefined> {
     return on(this.db, tx)
       .selectFrom('activations')

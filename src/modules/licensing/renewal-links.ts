@@ -22,6 +22,18 @@ export interface RenewalLinkClaim {
 }
 
 /**
+ * HMAC-SHA256 (43 base64url characters) of a signed link's fields under the store's link secret
+ * (AppSecrets `renewal_link_secret`): the renewal link and the signed package link of the
+ * updaters in the field (src/modules/legacy) share it. `kind` starts the signed text, so that no
+ * link of one kind passes for another with the same numbers.
+ */
+export async function linkMac(secrets: AppSecrets, kind: string, fields: readonly number[]): Promise<string> {
+  return createHmac('sha256', await secrets.get(SECRET_KEY))
+    .update(`${kind}.${fields.join('.')}`)
+    .digest('base64url');
+}
+
+/**
  * The one-click renewal link of a term license (docs/selling.md, 'Renewals'): `/renew?token=…`,
  * the license id and the end of its current period signed with a server secret (AppSecrets), so
  * the renewal emails and the update check's `renewal_url` make it without a query and nothing of
@@ -35,10 +47,8 @@ export class RenewalLinks {
     private readonly page: () => string,
   ) {}
 
-  private async mac(licenseId: number, end: number): Promise<string> {
-    return createHmac('sha256', await this.secrets.get(SECRET_KEY))
-      .update(`renewal-link.${licenseId}.${end}`)
-      .digest('base64url');
+  private mac(licenseId: number, end: number): Promise<string> {
+    return linkMac(this.secrets, 'renewal-link', [licenseId, end]);
   }
 
   /** The link renewing a term license's current period; null for a license a purchase does not renew (or a trial). */
