@@ -97,7 +97,6 @@ export class RenewalService {
           ...plainOrder(ctx, settings, {
             customer_id: license.user_id,
             created_via: 'checkout',
-            total,
             now: iso(this.clock.now()),
           }),
           test: license.test,

@@ -249,7 +249,6 @@ export class UpgradeService {
           ...plainOrder(quote.currency, settings, {
             customer_id: license.user_id,
             created_via: 'checkout',
-            total: price,
             now,
           }),
           test: license.test,

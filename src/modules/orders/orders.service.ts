@@ -129,21 +129,23 @@ export function licenseOrderTax(parent: OrderRow | undefined, price: number, pri
 export function plainOrder(
   ctx: CurrencyContext,
   settings: Settings,
-  o: { customer_id: number; created_via: string; total: number; now: string },
+  /** `total`: absent for an order acting on a license, whose totals createForLicense writes. */
+  o: { customer_id: number; created_via: string; total?: number; now: string },
 ) {
+  const total = o.total ?? 0;
   return {
     ...newOrderBasis(ctx, settings),
     customer_id: o.customer_id,
     status: 'pending' as const,
     created_via: o.created_via,
-    subtotal: o.total,
+    subtotal: total,
     subtotal_tax: 0,
     discount_total: 0,
     discount_tax: 0,
     shipping_total: 0,
     shipping_tax: 0,
     total_tax: 0,
-    total: o.total,
+    total,
     payment_method: '',
     payment_method_title: '',
     billing: '{}',
