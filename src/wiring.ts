@@ -361,7 +361,18 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     clock,
   });
   const lmfwc = createLmfwc({ catalogue, activations, lookup: licensing.lookup, settings, clock });
-  const imports = createImports({ database, accounts, catalogue, licenses, settings, audit, clock });
+  const imports = createImports({
+    database,
+    accounts,
+    catalogue,
+    licenses,
+    orders,
+    subscriptions,
+    stripe,
+    settings,
+    audit,
+    clock,
+  });
 
   const { reports, counters, installedBase, installedBaseReport } = createReports({
     database,
