@@ -302,7 +302,8 @@ export class ImportService {
 
   /**
    * The customer's Stripe customer, with the card Stripe renews them on when the store takes
-   * Stripe (`stripe` undefined: not set up yet, the card is asked for at the next run).
+   * Stripe (`stripe` undefined: not set up yet, the card is asked for at the next run). One
+   * Stripe no longer knows (null) is not kept: nothing could be charged to it.
    */
   private async keepStripe(
     run: Run,
@@ -311,6 +312,7 @@ export class ImportService {
     stripe: Awaited<ReturnType<StripeService['importedCard']>>,
     tx: Tx,
   ): Promise<void> {
+    if (stripe === null) return;
     await this.stripe.linkImported(userId, customerId, stripe?.card ?? null, tx);
     run.stripe.customers++;
     if (stripe?.card) run.stripe.cards++;

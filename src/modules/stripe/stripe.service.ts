@@ -327,17 +327,19 @@ export class StripeService {
   /**
    * The card an imported Stripe customer (docs/migrating.md) renews on, as Stripe says: the
    * customer's default payment method (`invoice_settings.default_payment_method`), else the first
-   * card Stripe lists for them. `undefined` when the store does not take Stripe yet (nothing can
-   * be asked); null when the customer has no card, or Stripe no longer knows the customer.
+   * card Stripe lists for them (`card` null: none). `undefined` when the store does not take Stripe
+   * yet (nothing can be asked); null when Stripe does not know the customer (deleted there).
    * Stripe out of reach is 503 `stripe_unavailable`: the import reports the customer and a later
    * run finishes it.
    */
-  async importedCard(customerId: string): Promise<{ customer_id: string; card: string | null } | undefined> {
+  async importedCard(
+    customerId: string,
+  ): Promise<{ customer_id: string; card: string | null } | null | undefined> {
     const stripe = await this.client();
     if (!stripe) return undefined;
     try {
       const customer = await stripe.customers.retrieve(customerId);
-      if (customer.deleted) return { customer_id: customerId, card: null };
+      if (customer.deleted) return null;
       const preferred = customer.invoice_settings?.default_payment_method;
       let method: Stripe.PaymentMethod | undefined;
       if (typeof preferred === 'string') method = await stripe.paymentMethods.retrieve(preferred);
@@ -355,9 +357,7 @@ export class StripeService {
       return { customer_id: customerId, card: method?.card ? method.id : null };
     } catch (e) {
       const Sdk = await stripeSdk();
-      if (e instanceof Sdk.errors.StripeInvalidRequestError && e.code === 'resource_missing') {
-        return { customer_id: customerId, card: null };
-      }
+      if (e instanceof Sdk.errors.StripeInvalidRequestError && e.code === 'resource_missing') return null;
       if (!(e instanceof Sdk.errors.StripeError)) throw e;
       this.log.warn({ type: e.type, code: e.code }, 'Stripe did not answer for an imported customer');
       throw new ApiError('stripe_unavailable');
