@@ -37,6 +37,11 @@ describe.skipIf(skipMariaDb)('an EDD store imported', () => {
     // Sales (refund records are not orders), with the renewal, in their own currencies.
     expect(report.counts.orders).toEqual({ created: 7, present: 0, skipped: 0 });
     expect(report.counts.subscriptions).toEqual({ created: 2, present: 0, skipped: 0 });
+    // EDD knows each download's current version without its zip: for the owner to upload.
+    expect(report.problems.filter((p) => p.kind === 'releases').map((p) => p.reason)).toEqual([
+      'no_file',
+      'no_file',
+    ]);
     expect(report.reconciliation.every((r) => r.ok)).toBe(true);
     expect(report.revenue).toEqual([
       { currency: 'EUR', source: 47600, imported: 47600, skipped: 0, ok: true },

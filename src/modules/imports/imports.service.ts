@@ -29,6 +29,7 @@ import {
   type ImportOrderStatus,
   type ImportProblem,
   type ImportProduct,
+  type ImportRelease,
   type ImportSource,
   type ImportSubscription,
   type ImportTotals,
@@ -85,9 +86,6 @@ export interface ImportReport {
 }
 
 const MAX_PROBLEMS = 10_000;
-
-/** The kinds this importer writes; a source's other kinds are reported, never half-written. */
-const WRITTEN: ImportKind[] = ['customers', 'products', 'orders', 'subscriptions', 'licenses', 'activations'];
 
 /** The kinds whose rows are counted against the source's own counts. */
 const RECONCILED = ['customers', 'orders', 'subscriptions', 'licenses', 'activations'] as const;
@@ -155,14 +153,6 @@ export class ImportService {
           run.problem(item);
           continue;
         }
-        if (!WRITTEN.includes(kind)) {
-          run.problem({
-            kind,
-            sourceId: (item as { sourceId?: string }).sourceId ?? '',
-            reason: 'not_supported',
-          });
-          continue;
-        }
         // A paid order's total, counted as imported or skipped in the revenue reconciliation.
         const paid =
           kind === 'orders' && (item as ImportOrder).status === 'completed' ? (item as ImportOrder) : null;
@@ -174,14 +164,14 @@ export class ImportService {
         } catch (e) {
           const reason =
             e instanceof ImportRefusal ? e.reason : e instanceof ApiError ? e.code : 'write_failed';
-          run.problem({ kind, sourceId: (item as { sourceId: string }).sourceId, reason });
+          run.problem({ kind, sourceId: idOf(kind, item), reason });
           if (paid && isAmount(paid.total)) run.revenue(paid.currency).skipped += paid.total;
         }
       }
     }
     if (!opts.dryRun) {
       await withTransaction(this.database, async (tx) => {
-        for (const kind of WRITTEN) {
+        for (const kind of IMPORT_ORDER) {
           const c = run.count(kind);
           if (c.created + c.present + c.skipped === 0) continue;
           await this.audit.record(
@@ -240,6 +230,8 @@ export class ImportService {
         return this.customer(run, item as ImportCustomer);
       case 'products':
         return this.product(run, item as ImportProduct);
+      case 'releases':
+        return this.release(item as ImportRelease);
       case 'orders':
         return this.order(run, item as ImportOrder);
       case 'subscriptions':
@@ -343,6 +335,16 @@ export class ImportService {
       base_currency: settings.base_currency,
       base_decimals: currencyDecimals(settings.base_currency, settings),
     };
+  }
+
+  /**
+   * A release needs its zip here (every download is a checked upload, docs/releases.md): one the
+   * old store knew only by its version and changelog is reported `no_file`, for the owner to
+   * upload. A release with its file at hand is not imported either (`not_supported`): upload it
+   * as any other.
+   */
+  private async release(r: ImportRelease): Promise<'created' | 'present'> {
+    throw new ImportRefusal(r.filePath ? 'not_supported' : 'no_file');
   }
 
   /**
@@ -628,6 +630,15 @@ export class ImportService {
       throw e;
     }
   }
+}
+
+/** A record's id in the report: a release has none of its own, so its product and version. */
+function idOf(kind: ImportKind, item: unknown): string {
+  if (kind === 'releases') {
+    const r = item as ImportRelease;
+    return `${r.productSourceId}@${r.version}`;
+  }
+  return (item as { sourceId?: string }).sourceId ?? '';
 }
 
 /** Rolls back a record's write: another run mapped the record first. */
