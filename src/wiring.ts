@@ -369,6 +369,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     orders,
     subscriptions,
     stripe,
+    publishing: releasesModule.publishing,
+    maxUploadBytes: releasesModule.maxUploadBytes,
     settings,
     audit,
     clock,

@@ -5,6 +5,7 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { OrdersService } from '../orders/orders.service.js';
+import type { PublishingService } from '../releases/publishing.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { StripeService } from '../stripe/stripe.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -22,6 +23,8 @@ export function createImports(deps: {
   orders: OrdersService;
   subscriptions: SubscriptionsService;
   stripe: StripeService;
+  publishing: PublishingService;
+  maxUploadBytes: number;
   settings: SettingsService;
   audit: AuditService;
   clock: Clock;
@@ -35,6 +38,8 @@ export function createImports(deps: {
     deps.orders,
     deps.subscriptions,
     deps.stripe,
+    deps.publishing,
+    deps.maxUploadBytes,
     deps.settings,
     deps.audit,
     deps.clock,

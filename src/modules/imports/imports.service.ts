@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
@@ -14,6 +15,7 @@ import type { LicenseStatus } from '../licensing/licensing.tables.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { plainOrder } from '../orders/orders.service.js';
 import type { OrderStatus } from '../orders/orders.tables.js';
+import type { PublishingService } from '../releases/publishing.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { StripeService } from '../stripe/stripe.service.js';
@@ -104,6 +106,9 @@ const SUBSCRIPTION_STATUSES = new Set(['active', 'on-hold', 'pending-cancel', 'c
 const RUNNING = new Set(['active', 'on-hold', 'pending-cancel']);
 const PERIODS = new Set(['day', 'week', 'month', 'year']);
 
+/** Who makes what an import makes, in the audit trail. */
+const IMPORT_ACTOR = systemActor('import');
+
 const STRIPE_CUSTOMER = /^cus_[A-Za-z0-9]{1,250}$/;
 
 const isAmount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
@@ -140,6 +145,9 @@ export class ImportService {
     private readonly orders: Pick<OrdersService, 'insertImported' | 'addStoreNote'>,
     private readonly subscriptions: Pick<SubscriptionsService, 'insertImported'>,
     private readonly stripe: Pick<StripeService, 'importedCard' | 'linkImported' | 'keepsCard'>,
+    private readonly publishing: Pick<PublishingService, 'createFromFile'>,
+    /** The largest release zip an upload takes (MAX_UPLOAD_BYTES). */
+    private readonly maxUploadBytes: number,
     private readonly settings: SettingsService,
     private readonly audit: AuditService,
     private readonly clock: Clock,
@@ -175,7 +183,7 @@ export class ImportService {
           const c = run.count(kind);
           if (c.created + c.present + c.skipped === 0) continue;
           await this.audit.record(
-            systemActor('import'),
+            IMPORT_ACTOR,
             {
               entity_type: 'import',
               entity_id: 0,
@@ -231,7 +239,7 @@ export class ImportService {
       case 'products':
         return this.product(run, item as ImportProduct);
       case 'releases':
-        return this.release(item as ImportRelease);
+        return this.release(run, item as ImportRelease);
       case 'orders':
         return this.order(run, item as ImportOrder);
       case 'subscriptions':
@@ -340,11 +348,29 @@ export class ImportService {
   /**
    * A release needs its zip here (every download is a checked upload, docs/releases.md): one the
    * old store knew only by its version and changelog is reported `no_file`, for the owner to
-   * upload. A release with its file at hand is not imported either (`not_supported`): upload it
-   * as any other.
+   * upload. One with its zip at hand is published from it as an upload of that zip would be, its
+   * refusals (`invalid_archive`, `release_version_mismatch`, …) reported as the row's reason.
    */
-  private async release(r: ImportRelease): Promise<'created' | 'present'> {
-    throw new ImportRefusal(r.filePath ? 'not_supported' : 'no_file');
+  private async release(run: Run, r: ImportRelease): Promise<'created' | 'present'> {
+    const sourceId = idOf('releases', r);
+    const known = await this.repo.target(run.source, 'releases', sourceId);
+    if (known !== undefined) return 'present';
+    const productId = await this.target(run, 'products', r.productSourceId, 'unknown_product');
+    if (!r.filePath) throw new ImportRefusal('no_file');
+    const file = await stat(r.filePath).catch(() => null);
+    if (!file?.isFile()) throw new ImportRefusal('file_unreadable');
+    if (run.dryRun) {
+      run.plan('releases', sourceId);
+      return 'created';
+    }
+    const made = await this.publishing.createFromFile(
+      productId,
+      r.filePath,
+      { version: r.version, ...(r.changelog ? { changelog: r.changelog } : {}) },
+      this.maxUploadBytes,
+    );
+    await withTransaction(this.database, (tx) => this.remember(run, 'releases', sourceId, made.id, tx));
+    return made.created ? 'created' : 'present';
   }
 
   /**
