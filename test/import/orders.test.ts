@@ -97,7 +97,7 @@ function records(): Records {
         nextPaymentAt: null,
       }),
       subscription('s4', { billingPeriod: 'fortnight' as 'month' }),
-      subscription('s5', { parentOrderSourceId: 'o5', status: 'on-hold' }),
+      subscription('s5', { parentOrderSourceId: 'o5', status: 'on-hold', gateway: 'paypal_commerce' }),
     ],
     licenses: [
       {
@@ -212,6 +212,8 @@ describe('orders and subscriptions imported', () => {
       3500,
       users.get('c2'),
     ]);
+    // A gateway this store does not have is only the order's title: it is paid with any gateway.
+    expect([o2.payment_method, o2.payment_method_title]).toEqual(['', 'paypal']);
     const items = await db().selectFrom('order_items').selectAll().where('order_id', '=', o2.id).execute();
     const products = await imported('products');
     const variations = await imported('variations');
@@ -259,7 +261,7 @@ describe('orders and subscriptions imported', () => {
       .selectAll()
       .where('id', '=', subs.get('s5')!)
       .executeTakeFirstOrThrow();
-    expect([s5.status, s5.parent_order_id]).toEqual(['on-hold', null]);
+    expect([s5.status, s5.parent_order_id, s5.payment_method]).toEqual(['on-hold', null, '']);
     // The license renews with its running subscription; the other keeps its own expiry alone.
     expect(licenses).toEqual([
       { license_key: `KEY-ONE-${tag}`, order_id: o1.id, subscription_id: s1.id },

@@ -374,6 +374,15 @@ export class ImportService {
   }
 
   /**
+   * The old gateway as an order's payment method here: kept when Tollgate has a gateway of that
+   * id (`stripe`, `bacs`, `cheque`), else none, so the order (and a subscription's renewals) can be
+   * paid with any gateway rather than only with one this store does not have.
+   */
+  private async gatewayOf(name: string): Promise<string> {
+    return name && (await this.catalogue.gateways.find(name)) ? name : '';
+  }
+
+  /**
    * An order of the old store, as it happened there: its items, totals, currency, status, dates,
    * gateway and customer. Nothing follows from it: no license is issued, no stock taken, no
    * invoice numbered, no email or webhook sent. Never a test order, whatever the store's mode.
@@ -421,6 +430,7 @@ export class ImportService {
       return 'created';
     }
     const gateway = (o.gateway ?? '').slice(0, 100);
+    const method = await this.gatewayOf(gateway);
     const now = iso(this.clock.now());
     return this.first(async (tx) => {
       const id = await this.orders.insertImported(
@@ -429,7 +439,7 @@ export class ImportService {
           status,
           subtotal: o.total - tax,
           total_tax: tax,
-          payment_method: gateway,
+          payment_method: method,
           payment_method_title: gateway,
           // Paid in the old store: completed when it was, refunded orders keep when they were paid.
           paid_at: status === 'completed' ? (paidAt ?? createdAt) : status === 'refunded' ? paidAt : null,
@@ -482,6 +492,7 @@ export class ImportService {
       : 0;
     // The first order when it was imported; a subscription whose order was left out stands alone.
     const parent = s.parentOrderSourceId ? await this.optional(run, 'orders', s.parentOrderSourceId) : null;
+    const method = await this.gatewayOf(s.gateway ?? '');
     if (run.dryRun) {
       run.plan('subscriptions', s.sourceId);
       return 'created';
@@ -500,7 +511,7 @@ export class ImportService {
           quantity: 1,
           currency: s.currency,
           recurring_total: s.recurringTotal,
-          payment_method: (s.gateway ?? '').slice(0, 100),
+          payment_method: method,
           parent_order_id: parent !== null && parent > 0 ? parent : null,
           status_reason: 'imported',
           gateway_profile_id: (s.gatewayProfileId ?? '').slice(0, 255),
