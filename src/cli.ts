@@ -82,8 +82,8 @@ async function backupCommand(command: 'backup' | 'restore', args: string[], conf
 /**
  * `import <source> [--dry-run] [--json] [--<argument> <value>]…` (docs/migrating.md, 'Importing'):
  * reads another store and writes its records into this one, then prints what it made, what it
- * found already made, every row it left out and why, and whether the counts reconcile with the
- * source. Exits 0 when they do, 1 when they do not, 2 on a usage error.
+ * found already made, every row it left out and why, and whether the counts and the revenue per
+ * currency reconcile with the source. Exits 0 when they do, 1 when they do not, 2 on a usage error.
  */
 async function importCommand(args: string[], config: Config, database: Database): Promise<number> {
   const [name, ...rest] = args;
@@ -138,6 +138,16 @@ function printImportReport(report: ImportReport): void {
   for (const r of report.reconciliation) {
     console.log(
       `${r.ok ? 'reconciled' : 'MISMATCH  '} ${r.kind}: source ${r.source} = imported ${r.imported} + skipped ${r.skipped}`,
+    );
+  }
+  for (const r of report.revenue) {
+    console.log(
+      `${r.ok ? 'reconciled' : 'MISMATCH  '} revenue ${r.currency} (minor units): source ${r.source} = imported ${r.imported} + skipped ${r.skipped}`,
+    );
+  }
+  if (report.stripe.customers > 0) {
+    console.log(
+      `Stripe customers kept: ${report.stripe.customers}, with a card for renewals: ${report.stripe.cards}`,
     );
   }
   if (report.problemCount > 0) {

@@ -363,7 +363,20 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     origin: () => urls.origin,
   });
   const lmfwc = createLmfwc({ catalogue, activations, lookup: licensing.lookup, settings, clock });
-  const imports = createImports({ database, accounts, catalogue, licenses, settings, audit, clock });
+  const imports = createImports({
+    database,
+    accounts,
+    catalogue,
+    licenses,
+    orders,
+    subscriptions,
+    stripe,
+    publishing: releasesModule.publishing,
+    maxUploadBytes: releasesModule.maxUploadBytes,
+    settings,
+    audit,
+    clock,
+  });
 
   const { reports, counters, installedBase, installedBaseReport } = createReports({
     database,

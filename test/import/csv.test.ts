@@ -116,6 +116,8 @@ describe('CSV import', () => {
     expect(problemsOf(report)).toEqual(PROBLEMS);
     expect(report.reconciliation).toEqual([
       { kind: 'customers', source: 3, imported: 2, skipped: 1, ok: true },
+      { kind: 'orders', source: 0, imported: 0, skipped: 0, ok: true },
+      { kind: 'subscriptions', source: 0, imported: 0, skipped: 0, ok: true },
       { kind: 'licenses', source: 6, imported: 4, skipped: 2, ok: true },
       { kind: 'activations', source: 5, imported: 3, skipped: 2, ok: true },
     ]);

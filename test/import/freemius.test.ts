@@ -187,11 +187,11 @@ describe('Freemius import', () => {
       'customers:3:invalid_email',
       'licenses:503:invalid_expiry',
       'licenses:504:invalid_key',
-      // Orders and subscriptions are read and reconciled, and reported until the importer writes them.
-      'orders:801:not_supported',
-      'orders:802:not_supported',
-      'subscriptions:701:not_supported',
     ]);
+    expect(report.counts.orders).toEqual({ created: 2, present: 0, skipped: 0 });
+    expect(report.counts.subscriptions).toEqual({ created: 1, present: 0, skipped: 0 });
+    // The refunded payment is an order, and no revenue.
+    expect(report.revenue).toEqual([{ currency: 'USD', source: 4999, imported: 4999, skipped: 0, ok: true }]);
     expect(report.totals).toMatchObject({
       customers: 3,
       licenses: 4,
@@ -204,6 +204,12 @@ describe('Freemius import', () => {
     expect(report.ok).toBe(true);
     const keys = await db().selectFrom('licenses').select('id').where('license_key', '=', FS_KEY).execute();
     expect(keys).toEqual([]);
+    const subs = await db()
+      .selectFrom('subscriptions')
+      .select('id')
+      .where('gateway_profile_id', '=', 'sub_123')
+      .execute();
+    expect(subs).toEqual([]);
   });
 
   it('imports keys unchanged, quotas as limits, plans as variations, and installs as sites', async () => {
@@ -238,6 +244,52 @@ describe('Freemius import', () => {
     expect(sites.every((s) => s.installation_id === URL_ONLY_INSTALLATION && s.status === 'active')).toBe(
       true,
     );
+
+    // Payments are orders as they were paid, refunds mark theirs refunded; the subscription keeps
+    // Stripe's id, and its license is linked to it.
+    const orders = await db()
+      .selectFrom('orders')
+      .selectAll()
+      .where('customer_id', 'in', [licenses[0]!.user_id, licenses[1]!.user_id])
+      .orderBy('id')
+      .execute();
+    expect(
+      orders.map((o) => [
+        o.status,
+        o.created_via,
+        o.currency,
+        Number(o.total),
+        o.paid_at,
+        Number(o.refunded_total),
+        o.test,
+        o.payment_method,
+      ]),
+    ).toEqual([
+      ['completed', 'import', 'USD', 4999, '2024-01-02T03:05:00.000Z', 0, 0, 'stripe'],
+      ['refunded', 'import', 'USD', 19900, '2024-02-02T03:05:00.000Z', 19900, 0, ''],
+    ]);
+    const notes = await db()
+      .selectFrom('order_notes')
+      .select('body')
+      .where('order_id', '=', orders[0]!.id)
+      .execute();
+    expect(notes.map((n) => n.body).join()).toContain('ch_1');
+    const sub = await db()
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('gateway_profile_id', '=', 'sub_123')
+      .executeTakeFirstOrThrow();
+    expect(sub).toMatchObject({
+      user_id: licenses[0]!.user_id,
+      status: 'active',
+      billing_period: 'year',
+      billing_interval: 1,
+      currency: 'USD',
+      payment_method: 'stripe',
+      next_payment_at: '2025-01-02T03:05:00.000Z',
+    });
+    expect(Number(sub.recurring_total)).toBe(4999);
+    expect(licenses[0]!.subscription_id).toBe(sub.id);
 
     const pro = (await t.app.services.catalogue.findPublishedBySlug(`fs-pro-${tag}`))[0]!;
     expect(pro.variations.map((v) => [v.name, v.price, v.activation_limit])).toEqual([
@@ -274,5 +326,8 @@ describe('Freemius import', () => {
     expect(report.counts.customers).toEqual({ created: 0, present: 2, skipped: 1 });
     expect(report.counts.licenses).toEqual({ created: 0, present: 2, skipped: 2 });
     expect(report.counts.activations).toEqual({ created: 0, present: 3, skipped: 1 });
+    expect(report.counts.orders).toEqual({ created: 0, present: 2, skipped: 0 });
+    expect(report.counts.subscriptions).toEqual({ created: 0, present: 1, skipped: 0 });
+    expect(report.ok).toBe(true);
   });
 });

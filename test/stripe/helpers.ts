@@ -26,7 +26,7 @@ type StripeObject = Record<string, unknown> & { id: string };
 
 /**
  * A stand-in for the few endpoints of Stripe's API that Tollgate calls (PaymentIntents, Refunds,
- * Customers), answering in Stripe's documented shapes, so the official SDK, pointed at it with
+ * Customers, PaymentMethods), answering in Stripe's documented shapes, so the official SDK, pointed at it with
  * STRIPE_API_URL, runs as it would against Stripe. Like Stripe, a repeated Idempotency-Key
  * answers the first response again. `declineOffSession` makes an off-session confirmation fail
  * as a card that needs the customer does; `refuseRefunds` and `refusePaymentIntents` make those fail; `dropRefundAnswers`
@@ -38,6 +38,8 @@ export class StripeStandIn {
   readonly refunds: StripeObject[] = [];
   /** The cards attached to customers, as PaymentMethods (`addCard`). */
   readonly paymentMethods = new Map<string, StripeObject>();
+  /** Customers made elsewhere (another store's), as Stripe keeps them (`addCustomer`). */
+  readonly customers = new Map<string, StripeObject>();
   /** Makes listing and detaching cards fail as an outage does. */
   refuseCards = false;
   declineOffSession = false;
@@ -89,6 +91,22 @@ export class StripeStandIn {
         exp_year: card.exp_year ?? 2031,
         country: card.country ?? 'US',
         funding: 'credit',
+      },
+      livemode: false,
+    });
+  }
+
+  /** A customer made elsewhere, with the card its invoices and subscriptions use by default. */
+  addCustomer(id: string, opts: { email?: string; defaultPaymentMethod?: string } = {}) {
+    this.customers.set(id, {
+      id,
+      object: 'customer',
+      email: opts.email ?? null,
+      invoice_settings: {
+        custom_fields: null,
+        default_payment_method: opts.defaultPaymentMethod ?? null,
+        footer: null,
+        rendering_options: null,
       },
       livemode: false,
     });
@@ -166,6 +184,11 @@ export class StripeStandIn {
     if (method === 'GET' && intent) {
       const found = this.intents.get(intent[1]!);
       return found ? { status: 200, body: found } : missing('payment_intent');
+    }
+    const customer = /^\/v1\/customers\/([^/]+)$/.exec(path);
+    if (method === 'GET' && customer) {
+      const found = this.customers.get(customer[1]!);
+      return found ? { status: 200, body: found } : missing('customer');
     }
     if (method === 'POST' && path === '/v1/customers') {
       return { status: 200, body: { id: this.id('cus'), object: 'customer', email: p.email ?? null } };

@@ -16,13 +16,25 @@ export class ImportsRepository {
     return row ? Number(row.target_id) : undefined;
   }
 
-  /** Records what a source record became; a second record of the same id is left as the first. */
-  async remember(source: string, kind: string, sourceId: string, targetId: number, now: string, tx?: Tx) {
-    await on(this.database.db, tx)
+  /**
+   * Records what a source record became; a second record of the same id is left as the first.
+   * Answers whether this one was recorded (false: another run recorded the id first).
+   */
+  async remember(
+    source: string,
+    kind: string,
+    sourceId: string,
+    targetId: number,
+    now: string,
+    tx?: Tx,
+  ): Promise<boolean> {
+    const rows = await on(this.database.db, tx)
       .insertInto('import_map')
       .values({ source, kind, source_id: sourceId, target_id: targetId, created_at: now })
       .onConflict((oc) => oc.columns(['source', 'kind', 'source_id']).doNothing())
+      .returning('id')
       .execute();
+    return rows.length > 0;
   }
 
   /** How many records of each kind an import of `source` made, over every run. */

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { type Tx, withTransaction } from '../../db/transaction.js';
@@ -6,11 +7,19 @@ import type { AccountsService } from '../accounts/accounts.service.js';
 import { systemActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
+import { type CurrencyContext, currencySymbol, resolveCurrency } from '../catalogue/currency.js';
 import { currencyDecimals, fromMinor } from '../catalogue/money.js';
 import { legacyIdentity } from '../identity/identity.js';
 import type { LicenseService } from '../licensing/license.service.js';
 import type { LicenseStatus } from '../licensing/licensing.tables.js';
+import type { OrdersService } from '../orders/orders.service.js';
+import { plainOrder } from '../orders/orders.service.js';
+import type { OrderStatus } from '../orders/orders.tables.js';
+import type { PublishingService } from '../releases/publishing.service.js';
+import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import type { StripeService } from '../stripe/stripe.service.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { ImportsRepository } from './imports.repository.js';
 import {
   IMPORT_ORDER,
@@ -18,9 +27,13 @@ import {
   type ImportCustomer,
   type ImportKind,
   type ImportLicense,
+  type ImportOrder,
+  type ImportOrderStatus,
   type ImportProblem,
   type ImportProduct,
+  type ImportRelease,
   type ImportSource,
+  type ImportSubscription,
   type ImportTotals,
   isProblem,
 } from './records.js';
@@ -33,12 +46,25 @@ export interface KindCount {
 }
 
 export interface Reconciliation {
-  kind: 'customers' | 'licenses' | 'activations';
+  kind: 'customers' | 'licenses' | 'activations' | 'orders' | 'subscriptions';
   /** Rows the source holds. */
   source: number;
   /** Rows now in Tollgate from this source (made now or before). */
   imported: number;
   /** Rows reported and left out. */
+  skipped: number;
+  /** source = imported + skipped. */
+  ok: boolean;
+}
+
+/** The paid orders' totals of one currency, in its minor units: the source's against the imported. */
+export interface RevenueReconciliation {
+  currency: string;
+  /** What the source says its paid orders came to. */
+  source: number;
+  /** The paid orders now in Tollgate from this source (made now or before). */
+  imported: number;
+  /** The paid orders the importer reported and left out (a reader's problem rows have no amount). */
   skipped: number;
   /** source = imported + skipped. */
   ok: boolean;
@@ -52,6 +78,10 @@ export interface ImportReport {
   problems: ImportProblem[];
   problemCount: number;
   reconciliation: Reconciliation[];
+  /** Per currency, every currency the source or the import names. */
+  revenue: RevenueReconciliation[];
+  /** Imported customers whose Stripe customer (`cus_…`) is kept, and how many of them with a card. */
+  stripe: { customers: number; cards: number };
   totals: ImportTotals;
   /** Every row of the source is either in Tollgate or reported. */
   ok: boolean;
@@ -59,8 +89,35 @@ export interface ImportReport {
 
 const MAX_PROBLEMS = 10_000;
 
-/** The kinds this importer writes today; a source's other kinds are reported, never half-written. */
-const WRITTEN: ImportKind[] = ['customers', 'products', 'licenses', 'activations'];
+/** The kinds whose rows are counted against the source's own counts. */
+const RECONCILED = ['customers', 'orders', 'subscriptions', 'licenses', 'activations'] as const;
+
+/** The old store's order states, as a Tollgate order stores them. */
+const ORDER_STATUS: Record<ImportOrderStatus, OrderStatus> = {
+  pending: 'pending',
+  completed: 'completed',
+  refunded: 'refunded',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+const SUBSCRIPTION_STATUSES = new Set(['active', 'on-hold', 'pending-cancel', 'cancelled', 'expired']);
+/** The states in which a subscription renews: its currency must be one the store charges in. */
+const RUNNING = new Set(['active', 'on-hold', 'pending-cancel']);
+const PERIODS = new Set(['day', 'week', 'month', 'year']);
+
+/** Who makes what an import makes, in the audit trail. */
+const IMPORT_ACTOR = systemActor('import');
+
+const STRIPE_CUSTOMER = /^cus_[A-Za-z0-9]{1,250}$/;
+
+const isAmount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+/** An RFC 3339 time as Tollgate stores it, or a refusal. */
+function time(value: string, reason: string): string {
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(ms)) throw new ImportRefusal(reason);
+  return iso(new Date(ms));
+}
 
 /** EDD's and the others' license states, as a Tollgate license stores them. */
 function statusOf(license: ImportLicense): LicenseStatus {
@@ -85,6 +142,12 @@ export class ImportService {
     private readonly accounts: AccountsService,
     private readonly catalogue: CatalogueService,
     private readonly licenses: LicenseService,
+    private readonly orders: Pick<OrdersService, 'insertImported' | 'addStoreNote'>,
+    private readonly subscriptions: Pick<SubscriptionsService, 'insertImported'>,
+    private readonly stripe: Pick<StripeService, 'importedCard' | 'linkImported' | 'keepsCard'>,
+    private readonly publishing: Pick<PublishingService, 'createFromFile'>,
+    /** The largest release zip an upload takes (MAX_UPLOAD_BYTES). */
+    private readonly maxUploadBytes: number,
     private readonly settings: SettingsService,
     private readonly audit: AuditService,
     private readonly clock: Clock,
@@ -98,32 +161,29 @@ export class ImportService {
           run.problem(item);
           continue;
         }
-        if (!WRITTEN.includes(kind)) {
-          run.problem({
-            kind,
-            sourceId: (item as { sourceId?: string }).sourceId ?? '',
-            reason: 'not_supported',
-          });
-          continue;
-        }
+        // A paid order's total, counted as imported or skipped in the revenue reconciliation.
+        const paid =
+          kind === 'orders' && (item as ImportOrder).status === 'completed' ? (item as ImportOrder) : null;
         try {
           const outcome = await this.one(run, kind, item);
           if (outcome === 'created') run.count(kind).created++;
           else run.count(kind).present++;
+          if (paid) run.revenue(paid.currency).imported += paid.total;
         } catch (e) {
           const reason =
             e instanceof ImportRefusal ? e.reason : e instanceof ApiError ? e.code : 'write_failed';
-          run.problem({ kind, sourceId: (item as { sourceId: string }).sourceId, reason });
+          run.problem({ kind, sourceId: idOf(kind, item), reason });
+          if (paid && isAmount(paid.total)) run.revenue(paid.currency).skipped += paid.total;
         }
       }
     }
     if (!opts.dryRun) {
       await withTransaction(this.database, async (tx) => {
-        for (const kind of WRITTEN) {
+        for (const kind of IMPORT_ORDER) {
           const c = run.count(kind);
           if (c.created + c.present + c.skipped === 0) continue;
           await this.audit.record(
-            systemActor('import'),
+            IMPORT_ACTOR,
             {
               entity_type: 'import',
               entity_id: 0,
@@ -141,7 +201,7 @@ export class ImportService {
       });
     }
     const totals = await source.totals();
-    const reconciliation = (['customers', 'licenses', 'activations'] as const).map((kind) => {
+    const reconciliation = RECONCILED.map((kind) => {
       const c = run.count(kind);
       const imported = c.created + c.present;
       return {
@@ -152,6 +212,12 @@ export class ImportService {
         ok: totals[kind] === imported + c.skipped,
       };
     });
+    const currencies = [...new Set([...Object.keys(totals.revenue), ...run.revenues.keys()])].sort();
+    const revenue = currencies.map((currency) => {
+      const r = run.revenue(currency);
+      const sourceTotal = totals.revenue[currency] ?? 0;
+      return { currency, source: sourceTotal, ...r, ok: sourceTotal === r.imported + r.skipped };
+    });
     return {
       source: source.name,
       dryRun: opts.dryRun,
@@ -159,8 +225,10 @@ export class ImportService {
       problems: run.problems,
       problemCount: run.problemCount,
       reconciliation,
+      revenue,
+      stripe: run.stripe,
       totals,
-      ok: reconciliation.every((r) => r.ok),
+      ok: reconciliation.every((r) => r.ok) && revenue.every((r) => r.ok),
     };
   }
 
@@ -170,6 +238,12 @@ export class ImportService {
         return this.customer(run, item as ImportCustomer);
       case 'products':
         return this.product(run, item as ImportProduct);
+      case 'releases':
+        return this.release(run, item as ImportRelease);
+      case 'orders':
+        return this.order(run, item as ImportOrder);
+      case 'subscriptions':
+        return this.subscription(run, item as ImportSubscription);
       case 'licenses':
         return this.license(run, item as ImportLicense);
       default:
@@ -186,13 +260,30 @@ export class ImportService {
     return id;
   }
 
+  /** The Tollgate id of a record imported before, or null when it was not (it is not required). */
+  private async optional(run: Run, kind: string, sourceId: string): Promise<number | null> {
+    return run.planned(kind, sourceId) ?? (await this.repo.target(run.source, kind, sourceId)) ?? null;
+  }
+
   private async customer(run: Run, c: ImportCustomer): Promise<'created' | 'present'> {
     const known = await this.repo.target(run.source, 'customers', c.sourceId);
-    if (known !== undefined) return 'present';
+    const stripeId =
+      c.stripeCustomerId && STRIPE_CUSTOMER.test(c.stripeCustomerId) ? c.stripeCustomerId : null;
+    if (known !== undefined) {
+      // An earlier run's customer: their card is asked for again while none is kept (Stripe was
+      // not set up then, or Stripe could not be reached).
+      if (stripeId && !run.dryRun && !(await this.stripe.keepsCard(known))) {
+        const stripe = await this.stripe.importedCard(stripeId);
+        await withTransaction(this.database, (tx) => this.keepStripe(run, known, stripeId, stripe, tx));
+      }
+      return 'present';
+    }
     if (run.dryRun) {
       run.plan('customers', c.sourceId);
       return 'created';
     }
+    // Asked before the transaction: no transaction waits on Stripe.
+    const stripe = stripeId ? await this.stripe.importedCard(stripeId) : undefined;
     return withTransaction(this.database, async (tx) => {
       const user = await this.accounts.importCustomer(
         {
@@ -203,8 +294,233 @@ export class ImportService {
         },
         tx,
       );
+      if (stripeId) await this.keepStripe(run, user.id, stripeId, stripe, tx);
       await this.remember(run, 'customers', c.sourceId, user.id, tx);
       return user.created ? 'created' : 'present';
+    });
+  }
+
+  /**
+   * The customer's Stripe customer, with the card Stripe renews them on when the store takes
+   * Stripe (`stripe` undefined: not set up yet, the card is asked for at the next run). One
+   * Stripe no longer knows (null) is not kept: nothing could be charged to it.
+   */
+  private async keepStripe(
+    run: Run,
+    userId: number,
+    customerId: string,
+    stripe: Awaited<ReturnType<StripeService['importedCard']>>,
+    tx: Tx,
+  ): Promise<void> {
+    if (stripe === null) return;
+    await this.stripe.linkImported(userId, customerId, stripe?.card ?? null, tx);
+    run.stripe.customers++;
+    if (stripe?.card) run.stripe.cards++;
+  }
+
+  /**
+   * The order's currency as the order records it: the store's own when it sells in it (symbol
+   * and rate), else the ISO currency with its minor unit (an old store's sale in a currency this
+   * store does not sell in; no rate is known for it).
+   */
+  private currencyOf(code: string, settings: Settings): CurrencyContext {
+    const configured = resolveCurrency(settings, code);
+    if (configured && configured.code === code) return configured;
+    let decimals: number;
+    try {
+      if (!/^[A-Z]{3}$/.test(code)) throw new Error('not an ISO 4217 code');
+      decimals = currencyDecimals(code, settings);
+    } catch {
+      throw new ImportRefusal('invalid_currency');
+    }
+    return {
+      code,
+      symbol: currencySymbol(code),
+      decimals,
+      rate: '',
+      rate_id: '',
+      rate_updated_at: null,
+      base_currency: settings.base_currency,
+      base_decimals: currencyDecimals(settings.base_currency, settings),
+    };
+  }
+
+  /**
+   * A release needs its zip here (every download is a checked upload, docs/releases.md): one the
+   * old store knew only by its version and changelog is reported `no_file`, for the owner to
+   * upload. One with its zip at hand is published from it as an upload of that zip would be, its
+   * refusals (`invalid_archive`, `release_version_mismatch`, …) reported as the row's reason.
+   */
+  private async release(run: Run, r: ImportRelease): Promise<'created' | 'present'> {
+    const sourceId = idOf('releases', r);
+    const known = await this.repo.target(run.source, 'releases', sourceId);
+    if (known !== undefined) return 'present';
+    const productId = await this.target(run, 'products', r.productSourceId, 'unknown_product');
+    if (!r.filePath) throw new ImportRefusal('no_file');
+    const file = await stat(r.filePath).catch(() => null);
+    if (!file?.isFile()) throw new ImportRefusal('file_unreadable');
+    if (run.dryRun) {
+      run.plan('releases', sourceId);
+      return 'created';
+    }
+    const made = await this.publishing.createFromFile(
+      productId,
+      r.filePath,
+      { version: r.version, ...(r.changelog ? { changelog: r.changelog } : {}) },
+      this.maxUploadBytes,
+    );
+    await withTransaction(this.database, (tx) => this.remember(run, 'releases', sourceId, made.id, tx));
+    return made.created ? 'created' : 'present';
+  }
+
+  /**
+   * The old gateway as an order's payment method here: kept when Tollgate has a gateway of that
+   * id (`stripe`, `bacs`, `cheque`), else none, so the order (and a subscription's renewals) can be
+   * paid with any gateway rather than only with one this store does not have.
+   */
+  private async gatewayOf(name: string): Promise<string> {
+    return name && (await this.catalogue.gateways.find(name)) ? name : '';
+  }
+
+  /**
+   * An order of the old store, as it happened there: its items, totals, currency, status, dates,
+   * gateway and customer. Nothing follows from it: no license is issued, no stock taken, no
+   * invoice numbered, no email or webhook sent. Never a test order, whatever the store's mode.
+   */
+  private async order(run: Run, o: ImportOrder): Promise<'created' | 'present'> {
+    const known = await this.repo.target(run.source, 'orders', o.sourceId);
+    if (known !== undefined) return 'present';
+    const status = ORDER_STATUS[o.status];
+    if (!status) throw new ImportRefusal('invalid_status');
+    const tax = o.tax ?? 0;
+    if (!isAmount(o.total) || !isAmount(tax) || tax > o.total) throw new ImportRefusal('invalid_amount');
+    const createdAt = time(o.createdAt, 'invalid_date');
+    const paidAt = o.paidAt ? time(o.paidAt, 'invalid_date') : null;
+    const settings = await this.settings.get();
+    const ctx = this.currencyOf(o.currency, settings);
+    const userId = await this.target(run, 'customers', o.customerSourceId, 'unknown_customer');
+    const items: Parameters<OrdersService['insertImported']>[1] = [];
+    for (const i of o.items) {
+      const itemTax = i.tax ?? 0;
+      if (!isAmount(i.total) || !isAmount(itemTax) || itemTax > i.total)
+        throw new ImportRefusal('invalid_amount');
+      if (!Number.isSafeInteger(i.quantity) || i.quantity < 1) throw new ImportRefusal('invalid_quantity');
+      const productId = await this.target(run, 'products', i.productSourceId, 'unknown_product');
+      const variationId = i.variationSourceId
+        ? await this.target(run, 'variations', i.variationSourceId, 'unknown_variation')
+        : 0;
+      const net = i.total - itemTax;
+      items.push({
+        product_id: productId,
+        variation_id: variationId,
+        name: i.name.slice(0, 200),
+        quantity: i.quantity,
+        // The entry basis: with tax when prices include tax (docs/pricing.md).
+        price: Math.round((settings.prices_include_tax ? i.total : net) / i.quantity),
+        subtotal: net,
+        subtotal_tax: itemTax,
+        total: net,
+        total_tax: itemTax,
+        meta: '[]',
+        subscription_id: null,
+      });
+    }
+    if (run.dryRun) {
+      run.plan('orders', o.sourceId);
+      return 'created';
+    }
+    const gateway = (o.gateway ?? '').slice(0, 100);
+    const method = await this.gatewayOf(gateway);
+    const now = iso(this.clock.now());
+    return this.first(async (tx) => {
+      const id = await this.orders.insertImported(
+        {
+          ...plainOrder(ctx, settings, { customer_id: userId, created_via: 'import', total: o.total, now }),
+          status,
+          subtotal: o.total - tax,
+          total_tax: tax,
+          payment_method: method,
+          payment_method_title: gateway,
+          // Paid in the old store: completed when it was, refunded orders keep when they were paid.
+          paid_at: status === 'completed' ? (paidAt ?? createdAt) : status === 'refunded' ? paidAt : null,
+          refunded_total: status === 'refunded' ? o.total : 0,
+          test: 0,
+          created_at: createdAt,
+          updated_at: now,
+        },
+        items,
+        tx,
+      );
+      const transaction = o.transactionId ? `, transaction ${o.transactionId.slice(0, 200)}` : '';
+      await this.orders.addStoreNote(
+        id,
+        `Imported from ${run.source} order ${o.sourceId.slice(0, 100)} (${o.status}${gateway ? `, paid with ${gateway}` : ''}${transaction}).`,
+        now,
+        tx,
+      );
+      return this.remember(run, 'orders', o.sourceId, id, tx);
+    });
+  }
+
+  /**
+   * A subscription of the old store, with its schedule, status, next payment and recurring total:
+   * the renewal worker makes its renewal orders from its next payment on, as for any other, and
+   * a Stripe customer kept with a card (the customer's import) pays them off-session.
+   */
+  private async subscription(run: Run, s: ImportSubscription): Promise<'created' | 'present'> {
+    // Read in every run before the licenses, so they know which of theirs still renew.
+    if (RUNNING.has(s.status)) run.renewing.add(s.sourceId);
+    const known = await this.repo.target(run.source, 'subscriptions', s.sourceId);
+    if (known !== undefined) return 'present';
+    if (!SUBSCRIPTION_STATUSES.has(s.status)) throw new ImportRefusal('invalid_status');
+    if (!PERIODS.has(s.billingPeriod) || !Number.isSafeInteger(s.billingInterval) || s.billingInterval < 1) {
+      throw new ImportRefusal('invalid_period');
+    }
+    if (!isAmount(s.recurringTotal)) throw new ImportRefusal('invalid_amount');
+    const next = s.nextPaymentAt ? time(s.nextPaymentAt, 'invalid_date') : null;
+    const createdAt = s.createdAt ? time(s.createdAt, 'invalid_date') : null;
+    const settings = await this.settings.get();
+    // A subscription that renews is charged in its currency: one the store sells in.
+    if (RUNNING.has(s.status) && resolveCurrency(settings, s.currency)?.code !== s.currency) {
+      throw new ImportRefusal('currency_not_enabled');
+    }
+    this.currencyOf(s.currency, settings);
+    const userId = await this.target(run, 'customers', s.customerSourceId, 'unknown_customer');
+    const productId = await this.target(run, 'products', s.productSourceId, 'unknown_product');
+    const variationId = s.variationSourceId
+      ? await this.target(run, 'variations', s.variationSourceId, 'unknown_variation')
+      : 0;
+    // The first order when it was imported; a subscription whose order was left out stands alone.
+    const parent = s.parentOrderSourceId ? await this.optional(run, 'orders', s.parentOrderSourceId) : null;
+    const method = await this.gatewayOf(s.gateway ?? '');
+    if (run.dryRun) {
+      run.plan('subscriptions', s.sourceId);
+      return 'created';
+    }
+    const now = iso(this.clock.now());
+    return this.first(async (tx) => {
+      const id = await this.subscriptions.insertImported(
+        {
+          user_id: userId,
+          product_id: productId,
+          variation_id: variationId,
+          status: s.status,
+          next_payment_at: next,
+          billing_period: s.billingPeriod,
+          billing_interval: s.billingInterval,
+          quantity: 1,
+          currency: s.currency,
+          recurring_total: s.recurringTotal,
+          payment_method: method,
+          parent_order_id: parent !== null && parent > 0 ? parent : null,
+          status_reason: 'imported',
+          gateway_profile_id: (s.gatewayProfileId ?? '').slice(0, 255),
+          created_at: createdAt ?? now,
+          updated_at: now,
+        },
+        tx,
+      );
+      return this.remember(run, 'subscriptions', s.sourceId, id, tx);
     });
   }
 
@@ -270,6 +586,14 @@ export class ImportService {
     const variationId = l.variationSourceId
       ? await this.target(run, 'variations', l.variationSourceId, 'unknown_variation')
       : 0;
+    // Its order when it was imported, and its subscription while that renews: a subscription
+    // governs its licenses here (docs/licensing.md), and the old store let a license of an ended
+    // one run to its own expiry, which it keeps. Left out, the license stands alone.
+    const orderId = l.orderSourceId ? await this.optional(run, 'orders', l.orderSourceId) : null;
+    const subscriptionId =
+      l.subscriptionSourceId && run.renewing.has(l.subscriptionSourceId)
+        ? await this.optional(run, 'subscriptions', l.subscriptionSourceId)
+        : null;
     if (run.dryRun) {
       if ((await this.licenses.idOfKey(l.key)) !== undefined) return 'present';
       run.plan('licenses', l.sourceId);
@@ -286,6 +610,8 @@ export class ImportService {
             product_id: productId,
             variation_id: variationId,
             user_id: userId,
+            ...(orderId ? { order_id: orderId } : {}),
+            ...(subscriptionId ? { subscription_id: subscriptionId } : {}),
             license_key: l.key,
             activation_limit: l.activationLimit,
             usage_expires_at: expiry,
@@ -324,7 +650,36 @@ export class ImportService {
   private remember(run: Run, kind: string, sourceId: string, id: number, tx: Tx) {
     return this.repo.remember(run.source, kind, sourceId, id, iso(this.clock.now()), tx);
   }
+
+  /**
+   * Writes a record that has no natural key to be found by (an order, a subscription) with its
+   * map row, or nothing at all when another run at the same time mapped the record first: the
+   * write is rolled back, so two runs at once make it once.
+   */
+  private async first(write: (tx: Tx) => Promise<boolean>): Promise<'created' | 'present'> {
+    try {
+      return await withTransaction(this.database, async (tx) => {
+        if (!(await write(tx))) throw new MappedElsewhere();
+        return 'created' as const;
+      });
+    } catch (e) {
+      if (e instanceof MappedElsewhere) return 'present';
+      throw e;
+    }
+  }
 }
+
+/** A record's id in the report: a release has none of its own, so its product and version. */
+function idOf(kind: ImportKind, item: unknown): string {
+  if (kind === 'releases') {
+    const r = item as ImportRelease;
+    return `${r.productSourceId}@${r.version}`;
+  }
+  return (item as { sourceId?: string }).sourceId ?? '';
+}
+
+/** Rolls back a record's write: another run mapped the record first. */
+class MappedElsewhere extends Error {}
 
 /** A record the importer will not write, and why (reported as a problem). */
 class ImportRefusal extends Error {
@@ -342,6 +697,11 @@ class Run {
   ) as Record<ImportKind, KindCount>;
   readonly problems: ImportProblem[] = [];
   problemCount = 0;
+  /** Paid orders' totals per currency: written or found, and reported. */
+  readonly revenues = new Map<string, { imported: number; skipped: number }>();
+  readonly stripe = { customers: 0, cards: 0 };
+  /** The source's subscriptions that still renew (active, on hold or ending at the period's end). */
+  readonly renewing = new Set<string>();
   private readonly plans = new Map<string, Map<string, number>>();
 
   constructor(
@@ -351,6 +711,15 @@ class Run {
 
   count(kind: ImportKind): KindCount {
     return this.counts[kind];
+  }
+
+  revenue(currency: string): { imported: number; skipped: number } {
+    let r = this.revenues.get(currency);
+    if (!r) {
+      r = { imported: 0, skipped: 0 };
+      this.revenues.set(currency, r);
+    }
+    return r;
   }
 
   problem(p: ImportProblem): void {

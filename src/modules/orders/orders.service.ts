@@ -313,6 +313,16 @@ export class OrdersService {
   }
 
   /**
+   * An order that happened in another store, imported as it was (docs/migrating.md): written with
+   * its items and none of the created hooks, so no renewal charge, email or webhook follows.
+   */
+  async insertImported(order: NewOrder, items: Omit<NewOrderItem, 'order_id'>[], tx: Tx): Promise<number> {
+    const id = await this.repo.insert(order, tx);
+    for (const item of items) await this.repo.insertItem({ ...item, order_id: id }, tx);
+    return id;
+  }
+
+  /**
    * Creates the pending order of one item that acts on a license (its renewal, its move to another
    * tier: the item's meta names it) at `price.amount` less a coupon's `discount`, in the entry
    * basis, taxed as the license's first order `price.parent` was (licenseOrderTax): the discount

@@ -19,7 +19,7 @@ export interface OrdersTables {
     order_key: string;
     customer_id: number | null;
     status: OrderStatus;
-    /** `checkout`, `admin` or `renewal`. */
+    /** `checkout`, `admin`, `renewal` or `import` (an order of another store, docs/migrating.md). */
     created_via: string;
     currency: string;
     currency_symbol: string;

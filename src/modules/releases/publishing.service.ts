@@ -1,3 +1,5 @@
+import { createReadStream } from 'node:fs';
+import { basename } from 'node:path';
 import { type Clock, iso } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -36,7 +38,7 @@ import { notPublished, type ReleasesService } from './releases.service.js';
 import type { ReleaseChannel } from './releases.tables.js';
 import { isValidExternalUrl } from './storage/external.js';
 import type { ArtifactStorage } from './storage/storage.js';
-import type { ReceivedUpload } from './upload.js';
+import { mapStreamError, type ReceivedUpload, stageFile } from './upload.js';
 import { EMPTY_METADATA, isWebUrl, type PackageMetadata, WP_VERSION } from './wp-headers.js';
 
 /** Fields every way of publishing shares, already validated. */
@@ -333,6 +335,33 @@ export class PublishingService {
     } finally {
       await file?.staged.discard();
     }
+  }
+
+  /**
+   * A release from a zip on disk (an import, docs/migrating.md): staged, checked and published as
+   * an upload of the same file with the same `version` and `changelog` is. A version the product
+   * already has is that release (`created` false), so an import run again makes it once.
+   */
+  async createFromFile(
+    productId: number,
+    path: string,
+    fields: { version: string; changelog?: string },
+    limit: number,
+    actor?: Actor,
+  ): Promise<{ id: number; created: boolean }> {
+    const product = await this.preflight(productId);
+    const existing = await this.repo.findVersion(productId, fields.version);
+    if (existing) return { id: existing.id, created: false };
+    const driver = await this.storage.chooseManaged(undefined, product.storage_driver);
+    const file = await stageFile(createReadStream(path), basename(path), {
+      limit,
+      storage: this.storage,
+      driver,
+    }).catch((e: unknown) => {
+      throw mapStreamError(e);
+    });
+    const release = await this.createFromUpload(product, { fields, file }, actor);
+    return { id: release.version_id, created: true };
   }
 
   /** JSON publication of an external HTTPS link (bytes never fetched; the SHA-256 is the admin's). */

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
@@ -122,37 +123,50 @@ export async function receiveUpload(
           data: { params: { [name.slice(0, 100)]: 'unexpected file' } },
         });
       }
-      const clientFileName = part.filename ?? '';
-      if (!clientFileName.toLowerCase().endsWith('.zip')) throw new ApiError('invalid_file_type');
       const driver = await opts.chooseDriver(fields);
-      const downloadId = uuid();
-      const storageKey = storageKeyFor(downloadId, driver);
-      const inspector = new Inspector(opts.limit, { integrity: true });
-      const staged = await opts.storage.driver(driver).put!(part.file, storageKey, inspector);
-      if (part.file.truncated) {
-        await staged.discard();
-        throw new ApiError('upload_too_large');
-      }
-      // Never fails the upload: an unreadable header is no header (the staged file stays owned).
-      const pkg = await readPackage(inspector.headers.captures).catch(() => EMPTY_PACKAGE);
-      file = {
-        staged,
-        driver,
-        downloadId,
-        storageKey,
-        size: inspector.size,
-        sha256: inspector.sha256,
-        md5: inspector.integrity.md5,
-        sha384: inspector.integrity.sha384,
-        isZip: inspector.isZip(),
-        clientFileName,
-        metadata: pkg.metadata,
-        header: pkg.header,
-      };
+      file = await stageFile(part.file, part.filename ?? '', { ...opts, driver });
     }
   } catch (e) {
     if (file) await file.staged.discard();
     throw mapStreamError(e);
   }
   return { fields, file };
+}
+
+/**
+ * Streams one zip into the driver's private staging while its SHA-256, MD5, SHA-384, size, zip
+ * trailer and WordPress headers are computed: an upload's file part, or a zip an import found on
+ * disk (docs/migrating.md). A stream cut at the size limit (`truncated`, as a multipart part
+ * reports it) or running past it is `upload_too_large`, and nothing stays staged.
+ */
+export async function stageFile(
+  source: Readable & { truncated?: boolean },
+  clientFileName: string,
+  opts: { limit: number; storage: ArtifactStorage; driver: ManagedDriverName },
+): Promise<ReceivedFile> {
+  if (!clientFileName.toLowerCase().endsWith('.zip')) throw new ApiError('invalid_file_type');
+  const downloadId = uuid();
+  const storageKey = storageKeyFor(downloadId, opts.driver);
+  const inspector = new Inspector(opts.limit, { integrity: true });
+  const staged = await opts.storage.driver(opts.driver).put!(source, storageKey, inspector);
+  if (source.truncated) {
+    await staged.discard();
+    throw new ApiError('upload_too_large');
+  }
+  // Never fails the upload: an unreadable header is no header (the staged file stays owned).
+  const pkg = await readPackage(inspector.headers.captures).catch(() => EMPTY_PACKAGE);
+  return {
+    staged,
+    driver: opts.driver,
+    downloadId,
+    storageKey,
+    size: inspector.size,
+    sha256: inspector.sha256,
+    md5: inspector.integrity.md5,
+    sha384: inspector.integrity.sha384,
+    isZip: inspector.isZip(),
+    clientFileName,
+    metadata: pkg.metadata,
+    header: pkg.header,
+  };
 }

@@ -324,6 +324,66 @@ export class StripeService {
     }));
   }
 
+  /**
+   * The card an imported Stripe customer (docs/migrating.md) renews on, as Stripe says: the
+   * customer's default payment method (`invoice_settings.default_payment_method`), else the first
+   * card Stripe lists for them (`card` null: none). `undefined` when the store does not take Stripe
+   * yet (nothing can be asked); null when Stripe does not know the customer (deleted there).
+   * Stripe out of reach is 503 `stripe_unavailable`: the import reports the customer and a later
+   * run finishes it.
+   */
+  async importedCard(
+    customerId: string,
+  ): Promise<{ customer_id: string; card: string | null } | null | undefined> {
+    const stripe = await this.client();
+    if (!stripe) return undefined;
+    try {
+      const customer = await stripe.customers.retrieve(customerId);
+      if (customer.deleted) return null;
+      const preferred = customer.invoice_settings?.default_payment_method;
+      let method: Stripe.PaymentMethod | undefined;
+      if (typeof preferred === 'string') method = await stripe.paymentMethods.retrieve(preferred);
+      else if (preferred) method = preferred;
+      else
+        method = (await stripe.paymentMethods.list({ customer: customerId, type: 'card', limit: 1 })).data[0];
+      if (method?.card) {
+        const { brand, last4, exp_month, exp_year } = method.card;
+        await this.repo.rememberCards(
+          customerId,
+          [{ id: method.id, brand, last4, exp_month, exp_year }],
+          iso(this.clock.now()),
+        );
+      }
+      return { customer_id: customerId, card: method?.card ? method.id : null };
+    } catch (e) {
+      const Sdk = await stripeSdk();
+      if (e instanceof Sdk.errors.StripeInvalidRequestError && e.code === 'resource_missing') return null;
+      if (!(e instanceof Sdk.errors.StripeError)) throw e;
+      this.log.warn({ type: e.type, code: e.code }, 'Stripe did not answer for an imported customer');
+      throw new ApiError('stripe_unavailable');
+    }
+  }
+
+  /** Whether the user keeps a card for renewals here (an import asks Stripe only for those who do not). */
+  async keepsCard(userId: number): Promise<boolean> {
+    return !!(await this.repo.customer(userId))?.payment_method_id;
+  }
+
+  /**
+   * Keeps an imported customer's Stripe customer and card (importedCard) for the user, in the
+   * import's transaction, as a card kept at a payment here is: their subscriptions renew on it. A
+   * user who already keeps another Stripe customer or a card here keeps theirs; an earlier run's
+   * link without a card (Stripe was not set up then) gets the card now.
+   */
+  async linkImported(userId: number, customerId: string, card: string | null, tx: Tx): Promise<void> {
+    const kept = await this.repo.customer(userId, tx);
+    // Another Stripe customer, or a card already kept: theirs stays.
+    if (kept && (kept.customer_id !== customerId || kept.payment_method_id)) return;
+    const now = iso(this.clock.now());
+    if (!kept) await this.repo.insertCustomer(userId, customerId, now, tx);
+    if (card) await this.repo.savePaymentMethod(userId, card, now, tx);
+  }
+
   /** One of the buyer's own cards, or 404 `card_not_found` (someone else's answers the same). */
   private async ownCard(userId: number, paymentMethodId: string): Promise<CardView> {
     const card = (await this.cards(userId)).find((c) => c.id === paymentMethodId);

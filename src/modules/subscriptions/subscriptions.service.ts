@@ -186,6 +186,14 @@ export class SubscriptionsService {
     return row.id;
   }
 
+  /**
+   * A subscription imported from another store (docs/migrating.md), in the import's transaction:
+   * as it was there, without the status event (it changed nothing here).
+   */
+  async insertImported(row: Parameters<SubscriptionsRepository['insert']>[0], tx: Tx): Promise<number> {
+    return (await this.repo.insert(row, tx)).id;
+  }
+
   /** Deletes the subscriptions checkout created for an order that must not exist (still pending). */
   deletePendingOfOrder(orderId: number, tx: Tx): Promise<void> {
     return this.repo.deletePendingOfOrder(orderId, tx);

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Id } from '../../db/schema.js';
 
 /**
@@ -22,6 +23,8 @@ export interface SubscriptionsTables {
     payment_method: string | null;
     parent_order_id: number | null;
     status_reason: string | null;
+    /** The gateway's id of a subscription imported from another store (`sub_…`); '' otherwise. */
+    gateway_profile_id: Generated<string>;
     created_at: string;
     updated_at: string;
   };
