@@ -111,6 +111,30 @@ describe('license renewal purchase', () => {
     expect(Math.abs(Date.parse(after.usage_expires_at!) - (paidAt + 365 * DAY))).toBeLessThan(2000);
   });
 
+  it('a renewal order whose license was revoked before payment is not charged (409 license_not_renewable)', async () => {
+    owner.headers = await login(t.app, owner.email, owner.password);
+    const license = await termLicense();
+    const order = (await renewalOrder(license.id)).json() as { order_id: number; order_key: string };
+    expect((await admin(t, 'DELETE', `/licenses/${license.id}`)).statusCode).toBe(200);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/checkout/pay-order/${order.order_id}`,
+      payload: {
+        key: order.order_key,
+        payment_method: 'test_card',
+        payment_data: { card_number: '4242424242424242' },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json()).toMatchObject({ error_code: 'license_not_renewable' });
+    const row = await t.app.services.database.db
+      .selectFrom('orders')
+      .select(['status', 'paid_at', 'payment_method'])
+      .where('id', '=', order.order_id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'pending', paid_at: null, payment_method: '' });
+  });
+
   it("refuses another customer's license (404) and one that cannot be renewed (409)", async () => {
     // The clock moved on past the sessions' lifetime: sign in again.
     owner.headers = await login(t.app, owner.email, owner.password);

@@ -230,6 +230,26 @@ describe.each([
     expect((await quote(license.id)).json()).toMatchObject({ paid: prices[1], period_days: 365 });
   });
 
+  it('an upgrade order whose license was revoked before payment is not charged (409 license_not_upgradable)', async () => {
+    owner.headers = await login(t.app, owner.email, owner.password);
+    const license = await buy();
+    const order = (await upgrade(license.id, { variation_id: product.variations[1]!.id })).json();
+    expect((await admin(t, 'DELETE', `/licenses/${license.id}`)).statusCode).toBe(200);
+    const res = await pay(order);
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json()).toMatchObject({ error_code: 'license_not_upgradable' });
+    const stored = await t.app.services.database.db
+      .selectFrom('orders')
+      .select(['status', 'paid_at'])
+      .where('id', '=', order.order_id)
+      .executeTakeFirstOrThrow();
+    expect(stored).toEqual({ status: 'pending', paid_at: null });
+    expect(await row(license.id)).toMatchObject({
+      variation_id: product.variations[0]!.id,
+      status: 'revoked',
+    });
+  });
+
   it('a coupon comes off the prorated price before tax, and its usage limit holds under parallel orders', async () => {
     const code = `up${currency.toLowerCase()}${Date.now().toString(36)}`;
     const coupon = await admin(t, 'POST', '/coupons', {

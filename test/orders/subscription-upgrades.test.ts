@@ -389,14 +389,23 @@ describe('a license a subscription renews', () => {
     expect(changes).toHaveLength(2);
   });
 
-  it('an order made while active does not move the license once the subscription is on hold', async () => {
+  it('an order made while active is not charged once the subscription is on hold (409 license_not_upgradable)', async () => {
     const { license: bought, subscription } = await subscribe(monthly.id, monthly.variations[0]!.id);
     const order = (await upgrade(bought.id, { variation_id: monthly.variations[1]!.id })).json();
     expect(order).toMatchObject({ status: 'pending' });
     expect(
       (await admin(t, 'POST', `/subscriptions/${subscription.id}/status`, { status: 'on-hold' })).statusCode,
     ).toBe(200);
-    expect((await pay({ id: order.order_id, key: order.order_key })).statusCode).toBe(200);
+    const refused = await pay({ id: order.order_id, key: order.order_key });
+    expect(refused.statusCode, refused.body).toBe(409);
+    expect(refused.json()).toMatchObject({ error_code: 'license_not_upgradable' });
+    expect(
+      await db()
+        .selectFrom('orders')
+        .select('status')
+        .where('id', '=', order.order_id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ status: 'pending' });
     expect(await license(bought.id)).toMatchObject({
       variation_id: monthly.variations[0]!.id,
       activation_limit: 1,

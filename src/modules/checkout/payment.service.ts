@@ -142,6 +142,13 @@ export class PaymentService {
     if (!gateway || !impl || !acceptsCurrency(gateway, order.currency)) {
       throw payRefusal('gateway_unavailable');
     }
+    // A renewal or a move of a license that can no longer apply is not charged (docs/selling.md).
+    try {
+      await this.orders.assertLicenseActionsApply(order);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) throw payRefusal(e.code as ErrorCode);
+      throw e;
+    }
     // Before the gateway runs: a malformed card number leaves the order as it was.
     const malformed = impl.paymentDataError?.(body.payment_data ?? {});
     if (malformed) {

@@ -278,6 +278,23 @@ export class OrdersService {
     return this.repo.find(id, tx);
   }
 
+  /**
+   * Refuses, before any money moves, an order whose item acts on a license that can no longer take
+   * it (docs/selling.md): the renewal of a license no longer renewable (`409
+   * license_not_renewable`), the move of one no longer upgradable (`409 license_not_upgradable`:
+   * expired, revoked, its subscription on hold since the quote). Paid, it would change nothing
+   * and the customer would have paid for nothing.
+   */
+  async assertLicenseActionsApply(order: OrderRow): Promise<void> {
+    if (order.customer_id === null) return;
+    for (const item of await this.repo.items(order.id)) {
+      const renewal = renewalOf(item.meta);
+      if (renewal !== null) await this.licenses.renewable(renewal, order.customer_id);
+      const move = upgradeOf(item.meta);
+      if (move !== null) await this.licenses.upgradable(move.license_id, order.customer_id);
+    }
+  }
+
   /** Reads the order to change it in `tx`; on PostgreSQL its row stays locked until `tx` ends. */
   lock(id: number, tx: Tx): Promise<OrderRow | undefined> {
     return this.repo.lock(id, tx);
