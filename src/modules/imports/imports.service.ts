@@ -59,6 +59,15 @@ export interface ImportReport {
 
 const MAX_PROBLEMS = 10_000;
 
+/** How often (in records) a run reports its progress, besides at the end of each kind. */
+export const PROGRESS_EVERY = 500;
+
+/**
+ * Where a run stands: called every `PROGRESS_EVERY` records and when a kind ends, with the counts
+ * so far. A callback that throws stops the run there (between records, so each is whole).
+ */
+export type ImportProgress = (counts: Record<ImportKind, KindCount>) => void | Promise<void>;
+
 /** The kinds this importer writes today; a source's other kinds are reported, never half-written. */
 const WRITTEN: ImportKind[] = ['customers', 'products', 'licenses', 'activations'];
 
@@ -90,10 +99,15 @@ export class ImportService {
     private readonly clock: Clock,
   ) {}
 
-  async run(source: ImportSource, opts: { dryRun: boolean }): Promise<ImportReport> {
+  async run(
+    source: ImportSource,
+    opts: { dryRun: boolean; onProgress?: ImportProgress },
+  ): Promise<ImportReport> {
     const run = new Run(source.name, opts.dryRun);
+    let seen = 0;
     for (const kind of IMPORT_ORDER) {
       for await (const item of source.read(kind)) {
+        if (opts.onProgress && ++seen % PROGRESS_EVERY === 0) await opts.onProgress(run.counts);
         if (isProblem(item)) {
           run.problem(item);
           continue;
@@ -116,6 +130,7 @@ export class ImportService {
           run.problem({ kind, sourceId: (item as { sourceId: string }).sourceId, reason });
         }
       }
+      await opts.onProgress?.(run.counts);
     }
     if (!opts.dryRun) {
       await withTransaction(this.database, async (tx) => {
