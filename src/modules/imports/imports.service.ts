@@ -61,9 +61,9 @@ const MAX_PROBLEMS = 10_000;
 
 /**
  * Licenses and activations are written this many to a transaction (docs/performance.md, 'Importing
- * another store'): a commit per record was most of an import's time on PostgreSQL. Each record is
- * still whole (the transaction holds it with its map row), and a batch that fails is written again
- * record by record, so one bad record costs only itself.
+ * another store'): a commit per record was most of the activations' time on PostgreSQL. Each
+ * record is still whole (the transaction holds it with its map row), and a batch that fails is
+ * written again record by record, so one bad record costs only itself.
  */
 const BATCH = 100;
 
