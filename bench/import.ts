@@ -1,19 +1,20 @@
 /**
  * The import of another store (docs/migrating.md, 'Importing'): a generated CSV export of
  * --licenses licenses (one product, a customer per two licenses, three sites each) imported with
- * `dist/main.js import csv`, timed, on SQLite or (--database postgres) a PostgreSQL server of its
- * own. The baseline of the same run is the dry run of the same files (every row read and checked,
+ * `dist/main.js import csv`, timed, on SQLite or (--database postgres) PostgreSQL: a fresh database
+ * on the server of DATABASE_URL when it is set (dropped after), otherwise a server of its own. The baseline of the same run is the dry run of the same files (every row read and checked,
  * nothing written): the ratio is what writing costs on top of reading. The target is the whole
  * import of 100,000 licenses and 300,000 activations in under 5 minutes.
  *
  *   npm run build && taskset -c 1 node --import tsx bench/import.ts [--licenses 100000] [--database postgres]
+ *   DATABASE_URL=postgres://user@host:port/postgres node --import tsx bench/import.ts --database postgres
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, SERVER_NODE, startPostgres } from './lib.js';
+import { pgQuery, ROOT, SERVER_NODE, startPostgres } from './lib.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -62,7 +63,26 @@ await writeCsv(
   licenses * 3,
 );
 
-const pgServer = database === 'postgres' ? await startPostgres(0) : null;
+/** PostgreSQL: a fresh database on DATABASE_URL's server (a shared one stays up), or a server of our own. */
+async function openPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const shared = process.env.DATABASE_URL;
+  if (!shared) {
+    const own = await startPostgres(0);
+    return { url: own.url, stop: async () => own.stop() };
+  }
+  const name = `tollgate_bench_import_${process.pid}`;
+  await pgQuery(shared, `CREATE DATABASE ${name}`);
+  const url = new URL(shared);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    stop: async () => {
+      await pgQuery(shared, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+const pgServer = database === 'postgres' ? await openPostgres() : null;
 const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: pgServer?.url ?? '', LOG_LEVEL: 'silent' };
 const [bin, ...flags] = SERVER_NODE.slice(1);
 void bin;
@@ -115,6 +135,6 @@ try {
     );
   }
 } finally {
-  pgServer?.stop();
+  await pgServer?.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -20,6 +20,7 @@ import { cartRoutes } from './modules/cart/cart.routes.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
 import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
 import { distributionRoutes } from './modules/distribution/distribution.routes.js';
+import { importJobsRoutes } from './modules/imports/import-jobs.routes.js';
 import { invoicesRoutes } from './modules/invoices/invoices.routes.js';
 import { eddHandler, legacyRoutes } from './modules/legacy/legacy.routes.js';
 import { lmfwcRoutes } from './modules/legacy/lmfwc.routes.js';
@@ -184,6 +185,9 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
   // So are the sites of the installed-base report (what versions, platforms and PHP run where).
   app.addHook('onListen', async () => installedBase.start());
   app.addHook('onClose', async () => installedBase.stop());
+  // An import job left active by a stopped process is failed; a running one stops between two records.
+  app.addHook('onListen', async () => services.importJobs.recover());
+  app.addHook('onClose', async () => services.importJobs.stop());
   // Cookies are parsed by the auth hook, and only when a request carries any (src/http/auth.ts).
   await app.register(cookie, { hook: false });
   if (testClock) app.addHook('onRequest', async () => testClock.sync());
@@ -249,6 +253,7 @@ export async function buildApp(config: Config, database: Database, opts: BuildOp
       await api.register(taxRoutes, { report: services.tax.report });
       await api.register(mediaRoutes, { media, catalogue, settings });
       await api.register(mailRoutes, { mail, mailTest: services.mailTest });
+      await api.register(importJobsRoutes, { jobs: services.importJobs });
       await api.register(checkoutRoutes, {
         checkout,
         submit,

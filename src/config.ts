@@ -38,6 +38,8 @@ export interface Config {
   vaultDir: string;
   /** Directories a web server serves to anyone: DATA_DIR/public always, plus PUBLIC_ROOTS. */
   publicRoots: string[];
+  /** Folders the console's import may read: DATA_DIR/imports always, plus IMPORT_ROOTS (docs/migrating.md). */
+  importRoots: string[];
   /** Key of the encrypted vault (VAULT_KEY, base64 of 32 bytes); null = generated into DATA_DIR on first use. */
   vaultKey: Buffer | null;
   /** Retired vault keys still needed to read older artifacts (VAULT_PREVIOUS_KEYS, comma-separated). */
@@ -248,6 +250,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean)
       .map((p) => resolve(p)),
   ];
+  const importRoots = [
+    resolve(dataDir, 'imports'),
+    ...(env.IMPORT_ROOTS || '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((p) => resolve(p)),
+  ];
   return {
     port,
     host,
@@ -262,6 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     vaultDir,
     publicRoots,
+    importRoots,
     vaultKey: env.VAULT_KEY ? vaultKey('VAULT_KEY', env.VAULT_KEY) : null,
     vaultPreviousKeys: (env.VAULT_PREVIOUS_KEYS || '')
       .split(',')

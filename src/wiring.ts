@@ -16,7 +16,12 @@ import {
   type SubmitService,
 } from './modules/checkout/checkout.module.js';
 import { createDistribution, type DistributionModule } from './modules/distribution/distribution.module.js';
-import { createImports, type ImportService } from './modules/imports/imports.module.js';
+import {
+  createImportJobs,
+  createImports,
+  type ImportJobService,
+  type ImportService,
+} from './modules/imports/imports.module.js';
 import { createInvoices, type InvoicesService } from './modules/invoices/invoices.module.js';
 import {
   createLegacy,
@@ -141,6 +146,8 @@ export interface Services {
   lmfwc: LmfwcService;
   /** Moves another store's customers, products, licenses and sites in (docs/migrating.md, 'Importing'). */
   imports: ImportService;
+  /** Import jobs started from the console, run in the background (docs/migrating.md, 'From the console'). */
+  importJobs: ImportJobService;
   /** Delivers the outbox; started when the server listens (tests call start()), stopped on close. */
   dispatcher: WebhookWorker;
   /** Orders, status changes and license issuance on payment (docs/checkout.md). */
@@ -377,6 +384,14 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     audit,
     clock,
   });
+  const importJobs = createImportJobs({
+    database,
+    imports,
+    audit,
+    clock,
+    log: log('imports'),
+    roots: config.importRoots,
+  });
 
   const { reports, counters, installedBase, installedBaseReport } = createReports({
     database,
@@ -527,6 +542,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
       legacy,
       lmfwc,
       imports,
+      importJobs,
       orders,
       refunds,
       invoices,

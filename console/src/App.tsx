@@ -7,6 +7,7 @@ import { Audit } from './screens/Audit';
 import { CouponPage, Coupons } from './screens/Coupons';
 import { CustomerPage, Customers } from './screens/Customers';
 import { Gateways } from './screens/Gateways';
+import { Import } from './screens/Import';
 import { LicensePage } from './screens/License';
 import { Licenses } from './screens/Licenses';
 import { Mail } from './screens/Mail';
@@ -45,6 +46,7 @@ const NAV = [
   { href: '/payment-gateways', label: 'Gateways' },
   { href: '/webhooks', label: 'Webhooks' },
   { href: '/mail', label: 'Mail' },
+  { href: '/import', label: 'Import' },
   { href: '/storage', label: 'Storage' },
   { href: '/settings', label: 'Settings' },
   { href: '/audit', label: 'Audit' },
@@ -175,6 +177,7 @@ function Shell({ email }: { email: string }) {
           <Route path="/payment-gateways" component={Gateways} />
           <Route path="/webhooks" component={Webhooks} />
           <Route path="/mail" component={Mail} />
+          <Route path="/import" component={Import} />
           <Route path="/storage" component={Storage} />
           <Route path="/settings" component={SettingsPage} />
           <Route path="/audit" component={Audit} />

@@ -234,6 +234,15 @@ const catalogue = {
   mail_message_not_found: [404, 'Mail message not found.'],
   mail_not_configured: [409, 'No mail server is set: set smtp_url first.'],
   mail_test_failed: [502, 'The mail server refused the test email or could not be reached.'],
+  // imports from the console (docs/migrating.md, 'From the console')
+  import_not_found: [404, 'Import job not found.'],
+  import_running: [409, 'An import is already queued or running; wait for it to end.'],
+  invalid_import_arguments: [
+    400,
+    'csv and freemius take dir; edd and woocommerce take db_url and optionally table_prefix.',
+  ],
+  import_dir_outside_roots: [400, 'dir must be a folder inside DATA_DIR/imports or an IMPORT_ROOTS folder.'],
+  import_dir_not_found: [400, 'dir is not a folder on the server.'],
   // cart (docs/cart.md, 'Errors')
   invalid_product: [404, 'The product does not exist or cannot be bought.'],
   invalid_variation: [404, 'The variation does not exist.'],

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -275,6 +277,19 @@ const FIXTURES: Record<string, Fixture> = {
       .orderBy('id', 'desc')
       .executeTakeFirstOrThrow();
     return req('POST', `/mail/messages/${row.id}/resend`, {});
+  },
+  'POST /v1/imports': async () => {
+    // A dry run of an empty CSV export: the start is what is audited.
+    const dir = join(t.config.dataDir, 'imports', 'covered');
+    mkdirSync(dir, { recursive: true });
+    for (const [file, header] of [
+      ['customers.csv', 'id,email'],
+      ['products.csv', 'id,name,slug,price'],
+      ['licenses.csv', 'id,key,product_id,customer_id,status'],
+    ]) {
+      writeFileSync(join(dir, file as string), `${header}\r\n`);
+    }
+    return req('POST', '/imports', { source: 'csv', dry_run: true, dir: 'covered' });
   },
   'POST /v1/software/products/{product_id}/versions': async () => {
     const product = await softwareProduct(t);

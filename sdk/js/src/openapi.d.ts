@@ -4354,6 +4354,671 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/imports': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The 20 most recent import jobs, newest first, without their reports */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description Per kind of record: made now, found from an earlier run, not imported (see problems) */
+              counts: {
+                activations: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                customers: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                licenses: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                orders: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                products: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                releases: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                subscriptions: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+              };
+              /** @description ISO 8601 UTC */
+              created_at: string;
+              /** @description The administrator who started it */
+              created_by: number;
+              /** @description The folder read (csv, freemius) */
+              dir: string | null;
+              dry_run: boolean;
+              failure: {
+                message: string | null;
+                /** @description interrupted (the server stopped during the job: run it again, nothing is made twice), source_unavailable, import_failed */
+                reason: string;
+              } | null;
+              finished_at: string | null;
+              id: number;
+              /** @description Customers, orders, subscriptions, licenses and activations handled so far */
+              processed: number;
+              /** @enum {unknown} */
+              source: 'csv' | 'edd' | 'freemius' | 'woocommerce';
+              started_at: string | null;
+              /**
+               * @description queued, running, done (the report is there), failed (failure says why)
+               * @enum {unknown}
+               */
+              status: 'queued' | 'running' | 'done' | 'failed';
+              table_prefix: string | null;
+              /** @description How many of those the source holds; null until the source was read */
+              total: number | null;
+            }[];
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Start an import job (or a dry run) in the background; 409 import_running while another is queued or running */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description edd and woocommerce: the old store's MySQL database, mysql://user:password@host/database; never stored, logged nor answered */
+            db_url?: string;
+            /** @description csv and freemius: a folder on the server inside DATA_DIR/imports (a relative path is taken from there) or an IMPORT_ROOTS folder */
+            dir?: string;
+            /**
+             * @description Read and check everything, write nothing
+             * @default false
+             */
+            dry_run: boolean;
+            /** @enum {unknown} */
+            source: 'csv' | 'edd' | 'freemius' | 'woocommerce';
+            /** @description edd and woocommerce: the WordPress tables' prefix (default wp_) */
+            table_prefix?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description Per kind of record: made now, found from an earlier run, not imported (see problems) */
+              counts: {
+                activations: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                customers: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                licenses: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                orders: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                products: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                releases: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                subscriptions: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+              };
+              /** @description ISO 8601 UTC */
+              created_at: string;
+              /** @description The administrator who started it */
+              created_by: number;
+              /** @description The folder read (csv, freemius) */
+              dir: string | null;
+              dry_run: boolean;
+              failure: {
+                message: string | null;
+                /** @description interrupted (the server stopped during the job: run it again, nothing is made twice), source_unavailable, import_failed */
+                reason: string;
+              } | null;
+              finished_at: string | null;
+              id: number;
+              /** @description Customers, orders, subscriptions, licenses and activations handled so far */
+              processed: number;
+              /** @description Once done */
+              report: {
+                /** @description Per kind of record: made now, found from an earlier run, not imported (see problems) */
+                counts: {
+                  activations: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  customers: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  licenses: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  orders: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  products: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  releases: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  subscriptions: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                };
+                /** @description Every row of the source is either in Tollgate or reported */
+                ok: boolean;
+                problem_count: number;
+                /** @description The rows not imported and why (the first 10,000) */
+                problems: {
+                  detail?: string;
+                  kind: string;
+                  reason: string;
+                  source_id: string;
+                }[];
+                reconciliation: {
+                  /** @description Rows now in Tollgate from this source */
+                  imported: number;
+                  kind: string;
+                  /** @description source = imported + skipped */
+                  ok: boolean;
+                  /** @description Rows reported and left out */
+                  skipped: number;
+                  /** @description Rows the source holds */
+                  source: number;
+                }[];
+                totals: {
+                  activations: number;
+                  customers: number;
+                  licenses: number;
+                  orders: number;
+                  /** @description Paid orders, minor units per currency */
+                  revenue: {
+                    [key: string]: number;
+                  };
+                  subscriptions: number;
+                };
+              } | null;
+              /** @enum {unknown} */
+              source: 'csv' | 'edd' | 'freemius' | 'woocommerce';
+              started_at: string | null;
+              /**
+               * @description queued, running, done (the report is there), failed (failure says why)
+               * @enum {unknown}
+               */
+              status: 'queued' | 'running' | 'done' | 'failed';
+              table_prefix: string | null;
+              /** @description How many of those the source holds; null until the source was read */
+              total: number | null;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/imports/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An import job: its status, counts so far, total, and its report once done */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description Per kind of record: made now, found from an earlier run, not imported (see problems) */
+              counts: {
+                activations: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                customers: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                licenses: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                orders: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                products: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                releases: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+                subscriptions: {
+                  created: number;
+                  present: number;
+                  skipped: number;
+                };
+              };
+              /** @description ISO 8601 UTC */
+              created_at: string;
+              /** @description The administrator who started it */
+              created_by: number;
+              /** @description The folder read (csv, freemius) */
+              dir: string | null;
+              dry_run: boolean;
+              failure: {
+                message: string | null;
+                /** @description interrupted (the server stopped during the job: run it again, nothing is made twice), source_unavailable, import_failed */
+                reason: string;
+              } | null;
+              finished_at: string | null;
+              id: number;
+              /** @description Customers, orders, subscriptions, licenses and activations handled so far */
+              processed: number;
+              /** @description Once done */
+              report: {
+                /** @description Per kind of record: made now, found from an earlier run, not imported (see problems) */
+                counts: {
+                  activations: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  customers: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  licenses: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  orders: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  products: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  releases: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                  subscriptions: {
+                    created: number;
+                    present: number;
+                    skipped: number;
+                  };
+                };
+                /** @description Every row of the source is either in Tollgate or reported */
+                ok: boolean;
+                problem_count: number;
+                /** @description The rows not imported and why (the first 10,000) */
+                problems: {
+                  detail?: string;
+                  kind: string;
+                  reason: string;
+                  source_id: string;
+                }[];
+                reconciliation: {
+                  /** @description Rows now in Tollgate from this source */
+                  imported: number;
+                  kind: string;
+                  /** @description source = imported + skipped */
+                  ok: boolean;
+                  /** @description Rows reported and left out */
+                  skipped: number;
+                  /** @description Rows the source holds */
+                  source: number;
+                }[];
+                totals: {
+                  activations: number;
+                  customers: number;
+                  licenses: number;
+                  orders: number;
+                  /** @description Paid orders, minor units per currency */
+                  revenue: {
+                    [key: string]: number;
+                  };
+                  subscriptions: number;
+                };
+              } | null;
+              /** @enum {unknown} */
+              source: 'csv' | 'edd' | 'freemius' | 'woocommerce';
+              started_at: string | null;
+              /**
+               * @description queued, running, done (the report is there), failed (failure says why)
+               * @enum {unknown}
+               */
+              status: 'queued' | 'running' | 'done' | 'failed';
+              table_prefix: string | null;
+              /** @description How many of those the source holds; null until the source was read */
+              total: number | null;
+            };
+          };
+        };
+        /** @description REST error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description REST error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              code: string;
+              data: {
+                status: number;
+              } & {
+                [key: string]: unknown;
+              };
+              message: string;
+            } & {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/licenses': {
     parameters: {
       query?: never;

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
@@ -9,9 +10,13 @@ import type { PublishingService } from '../releases/publishing.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { StripeService } from '../stripe/stripe.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { ImportJobsRepository } from './import-jobs.repository.js';
+import { ImportJobService } from './import-jobs.service.js';
 import { ImportsRepository } from './imports.repository.js';
 import { ImportService } from './imports.service.js';
+import { openSource } from './sources.js';
 
+export type { ImportJobService } from './import-jobs.service.js';
 export type { ImportReport, ImportService } from './imports.service.js';
 
 /** Builds the importer of other stores' records (docs/migrating.md, 'Importing'). */
@@ -43,5 +48,26 @@ export function createImports(deps: {
     deps.settings,
     deps.audit,
     deps.clock,
+  );
+}
+
+/** Builds the import jobs the console starts (docs/migrating.md, 'From the console'). */
+export function createImportJobs(deps: {
+  database: Database;
+  imports: ImportService;
+  audit: AuditService;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  /** The folders a csv or freemius job may read; the first is where a relative folder is taken from. */
+  roots: string[];
+}): ImportJobService {
+  return new ImportJobService(
+    deps.database,
+    new ImportJobsRepository(deps.database),
+    deps.imports,
+    deps.audit,
+    deps.clock,
+    deps.log,
+    { roots: deps.roots, open: openSource },
   );
 }

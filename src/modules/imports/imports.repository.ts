@@ -16,6 +16,18 @@ export class ImportsRepository {
     return row ? Number(row.target_id) : undefined;
   }
 
+  /** Which of these source ids of one kind were imported before. */
+  async known(source: string, kind: string, sourceIds: string[]): Promise<Set<string>> {
+    const rows = await this.database.db
+      .selectFrom('import_map')
+      .select('source_id')
+      .where('source', '=', source)
+      .where('kind', '=', kind)
+      .where('source_id', 'in', sourceIds)
+      .execute();
+    return new Set(rows.map((r) => r.source_id));
+  }
+
   /**
    * Records what a source record became; a second record of the same id is left as the first.
    * Answers whether this one was recorded (false: another run recorded the id first).

@@ -119,6 +119,25 @@ function time(value: string, reason: string): string {
   return iso(new Date(ms));
 }
 
+/**
+ * Licenses and activations are written this many to a transaction (docs/performance.md, 'Importing
+ * another store'): a commit per record was most of the activations' time on PostgreSQL. Each
+ * record is still whole (the transaction holds it with its map row), and a batch that fails is
+ * written again record by record, so one bad record costs only itself.
+ */
+const BATCH = 100;
+
+type Write = (tx: Tx) => Promise<'created' | 'present'>;
+
+/** How often (in records) a run reports its progress, besides at the end of each kind. */
+export const PROGRESS_EVERY = 500;
+
+/**
+ * Where a run stands: called every `PROGRESS_EVERY` records and when a kind ends, with the counts
+ * so far. A callback that throws stops the run there (between records, so each is whole).
+ */
+export type ImportProgress = (counts: Record<ImportKind, KindCount>) => void | Promise<void>;
+
 /** EDD's and the others' license states, as a Tollgate license stores them. */
 function statusOf(license: ImportLicense): LicenseStatus {
   if (license.status === 'revoked') return 'revoked';
@@ -153,10 +172,17 @@ export class ImportService {
     private readonly clock: Clock,
   ) {}
 
-  async run(source: ImportSource, opts: { dryRun: boolean }): Promise<ImportReport> {
+  async run(
+    source: ImportSource,
+    opts: { dryRun: boolean; onProgress?: ImportProgress },
+  ): Promise<ImportReport> {
     const run = new Run(source.name, opts.dryRun);
+    let seen = 0;
     for (const kind of IMPORT_ORDER) {
+      const batched = !opts.dryRun && (kind === 'licenses' || kind === 'activations');
+      let pending: (ImportLicense | ImportActivation)[] = [];
       for await (const item of source.read(kind)) {
+        if (opts.onProgress && ++seen % PROGRESS_EVERY === 0) await opts.onProgress(run.counts);
         if (isProblem(item)) {
           run.problem(item);
           continue;
@@ -164,18 +190,28 @@ export class ImportService {
         // A paid order's total, counted as imported or skipped in the revenue reconciliation.
         const paid =
           kind === 'orders' && (item as ImportOrder).status === 'completed' ? (item as ImportOrder) : null;
+        if (batched) {
+          const record = item as ImportLicense | ImportActivation;
+          // A source id seen again is written after the first, as a run without batches would.
+          if (pending.length === BATCH || pending.some((p) => p.sourceId === record.sourceId)) {
+            await this.batch(run, kind as 'licenses' | 'activations', pending);
+            pending = [];
+          }
+          pending.push(record);
+          continue;
+        }
         try {
           const outcome = await this.one(run, kind, item);
           if (outcome === 'created') run.count(kind).created++;
           else run.count(kind).present++;
           if (paid) run.revenue(paid.currency).imported += paid.total;
         } catch (e) {
-          const reason =
-            e instanceof ImportRefusal ? e.reason : e instanceof ApiError ? e.code : 'write_failed';
-          run.problem({ kind, sourceId: idOf(kind, item), reason });
+          run.problem({ kind, sourceId: idOf(kind, item), reason: reasonOf(e) });
           if (paid && isAmount(paid.total)) run.revenue(paid.currency).skipped += paid.total;
         }
       }
+      if (pending.length > 0) await this.batch(run, kind as 'licenses' | 'activations', pending);
+      await opts.onProgress?.(run.counts);
     }
     if (!opts.dryRun) {
       await withTransaction(this.database, async (tx) => {
@@ -251,12 +287,67 @@ export class ImportService {
     }
   }
 
+  /**
+   * Licenses or activations written together: the map says which were imported before (one
+   * query), each other one is checked and prepared on its own (a refusal is its own problem), then
+   * all are written in one transaction; if that fails, each again in a transaction of its own.
+   */
+  private async batch(
+    run: Run,
+    kind: 'licenses' | 'activations',
+    items: (ImportLicense | ImportActivation)[],
+  ) {
+    const counts = run.count(kind);
+    const known = await this.repo.known(
+      run.source,
+      kind,
+      items.map((i) => i.sourceId),
+    );
+    const writes: { sourceId: string; write: Write }[] = [];
+    for (const item of items) {
+      if (known.has(item.sourceId)) {
+        counts.present++;
+        continue;
+      }
+      try {
+        const write =
+          kind === 'licenses'
+            ? await this.licenseWrite(run, item as ImportLicense)
+            : await this.activationWrite(run, item as ImportActivation);
+        writes.push({ sourceId: item.sourceId, write });
+      } catch (e) {
+        run.problem({ kind, sourceId: item.sourceId, reason: reasonOf(e) });
+      }
+    }
+    if (writes.length === 0) return;
+    let outcomes: ('created' | 'present')[];
+    try {
+      outcomes = await withTransaction(this.database, async (tx) => {
+        const done: ('created' | 'present')[] = [];
+        for (const w of writes) done.push(await w.write(tx));
+        return done;
+      });
+    } catch {
+      outcomes = [];
+      for (const w of writes) {
+        try {
+          outcomes.push(await withTransaction(this.database, w.write));
+        } catch (e) {
+          run.problem({ kind, sourceId: w.sourceId, reason: reasonOf(e) });
+        }
+      }
+    }
+    for (const outcome of outcomes) counts[outcome]++;
+  }
+
   /** The Tollgate id of a record imported before (this run or an earlier one), or a refusal. */
   private async target(run: Run, kind: string, sourceId: string, missing: string): Promise<number> {
     const planned = run.planned(kind, sourceId);
     if (planned !== undefined) return planned;
     const id = await this.repo.target(run.source, kind, sourceId);
     if (id === undefined) throw new ImportRefusal(missing);
+    // Products and variations are few and each is referred to by many licenses: kept for the run.
+    if (kind === 'products' || kind === 'variations') run.plan(kind, sourceId, id);
     return id;
   }
 
@@ -581,6 +672,17 @@ export class ImportService {
   private async license(run: Run, l: ImportLicense): Promise<'created' | 'present'> {
     const known = await this.repo.target(run.source, 'licenses', l.sourceId);
     if (known !== undefined) return 'present';
+    const write = await this.licenseWrite(run, l);
+    if (run.dryRun) {
+      if ((await this.licenses.idOfKey(l.key)) !== undefined) return 'present';
+      run.plan('licenses', l.sourceId);
+      return 'created';
+    }
+    return withTransaction(this.database, write);
+  }
+
+  /** A license's checks (what it refers to was imported), then its writing, in the caller's transaction. */
+  private async licenseWrite(run: Run, l: ImportLicense): Promise<Write> {
     const productId = await this.target(run, 'products', l.productSourceId, 'unknown_product');
     const userId = await this.target(run, 'customers', l.customerSourceId, 'unknown_customer');
     const variationId = l.variationSourceId
@@ -594,12 +696,7 @@ export class ImportService {
       l.subscriptionSourceId && run.renewing.has(l.subscriptionSourceId)
         ? await this.optional(run, 'subscriptions', l.subscriptionSourceId)
         : null;
-    if (run.dryRun) {
-      if ((await this.licenses.idOfKey(l.key)) !== undefined) return 'present';
-      run.plan('licenses', l.sourceId);
-      return 'created';
-    }
-    return withTransaction(this.database, async (tx) => {
+    return async (tx) => {
       const existing = await this.licenses.idOfKey(l.key, tx);
       let id: number;
       if (existing !== undefined) id = existing;
@@ -623,12 +720,22 @@ export class ImportService {
       }
       await this.remember(run, 'licenses', l.sourceId, id, tx);
       return existing === undefined ? 'created' : 'present';
-    });
+    };
   }
 
   private async activation(run: Run, a: ImportActivation): Promise<'created' | 'present'> {
     const known = await this.repo.target(run.source, 'activations', a.sourceId);
     if (known !== undefined) return 'present';
+    const write = await this.activationWrite(run, a);
+    if (run.dryRun) {
+      run.plan('activations', a.sourceId);
+      return 'created';
+    }
+    return withTransaction(this.database, write);
+  }
+
+  /** An activation's checks (its license was imported, its URL is one), then its writing. */
+  private async activationWrite(run: Run, a: ImportActivation): Promise<Write> {
     const licenseId = await this.target(run, 'licenses', a.licenseSourceId, 'unknown_license');
     let site: ReturnType<typeof legacyIdentity>;
     try {
@@ -636,15 +743,11 @@ export class ImportService {
     } catch {
       throw new ImportRefusal('invalid_url');
     }
-    if (run.dryRun) {
-      run.plan('activations', a.sourceId);
-      return 'created';
-    }
-    return withTransaction(this.database, async (tx) => {
+    return async (tx) => {
       const made = await this.licenses.importActivation(licenseId, site, a.staging === true, tx);
       await this.remember(run, 'activations', a.sourceId, made.id, tx);
       return made.created ? 'created' : 'present';
-    });
+    };
   }
 
   private remember(run: Run, kind: string, sourceId: string, id: number, tx: Tx) {
@@ -680,6 +783,10 @@ function idOf(kind: ImportKind, item: unknown): string {
 
 /** Rolls back a record's write: another run mapped the record first. */
 class MappedElsewhere extends Error {}
+
+/** A record's problem reason: the importer's refusal, the service's error code, or a failed write. */
+const reasonOf = (e: unknown) =>
+  e instanceof ImportRefusal ? e.reason : e instanceof ApiError ? e.code : 'write_failed';
 
 /** A record the importer will not write, and why (reported as a problem). */
 class ImportRefusal extends Error {
@@ -728,10 +835,10 @@ class Run {
     if (this.problems.length < MAX_PROBLEMS) this.problems.push(p);
   }
 
-  /** A dry run's stand-in id for what it would make, so later kinds find it. */
-  plan(kind: string, sourceId: string): void {
+  /** A dry run's stand-in id (-1) for what it would make, so later kinds find it; or a record's known id. */
+  plan(kind: string, sourceId: string, id = -1): void {
     const m = this.plans.get(kind) ?? new Map<string, number>();
-    m.set(sourceId, -1);
+    m.set(sourceId, id);
     this.plans.set(kind, m);
   }
 
