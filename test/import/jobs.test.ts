@@ -62,6 +62,8 @@ interface Job {
     problem_count: number;
     problems: { kind: string; source_id: string; reason: string }[];
     reconciliation: { kind: string; source: number; imported: number; skipped: number; ok: boolean }[];
+    revenue: { currency: string; source: number; imported: number; skipped: number; ok: boolean }[];
+    stripe: { customers: number; cards: number };
   } | null;
 }
 
@@ -113,6 +115,8 @@ describe('a CSV import from the console', () => {
     const run = await settle((await post({ source: 'csv', dir: 'small' })).json().id);
     expect(run).toMatchObject({ status: 'done', dry_run: false, processed: 9, total: 9 });
     expect(run.report?.ok).toBe(true);
+    // A CSV export holds no orders: no revenue to reconcile, no Stripe customer kept.
+    expect(run.report).toMatchObject({ revenue: [], stripe: { customers: 0, cards: 0 } });
     expect(run.report?.reconciliation.find((r) => r.kind === 'activations')).toEqual({
       kind: 'activations',
       source: 3,

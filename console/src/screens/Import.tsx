@@ -282,6 +282,20 @@ function ReportView({ report, dryRun }: { report: Report; dryRun: boolean }) {
         rowKey={(r) => r.kind}
         empty="Nothing to reconcile."
       />
+      <h3>Revenue</h3>
+      <DataTable
+        caption="Paid orders per currency: the source's revenue is imported or reported"
+        columns={revenueColumns}
+        data={report.revenue}
+        rowKey={(r) => r.currency}
+        empty="The source holds no paid orders."
+      />
+      {report.stripe.customers > 0 ? (
+        <p>
+          {number(report.stripe.customers)} Stripe {report.stripe.customers === 1 ? 'customer' : 'customers'}{' '}
+          kept, {number(report.stripe.cards)} with the card their subscriptions renew on.
+        </p>
+      ) : null}
       <h3>
         {report.problem_count === 0
           ? 'Every row can be imported'
@@ -321,6 +335,38 @@ const reconciliationColumns = [
   rc.accessor('imported', { header: 'Imported', cell: (c) => number(c.getValue()) }),
   rc.accessor('skipped', { header: 'Not imported', cell: (c) => number(c.getValue()) }),
   rc.accessor('ok', {
+    header: 'Reconciled',
+    cell: (c) => (c.getValue() ? <Badge value="ok" label="Yes" /> : <Badge value="failed" label="No" />),
+  }),
+];
+
+type Revenue = Report['revenue'][number];
+/** An amount in minor units of `currency`, written with that currency's decimals. */
+function inCurrency(minor: number, currency: string): string {
+  try {
+    const format = new Intl.NumberFormat('en', { style: 'currency', currency });
+    return format.format(minor / 10 ** (format.resolvedOptions().maximumFractionDigits ?? 2));
+  } catch {
+    // A code the browser does not know (the source's own spelling): the minor units as they are.
+    return `${number(minor)} ${currency} (minor units)`;
+  }
+}
+const vc = columnsFor<Revenue>();
+const revenueColumns = [
+  vc.accessor('currency', { header: 'Currency' }),
+  vc.accessor('source', {
+    header: 'In the source',
+    cell: (c) => inCurrency(c.getValue(), c.row.original.currency),
+  }),
+  vc.accessor('imported', {
+    header: 'Imported',
+    cell: (c) => inCurrency(c.getValue(), c.row.original.currency),
+  }),
+  vc.accessor('skipped', {
+    header: 'Not imported',
+    cell: (c) => inCurrency(c.getValue(), c.row.original.currency),
+  }),
+  vc.accessor('ok', {
     header: 'Reconciled',
     cell: (c) => (c.getValue() ? <Badge value="ok" label="Yes" /> : <Badge value="failed" label="No" />),
   }),

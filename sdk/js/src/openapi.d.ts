@@ -4637,6 +4637,23 @@ export interface paths {
                   /** @description Rows the source holds */
                   source: number;
                 }[];
+                /** @description Paid orders per currency, reconciled with the source */
+                revenue: {
+                  currency: string;
+                  /** @description The paid orders now in Tollgate from this source */
+                  imported: number;
+                  /** @description source = imported + skipped */
+                  ok: boolean;
+                  /** @description The paid orders reported and left out */
+                  skipped: number;
+                  /** @description What the source says its paid orders came to (minor units) */
+                  source: number;
+                }[];
+                /** @description Imported customers whose Stripe customer is kept, and how many with a card */
+                stripe: {
+                  cards: number;
+                  customers: number;
+                };
                 totals: {
                   activations: number;
                   customers: number;
@@ -4907,6 +4924,23 @@ export interface paths {
                   /** @description Rows the source holds */
                   source: number;
                 }[];
+                /** @description Paid orders per currency, reconciled with the source */
+                revenue: {
+                  currency: string;
+                  /** @description The paid orders now in Tollgate from this source */
+                  imported: number;
+                  /** @description source = imported + skipped */
+                  ok: boolean;
+                  /** @description The paid orders reported and left out */
+                  skipped: number;
+                  /** @description What the source says its paid orders came to (minor units) */
+                  source: number;
+                }[];
+                /** @description Imported customers whose Stripe customer is kept, and how many with a card */
+                stripe: {
+                  cards: number;
+                  customers: number;
+                };
                 totals: {
                   activations: number;
                   customers: number;

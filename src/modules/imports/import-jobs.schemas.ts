@@ -71,6 +71,20 @@ export const ImportReportSchema = Type.Object({
     { description: 'The rows not imported and why (the first 10,000)' },
   ),
   problem_count: Type.Integer(),
+  revenue: Type.Array(
+    Type.Object({
+      currency: Type.String(),
+      source: Type.Integer({ description: 'What the source says its paid orders came to (minor units)' }),
+      imported: Type.Integer({ description: 'The paid orders now in Tollgate from this source' }),
+      skipped: Type.Integer({ description: 'The paid orders reported and left out' }),
+      ok: Type.Boolean({ description: 'source = imported + skipped' }),
+    }),
+    { description: 'Paid orders per currency, reconciled with the source' },
+  ),
+  stripe: Type.Object(
+    { customers: Type.Integer(), cards: Type.Integer() },
+    { description: 'Imported customers whose Stripe customer is kept, and how many with a card' },
+  ),
   totals: Type.Object({
     customers: Type.Integer(),
     licenses: Type.Integer(),

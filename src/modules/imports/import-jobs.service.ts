@@ -293,6 +293,8 @@ function reportBody(r: ImportReport): ImportReportBody {
       ...(p.detail !== undefined ? { detail: p.detail } : {}),
     })),
     problem_count: r.problemCount,
+    revenue: r.revenue,
+    stripe: r.stripe,
     totals: r.totals,
   };
 }
