@@ -146,49 +146,22 @@ export function Import() {
           ))}
         </fieldset>
         {wantsDir ? (
-          <Field
+          <TextField
             label="Folder on the server"
             hint="A folder inside the store's data folder's imports folder (its name there, e.g. acme-export), or inside a folder named in IMPORT_ROOTS."
-          >
-            {(p) => (
-              <input
-                {...p}
-                value={dir}
-                onChange={(e) => setDir(e.target.value)}
-                required
-                spellCheck={false}
-              />
-            )}
-          </Field>
+            value={dir}
+            onChange={setDir}
+          />
         ) : (
           <div className="two">
-            <Field
+            <TextField
               label="Database URL"
               hint="mysql://user:password@host/database, read only by this import: never stored nor shown."
-            >
-              {(p) => (
-                <input
-                  {...p}
-                  type="password"
-                  autoComplete="off"
-                  value={dbUrl}
-                  onChange={(e) => setDbUrl(e.target.value)}
-                  required
-                  spellCheck={false}
-                />
-              )}
-            </Field>
-            <Field label="Table prefix" hint="As in wp-config.php.">
-              {(p) => (
-                <input
-                  {...p}
-                  value={prefix}
-                  onChange={(e) => setPrefix(e.target.value)}
-                  required
-                  spellCheck={false}
-                />
-              )}
-            </Field>
+              value={dbUrl}
+              onChange={setDbUrl}
+              secret
+            />
+            <TextField label="Table prefix" hint="As in wp-config.php." value={prefix} onChange={setPrefix} />
           </div>
         )}
         <ErrorNote error={error} title="The import did not start" />
@@ -254,6 +227,36 @@ function JobView({ job }: { job: Job }) {
 type CountRow = { kind: string; created: number; present: number; skipped: number };
 type Reconciled = Report['reconciliation'][number];
 type Problem = Report['problems'][number];
+
+/** A required text field of the import form; `secret` for the database URL (never shown, never filled in). */
+function TextField({
+  label,
+  hint,
+  value,
+  onChange,
+  secret = false,
+}: {
+  label: string;
+  hint: string;
+  value: string;
+  onChange: (value: string) => void;
+  secret?: boolean;
+}) {
+  return (
+    <Field label={label} hint={hint}>
+      {(p) => (
+        <input
+          {...p}
+          {...(secret ? { type: 'password', autoComplete: 'off' } : {})}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+          required
+          spellCheck={false}
+        />
+      )}
+    </Field>
+  );
+}
 
 function ReportView({ report, dryRun }: { report: Report; dryRun: boolean }) {
   const counts: CountRow[] = KINDS.map(([kind]) => ({ kind, ...report.counts[kind] })).filter(
