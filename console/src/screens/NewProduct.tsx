@@ -10,6 +10,7 @@ import type { Product } from '../resources';
 import { ErrorNote } from '../ui/feedback';
 import { Field } from '../ui/form';
 import {
+  NumberField,
   PRICE,
   SHORT_DESCRIPTION,
   ShortDescriptionField,
@@ -226,21 +227,17 @@ export function NewProductForm() {
         </Field>
       </div>
       {updates === 'days' ? (
-        <Field label="Days of updates and support" error={errors.updates_days}>
-          {(p) => (
-            <input
-              {...p}
-              type="number"
-              min={1}
-              max={36500}
-              {...register('updates_days', {
-                required: 'How many days?',
-                pattern: { value: /^[1-9]\d*$/, message: 'A whole number of days from 1.' },
-                validate: (v) => Number(v) <= 36500 || 'At most 36500 days.',
-              })}
-            />
-          )}
-        </Field>
+        <NumberField
+          label="Days of updates and support"
+          field={register('updates_days', {
+            required: 'How many days?',
+            pattern: { value: /^[1-9]\d*$/, message: 'A whole number of days from 1.' },
+            validate: (v) => Number(v) <= 36500 || 'At most 36500 days.',
+          })}
+          error={errors.updates_days}
+          min={1}
+          max={36500}
+        />
       ) : null}
       <fieldset>
         <legend>Software</legend>

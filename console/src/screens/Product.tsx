@@ -15,6 +15,7 @@ import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 import {
+  NumberField,
   PRICE,
   SHORT_DESCRIPTION,
   ShortDescriptionField,
@@ -362,20 +363,16 @@ function ProductForm({ product }: { product: Product }) {
         <fieldset>
           <legend>Subscription</legend>
           <div className="two">
-            <Field label="Renews every" error={errors.interval}>
-              {(p) => (
-                <input
-                  {...p}
-                  type="number"
-                  min={1}
-                  max={1000}
-                  {...register('interval', {
-                    required: 'How many periods?',
-                    pattern: { value: /^[1-9]\d*$/, message: 'A whole number from 1.' },
-                  })}
-                />
-              )}
-            </Field>
+            <NumberField
+              label="Renews every"
+              field={register('interval', {
+                required: 'How many periods?',
+                pattern: { value: /^[1-9]\d*$/, message: 'A whole number from 1.' },
+              })}
+              error={errors.interval}
+              min={1}
+              max={1000}
+            />
             <Field label="Period">
               {(p) => (
                 <select {...p} {...register('period')}>

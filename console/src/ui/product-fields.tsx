@@ -16,13 +16,25 @@ export const TRIAL_SITES = { required: 'Enter how many sites, from 1 to 100.', .
 
 type Registered = { field: UseFormRegisterReturn; error?: FieldError | undefined };
 
-/** How many sites a license (or every license of a product) may be active on at once. */
-export function SitesField({ label, hint, field, error }: Registered & { label: string; hint: string }) {
+/** A whole number typed in a number field, between `min` and `max` (the rules say which). */
+export function NumberField({
+  label,
+  hint,
+  field,
+  error,
+  min = 0,
+  max,
+}: Registered & { label: string; hint?: string; min?: number; max?: number }) {
   return (
     <Field label={label} hint={hint} error={error}>
-      {(p) => <input {...p} type="number" min={0} inputMode="numeric" {...field} />}
+      {(p) => <input {...p} type="number" min={min} max={max} inputMode="numeric" {...field} />}
     </Field>
   );
+}
+
+/** How many sites a license (or every license of a product) may be active on at once. */
+export function SitesField(props: Registered & { label: string; hint: string }) {
+  return <NumberField {...props} />;
 }
 
 /** The product's one-line description in the catalogue, on the new-product and product forms. */
