@@ -19,6 +19,7 @@ import type { PublishingService } from '../releases/publishing.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { StripeService } from '../stripe/stripe.service.js';
+import { STRIPE_SUBSCRIPTION } from '../subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { ImportsRepository } from './imports.repository.js';
 import {
@@ -144,7 +145,10 @@ export class ImportService {
     private readonly licenses: LicenseService,
     private readonly orders: Pick<OrdersService, 'insertImported' | 'addStoreNote'>,
     private readonly subscriptions: Pick<SubscriptionsService, 'insertImported'>,
-    private readonly stripe: Pick<StripeService, 'importedCard' | 'linkImported' | 'keepsCard'>,
+    private readonly stripe: Pick<
+      StripeService,
+      'importedCard' | 'linkImported' | 'keepsCard' | 'oldSubscription'
+    >,
     private readonly publishing: Pick<PublishingService, 'createFromFile'>,
     /** The largest release zip an upload takes (MAX_UPLOAD_BYTES). */
     private readonly maxUploadBytes: number,
@@ -493,6 +497,10 @@ export class ImportService {
     // The first order when it was imported; a subscription whose order was left out stands alone.
     const parent = s.parentOrderSourceId ? await this.optional(run, 'orders', s.parentOrderSourceId) : null;
     const method = await this.gatewayOf(s.gateway ?? '');
+    const profile = (s.gatewayProfileId ?? '').slice(0, 255);
+    // Never billed twice: one that Stripe still bills is left for the owner to cancel there.
+    const ended =
+      RUNNING.has(s.status) && STRIPE_SUBSCRIPTION.test(profile) ? await this.stripeEnded(profile) : null;
     if (run.dryRun) {
       run.plan('subscriptions', s.sourceId);
       return 'created';
@@ -514,7 +522,8 @@ export class ImportService {
           payment_method: method,
           parent_order_id: parent !== null && parent > 0 ? parent : null,
           status_reason: 'imported',
-          gateway_profile_id: (s.gatewayProfileId ?? '').slice(0, 255),
+          gateway_profile_id: profile,
+          gateway_profile_ended_at: ended,
           created_at: createdAt ?? now,
           updated_at: now,
         },
@@ -522,6 +531,20 @@ export class ImportService {
       );
       return this.remember(run, 'subscriptions', s.sourceId, id, tx);
     });
+  }
+
+  /**
+   * When Stripe said the old store's subscription no longer bills (asked before any transaction),
+   * or a refusal: `old_subscription_active` while Stripe still bills it (the owner cancels it
+   * there and runs the import again), `stripe_not_configured` when the store does not take
+   * Stripe (nothing could be asked, nor renewed), `stripe_unavailable` (thrown) when Stripe is out
+   * of reach.
+   */
+  private async stripeEnded(profile: string): Promise<string> {
+    const state = await this.stripe.oldSubscription(profile);
+    if (state === undefined) throw new ImportRefusal('stripe_not_configured');
+    if (state === 'billing') throw new ImportRefusal('old_subscription_active');
+    return iso(this.clock.now());
   }
 
   private async product(run: Run, p: ImportProduct): Promise<'created' | 'present'> {
@@ -580,7 +603,16 @@ export class ImportService {
 
   private async license(run: Run, l: ImportLicense): Promise<'created' | 'present'> {
     const known = await this.repo.target(run.source, 'licenses', l.sourceId);
-    if (known !== undefined) return 'present';
+    if (known !== undefined) {
+      // Its subscription left out by an earlier run (Stripe still billed it) and imported now.
+      if (!run.dryRun && l.subscriptionSourceId && run.renewing.has(l.subscriptionSourceId)) {
+        const subscriptionId = await this.repo.target(run.source, 'subscriptions', l.subscriptionSourceId);
+        if (subscriptionId !== undefined) {
+          await withTransaction(this.database, (tx) => this.licenses.linkImported(known, subscriptionId, tx));
+        }
+      }
+      return 'present';
+    }
     const productId = await this.target(run, 'products', l.productSourceId, 'unknown_product');
     const userId = await this.target(run, 'customers', l.customerSourceId, 'unknown_customer');
     const variationId = l.variationSourceId

@@ -6,6 +6,16 @@ export type SubscriptionRow = Selectable<SubscriptionsTables['subscriptions']>;
 export type BillingPeriod = 'day' | 'week' | 'month' | 'year';
 
 /**
+ * A subscription Stripe bills itself (Stripe Billing's `sub_…`), as EDD Recurring's and
+ * WooCommerce Subscriptions' with Stripe are: an imported one renews here only once Stripe no
+ * longer bills it (docs/migrating.md, 'Subscriptions Stripe still bills').
+ */
+export const STRIPE_SUBSCRIPTION = /^sub_[A-Za-z0-9]{1,250}$/;
+
+/** Whether Stripe still bills a `sub_…`; undefined when it cannot be asked (Stripe not set up). */
+export type OldSubscriptionCheck = (profileId: string) => Promise<'billing' | 'ended' | undefined>;
+
+/**
  * The statuses of docs/checkout.md, 'Subscriptions and renewals'. `pending`: created by checkout,
  * active once its first order is paid.
  */
