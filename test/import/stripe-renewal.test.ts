@@ -297,8 +297,12 @@ it('leaves out a subscription Stripe still bills until it is cancelled there, th
     expect((await t.app.services.imports.run(source, { dryRun: false })).problems).toEqual([left]);
   }
 
-  // Cancelled at Stripe: the next run imports it and links its license.
-  standIn.addSubscription(`sub_${id}`, `cus_${id}`, 'canceled');
+  // Failing payments still retried, though set to end: still left out.
+  standIn.addSubscription(`sub_${id}`, `cus_${id}`, 'past_due', { cancelAtPeriodEnd: true });
+  expect((await t.app.services.imports.run(source, { dryRun: false })).problems).toEqual([left]);
+
+  // Cancelled at Stripe at the period's end: the next run imports it and links its license.
+  standIn.addSubscription(`sub_${id}`, `cus_${id}`, 'active', { cancelAtPeriodEnd: true });
   const again = await t.app.services.imports.run(source, { dryRun: false });
   expect(again.problems).toEqual([]);
   expect(again.counts.subscriptions).toEqual({ created: 1, present: 0, skipped: 0 });

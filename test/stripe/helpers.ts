@@ -118,9 +118,15 @@ export class StripeStandIn {
 
   /**
    * A Stripe Billing subscription of another store, in `status` (`active`, `trialing`, `past_due`,
-   * `canceled`, `unpaid`, `incomplete`, `incomplete_expired`, `paused`); set it again to change it.
+   * `canceled`, `unpaid`, `incomplete`, `incomplete_expired`, `paused`), set to cancel at its
+   * period's end or not; set it again to change it.
    */
-  addSubscription(id: string, customer: string, status = 'active') {
+  addSubscription(
+    id: string,
+    customer: string,
+    status = 'active',
+    opts: { cancelAtPeriodEnd?: boolean } = {},
+  ) {
     const created = Math.floor(Date.now() / 1000) - 30 * 86_400;
     const end = created + 60 * 86_400;
     this.subscriptions.set(id, {
@@ -128,7 +134,7 @@ export class StripeStandIn {
       object: 'subscription',
       customer,
       status,
-      cancel_at_period_end: false,
+      cancel_at_period_end: opts.cancelAtPeriodEnd ?? false,
       canceled_at: status === 'canceled' ? Math.floor(Date.now() / 1000) : null,
       ended_at:
         status === 'canceled' || status === 'incomplete_expired' ? Math.floor(Date.now() / 1000) : null,

@@ -366,9 +366,10 @@ export class StripeService {
 
   /**
    * Whether Stripe still bills a subscription of the old store (`sub_…`, docs/migrating.md,
-   * 'Subscriptions Stripe still bills'): `billing` in any state but `canceled` and
-   * `incomplete_expired` (Stripe may still charge those it is retrying, pausing or trialling),
-   * `ended` once it is one of those or Stripe no longer knows it (404 `resource_missing`).
+   * 'Subscriptions Stripe still bills'): `ended` once it is `canceled` or `incomplete_expired`, or
+   * Stripe no longer knows it (404 `resource_missing`), or it is `active` or `trialing` and set to
+   * cancel at its period's end (Stripe charges it no more); else `billing` (Stripe may still charge
+   * one it is retrying, pausing or trialling).
    * `undefined` when the store does not take Stripe (nothing can be asked). Stripe out of reach is
    * 503 `stripe_unavailable`. Read-only at Stripe.
    */
@@ -377,7 +378,9 @@ export class StripeService {
     if (!stripe) return undefined;
     try {
       const sub = await stripe.subscriptions.retrieve(subscriptionId);
-      return sub.status === 'canceled' || sub.status === 'incomplete_expired' ? 'ended' : 'billing';
+      if (sub.status === 'canceled' || sub.status === 'incomplete_expired') return 'ended';
+      const ending = sub.cancel_at_period_end && (sub.status === 'active' || sub.status === 'trialing');
+      return ending ? 'ended' : 'billing';
     } catch (e) {
       const Sdk = await stripeSdk();
       if (e instanceof Sdk.errors.StripeInvalidRequestError && e.code === 'resource_missing') return 'ended';

@@ -482,7 +482,7 @@ export class SubscriptionsService {
     return withTransaction(this.database, async (tx) => {
       const row = await this.repo.lock(id, tx);
       // Changed meanwhile (paid, held, cancelled): the next tick looks again.
-      if (!row || row.status !== 'active' || row.next_payment_at !== sub.next_payment_at) return false;
+      if (row?.status !== 'active' || row.next_payment_at !== sub.next_payment_at) return false;
       if (state === 'ended') {
         await this.repo.update(id, { gateway_profile_ended_at: now, updated_at: now }, tx);
         return true;
