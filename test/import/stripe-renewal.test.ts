@@ -426,6 +426,12 @@ it('the renewal worker holds, instead of renewing, a subscription Stripe still b
       gateway_profile_ended_at: null,
     }),
   ]);
+  // The console's subscription view says so.
+  expect(await adminOk(t, 'GET', `/subscriptions/${sub!.id}`)).toMatchObject({
+    status: 'on-hold',
+    status_reason: 'old_subscription_active',
+    gateway_profile_id: `sub_${id}`,
+  });
   const audit = await db()
     .selectFrom('audit_events')
     .selectAll()

@@ -17205,6 +17205,8 @@ export interface paths {
               billing_period: string | null;
               created_at: string;
               currency: string | null;
+              /** @description The old gateway's id of an imported subscription (Stripe's `sub_…`); empty otherwise */
+              gateway_profile_id: string;
               id: number;
               next_payment_at: string | null;
               parent_order_id: number | null;
@@ -17216,6 +17218,8 @@ export interface paths {
               /** @description Decimal string */
               recurring_total: string | null;
               status: string;
+              /** @description Why it last changed status, e.g. `renewal_payment_overdue`, `old_subscription_active` (held: the old store's Stripe subscription still bills it, docs/migrating.md); empty when none was given */
+              status_reason: string;
               updated_at: string;
               /** @description The customer's email; empty when the account is gone */
               user_email: string;
@@ -17351,6 +17355,8 @@ export interface paths {
               billing_period: string | null;
               created_at: string;
               currency: string | null;
+              /** @description The old gateway's id of an imported subscription (Stripe's `sub_…`); empty otherwise */
+              gateway_profile_id: string;
               id: number;
               next_payment_at: string | null;
               parent_order_id: number | null;
@@ -17360,6 +17366,8 @@ export interface paths {
               /** @description Decimal string */
               recurring_total: string | null;
               status: string;
+              /** @description Why it last changed status, e.g. `renewal_payment_overdue`, `old_subscription_active` (held: the old store's Stripe subscription still bills it, docs/migrating.md); empty when none was given */
+              status_reason: string;
               updated_at: string;
               user_id: number;
               variation_id: number;
@@ -17561,6 +17569,8 @@ export interface paths {
               billing_period: string | null;
               created_at: string;
               currency: string | null;
+              /** @description The old gateway's id of an imported subscription (Stripe's `sub_…`); empty otherwise */
+              gateway_profile_id: string;
               id: number;
               next_payment_at: string | null;
               parent_order_id: number | null;
@@ -17570,6 +17580,8 @@ export interface paths {
               /** @description Decimal string */
               recurring_total: string | null;
               status: string;
+              /** @description Why it last changed status, e.g. `renewal_payment_overdue`, `old_subscription_active` (held: the old store's Stripe subscription still bills it, docs/migrating.md); empty when none was given */
+              status_reason: string;
               updated_at: string;
               user_id: number;
               variation_id: number;
