@@ -451,6 +451,8 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     if (mode === 'live') await catalogue.gateways.goLive(tx, actor);
   });
   orders.onCreated((order, tx) => stripe.renewalCreated(order, tx));
+  // An imported subscription Stripe billed renews only once Stripe no longer bills it.
+  subscriptions.checkOldSubscription((profileId) => stripe.oldSubscription(profileId));
   // An order is paid: its subscriptions start, or a renewal extends their licenses.
   orders.onPaid((order, paidAt, tx) => subscriptions.orderPaid(order, paidAt, tx));
   // A subscription's license is quoted a move to another tier: prorated over its billing period.

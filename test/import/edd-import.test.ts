@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { URL_ONLY_INSTALLATION } from '../../src/modules/identity/identity.js';
 import { eddSource } from '../../src/modules/imports/edd/source.js';
 import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { STRIPE_KEYS, StripeStandIn } from '../stripe/helpers.js';
 import { type OldStore, skipMariaDb, startOldStore } from './mariadb.js';
 
 // An EDD 3 + Software Licensing store (test/import/fixtures/edd.sql in a MariaDB of its own)
@@ -9,10 +10,18 @@ import { type OldStore, skipMariaDb, startOldStore } from './mariadb.js';
 
 let store: OldStore;
 let t: TestApp;
+let standIn: StripeStandIn;
 beforeAll(async () => {
-  t = await createTestApp();
+  standIn = await new StripeStandIn().start();
+  t = await createTestApp({ env: { STRIPE_API_URL: standIn.url } });
+  // The old store's Stripe customers, without cards, and Bob's Stripe subscription, cancelled
+  // there before the move (the import checks it with Stripe's key).
+  standIn.addCustomer('cus_Alice123xyz');
+  standIn.addCustomer('cus_Bob456DEmvp');
+  standIn.addSubscription('sub_1ObobAgencyYearly', 'cus_Bob456DEmvp', 'canceled');
   // Bob's subscription renews in euros: a currency the store sells in.
   await setSettings(t, {
+    stripe_secret_key: STRIPE_KEYS.stripe_secret_key,
     currencies: [
       { code: 'EUR', symbol: '€', decimals: 2, rate: '0.9', rate_updated_at: new Date().toISOString() },
     ],
@@ -22,6 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await store?.stop();
   await t.close();
+  await standIn.stop();
 });
 
 const run = () => t.app.services.imports.run(eddSource({ db: store.url, prefix: 'wp_' }), { dryRun: false });

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { URL_ONLY_INSTALLATION } from '../../src/modules/identity/identity.js';
 import { freemiusSource } from '../../src/modules/imports/freemius/source.js';
 import { openSource } from '../../src/modules/imports/sources.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { STRIPE_KEYS, StripeStandIn } from '../stripe/helpers.js';
 
 // The Freemius import end to end (docs/migrating.md, 'From Freemius'), on the test's database: a
 // folder of the exports a developer takes, as Freemius's API answers its lists (JSON with the
@@ -16,8 +17,13 @@ let dir: string;
 const tag = `${process.pid}${Date.now().toString(36)}`;
 const FS_KEY = `sk_A1b2%^+67Y+;sXXz<${tag}>`;
 
+let standIn: StripeStandIn;
 beforeAll(async () => {
-  t = await createTestApp();
+  standIn = await new StripeStandIn().start();
+  t = await createTestApp({ env: { STRIPE_API_URL: standIn.url } });
+  // Stripe's key lets the import see that the old store's Stripe subscription was cancelled there.
+  await setSettings(t, { stripe_secret_key: STRIPE_KEYS.stripe_secret_key });
+  standIn.addSubscription('sub_123', 'cus_123', 'canceled');
   dir = mkdtempSync(join(tmpdir(), 'tollgate-freemius-'));
   const json = (name: string, list: unknown[], wrapped = true) =>
     writeFileSync(join(dir, `${name}.json`), JSON.stringify(wrapped ? { [name]: list } : list));
@@ -156,6 +162,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
+  await standIn.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,19 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImportOrder, ImportSubscription } from '../../src/modules/imports/records.js';
 import { createTestApp, setSettings, type TestApp } from '../helpers/app.js';
+import { STRIPE_KEYS, StripeStandIn } from '../stripe/helpers.js';
 import { type Records, recordsSource } from './records.js';
 
 // The importer's orders and subscriptions (docs/migrating.md, 'Importing'), from records as every
 // source yields them, on the test's database: a dry run, a run, a second run, two runs at once.
 
 let t: TestApp;
+let standIn: StripeStandIn;
 const tag = `${process.pid}${Date.now().toString(36)}`;
 beforeAll(async () => {
-  t = await createTestApp();
+  standIn = await new StripeStandIn().start();
+  t = await createTestApp({ env: { STRIPE_API_URL: standIn.url } });
   // A new store is in test mode: imported orders happened for real and are never test orders.
-  await setSettings(t, { store_mode: 'test' });
+  // Stripe's key lets the import see that the old store's Stripe subscription was cancelled there.
+  await setSettings(t, { store_mode: 'test', stripe_secret_key: STRIPE_KEYS.stripe_secret_key });
+  standIn.addSubscription('sub_1Old', 'cus_1Old', 'canceled');
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await standIn.stop();
+});
 
 const db = () => t.app.services.database.db;
 

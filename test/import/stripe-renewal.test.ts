@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { advanceClock, type TestApp } from '../helpers/app.js';
+import { adminOk, advanceClock, setSettings, type TestApp } from '../helpers/app.js';
 import {
   deliver,
+  STRIPE_KEYS,
   type StripeStandIn,
   startStripeStore,
   stopStripeStore,
@@ -212,4 +213,256 @@ it('a customer whose card Stripe cannot give now is reported and left for the ne
   const again = await t.app.services.imports.run(source, { dryRun: false });
   expect(again.counts.customers).toEqual({ created: 1, present: 0, skipped: 0 });
   expect(again.stripe).toEqual({ customers: 1, cards: 1 });
+});
+
+/** An old store's customer, product, subscription billed by Stripe (`sub_…`) and its license. */
+function billedByStripe(id: string, opts: { status?: string; due: string; expires: string }) {
+  return recordsSource('edd', {
+    customers: [{ sourceId: `c${id}`, email: `${id}@example.com`, stripeCustomerId: `cus_${id}` }],
+    products: [{ sourceId: `p${id}`, name: 'Pro', slug: `pro-${id}`, price: 1200, variations: [] }],
+    subscriptions: [
+      {
+        sourceId: `s${id}`,
+        customerSourceId: `c${id}`,
+        productSourceId: `p${id}`,
+        status: (opts.status ?? 'active') as 'active',
+        billingPeriod: 'month',
+        billingInterval: 1,
+        nextPaymentAt: opts.due,
+        currency: 'USD',
+        recurringTotal: 1200,
+        gateway: 'stripe',
+        gatewayProfileId: `sub_${id}`,
+      },
+    ],
+    licenses: [
+      {
+        sourceId: `l${id}`,
+        key: `KEY-${id}`,
+        productSourceId: `p${id}`,
+        customerSourceId: `c${id}`,
+        subscriptionSourceId: `s${id}`,
+        status: 'active',
+        expiresAt: opts.expires,
+        activationLimit: null,
+      },
+    ],
+  });
+}
+
+const subscriptionsOf = (email: string) =>
+  db()
+    .selectFrom('subscriptions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select(['s.id', 's.status', 's.status_reason', 's.gateway_profile_id', 's.gateway_profile_ended_at'])
+    .where('u.email', '=', email)
+    .execute();
+const licenseOf = (key: string) =>
+  db()
+    .selectFrom('licenses')
+    .select(['status', 'usage_expires_at', 'subscription_id'])
+    .where('license_key', '=', key)
+    .executeTakeFirst();
+
+it('leaves out a subscription Stripe still bills until it is cancelled there, then renews it here', async () => {
+  const id = `ev${tag}`;
+  standIn.addCard(`cus_${id}`, { id: `pm_${id}` });
+  standIn.addCustomer(`cus_${id}`, { defaultPaymentMethod: `pm_${id}` });
+  standIn.addSubscription(`sub_${id}`, `cus_${id}`, 'past_due');
+  const now = t.app.services.clock.now().getTime();
+  const due = new Date(now + 86_400_000).toISOString();
+  const source = billedByStripe(id, { due, expires: due });
+  const left = { kind: 'subscriptions', sourceId: `s${id}`, reason: 'old_subscription_active' };
+
+  // The dry run asks Stripe the same and writes nothing.
+  const dry = await t.app.services.imports.run(source, { dryRun: true });
+  expect(dry.problems).toEqual([left]);
+  expect(standIn.callsTo(`GET /v1/subscriptions/sub_${id}`)).toHaveLength(1);
+  expect(await subscriptionsOf(`${id}@example.com`)).toEqual([]);
+
+  // The real run: the subscription is left out, its license imported alone with its own expiry.
+  const first = await t.app.services.imports.run(source, { dryRun: false });
+  expect(first.problems).toEqual([left]);
+  expect(first.counts.subscriptions).toEqual({ created: 0, present: 0, skipped: 1 });
+  expect(first.counts.licenses).toEqual({ created: 1, present: 0, skipped: 0 });
+  expect(first.ok).toBe(true);
+  expect(await subscriptionsOf(`${id}@example.com`)).toEqual([]);
+  const alone = await licenseOf(`KEY-${id}`);
+  expect(alone).toMatchObject({ status: 'active', subscription_id: null });
+  expect(Math.abs(Date.parse(alone!.usage_expires_at!) - Date.parse(due))).toBeLessThan(1000);
+
+  // Trialling, paused or unpaid, Stripe may still charge it: still left out.
+  for (const status of ['trialing', 'paused', 'unpaid', 'incomplete', 'active']) {
+    standIn.addSubscription(`sub_${id}`, `cus_${id}`, status);
+    expect((await t.app.services.imports.run(source, { dryRun: false })).problems).toEqual([left]);
+  }
+
+  // Failing payments still retried, though set to end: still left out.
+  standIn.addSubscription(`sub_${id}`, `cus_${id}`, 'past_due', { cancelAtPeriodEnd: true });
+  expect((await t.app.services.imports.run(source, { dryRun: false })).problems).toEqual([left]);
+
+  // Cancelled at Stripe at the period's end: the next run imports it and links its license.
+  standIn.addSubscription(`sub_${id}`, `cus_${id}`, 'active', { cancelAtPeriodEnd: true });
+  const again = await t.app.services.imports.run(source, { dryRun: false });
+  expect(again.problems).toEqual([]);
+  expect(again.counts.subscriptions).toEqual({ created: 1, present: 0, skipped: 0 });
+  const [sub] = await subscriptionsOf(`${id}@example.com`);
+  expect(sub).toMatchObject({ status: 'active', gateway_profile_id: `sub_${id}` });
+  expect(sub!.gateway_profile_ended_at).not.toBeNull();
+  expect((await licenseOf(`KEY-${id}`))?.subscription_id).toBe(sub!.id);
+
+  // Its payment falls due: renewed here without asking Stripe again, on the kept card.
+  const asked = standIn.callsTo(`GET /v1/subscriptions/sub_${id}`).length;
+  await advanceClock(t, 2 * 86_400);
+  await t.app.services.renewals.tick();
+  expect(standIn.callsTo(`GET /v1/subscriptions/sub_${id}`)).toHaveLength(asked);
+  const renewal = await db()
+    .selectFrom('orders')
+    .selectAll()
+    .where('subscription_id', '=', sub!.id)
+    .where('created_via', '=', 'renewal')
+    .executeTakeFirstOrThrow();
+  await t.app.services.stripeRenewals.tick();
+  await t.app.services.stripeRenewals.drain();
+  const payment = await db()
+    .selectFrom('stripe_payments')
+    .selectAll()
+    .where('order_id', '=', renewal.id)
+    .executeTakeFirstOrThrow();
+  expect(standIn.intents.get(payment.payment_intent_id)).toMatchObject({
+    customer: `cus_${id}`,
+    payment_method: `pm_${id}`,
+  });
+  await deliver(
+    t,
+    stripeEvent(
+      'payment_intent.succeeded',
+      succeededIntent(standIn, payment.payment_intent_id, { payment_method: `pm_${id}` }),
+    ),
+  );
+  const license = await licenseOf(`KEY-${id}`);
+  expect(Date.parse(license!.usage_expires_at!)).toBeGreaterThan(Date.parse(due) + 27 * 86_400_000);
+});
+
+it('a subscription Stripe does not answer for, or cannot be asked about, is reported and left out', async () => {
+  const now = t.app.services.clock.now().getTime();
+  const due = new Date(now + 86_400_000).toISOString();
+  // One Stripe no longer knows (deleted there) is over: imported.
+  const goneId = `gone${tag}`;
+  const gone = await t.app.services.imports.run(billedByStripe(goneId, { due, expires: due }), {
+    dryRun: false,
+  });
+  expect(gone.problems).toEqual([]);
+  expect((await subscriptionsOf(`${goneId}@example.com`))[0]?.gateway_profile_ended_at).not.toBeNull();
+
+  // Stripe out of reach: left for the next run.
+  const downId = `down${tag}`;
+  standIn.addSubscription(`sub_${downId}`, `cus_${downId}`, 'canceled');
+  const down = billedByStripe(downId, { due, expires: due });
+  standIn.refuseSubscriptions = true;
+  try {
+    const report = await t.app.services.imports.run(down, { dryRun: false });
+    expect(report.problems).toContainEqual({
+      kind: 'subscriptions',
+      sourceId: `s${downId}`,
+      reason: 'stripe_unavailable',
+    });
+    expect(await subscriptionsOf(`${downId}@example.com`)).toEqual([]);
+  } finally {
+    standIn.refuseSubscriptions = false;
+  }
+  expect((await t.app.services.imports.run(down, { dryRun: false })).counts.subscriptions.created).toBe(1);
+
+  // An ended one is not asked about: it never renews.
+  const endedId = `ended${tag}`;
+  const ended = await t.app.services.imports.run(
+    billedByStripe(endedId, { status: 'cancelled', due, expires: due }),
+    { dryRun: false },
+  );
+  expect(ended.counts.subscriptions.created).toBe(1);
+  expect(standIn.callsTo(`GET /v1/subscriptions/sub_${endedId}`)).toHaveLength(0);
+
+  // Stripe not set up here: nothing could be asked, nor renewed with Stripe.
+  const offId = `off${tag}`;
+  await setSettings(t, { stripe_secret_key: '' });
+  try {
+    const off = await t.app.services.imports.run(billedByStripe(offId, { due, expires: due }), {
+      dryRun: true,
+    });
+    expect(off.problems).toEqual([
+      { kind: 'subscriptions', sourceId: `s${offId}`, reason: 'stripe_not_configured' },
+    ]);
+  } finally {
+    await setSettings(t, { stripe_secret_key: STRIPE_KEYS.stripe_secret_key });
+  }
+});
+
+it('the renewal worker holds, instead of renewing, a subscription Stripe still bills', async () => {
+  // Imported ended (nothing asked), then set active again by the owner while Stripe bills it.
+  const id = `held${tag}`;
+  standIn.addSubscription(`sub_${id}`, `cus_${id}`, 'active');
+  const now = t.app.services.clock.now().getTime();
+  const due = new Date(now + 86_400_000).toISOString();
+  await t.app.services.imports.run(billedByStripe(id, { status: 'cancelled', due, expires: due }), {
+    dryRun: false,
+  });
+  const [sub] = await subscriptionsOf(`${id}@example.com`);
+  await adminOk(t, 'POST', `/subscriptions/${sub!.id}/status`, { status: 'active' });
+  const renewals = () =>
+    db()
+      .selectFrom('orders')
+      .select('id')
+      .where('subscription_id', '=', sub!.id)
+      .where('created_via', '=', 'renewal')
+      .execute();
+
+  await advanceClock(t, 2 * 86_400);
+  await t.app.services.renewals.tick();
+  expect(await renewals()).toEqual([]);
+  expect(await subscriptionsOf(`${id}@example.com`)).toEqual([
+    expect.objectContaining({
+      status: 'on-hold',
+      status_reason: 'old_subscription_active',
+      gateway_profile_ended_at: null,
+    }),
+  ]);
+  // The console's subscription view says so.
+  expect(await adminOk(t, 'GET', `/subscriptions/${sub!.id}`)).toMatchObject({
+    status: 'on-hold',
+    status_reason: 'old_subscription_active',
+    gateway_profile_id: `sub_${id}`,
+  });
+  const audit = await db()
+    .selectFrom('audit_events')
+    .selectAll()
+    .where('entity_type', '=', 'subscription')
+    .where('entity_id', '=', sub!.id)
+    .where('action', '=', 'status')
+    .execute();
+  expect(audit.some((a) => a.changes.includes('old_subscription_active'))).toBe(true);
+
+  // Stripe out of reach: held too (no answer is not "ended").
+  await adminOk(t, 'POST', `/subscriptions/${sub!.id}/status`, { status: 'active' });
+  standIn.refuseSubscriptions = true;
+  try {
+    await t.app.services.renewals.tick();
+  } finally {
+    standIn.refuseSubscriptions = false;
+  }
+  expect(await renewals()).toEqual([]);
+  expect((await subscriptionsOf(`${id}@example.com`))[0]).toMatchObject({
+    status: 'on-hold',
+    status_reason: 'old_subscription_unverified',
+  });
+
+  // Cancelled at Stripe and set active again: asked once more, then renewed, and never asked again.
+  standIn.addSubscription(`sub_${id}`, `cus_${id}`, 'canceled');
+  await adminOk(t, 'POST', `/subscriptions/${sub!.id}/status`, { status: 'active' });
+  await t.app.services.renewals.tick();
+  expect(await renewals()).toHaveLength(1);
+  const [after] = await subscriptionsOf(`${id}@example.com`);
+  expect(after!.gateway_profile_ended_at).not.toBeNull();
+  const asked = standIn.callsTo(`GET /v1/subscriptions/sub_${id}`).length;
+  await t.app.services.renewals.tick();
+  expect(standIn.callsTo(`GET /v1/subscriptions/sub_${id}`)).toHaveLength(asked);
 });

@@ -26,11 +26,12 @@ type StripeObject = Record<string, unknown> & { id: string };
 
 /**
  * A stand-in for the few endpoints of Stripe's API that Tollgate calls (PaymentIntents, Refunds,
- * Customers, PaymentMethods), answering in Stripe's documented shapes, so the official SDK, pointed at it with
+ * Customers, PaymentMethods, Subscriptions read), answering in Stripe's documented shapes, so the official SDK, pointed at it with
  * STRIPE_API_URL, runs as it would against Stripe. Like Stripe, a repeated Idempotency-Key
  * answers the first response again. `declineOffSession` makes an off-session confirmation fail
  * as a card that needs the customer does; `refuseRefunds` and `refusePaymentIntents` make those fail; `dropRefundAnswers`
- * makes refunds whose answers are lost.
+ * makes refunds whose answers are lost; `refuseSubscriptions` makes reading a subscription fail
+ * as an outage does.
  */
 export class StripeStandIn {
   readonly calls: StripeCall[] = [];
@@ -40,8 +41,11 @@ export class StripeStandIn {
   readonly paymentMethods = new Map<string, StripeObject>();
   /** Customers made elsewhere (another store's), as Stripe keeps them (`addCustomer`). */
   readonly customers = new Map<string, StripeObject>();
+  /** Subscriptions an old store made with Stripe Billing (`addSubscription`). */
+  readonly subscriptions = new Map<string, StripeObject>();
   /** Makes listing and detaching cards fail as an outage does. */
   refuseCards = false;
+  refuseSubscriptions = false;
   declineOffSession = false;
   refuseRefunds = false;
   refusePaymentIntents = false;
@@ -108,6 +112,52 @@ export class StripeStandIn {
         footer: null,
         rendering_options: null,
       },
+      livemode: false,
+    });
+  }
+
+  /**
+   * A Stripe Billing subscription of another store, in `status` (`active`, `trialing`, `past_due`,
+   * `canceled`, `unpaid`, `incomplete`, `incomplete_expired`, `paused`), set to cancel at its
+   * period's end or not; set it again to change it.
+   */
+  addSubscription(
+    id: string,
+    customer: string,
+    status = 'active',
+    opts: { cancelAtPeriodEnd?: boolean } = {},
+  ) {
+    const created = Math.floor(Date.now() / 1000) - 30 * 86_400;
+    const end = created + 60 * 86_400;
+    this.subscriptions.set(id, {
+      id,
+      object: 'subscription',
+      customer,
+      status,
+      cancel_at_period_end: opts.cancelAtPeriodEnd ?? false,
+      canceled_at: status === 'canceled' ? Math.floor(Date.now() / 1000) : null,
+      ended_at:
+        status === 'canceled' || status === 'incomplete_expired' ? Math.floor(Date.now() / 1000) : null,
+      collection_method: 'charge_automatically',
+      created,
+      currency: 'usd',
+      default_payment_method: null,
+      items: {
+        object: 'list',
+        data: [
+          {
+            id: `si_${id.slice(4)}`,
+            object: 'subscription_item',
+            current_period_start: created,
+            current_period_end: end,
+            price: { id: 'price_old', object: 'price', unit_amount: 1200, currency: 'usd' },
+            quantity: 1,
+          },
+        ],
+        has_more: false,
+        url: `/v1/subscription_items?subscription=${id}`,
+      },
+      metadata: {},
       livemode: false,
     });
   }
@@ -189,6 +239,12 @@ export class StripeStandIn {
     if (method === 'GET' && customer) {
       const found = this.customers.get(customer[1]!);
       return found ? { status: 200, body: found } : missing('customer');
+    }
+    const subscription = /^\/v1\/subscriptions\/([^/]+)$/.exec(path);
+    if (method === 'GET' && subscription) {
+      if (this.refuseSubscriptions) return error(500, 'api_error', 'api_error', 'An unknown error occurred');
+      const found = this.subscriptions.get(subscription[1]!);
+      return found ? { status: 200, body: found } : missing('subscription');
     }
     if (method === 'POST' && path === '/v1/customers') {
       return { status: 200, body: { id: this.id('cus'), object: 'customer', email: p.email ?? null } };

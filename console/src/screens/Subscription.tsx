@@ -16,6 +16,9 @@ const back = <Link href="/subscriptions">← Subscriptions</Link>;
 /** A cancelled or expired subscription has ended: the console offers nothing more on it. */
 const ENDED = new Set(['cancelled', 'expired']);
 
+/** The renewal worker's holds of an imported subscription the old store's Stripe may still bill (docs/migrating.md). */
+const OLD_GATEWAY_HOLDS = new Set(['old_subscription_active', 'old_subscription_unverified']);
+
 /** The statuses the console can set (its select offers only these). */
 type Settable = Body<'/v1/subscriptions/{id}/status', 'post'>['status'];
 
@@ -130,6 +133,14 @@ export function SubscriptionPage({ id }: { id: number }) {
           <dt>Status</dt>
           <dd>
             <Badge value={s.status} label={subscriptionStatusLabel(s.status)} />
+            {s.status === 'on-hold' && OLD_GATEWAY_HOLDS.has(s.status_reason) ? (
+              <p>
+                {s.status_reason === 'old_subscription_active'
+                  ? "Not renewed: Stripe still bills the old store's subscription, so the customer would pay twice."
+                  : "Not renewed: Stripe could not say whether it still bills the old store's subscription."}{' '}
+                Cancel it at Stripe, then set this subscription active again.
+              </p>
+            ) : null}
           </dd>
           <dt>Customer</dt>
           <dd>
@@ -164,6 +175,14 @@ export function SubscriptionPage({ id }: { id: number }) {
           </dd>
           <dt>Changed</dt>
           <dd>{when(s.updated_at)}</dd>
+          {s.gateway_profile_id ? (
+            <>
+              <dt>Old gateway's id</dt>
+              <dd>
+                <code>{s.gateway_profile_id}</code>
+              </dd>
+            </>
+          ) : null}
         </dl>
       </section>
       <section aria-labelledby="subscription-status" className="card">

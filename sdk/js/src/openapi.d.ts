@@ -17904,6 +17904,8 @@ export interface paths {
               billing_period: string | null;
               created_at: string;
               currency: string | null;
+              /** @description The old gateway's id of an imported subscription (Stripe's `sub_…`); empty otherwise */
+              gateway_profile_id: string;
               id: number;
               next_payment_at: string | null;
               parent_order_id: number | null;
@@ -17915,6 +17917,8 @@ export interface paths {
               /** @description Decimal string */
               recurring_total: string | null;
               status: string;
+              /** @description Why it last changed status, e.g. `renewal_payment_overdue`, `old_subscription_active` (held: the old store's Stripe subscription still bills it, docs/migrating.md); empty when none was given */
+              status_reason: string;
               updated_at: string;
               /** @description The customer's email; empty when the account is gone */
               user_email: string;
@@ -18050,6 +18054,8 @@ export interface paths {
               billing_period: string | null;
               created_at: string;
               currency: string | null;
+              /** @description The old gateway's id of an imported subscription (Stripe's `sub_…`); empty otherwise */
+              gateway_profile_id: string;
               id: number;
               next_payment_at: string | null;
               parent_order_id: number | null;
@@ -18059,6 +18065,8 @@ export interface paths {
               /** @description Decimal string */
               recurring_total: string | null;
               status: string;
+              /** @description Why it last changed status, e.g. `renewal_payment_overdue`, `old_subscription_active` (held: the old store's Stripe subscription still bills it, docs/migrating.md); empty when none was given */
+              status_reason: string;
               updated_at: string;
               user_id: number;
               variation_id: number;
@@ -18260,6 +18268,8 @@ export interface paths {
               billing_period: string | null;
               created_at: string;
               currency: string | null;
+              /** @description The old gateway's id of an imported subscription (Stripe's `sub_…`); empty otherwise */
+              gateway_profile_id: string;
               id: number;
               next_payment_at: string | null;
               parent_order_id: number | null;
@@ -18269,6 +18279,8 @@ export interface paths {
               /** @description Decimal string */
               recurring_total: string | null;
               status: string;
+              /** @description Why it last changed status, e.g. `renewal_payment_overdue`, `old_subscription_active` (held: the old store's Stripe subscription still bills it, docs/migrating.md); empty when none was given */
+              status_reason: string;
               updated_at: string;
               user_id: number;
               variation_id: number;

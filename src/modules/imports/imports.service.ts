@@ -19,6 +19,7 @@ import type { PublishingService } from '../releases/publishing.service.js';
 import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { StripeService } from '../stripe/stripe.service.js';
+import { STRIPE_SUBSCRIPTION } from '../subscriptions/subscriptions.model.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { ImportsRepository } from './imports.repository.js';
 import {
@@ -163,7 +164,10 @@ export class ImportService {
     private readonly licenses: LicenseService,
     private readonly orders: Pick<OrdersService, 'insertImported' | 'addStoreNote'>,
     private readonly subscriptions: Pick<SubscriptionsService, 'insertImported'>,
-    private readonly stripe: Pick<StripeService, 'importedCard' | 'linkImported' | 'keepsCard'>,
+    private readonly stripe: Pick<
+      StripeService,
+      'importedCard' | 'linkImported' | 'keepsCard' | 'oldSubscription'
+    >,
     private readonly publishing: Pick<PublishingService, 'createFromFile'>,
     /** The largest release zip an upload takes (MAX_UPLOAD_BYTES). */
     private readonly maxUploadBytes: number,
@@ -306,6 +310,7 @@ export class ImportService {
     const writes: { sourceId: string; write: Write }[] = [];
     for (const item of items) {
       if (known.has(item.sourceId)) {
+        if (kind === 'licenses') await this.linkLateSubscription(run, item as ImportLicense);
         counts.present++;
         continue;
       }
@@ -584,6 +589,10 @@ export class ImportService {
     // The first order when it was imported; a subscription whose order was left out stands alone.
     const parent = s.parentOrderSourceId ? await this.optional(run, 'orders', s.parentOrderSourceId) : null;
     const method = await this.gatewayOf(s.gateway ?? '');
+    const profile = (s.gatewayProfileId ?? '').slice(0, 255);
+    // Never billed twice: one that Stripe still bills is left for the owner to cancel there.
+    const ended =
+      RUNNING.has(s.status) && STRIPE_SUBSCRIPTION.test(profile) ? await this.stripeEnded(profile) : null;
     if (run.dryRun) {
       run.plan('subscriptions', s.sourceId);
       return 'created';
@@ -605,7 +614,8 @@ export class ImportService {
           payment_method: method,
           parent_order_id: parent !== null && parent > 0 ? parent : null,
           status_reason: 'imported',
-          gateway_profile_id: (s.gatewayProfileId ?? '').slice(0, 255),
+          gateway_profile_id: profile,
+          gateway_profile_ended_at: ended,
           created_at: createdAt ?? now,
           updated_at: now,
         },
@@ -613,6 +623,20 @@ export class ImportService {
       );
       return this.remember(run, 'subscriptions', s.sourceId, id, tx);
     });
+  }
+
+  /**
+   * When Stripe said the old store's subscription no longer bills (asked before any transaction),
+   * or a refusal: `old_subscription_active` while Stripe still bills it (the owner cancels it
+   * there and runs the import again), `stripe_not_configured` when the store does not take
+   * Stripe (nothing could be asked, nor renewed), `stripe_unavailable` (thrown) when Stripe is out
+   * of reach.
+   */
+  private async stripeEnded(profile: string): Promise<string> {
+    const state = await this.stripe.oldSubscription(profile);
+    if (state === undefined) throw new ImportRefusal('stripe_not_configured');
+    if (state === 'billing') throw new ImportRefusal('old_subscription_active');
+    return iso(this.clock.now());
   }
 
   private async product(run: Run, p: ImportProduct): Promise<'created' | 'present'> {
@@ -671,7 +695,10 @@ export class ImportService {
 
   private async license(run: Run, l: ImportLicense): Promise<'created' | 'present'> {
     const known = await this.repo.target(run.source, 'licenses', l.sourceId);
-    if (known !== undefined) return 'present';
+    if (known !== undefined) {
+      await this.linkLateSubscription(run, l, known);
+      return 'present';
+    }
     const write = await this.licenseWrite(run, l);
     if (run.dryRun) {
       if ((await this.licenses.idOfKey(l.key)) !== undefined) return 'present';
@@ -679,6 +706,18 @@ export class ImportService {
       return 'created';
     }
     return withTransaction(this.database, write);
+  }
+
+  /**
+   * A license an earlier run imported while its subscription was left out (Stripe still billed it)
+   * is linked to that subscription once a later run imports it, so its renewals extend the license.
+   */
+  private async linkLateSubscription(run: Run, l: ImportLicense, licenseId?: number): Promise<void> {
+    if (run.dryRun || !l.subscriptionSourceId || !run.renewing.has(l.subscriptionSourceId)) return;
+    const id = licenseId ?? (await this.repo.target(run.source, 'licenses', l.sourceId));
+    const subscriptionId = await this.repo.target(run.source, 'subscriptions', l.subscriptionSourceId);
+    if (id === undefined || subscriptionId === undefined) return;
+    await withTransaction(this.database, (tx) => this.licenses.linkImported(id, subscriptionId, tx));
   }
 
   /** A license's checks (what it refers to was imported), then its writing, in the caller's transaction. */

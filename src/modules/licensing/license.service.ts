@@ -609,6 +609,22 @@ export class LicenseService {
   }
 
   /**
+   * An imported license joins its subscription imported by a later run (docs/migrating.md,
+   * 'Subscriptions Stripe still bills'): one standing alone is linked, one already linked keeps
+   * its subscription. Answers whether it was linked now.
+   */
+  async linkImported(licenseId: number, subscriptionId: number, tx: Tx): Promise<boolean> {
+    const license = await this.repo.findById(licenseId, tx);
+    if (!license || license.subscription_id !== null) return false;
+    await this.repo.updateLicense(
+      licenseId,
+      { subscription_id: subscriptionId, updated_at: iso(this.clock.now()) },
+      tx,
+    );
+    return true;
+  }
+
+  /**
    * A site activation carried over from another store (docs/migrating.md, 'Importing'): known by
    * its URL alone, active, counted against the license like any other. The old store's seats are
    * kept as they were, so no limit is applied; the same site again is the activation already there.

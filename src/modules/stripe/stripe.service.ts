@@ -364,6 +364,32 @@ export class StripeService {
     }
   }
 
+  /**
+   * Whether Stripe still bills a subscription of the old store (`sub_…`, docs/migrating.md,
+   * 'Subscriptions Stripe still bills'): `ended` once it is `canceled` or `incomplete_expired`, or
+   * Stripe no longer knows it (404 `resource_missing`), or it is `active` or `trialing` and set to
+   * cancel at its period's end (Stripe charges it no more); else `billing` (Stripe may still charge
+   * one it is retrying, pausing or trialling).
+   * `undefined` when the store does not take Stripe (nothing can be asked). Stripe out of reach is
+   * 503 `stripe_unavailable`. Read-only at Stripe.
+   */
+  async oldSubscription(subscriptionId: string): Promise<'billing' | 'ended' | undefined> {
+    const stripe = await this.client();
+    if (!stripe) return undefined;
+    try {
+      const sub = await stripe.subscriptions.retrieve(subscriptionId);
+      if (sub.status === 'canceled' || sub.status === 'incomplete_expired') return 'ended';
+      const ending = sub.cancel_at_period_end && (sub.status === 'active' || sub.status === 'trialing');
+      return ending ? 'ended' : 'billing';
+    } catch (e) {
+      const Sdk = await stripeSdk();
+      if (e instanceof Sdk.errors.StripeInvalidRequestError && e.code === 'resource_missing') return 'ended';
+      if (!(e instanceof Sdk.errors.StripeError)) throw e;
+      this.log.warn({ type: e.type, code: e.code }, "Stripe did not answer for an old store's subscription");
+      throw new ApiError('stripe_unavailable');
+    }
+  }
+
   /** Whether the user keeps a card for renewals here (an import asks Stripe only for those who do not). */
   async keepsCard(userId: number): Promise<boolean> {
     return !!(await this.repo.customer(userId))?.payment_method_id;

@@ -6,6 +6,16 @@ export type SubscriptionRow = Selectable<SubscriptionsTables['subscriptions']>;
 export type BillingPeriod = 'day' | 'week' | 'month' | 'year';
 
 /**
+ * A subscription Stripe bills itself (Stripe Billing's `sub_…`), as EDD Recurring's and
+ * WooCommerce Subscriptions' with Stripe are: an imported one renews here only once Stripe no
+ * longer bills it (docs/migrating.md, 'Subscriptions Stripe still bills').
+ */
+export const STRIPE_SUBSCRIPTION = /^sub_[A-Za-z0-9]{1,250}$/;
+
+/** Whether Stripe still bills a `sub_…`; undefined when it cannot be asked (Stripe not set up). */
+export type OldSubscriptionCheck = (profileId: string) => Promise<'billing' | 'ended' | undefined>;
+
+/**
  * The statuses of docs/checkout.md, 'Subscriptions and renewals'. `pending`: created by checkout,
  * active once its first order is paid.
  */
@@ -42,6 +52,7 @@ export function subscriptionView(s: SubscriptionRow, decimals: number) {
     product_id: s.product_id,
     variation_id: s.variation_id ?? 0,
     status: s.status,
+    status_reason: s.status_reason ?? '',
     billing_period: s.billing_period,
     billing_interval: s.billing_interval,
     quantity: s.quantity ?? 1,
@@ -49,6 +60,7 @@ export function subscriptionView(s: SubscriptionRow, decimals: number) {
     recurring_total: s.recurring_total === null ? null : fromMinor(Number(s.recurring_total), decimals),
     payment_method: s.payment_method ?? '',
     parent_order_id: s.parent_order_id,
+    gateway_profile_id: s.gateway_profile_id,
     next_payment_at: s.next_payment_at,
     created_at: s.created_at,
     updated_at: s.updated_at,

@@ -13,6 +13,10 @@ const subscriptionFields = {
   product_id: Type.Integer(),
   variation_id: Type.Integer(),
   status: Type.String(),
+  status_reason: Type.String({
+    description:
+      "Why it last changed status, e.g. `renewal_payment_overdue`, `old_subscription_active` (held: the old store's Stripe subscription still bills it, docs/migrating.md); empty when none was given",
+  }),
   billing_period: NullableString,
   billing_interval: Type.Union([Type.Integer(), Type.Null()]),
   quantity: Type.Integer(),
@@ -20,6 +24,9 @@ const subscriptionFields = {
   recurring_total: Type.Union([Type.String(), Type.Null()], { description: 'Decimal string' }),
   payment_method: Type.String(),
   parent_order_id: Type.Union([Type.Integer(), Type.Null()]),
+  gateway_profile_id: Type.String({
+    description: "The old gateway's id of an imported subscription (Stripe's `sub_…`); empty otherwise",
+  }),
   next_payment_at: NullableString,
   created_at: Type.String(),
   updated_at: Type.String(),

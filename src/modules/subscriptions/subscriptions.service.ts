@@ -23,6 +23,8 @@ import type { Outbox } from '../webhooks/outbox.js';
 import {
   addPeriod,
   type BillingPeriod,
+  type OldSubscriptionCheck,
+  STRIPE_SUBSCRIPTION,
   type SubscriptionRow,
   type SubscriptionView,
   subscriptionView,
@@ -74,8 +76,12 @@ export type SubscriptionStatusHook = (
   tx: Tx,
 ) => Promise<void>;
 
+/** Who holds a subscription the old gateway still bills, in the audit trail. */
+const RENEWAL_ACTOR = systemActor('renewals');
+
 export class SubscriptionsService {
   private statusHooks: SubscriptionStatusHook[] = [];
+  private oldSubscription: OldSubscriptionCheck | null = null;
 
   constructor(
     private readonly database: Pick<Database, 'db'>,
@@ -92,6 +98,11 @@ export class SubscriptionsService {
   /** Runs in the transaction of every status change (src/wiring.ts: the customer's email). */
   onStatusChanged(hook: SubscriptionStatusHook): void {
     this.statusHooks.push(hook);
+  }
+
+  /** How renewals ask Stripe whether it still bills an imported `sub_…` (src/wiring.ts). */
+  checkOldSubscription(check: OldSubscriptionCheck): void {
+    this.oldSubscription = check;
   }
 
   private async find(id: number): Promise<SubscriptionRow> {
@@ -442,8 +453,53 @@ export class SubscriptionsService {
   /** Active subscriptions whose next payment is due and has no renewal order yet (renewal worker). */
   async createDueRenewals(limit = 50): Promise<number> {
     const due = await this.repo.dueWithoutRenewal(iso(this.clock.now()), limit);
-    for (const { id } of due) await this.createRenewalOrder(id);
+    for (const { id } of due) if (await this.oldGatewayEnded(id)) await this.createRenewalOrder(id);
     return due.length;
+  }
+
+  /**
+   * Never billed twice (docs/migrating.md, 'Subscriptions Stripe still bills'): before the first
+   * renewal of an imported subscription that Stripe billed (`sub_…`), Stripe is asked whether it
+   * still does, once: the answer `ended` is kept on the row (`gateway_profile_ended_at`) and the
+   * subscription renews from then on without asking. Still billed, or no answer (Stripe not set
+   * up or out of reach), it goes `on-hold` (`old_subscription_active`,
+   * `old_subscription_unverified`) with an audit entry, instead of a renewal order: the owner
+   * cancels it at Stripe and sets it active again, which asks again.
+   */
+  private async oldGatewayEnded(id: number): Promise<boolean> {
+    const sub = await this.repo.find(id);
+    if (!sub || sub.gateway_profile_ended_at !== null || !STRIPE_SUBSCRIPTION.test(sub.gateway_profile_id)) {
+      return true;
+    }
+    let state: Awaited<ReturnType<OldSubscriptionCheck>>;
+    try {
+      state = await this.oldSubscription?.(sub.gateway_profile_id);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      state = undefined;
+    }
+    const now = iso(this.clock.now());
+    return withTransaction(this.database, async (tx) => {
+      const row = await this.repo.lock(id, tx);
+      // Changed meanwhile (paid, held, cancelled): the next tick looks again.
+      if (row?.status !== 'active' || row.next_payment_at !== sub.next_payment_at) return false;
+      if (state === 'ended') {
+        await this.repo.update(id, { gateway_profile_ended_at: now, updated_at: now }, tx);
+        return true;
+      }
+      const reason = state === 'billing' ? 'old_subscription_active' : 'old_subscription_unverified';
+      await this.changeStatus(row, 'on-hold', reason, {}, tx);
+      const changes = diff(
+        { status: row.status, status_reason: row.status_reason ?? '' },
+        { status: 'on-hold', status_reason: reason },
+      );
+      await this.audit.record(
+        RENEWAL_ACTOR,
+        { entity_type: 'subscription', entity_id: id, action: 'status', changes },
+        tx,
+      );
+      return false;
+    });
   }
 
   /**

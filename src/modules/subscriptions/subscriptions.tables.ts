@@ -25,6 +25,8 @@ export interface SubscriptionsTables {
     status_reason: string | null;
     /** The gateway's id of a subscription imported from another store (`sub_…`); '' otherwise. */
     gateway_profile_id: Generated<string>;
+    /** When Stripe was seen no longer billing that `sub_…` (null: not yet; renewals ask first). */
+    gateway_profile_ended_at: string | null;
     created_at: string;
     updated_at: string;
   };
