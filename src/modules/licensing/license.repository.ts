@@ -585,23 +585,24 @@ export class LicenseRepository {
       .executeTakeFirst();
   }
 
-  findActiveActivation(licenseId: number, identityKey: string, tx?: Tx): Promise<ActivationRow | undefined> {
+  /** The license's activations by one identity, active or not: what the two reads below narrow. */
+  private activationsByIdentity(licenseId: number, identityKey: string, tx?: Tx) {
     return on(this.db, tx)
       .selectFrom('activations')
       .selectAll()
       .where('license_id', '=', licenseId)
-      .where('identity_key', '=', identityKey)
+      .where('identity_key', '=', identityKey);
+  }
+
+  findActiveActivation(licenseId: number, identityKey: string, tx?: Tx): Promise<ActivationRow | undefined> {
+    return this.activationsByIdentity(licenseId, identityKey, tx)
       .where('status', '=', ACTIVE)
       .executeTakeFirst();
   }
 
   /** The identity's most recent activation of the license, active or not. */
   findLatestByIdentity(licenseId: number, identityKey: string, tx?: Tx): Promise<ActivationRow | undefined> {
-    return on(this.db, tx)
-      .selectFrom('activations')
-      .selectAll()
-      .where('license_id', '=', licenseId)
-      .where('identity_key', '=', identityKey)
+    return this.activationsByIdentity(licenseId, identityKey, tx)
       .orderBy('status', 'asc') // 'active' sorts before 'deactivated'
       .orderBy('id', 'desc')
       .limit(1)

@@ -217,16 +217,20 @@ export class MailOutbox {
     return { to: billingEmail(order) || user?.email || '', first_name: firstName };
   }
 
-  private async orderFacts(order: OrderRow, tx: Tx): Promise<{ to: string; data: OrderFacts }> {
+  /** An order email's recipient, the order's items, and the facts every order email starts with. */
+  private async orderStart(order: OrderRow, tx: Tx) {
     const { to, first_name } = await this.recipientOf(order, tx);
     const items = await this.repo.orderItems(order.id, tx);
+    return { to, items, head: { order_id: order.id, order_key: order.order_key, first_name } };
+  }
+
+  private async orderFacts(order: OrderRow, tx: Tx): Promise<{ to: string; data: OrderFacts }> {
+    const { to, items, head } = await this.orderStart(order, tx);
     const licenses = await this.repo.orderLicenses(order.id, tx);
     return {
       to,
       data: {
-        order_id: order.id,
-        order_key: order.order_key,
-        first_name,
+        ...head,
         payment_method_title: order.payment_method_title,
         total: money(order.total, order),
         items: items.map((i) => ({ name: i.name, quantity: i.quantity, total: money(i.total, order) })),
@@ -236,14 +240,11 @@ export class MailOutbox {
   }
 
   private async renewalFacts(order: OrderRow, tx: Tx): Promise<{ to: string; data: RenewalFacts }> {
-    const { to, first_name } = await this.recipientOf(order, tx);
-    const items = await this.repo.orderItems(order.id, tx);
+    const { to, items, head } = await this.orderStart(order, tx);
     return {
       to,
       data: {
-        order_id: order.id,
-        order_key: order.order_key,
-        first_name,
+        ...head,
         subscription_id: order.subscription_id,
         product: items[0]?.name ?? `order #${order.id}`,
         total: money(order.total, order),

@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely';
 import type { Id } from '../../db/schema.js';
+import type { SubtotalsWithTax } from '../pricing/totals.js';
 
 export type OrderStatus =
   | 'pending'
@@ -14,7 +15,7 @@ export type OrderStatus =
 export type OrderNoteKind = 'payment' | 'refund' | 'dispute' | 'note';
 
 export interface OrdersTables {
-  orders: {
+  orders: SubtotalsWithTax & {
     id: Id;
     order_key: string;
     customer_id: number | null;
@@ -30,12 +31,6 @@ export interface OrdersTables {
     rate_id: string;
     rate_updated_at: string | null;
     prices_include_tax: number;
-    subtotal: number;
-    subtotal_tax: number;
-    discount_total: number;
-    discount_tax: number;
-    shipping_total: number;
-    shipping_tax: number;
     total_tax: number;
     total: number;
     payment_method: string;

@@ -111,7 +111,17 @@ export interface TaxTotals {
   amount: number;
 }
 
-export interface CartTotals {
+/** The subtotal, discount and shipping, each with its tax, in minor units: a cart's, and an order's columns. */
+export interface SubtotalsWithTax {
+  subtotal: number;
+  subtotal_tax: number;
+  discount_total: number;
+  discount_tax: number;
+  shipping_total: number;
+  shipping_tax: number;
+}
+
+export interface CartTotals extends SubtotalsWithTax {
   currency: CurrencyContext;
   lines: LineTotals[];
   coupons: CouponTotals[];
@@ -119,12 +129,6 @@ export interface CartTotals {
   fees: { id: string; name: string; amount: number; tax: number }[];
   shipping: { zone: { id: number; name: string } | null; rates: ShippingRate[]; chosen: ShippingRate | null };
   taxes: TaxTotals[];
-  subtotal: number;
-  subtotal_tax: number;
-  discount_total: number;
-  discount_tax: number;
-  shipping_total: number;
-  shipping_tax: number;
   cart_contents_total: number;
   cart_contents_tax: number;
   fee_total: number;
