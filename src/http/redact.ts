@@ -15,8 +15,17 @@ const SECRET_PARAMS =
  */
 const LMFWC_KEY = /(\/wp-json\/lmfwc\/v2\/licenses\/(?:(?:activate|deactivate|validate)\/)?)[^/?#]+/gi;
 
+/**
+ * The EDD package link's signature (src/modules/legacy/package-links.ts): for 24 hours it mints a
+ * download of that site's release, as a token would, so it is masked like one.
+ */
+const PACKAGE_SIGNATURE = /(\/edd-sl\/package\?(?:[^#]*&)?s=)[^&#]*/gi;
+
 export const redactUrl = (url: string): string =>
-  url.replace(SECRET_PARAMS, '$1[REDACTED]').replace(LMFWC_KEY, '$1[REDACTED]');
+  url
+    .replace(SECRET_PARAMS, '$1[REDACTED]')
+    .replace(LMFWC_KEY, '$1[REDACTED]')
+    .replace(PACKAGE_SIGNATURE, '$1[REDACTED]');
 
 /** Request and response headers that carry credentials. */
 const SECRET_HEADERS = ['.authorization', '.cookie', '["x-rest-nonce"]', '["set-cookie"]'];

@@ -617,4 +617,13 @@ describe('the keys the updaters send', () => {
       '/?edd_action=get_versions&products%5Ba%5D%5Blicense%5D=[REDACTED]&products[b][license]=[REDACTED]',
     );
   });
+
+  it('nor does the package link’s signature, which mints downloads for 24 hours', () => {
+    expect(redactUrl('/edd-sl/package?a=12&r=3&e=1764400000&s=q1W2e3R4t5')).toBe(
+      '/edd-sl/package?a=12&r=3&e=1764400000&s=[REDACTED]',
+    );
+    expect(redactUrl('/edd-sl/package?s=q1W2e3R4t5&a=12')).toBe('/edd-sl/package?s=[REDACTED]&a=12');
+    // Another route's `s` is no secret.
+    expect(redactUrl('/products?s=forms')).toBe('/products?s=forms');
+  });
 });
