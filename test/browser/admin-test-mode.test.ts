@@ -8,6 +8,7 @@ import {
   server,
   setUpConsole,
   signInInBrowser,
+  tabTo,
 } from './console.js';
 
 /**
@@ -62,20 +63,6 @@ async function waitForFocus(id: string) {
     await page.waitForTimeout(50);
   }
   expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe(id);
-}
-
-/** Presses Tab until the focused element satisfies `test` (a function body over `el`). */
-async function tabTo(test: string, what: string) {
-  for (let i = 0; i < 120; i++) {
-    await page.keyboard.press('Tab');
-    if (
-      (await page.evaluate(
-        `(() => { const el = document.activeElement; return !!el && (${test}); })()`,
-      )) as boolean
-    )
-      return;
-  }
-  throw new Error(`Tab never reached ${what}`);
 }
 
 describe.skipIf(skipPageBrowserTests)('test mode in a real browser', () => {

@@ -162,6 +162,24 @@ export async function signInInBrowser(path = '/admin/licenses') {
   await waitUntilSignedIn();
 }
 
+/**
+ * Presses Tab until the focused element satisfies `test`, an expression over `el` (keyboard only:
+ * nothing is clicked); fails when the focus never gets there.
+ */
+export async function tabTo(test: string, what = test) {
+  for (let i = 0; i < 120; i++) {
+    await page.keyboard.press('Tab');
+    const hit = (await page.evaluate(
+      `(() => { const el = document.activeElement; return !!el && (${test}); })()`,
+    )) as boolean;
+    if (hit) return;
+  }
+  throw new Error(`Tab never reached ${what}`);
+}
+
+/** Tab until the element matching `selector` has the focus. */
+export const tabToSelector = (selector: string) => tabTo(`el.matches(${JSON.stringify(selector)})`, selector);
+
 async function waitUntilSignedIn() {
   for (let i = 0; i < 100 && (await page.locator('#email').count()) > 0; i++) await page.waitForTimeout(50);
   expect(await page.locator('#email').count()).toBe(0);

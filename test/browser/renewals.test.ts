@@ -10,6 +10,7 @@ import {
   server,
   setUpConsole,
   signInInBrowser,
+  tabToSelector,
 } from './console.js';
 
 const DAY = 86_400;
@@ -35,18 +36,6 @@ describe.skipIf(skipBrowserTests)('renewals in a real browser', () => {
     expect(card.status).toBe(200);
   });
   afterAll(() => smtp?.close());
-
-  /** Presses Tab until the element matching `selector` has the focus (keyboard only). */
-  async function tabTo(selector: string) {
-    for (let i = 0; i < 60; i++) {
-      await page.keyboard.press('Tab');
-      const there = (await page.evaluate(
-        `document.activeElement && document.activeElement.matches(${JSON.stringify(selector)})`,
-      )) as boolean;
-      if (there) return;
-    }
-    throw new Error(`Tab never reached ${selector}`);
-  }
 
   it('the reminder email’s link: renewed signed out with the keyboard; opened again, it says renewed', async () => {
     const product = await api<{ id: number }>('POST', '/products', {
@@ -92,11 +81,11 @@ describe.skipIf(skipBrowserTests)('renewals in a real browser', () => {
 
     await page.goto(page.url());
     await pay.waitFor();
-    await tabTo('input[name=payment_method][value=test_card]');
+    await tabToSelector('input[name=payment_method][value=test_card]');
     await page.keyboard.press('Space');
-    await tabTo('#card_number');
+    await tabToSelector('#card_number');
     await page.keyboard.type('4242424242424242');
-    await tabTo('button[type=submit]');
+    await tabToSelector('button[type=submit]');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Thank you. Your order is paid.' }).waitFor();
     await checkBothWidths('renewal-paid', 'store');

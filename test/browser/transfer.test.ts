@@ -10,6 +10,7 @@ import {
   server,
   setUpConsole,
   signInInBrowser,
+  tabToSelector,
 } from './console.js';
 
 /**
@@ -30,16 +31,6 @@ describe.skipIf(skipPageBrowserTests)(
       smtp = await startSmtp();
     });
     afterAll(async () => smtp?.close());
-
-    /** Presses Tab until the focus is on `selector` (keyboard only: nothing is clicked). */
-    async function tabTo(selector: string) {
-      for (let i = 0; i < 60; i++) {
-        await page.keyboard.press('Tab');
-        if (await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) === true`))
-          return;
-      }
-      throw new Error(`Tab never reached ${selector}`);
-    }
 
     it('sends, shows the pending transfer, and the receiver accepts and is signed in with the license', async () => {
       expect(
@@ -67,21 +58,21 @@ describe.skipIf(skipPageBrowserTests)(
 
       // The sender signs in and opens the transfer form, by keyboard.
       await page.goto(`${server.url}/account/sign-in`);
-      await tabTo('#email');
+      await tabToSelector('#email');
       await page.keyboard.type(sender.email);
-      await tabTo('#password');
+      await tabToSelector('#password');
       await page.keyboard.type(sender.password);
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'My licenses' }).waitFor();
-      await tabTo('details.transfer summary');
+      await tabToSelector('details.transfer summary');
       await page.keyboard.press('Enter');
-      await tabTo('input[name=email][type=email]');
+      await tabToSelector('input[name=email][type=email]');
       await page.keyboard.type(receiver);
-      await tabTo('input[name=keep_activations]');
+      await tabToSelector('input[name=keep_activations]');
       await page.keyboard.press('Space');
       expect(await page.isChecked('input[name=keep_activations]')).toBe(false);
       await checkBothWidths('account-transfer-form', 'store');
-      await tabTo('details.transfer button[type=submit]');
+      await tabToSelector('details.transfer button[type=submit]');
       await page.keyboard.press('Enter');
       await page.getByRole('status').filter({ hasText: 'The transfer was sent' }).waitFor();
       await page.getByText(`Transfer to ${receiver} pending until`).waitFor();
@@ -96,7 +87,7 @@ describe.skipIf(skipPageBrowserTests)(
       await page.goto(`${server.url}${link.pathname}${link.search}`);
       await page.getByRole('heading', { name: 'Accept a Sitemap Pro license' }).waitFor();
       await checkBothWidths('account-transfer-accept', 'store');
-      await tabTo('button[type=submit].primary');
+      await tabToSelector('button[type=submit].primary');
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'My licenses' }).waitFor();
       await page.getByRole('status').filter({ hasText: 'transferred to this account' }).waitFor();

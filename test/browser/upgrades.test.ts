@@ -8,6 +8,7 @@ import {
   server,
   setUpConsole,
   signInInBrowser,
+  tabTo,
 } from './console.js';
 
 /**
@@ -21,16 +22,34 @@ import {
 const CUSTOMER = { email: 'grace.tiers@example.com', password: 'grace-password-1' };
 const TERM = { usage: { mode: 'days', days: 365 }, updates: { mode: 'days', days: 365 } };
 
-/** Presses Tab until the focused element satisfies `test` (an expression over `el`). */
-async function tabTo(test: string, what: string) {
-  for (let i = 0; i < 120; i++) {
-    await page.keyboard.press('Tab');
-    const hit = (await page.evaluate(
-      `(() => { const el = document.activeElement; return !!el && (${test}); })()`,
-    )) as boolean;
-    if (hit) return;
-  }
-  throw new Error(`Tab never reached ${what}`);
+/**
+ * Signs `who` in on the store's sign-in form, then by keyboard from My licenses to the first
+ * license's Upgrade or downgrade page; answers its group of tiers.
+ */
+async function chooseTierAs(who: { email: string; password: string }) {
+  await context.clearCookies();
+  await page.goto(`${server.url}/account/licenses`);
+  await page.locator('#email').waitFor();
+  await page.fill('#email', who.email);
+  await page.fill('#password', who.password);
+  await page.locator('#password').press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'My licenses' }).waitFor();
+  await tabTo("el.textContent === 'Upgrade or downgrade'", 'Upgrade or downgrade');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'Upgrade or downgrade' }).waitFor();
+  return page.getByRole('group', { name: 'Choose the new tier' });
+}
+
+/** From the chosen tier, by keyboard: Continue, then the pay page's test card, until it is paid. */
+async function continueAndPay() {
+  await tabTo("el.textContent === 'Continue'", 'Continue');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/checkout\/pay\/\d+\?key=/);
+  await tabTo("el.id === 'card_number'", 'the card number');
+  await page.keyboard.type('4242424242424242');
+  await tabTo("el.tagName === 'BUTTON' && el.textContent.startsWith('Pay')", 'Pay');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/checkout\/order-received\//);
 }
 
 describe.skipIf(skipPageBrowserTests)('tiers and upgrades in a real browser', () => {
@@ -101,31 +120,14 @@ describe.skipIf(skipPageBrowserTests)('tiers and upgrades in a real browser', ()
     });
     expect(license.status).toBe(201);
 
-    await context.clearCookies();
-    await page.goto(`${server.url}/account/licenses`);
-    await page.locator('#email').waitFor();
-    await page.fill('#email', CUSTOMER.email);
-    await page.fill('#password', CUSTOMER.password);
-    await page.locator('#password').press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'My licenses' }).waitFor();
-    await tabTo("el.textContent === 'Upgrade or downgrade'", 'Upgrade or downgrade');
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'Upgrade or downgrade' }).waitFor();
-    const group = page.getByRole('group', { name: 'Choose the new tier' });
+    const group = await chooseTierAs(CUSTOMER);
     // Issued today at $49.00 for 365 days: all of it is credit.
     expect(await group.textContent()).toContain('You pay 50.00 USD');
     await checkWidths('upgrade-choose', 'store');
 
     await tabTo("el.getAttribute('name') === 'target'", 'the tiers');
     expect(await group.getByRole('radio', { name: /5 sites/ }).isChecked()).toBe(true);
-    await tabTo("el.textContent === 'Continue'", 'Continue');
-    await page.keyboard.press('Enter');
-    await page.waitForURL(/\/checkout\/pay\/\d+\?key=/);
-    await tabTo("el.id === 'card_number'", 'the card number');
-    await page.keyboard.type('4242424242424242');
-    await tabTo("el.tagName === 'BUTTON' && el.textContent.startsWith('Pay')", 'Pay');
-    await page.keyboard.press('Enter');
-    await page.waitForURL(/\/checkout\/order-received\//);
+    await continueAndPay();
 
     const after = (
       await api<{ license_key: string; activation_limit: number; variation_id: number }>(
@@ -174,17 +176,7 @@ describe.skipIf(skipPageBrowserTests)('tiers and upgrades in a real browser', ()
     });
     expect(license.status).toBe(201);
 
-    await context.clearCookies();
-    await page.goto(`${server.url}/account/licenses`);
-    await page.locator('#email').waitFor();
-    await page.fill('#email', who.email);
-    await page.fill('#password', who.password);
-    await page.locator('#password').press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'My licenses' }).waitFor();
-    await tabTo("el.textContent === 'Upgrade or downgrade'", 'Upgrade or downgrade');
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'Upgrade or downgrade' }).waitFor();
-    const group = page.getByRole('group', { name: 'Choose the new tier' });
+    const group = await chooseTierAs(who);
     // Started today at $10.00 a month: all of it is credit against the $30.00 tier.
     expect(await group.textContent()).toContain('You pay 20.00 USD');
     expect(await group.textContent()).toContain('renews at 30.00 USD every month');
@@ -192,14 +184,7 @@ describe.skipIf(skipPageBrowserTests)('tiers and upgrades in a real browser', ()
     await checkWidths('upgrade-subscription', 'store');
 
     await tabTo("el.getAttribute('name') === 'target'", 'the tiers');
-    await tabTo("el.textContent === 'Continue'", 'Continue');
-    await page.keyboard.press('Enter');
-    await page.waitForURL(/\/checkout\/pay\/\d+\?key=/);
-    await tabTo("el.id === 'card_number'", 'the card number');
-    await page.keyboard.type('4242424242424242');
-    await tabTo("el.tagName === 'BUTTON' && el.textContent.startsWith('Pay')", 'Pay');
-    await page.keyboard.press('Enter');
-    await page.waitForURL(/\/checkout\/order-received\//);
+    await continueAndPay();
 
     const after = (
       await api<{ license_key: string; activation_limit: number }>('GET', `/licenses/${license.body.id}`)
