@@ -52,7 +52,7 @@ async function loadedModules(env: Record<string, string>): Promise<string[]> {
 const under = (modules: string[], pkg: string) => modules.filter((m) => m.includes(`/node_modules/${pkg}/`));
 
 describe('modules an idle server has loaded', () => {
-  it('without S3_BUCKET and a Stripe key: neither the object storage SDK nor the Stripe SDK, nor the PDF library', async () => {
+  it('without S3_BUCKET and a Stripe key: neither the object storage SDK nor the Stripe SDK, nor the PDF library, VAT rules or states', async () => {
     const modules = await loadedModules({});
     // The record sees packages at all: the server's framework is in it.
     expect(under(modules, 'fastify').length).toBeGreaterThan(0);
@@ -60,6 +60,9 @@ describe('modules an idle server has loaded', () => {
     expect(under(modules, 'stripe')).toEqual([]);
     // Invoices are rendered on demand (src/modules/invoices/invoices.pdf.ts).
     expect(under(modules, 'pdf-lib')).toEqual([]);
+    // The VAT number rules and the states of every country wait for the first page that needs them.
+    expect(under(modules, 'jsvat')).toEqual([]);
+    expect(under(modules, 'country-region-data')).toEqual([]);
   });
 
   it('with S3_BUCKET: the object storage SDK, loaded for the start-up sweep of the bucket', async () => {

@@ -31,7 +31,7 @@ export class ViesStandIn {
         const ask = JSON.parse(body) as { countryCode: string; vatNumber: string };
         this.requests.push(ask);
         if (this.mode === 'slow') {
-          setTimeout(() => res.end('{}'), 2000).unref();
+          setTimeout(() => res.end('{}'), 3000).unref();
           return;
         }
         res.setHeader('content-type', 'application/json');
@@ -112,7 +112,7 @@ export function useTaxedStore(): { t: TestApp; vies: ViesStandIn } {
   const store = { t: undefined as unknown as TestApp, vies };
   beforeAll(async () => {
     await vies.start();
-    store.t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '300' } });
+    store.t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '1000' } });
     await setSettings(store.t, {
       checkout_rate_limit: 1000,
       tax_regime: 'digital_services',

@@ -59,7 +59,7 @@ const refunds: { order: number; amount: number }[] = [];
 
 beforeAll(async () => {
   await vies.start();
-  t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '300' } });
+  t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '1000' } });
   await enableOfflineGateways(t);
   await setSettings(t, {
     store_mode: 'live',

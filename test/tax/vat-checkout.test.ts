@@ -17,7 +17,7 @@ let productId: number;
 
 beforeAll(async () => {
   await vies.start();
-  t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '300', TRUST_PROXY: '1' } });
+  t = await createTestApp({ env: { VIES_URL: vies.url, VIES_TIMEOUT_MS: '1000', TRUST_PROXY: '1' } });
   await enableOfflineGateways(t);
   await setSettings(t, {
     checkout_rate_limit: 1000,

@@ -11,13 +11,12 @@ export function requireCountry(code: string, field = 'country'): void {
   }
 }
 
-/** Country names (i18n-iso-countries) and their states (country-region-data): maintained lists. */
+/**
+ * Country names (i18n-iso-countries) and their states (country-region-data): maintained lists,
+ * read when a page first needs them, so that a server no one has bought from yet holds neither
+ * (docs/performance.md, 'What an idle server loads').
+ */
 const require = createRequire(import.meta.url);
-countries.registerLocale(require('i18n-iso-countries/langs/en.json'));
-const regions = require('country-region-data/data.json') as {
-  countryShortCode: string;
-  regions: { name: string; shortCode?: string }[];
-}[];
 
 let cached: {
   countries: { code: string; name: string }[];
@@ -26,6 +25,11 @@ let cached: {
 
 export function countriesAndStates() {
   if (cached) return cached;
+  countries.registerLocale(require('i18n-iso-countries/langs/en.json'));
+  const regions = require('country-region-data/data.json') as {
+    countryShortCode: string;
+    regions: { name: string; shortCode?: string }[];
+  }[];
   const names = countries.getNames('en', { select: 'official' });
   const list = Object.entries(names)
     .map(([code, name]) => ({ code, name }))

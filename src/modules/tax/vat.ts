@@ -1,4 +1,4 @@
-import { checkVAT, countries } from 'jsvat';
+import { createRequire } from 'node:module';
 import { EU_COUNTRIES } from '../catalogue/digital-rates.js';
 import type { VatCheck } from '../orders/orders.model.js';
 
@@ -11,6 +11,12 @@ export interface VatNumber {
 }
 
 /**
+ * The rules of every country, loaded with the first VAT number a store is given: most stores never
+ * see one, and an idle server does not hold them (docs/performance.md, 'What an idle server loads').
+ */
+let jsvat: typeof import('jsvat') | undefined;
+
+/**
  * The number's form and check digits, offline (the `jsvat` rules of each country). A number must
  * start with its country prefix ("DE…", "EL…" for Greece), as invoices print it. Null = not a VAT
  * number of any country the rules know.
@@ -18,7 +24,8 @@ export interface VatNumber {
 export function parseVatNumber(raw: string): VatNumber | null {
   const value = raw.toUpperCase().replace(/[\s.-]/g, '');
   if (!/^[A-Z]{2}[A-Z0-9]{2,20}$/.test(value)) return null;
-  const result = checkVAT(value, countries);
+  jsvat ??= createRequire(import.meta.url)('jsvat') as typeof import('jsvat');
+  const result = jsvat.checkVAT(value, jsvat.countries);
   const country = result.country?.isoCode.short;
   if (!result.isValid || !country) return null;
   return { value, country };

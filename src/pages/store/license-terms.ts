@@ -9,18 +9,24 @@ import { type Html, html } from '../html.js';
  * release needs to run.
  */
 
-const DATE = new Intl.DateTimeFormat('en-GB', {
-  day: 'numeric',
-  month: 'long',
-  year: 'numeric',
-  timeZone: 'UTC',
-});
+/**
+ * Made on first use: the first Intl formatter a process makes maps in ICU's data, about 8 MB an
+ * idle server need not hold (docs/performance.md, 'What an idle server loads').
+ */
+let DATE: Intl.DateTimeFormat | undefined;
 
 /** "24 November 2026" for a timestamp; '' for none or one that is not a date. */
 export function dayInWords(at: string | null | undefined): string {
   if (!at) return '';
   const time = Date.parse(at);
-  return Number.isNaN(time) ? '' : DATE.format(time);
+  if (Number.isNaN(time)) return '';
+  DATE ??= new Intl.DateTimeFormat('en-GB', {
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
+  return DATE.format(time);
 }
 
 /** "1 year", "2 years", "30 days": a number of days as a buyer counts them. */
