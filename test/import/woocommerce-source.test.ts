@@ -190,9 +190,9 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
     for (const { totals } of [hpos, legacy]) {
       expect(totals).toEqual({
         customers: 4,
-        // License Manager's 5 and the API Manager's 8 resources, with its 6 sites.
+        // License Manager's 5 and the API Manager's 8 resources, with its 7 sites.
         licenses: 13,
-        activations: 6,
+        activations: 7,
         orders: 4,
         subscriptions: 2,
         revenue: { EUR: 6141, USD: 9950 },
@@ -366,6 +366,8 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
         url: 'https://moved.erika.example.de',
       }),
       expect.objectContaining({ sourceId: 'wcam:6', licenseSourceId: 'wcam:5' }),
+      // Not a URL: the importer reports it (invalid_url).
+      expect.objectContaining({ sourceId: 'wcam:7', url: '<script>alert(1)</script>' }),
     ]);
     expect(sites.problems).toEqual([{ kind: 'activations', sourceId: 'wcam:5', reason: 'no_url' }]);
   });
@@ -413,24 +415,28 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
 
   it('reads a store with the API Manager alone without the defuse key', async () => {
     await store.sql('RENAME TABLE wp_lmfwc_licenses TO wp_lmfwc_licenses_away');
+    // A resource with no activations bought: Tollgate has no license of no seats.
+    await store.sql(
+      'UPDATE wp_wc_am_api_resource SET activations_purchased_total = 0 WHERE api_resource_id = 3',
+    );
     try {
       const s = wooCommerceSource({ db: store.url, prefix: 'wp_', pageSize: 2 });
       const { records, problems } = await readAll(s, 'licenses');
       const totals = await s.totals();
       await s.close();
       // Without License Manager, resource 7's key is nobody else's.
-      expect(records.map((l) => l.sourceId)).toEqual([
-        'wcam:1',
-        'wcam:2',
-        'wcam:3',
-        'wcam:4',
-        'wcam:7',
-        'wcam:8',
+      expect(records.map((l) => l.sourceId)).toEqual(['wcam:1', 'wcam:2', 'wcam:4', 'wcam:7', 'wcam:8']);
+      expect(problems).toEqual([
+        { kind: 'licenses', sourceId: 'wcam:3', reason: 'no_activations' },
+        { kind: 'licenses', sourceId: 'wcam:5', reason: 'unknown_product', detail: '31' },
+        { kind: 'licenses', sourceId: 'wcam:6', reason: 'no_key' },
       ]);
-      expect(problems.map((p) => p.reason)).toEqual(['unknown_product', 'no_key']);
-      expect([totals.licenses, totals.activations]).toEqual([8, 6]);
+      expect([totals.licenses, totals.activations]).toEqual([8, 7]);
     } finally {
       await store.sql('RENAME TABLE wp_lmfwc_licenses_away TO wp_lmfwc_licenses');
+      await store.sql(
+        'UPDATE wp_wc_am_api_resource SET activations_purchased_total = 1 WHERE api_resource_id = 3',
+      );
     }
   });
 });

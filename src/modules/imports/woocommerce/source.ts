@@ -441,8 +441,8 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
       async (rows) =>
         rows.map((r): ImportLicense | ImportProblem => {
           const id = `${WCAM}${r.api_resource_id}`;
-          const apiKey = String(r.product_order_api_key ?? '').trim();
-          if (!apiKey) return problem('licenses', id, 'no_key');
+          const apiKey = String(r.product_order_api_key ?? '');
+          if (!apiKey.trim()) return problem('licenses', id, 'no_key');
           const kept = lmfwc.get(apiKey);
           // Reported by where it was kept, never the key itself.
           if (kept !== undefined) return problem('licenses', id, 'duplicate_key', kept);
