@@ -337,7 +337,7 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
       ? { productSourceId: String(r.post_parent), variationSourceId: String(id) }
       : { productSourceId: String(id) };
 
-  /** License Manager's licenses, decrypted; needs the defuse key when the store has any. */
+  /** License Manager's licenses: their query and their translation (which decrypts the keys); null without any. */
   async function lmfwcRows() {
     if (!(await hasTable('lmfwc_licenses'))) return null;
     if (!key) {
@@ -389,7 +389,8 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
   /**
    * License Manager's keys that are imported, to their license: a store that ran both plugins may
    * hold a key in both, and it is imported once. Built once, only where the API Manager is there
-   * too; a key and an id per license, as the guests' emails above.
+   * too (License Manager's licenses are then read twice); a key and an id per license, as the
+   * guests' emails above.
    */
   let lmfwcKeys: Promise<Map<string, string>> | null = null;
   const keysOfLmfwc = () => {
