@@ -129,6 +129,15 @@ describe.skipIf(skipMariaDb)('an EDD store imported', () => {
       ['cancelled', 'month', 'USD', 4900, null, 'sub_1OaliceMonthly'],
     ]);
     expect(subs[0]!.parent_order_id).toBe(bob.id);
+    // Bob's renewal payment is his subscription's renewal order; his first order is its parent.
+    const renewal = await orderOf('105');
+    expect([renewal.subscription_id, renewal.created_via, Number(renewal.total)]).toEqual([
+      subs[0]!.id,
+      'import',
+      23800,
+    ]);
+    expect(bob.subscription_id).toBeNull();
+    expect((await orderOf('100')).subscription_id).toBeNull();
     const licensed = await db()
       .selectFrom('licenses')
       .select(['license_key', 'order_id', 'subscription_id'])
@@ -198,6 +207,27 @@ describe.skipIf(skipMariaDb)('an EDD store imported', () => {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
+  });
+
+  it('a later run links a renewal order an earlier run left unlinked', async () => {
+    const map = (kind: string, sourceId: string) =>
+      db()
+        .selectFrom('import_map')
+        .select('target_id')
+        .where('source', '=', 'edd')
+        .where('kind', '=', kind)
+        .where('source_id', '=', sourceId)
+        .executeTakeFirstOrThrow();
+    const renewal = (await map('orders', '105')).target_id;
+    await db().updateTable('orders').set({ subscription_id: null }).where('id', '=', renewal).execute();
+    const report = await run();
+    expect(report.counts.subscriptions).toEqual({ created: 0, present: 2, skipped: 0 });
+    const order = await db()
+      .selectFrom('orders')
+      .select('subscription_id')
+      .where('id', '=', renewal)
+      .executeTakeFirstOrThrow();
+    expect(order.subscription_id).toBe((await map('subscriptions', '1')).target_id);
   });
 
   it("the site's updater, pointed at Tollgate, finds its license valid on its imported seat", async () => {

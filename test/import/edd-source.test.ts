@@ -163,6 +163,8 @@ describe.skipIf(skipMariaDb)('the EDD source', () => {
       productSourceId: '10',
       variationSourceId: '10:2',
       parentOrderSourceId: '101',
+      // Its renewal payment, by the order meta EDD Recurring writes.
+      renewalOrderSourceIds: ['105'],
       status: 'active',
       billingPeriod: 'year',
       billingInterval: 1,
@@ -173,6 +175,7 @@ describe.skipIf(skipMariaDb)('the EDD source', () => {
       gatewayProfileId: 'sub_1ObobAgencyYearly',
       createdAt: '2024-03-01T00:00:09.000Z',
     });
+    expect(byId(records, '2')).not.toHaveProperty('renewalOrderSourceIds');
     expect(byId(records, '2')).toMatchObject({
       status: 'cancelled',
       billingPeriod: 'month',

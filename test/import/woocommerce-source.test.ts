@@ -40,6 +40,16 @@ async function readAll<K extends ImportKind>(source: ImportSource, kind: K) {
   return { records, problems };
 }
 
+/** License Manager's licenses alone (the API Manager's have source ids of their own, `wcam:<id>`). */
+async function lmfwcLicenses(source: ImportSource) {
+  const { records, problems } = await readAll(source, 'licenses');
+  const lmfwc = (id: string) => !id.startsWith('wcam:');
+  return {
+    records: records.filter((l) => lmfwc(l.sourceId)),
+    problems: problems.filter((p) => lmfwc(p.sourceId)),
+  };
+}
+
 const source = (extra: { secret?: string; defuseKey?: string } = {}) =>
   wooCommerceSource({
     db: store.url,
@@ -180,8 +190,9 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
     for (const { totals } of [hpos, legacy]) {
       expect(totals).toEqual({
         customers: 4,
-        licenses: 5,
-        activations: 0,
+        // License Manager's 5 and the API Manager's 8 resources, with its 7 sites.
+        licenses: 13,
+        activations: 7,
         orders: 4,
         subscriptions: 2,
         revenue: { EUR: 6141, USD: 9950 },
@@ -244,7 +255,7 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
 
   it('decrypts License Manager keys, checks them against their hash, and reports a license of a deleted product', async () => {
     const s = source();
-    const { records, problems } = await readAll(s, 'licenses');
+    const { records, problems } = await lmfwcLicenses(s);
     await s.close();
     expect(records.map((l) => l.key)).toEqual([
       'WCLM-AAAA-1111-ACTIVE',
@@ -273,10 +284,98 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
     expect(problems).toEqual([{ kind: 'licenses', sourceId: '5', reason: 'unknown_product', detail: '31' }]);
   });
 
+  it("reads the API Manager's resources as licenses under their Product Order API Keys, and its sites", async () => {
+    const s = source();
+    const licenses = await readAll(s, 'licenses');
+    const sites = await readAll(s, 'activations');
+    await s.close();
+    const wcam = licenses.records.filter((l) => l.sourceId.startsWith('wcam:'));
+    expect(wcam).toEqual([
+      {
+        sourceId: 'wcam:1',
+        key: 'wcam_9f3c1e7a5b2d4c6e8a0b1c2d3e4f5a6b',
+        productSourceId: '20',
+        variationSourceId: '21',
+        customerSourceId: '2',
+        orderSourceId: '500',
+        subscriptionSourceId: '600',
+        status: 'active',
+        expiresAt: null,
+        activationLimit: 2,
+        createdAt: '2024-04-01T08:00:05.000Z',
+      },
+      // Its subscription was cancelled: the API Manager no longer grants it.
+      expect.objectContaining({
+        sourceId: 'wcam:2',
+        variationSourceId: '22',
+        customerSourceId: '3',
+        subscriptionSourceId: '601',
+        status: 'expired',
+        activationLimit: 5,
+      }),
+      expect.objectContaining({
+        sourceId: 'wcam:3',
+        status: 'active',
+        expiresAt: '2025-01-01T00:00:00.000Z',
+        activationLimit: 1,
+      }),
+      // "Unlimited Activations" on the product: unlimited, whatever large number the resource holds.
+      {
+        sourceId: 'wcam:4',
+        key: 'wcam_unlimited000000000000000000000001',
+        productSourceId: '30',
+        customerSourceId: '2',
+        orderSourceId: '500',
+        status: 'active',
+        expiresAt: null,
+        activationLimit: 0,
+        createdAt: '2024-04-01T08:00:05.000Z',
+      },
+      // Refunded: switched off.
+      expect.objectContaining({ sourceId: 'wcam:8', status: 'disabled', orderSourceId: '502' }),
+    ]);
+    expect(wcam[2]).not.toHaveProperty('subscriptionSourceId');
+    // The key License Manager's license 1 holds is imported once, as that license; never the key in the report.
+    expect(licenses.problems.filter((p) => p.sourceId.startsWith('wcam:'))).toEqual([
+      { kind: 'licenses', sourceId: 'wcam:5', reason: 'unknown_product', detail: '31' },
+      { kind: 'licenses', sourceId: 'wcam:6', reason: 'no_key' },
+      { kind: 'licenses', sourceId: 'wcam:7', reason: 'duplicate_key', detail: '1' },
+    ]);
+    expect(sites.records).toEqual([
+      {
+        sourceId: 'wcam:1',
+        licenseSourceId: 'wcam:1',
+        url: 'https://erika.example.de',
+        activatedAt: '2024-04-01T08:01:40.000Z',
+      },
+      // Activated with Erika's Master API Key: a seat of the resource it took.
+      expect.objectContaining({
+        sourceId: 'wcam:2',
+        licenseSourceId: 'wcam:1',
+        url: 'https://shop.erika.example.de/',
+      }),
+      expect.objectContaining({
+        sourceId: 'wcam:3',
+        licenseSourceId: 'wcam:4',
+        url: 'http://cache.erika.example.de',
+      }),
+      // The duplicate's site is on the license that was kept.
+      expect.objectContaining({
+        sourceId: 'wcam:4',
+        licenseSourceId: '1',
+        url: 'https://moved.erika.example.de',
+      }),
+      expect.objectContaining({ sourceId: 'wcam:6', licenseSourceId: 'wcam:5' }),
+      // Not a URL: the importer reports it (invalid_url).
+      expect.objectContaining({ sourceId: 'wcam:7', url: '<script>alert(1)</script>' }),
+    ]);
+    expect(sites.problems).toEqual([{ kind: 'activations', sourceId: 'wcam:5', reason: 'no_url' }]);
+  });
+
   it('reports keys that do not decrypt or do not match their hash, and needs the key to read licenses', async () => {
     const other = '7'.repeat(64);
     const wrongSecret = source({ secret: 'not the secret' });
-    const { records, problems } = await readAll(wrongSecret, 'licenses');
+    const { records, problems } = await lmfwcLicenses(wrongSecret);
     await wrongSecret.close();
     expect(records).toEqual([]);
     expect(problems.map((p) => p.reason)).toEqual([
@@ -291,7 +390,7 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
       `UPDATE wp_lmfwc_licenses SET license_key = CONCAT(SUBSTRING(license_key, 1, 120), '${other}') WHERE id = 2`,
     );
     const s = source();
-    const tampered = await readAll(s, 'licenses');
+    const tampered = await lmfwcLicenses(s);
     await s.close();
     expect(tampered.problems).toContainEqual({
       kind: 'licenses',
@@ -312,5 +411,32 @@ describe.skipIf(skipMariaDb)('the WooCommerce source', () => {
     expect((await readAll(s, 'licenses')).records.length).toBeGreaterThan(0);
     await s.close();
     await expect(make({ db: store.url, 'defuse-key': 'def000' })).rejects.toThrow();
+  });
+
+  it('reads a store with the API Manager alone without the defuse key', async () => {
+    await store.sql('RENAME TABLE wp_lmfwc_licenses TO wp_lmfwc_licenses_away');
+    // A resource with no activations bought: Tollgate has no license of no seats.
+    await store.sql(
+      'UPDATE wp_wc_am_api_resource SET activations_purchased_total = 0 WHERE api_resource_id = 3',
+    );
+    try {
+      const s = wooCommerceSource({ db: store.url, prefix: 'wp_', pageSize: 2 });
+      const { records, problems } = await readAll(s, 'licenses');
+      const totals = await s.totals();
+      await s.close();
+      // Without License Manager, resource 7's key is nobody else's.
+      expect(records.map((l) => l.sourceId)).toEqual(['wcam:1', 'wcam:2', 'wcam:4', 'wcam:7', 'wcam:8']);
+      expect(problems).toEqual([
+        { kind: 'licenses', sourceId: 'wcam:3', reason: 'no_activations' },
+        { kind: 'licenses', sourceId: 'wcam:5', reason: 'unknown_product', detail: '31' },
+        { kind: 'licenses', sourceId: 'wcam:6', reason: 'no_key' },
+      ]);
+      expect([totals.licenses, totals.activations]).toEqual([8, 7]);
+    } finally {
+      await store.sql('RENAME TABLE wp_lmfwc_licenses_away TO wp_lmfwc_licenses');
+      await store.sql(
+        'UPDATE wp_wc_am_api_resource SET activations_purchased_total = 1 WHERE api_resource_id = 3',
+      );
+    }
   });
 });

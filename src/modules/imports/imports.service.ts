@@ -162,7 +162,7 @@ export class ImportService {
     private readonly accounts: AccountsService,
     private readonly catalogue: CatalogueService,
     private readonly licenses: LicenseService,
-    private readonly orders: Pick<OrdersService, 'insertImported' | 'addStoreNote'>,
+    private readonly orders: Pick<OrdersService, 'insertImported' | 'addStoreNote' | 'linkImportedRenewals'>,
     private readonly subscriptions: Pick<SubscriptionsService, 'insertImported'>,
     private readonly stripe: Pick<
       StripeService,
@@ -567,7 +567,17 @@ export class ImportService {
     // Read in every run before the licenses, so they know which of theirs still renew.
     if (RUNNING.has(s.status)) run.renewing.add(s.sourceId);
     const known = await this.repo.target(run.source, 'subscriptions', s.sourceId);
-    if (known !== undefined) return 'present';
+    if (known !== undefined) {
+      // Renewal orders an earlier run had not imported yet are linked now.
+      const renewals = await this.renewalOrders(run, s);
+      if (!run.dryRun && renewals.length > 0) {
+        const now = iso(this.clock.now());
+        await withTransaction(this.database, (tx) =>
+          this.orders.linkImportedRenewals(renewals, known, now, tx),
+        );
+      }
+      return 'present';
+    }
     if (!SUBSCRIPTION_STATUSES.has(s.status)) throw new ImportRefusal('invalid_status');
     if (!PERIODS.has(s.billingPeriod) || !Number.isSafeInteger(s.billingInterval) || s.billingInterval < 1) {
       throw new ImportRefusal('invalid_period');
@@ -588,6 +598,7 @@ export class ImportService {
       : 0;
     // The first order when it was imported; a subscription whose order was left out stands alone.
     const parent = s.parentOrderSourceId ? await this.optional(run, 'orders', s.parentOrderSourceId) : null;
+    const renewals = await this.renewalOrders(run, s);
     const method = await this.gatewayOf(s.gateway ?? '');
     const profile = (s.gatewayProfileId ?? '').slice(0, 255);
     // Never billed twice: one that Stripe still bills is left for the owner to cancel there.
@@ -621,8 +632,19 @@ export class ImportService {
         },
         tx,
       );
+      await this.orders.linkImportedRenewals(renewals, id, now, tx);
       return this.remember(run, 'subscriptions', s.sourceId, id, tx);
     });
+  }
+
+  /** The Tollgate ids of a subscription's renewal orders of the old store that were imported. */
+  private async renewalOrders(run: Run, s: ImportSubscription): Promise<number[]> {
+    const ids: number[] = [];
+    for (const sourceId of s.renewalOrderSourceIds ?? []) {
+      const id = await this.optional(run, 'orders', sourceId);
+      if (id !== null && id > 0) ids.push(id);
+    }
+    return ids;
   }
 
   /**

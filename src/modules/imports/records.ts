@@ -133,6 +133,11 @@ export interface ImportSubscription {
   productSourceId: string;
   variationSourceId?: string;
   parentOrderSourceId?: string;
+  /**
+   * The orders that paid its renewals in the old store (read as orders, which are written first):
+   * linked to the subscription when it is written, as its own renewals are.
+   */
+  renewalOrderSourceIds?: string[];
   status: ImportSubscriptionStatus;
   billingPeriod: 'day' | 'week' | 'month' | 'year';
   billingInterval: number;

@@ -122,6 +122,17 @@ export class OrdersRepository {
     return row.id;
   }
 
+  /** Links the orders among `ids` that belong to no subscription to `subscriptionId`. */
+  async linkToSubscription(ids: number[], subscriptionId: number, now: string, tx?: Tx): Promise<void> {
+    if (ids.length === 0) return;
+    await on(this.db, tx)
+      .updateTable('orders')
+      .set({ subscription_id: subscriptionId, updated_at: now })
+      .where('id', 'in', ids)
+      .where('subscription_id', 'is', null)
+      .execute();
+  }
+
   async update(id: number, values: Updateable<OrdersTables['orders']>, tx?: Tx): Promise<void> {
     await on(this.db, tx).updateTable('orders').set(values).where('id', '=', id).execute();
   }

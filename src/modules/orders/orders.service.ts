@@ -340,6 +340,15 @@ export class OrdersService {
   }
 
   /**
+   * Imported orders that paid an imported subscription's renewals in the old store, linked to it
+   * as its renewals are (an order already linked keeps its subscription). They keep `import` as
+   * where they came from, so nothing treats them as renewals Tollgate made.
+   */
+  linkImportedRenewals(orderIds: number[], subscriptionId: number, now: string, tx: Tx): Promise<void> {
+    return this.repo.linkToSubscription(orderIds, subscriptionId, now, tx);
+  }
+
+  /**
    * Creates the pending order of one item that acts on a license (its renewal, its move to another
    * tier: the item's meta names it) at `price.amount` less a coupon's `discount`, in the entry
    * basis, taxed as the license's first order `price.parent` was (licenseOrderTax): the discount

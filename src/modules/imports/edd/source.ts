@@ -319,8 +319,24 @@ export function eddSource(opts: EddSourceOptions): ImportSource {
        FROM ${t('edd_subscriptions')} s LEFT JOIN ${t('edd_orders')} o ON o.id = s.parent_payment_id
        WHERE s.id > 0`,
       's.id',
-      async (rows) =>
-        rows.map((r): ImportSubscription | ImportProblem => {
+      async (rows) => {
+        // EDD Recurring records a renewal payment as an order of the status `edd_subscription`
+        // whose `parent` is the first order, and names its subscription in the order's meta
+        // (EDD_Subscription::add_payment: `subscription_id`).
+        const renewals = rows.length
+          ? await db.query<Row>(
+              `SELECT m.meta_value AS subscription_id, o.id FROM ${t('edd_ordermeta')} m
+               JOIN ${t('edd_orders')} o ON o.id = m.edd_order_id AND o.type = 'sale'
+               WHERE m.meta_key = 'subscription_id' AND m.meta_value IN (?) ORDER BY o.id`,
+              [rows.map((r) => String(r.id))],
+            )
+          : [];
+        const renewalsOf = new Map<string, string[]>();
+        for (const o of renewals) {
+          const of = String(o.subscription_id);
+          renewalsOf.set(of, [...(renewalsOf.get(of) ?? []), String(o.id)]);
+        }
+        return rows.map((r): ImportSubscription | ImportProblem => {
           const status = SUBSCRIPTION_STATUS[String(r.status)];
           if (!status) return problem('subscriptions', r.id, 'unknown_status', String(r.status));
           const period = PERIOD[String(r.period)];
@@ -339,6 +355,7 @@ export function eddSource(opts: EddSourceOptions): ImportSource {
             // EDD keeps price_id 0 for a download without price options.
             ...(Number(r.price_id) > 0 ? { variationSourceId: variationId(r.product_id, r.price_id) } : {}),
             parentOrderSourceId: String(r.parent_payment_id),
+            ...(renewalsOf.has(String(r.id)) ? { renewalOrderSourceIds: renewalsOf.get(String(r.id)) } : {}),
             status,
             billingPeriod: period.period,
             billingInterval: period.interval,
@@ -350,7 +367,8 @@ export function eddSource(opts: EddSourceOptions): ImportSource {
             ...(r.profile_id ? { gatewayProfileId: String(r.profile_id) } : {}),
             ...(mysqlUtc(r.created) ? { createdAt: mysqlUtc(r.created) } : {}),
           };
-        }),
+        });
+      },
     );
   }
 

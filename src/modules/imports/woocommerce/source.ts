@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { safeEqual } from '../../../random.js';
 import { minorUnits, mysqlUtc, openWordPressDb, plausibleEmail, readMeta, readPaged } from '../mysql.js';
 import type {
+  ImportActivation,
   ImportCustomer,
   ImportKind,
   ImportLicense,
@@ -17,14 +18,14 @@ import type {
   ImportSubscriptionStatus,
   ImportTotals,
 } from '../records.js';
-import { problem } from '../records.js';
+import { isProblem, problem } from '../records.js';
 import { DefuseError, defuseDecrypt, loadDefuseKey } from './defuse.js';
 
 /**
- * WooCommerce with License Manager for WooCommerce, read from the store's own database
- * (docs/migrating.md, 'From WooCommerce'). Orders come from the HPOS tables when the store uses
- * them (`woocommerce_custom_orders_table_enabled`), else from the legacy `shop_order` posts.
- * Read-only; every list is read in pages by id.
+ * WooCommerce with License Manager for WooCommerce and/or the WooCommerce API Manager, read from
+ * the store's own database (docs/migrating.md, 'From WooCommerce'). Orders come from the HPOS
+ * tables when the store uses them (`woocommerce_custom_orders_table_enabled`), else from the
+ * legacy `shop_order` posts. Read-only; every list is read in pages by id.
  */
 
 type Row = Record<string, string | number | null>;
@@ -57,6 +58,21 @@ const LICENSE_STATUS: Record<string, ImportLicenseStatus> = {
   '2': 'active',
   '3': 'active',
   '4': 'inactive',
+};
+
+/** WooCommerce Subscriptions' states in which the API Manager still grants a subscription's resources. */
+const SUBSCRIPTION_RUNNING = ['wc-active', 'wc-pending-cancel', 'wc-on-hold'];
+
+/**
+ * The API Manager's rows are numbered apart from License Manager's, so their source ids carry a
+ * prefix: both plugins' licenses are in one list of one source.
+ */
+const WCAM = 'wcam:';
+
+/** A unix time in seconds (the API Manager's columns) -> RFC 3339; 0 and anything else -> undefined. */
+const unixUtc = (value: unknown): string | undefined => {
+  const seconds = Number(value);
+  return Number.isSafeInteger(seconds) && seconds > 0 ? new Date(seconds * 1000).toISOString() : undefined;
 };
 
 /** A guest's orders belong to one customer per billing email. */
@@ -287,54 +303,199 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
     });
   }
 
-  async function* licenses(): AsyncIterable<ImportLicense | ImportProblem> {
-    if (!key)
+  /** Whether the store has a table: License Manager's and the API Manager's exist only where installed. */
+  const tables = new Map<string, Promise<boolean>>();
+  const hasTable = (name: string) => {
+    let known = tables.get(name);
+    if (!known) {
+      known = db
+        .query<Row>(
+          'SELECT 1 AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?',
+          [`${prefix}${name}`],
+        )
+        .then((rows) => rows.length > 0);
+      tables.set(name, known);
+    }
+    return known;
+  };
+
+  /** The customer of an order (`orderColumn`): its user, or the guest of its billing email. */
+  const orderCustomer = (kind: 'hpos' | 'posts', orderColumn: string) =>
+    kind === 'hpos'
+      ? `SELECT CASE WHEN customer_id > 0 THEN customer_id ELSE CONCAT('guest:', LOWER(TRIM(billing_email))) END FROM ${t('wc_orders')} WHERE id = ${orderColumn}`
+      : `SELECT CASE WHEN c.meta_value > 0 THEN c.meta_value ELSE CONCAT('guest:', LOWER(TRIM(e.meta_value))) END
+         FROM ${t('postmeta')} c LEFT JOIN ${t('postmeta')} e ON e.post_id = c.post_id AND e.meta_key = '_billing_email'
+         WHERE c.post_id = ${orderColumn} AND c.meta_key = '_customer_user' LIMIT 1`;
+
+  /** A product or variation the licenses refer to, as WooCommerce still has it (trashed ones are gone). */
+  const PRODUCT_JOIN = (column: string) =>
+    `LEFT JOIN ${t('posts')} p ON p.ID = ${column} AND p.post_type IN ('product', 'product_variation') AND p.post_status NOT IN ('trash', 'auto-draft')`;
+
+  /** The product fields of a license record: a variation's id stands for itself under its product. */
+  const productOf = (r: Row, id: unknown) =>
+    r.post_type === 'product_variation'
+      ? { productSourceId: String(r.post_parent), variationSourceId: String(id) }
+      : { productSourceId: String(id) };
+
+  /** License Manager's licenses: their query and their translation (which decrypts the keys); null without any. */
+  async function lmfwcRows() {
+    if (!(await hasTable('lmfwc_licenses'))) return null;
+    if (!key) {
+      const any = await db.query<Row>(`SELECT id FROM ${t('lmfwc_licenses')} LIMIT 1`);
+      if (any.length === 0) return null;
       throw new DefuseError('License Manager for WooCommerce keys need the defuse key (--defuse-key)');
+    }
     const kind = await orderStorage();
-    const orderCustomer =
-      kind === 'hpos'
-        ? `SELECT CASE WHEN customer_id > 0 THEN customer_id ELSE CONCAT('guest:', LOWER(TRIM(billing_email))) END FROM ${t('wc_orders')} WHERE id = l.order_id`
-        : `SELECT CASE WHEN c.meta_value > 0 THEN c.meta_value ELSE CONCAT('guest:', LOWER(TRIM(e.meta_value))) END
-           FROM ${t('postmeta')} c LEFT JOIN ${t('postmeta')} e ON e.post_id = c.post_id AND e.meta_key = '_billing_email'
-           WHERE c.post_id = l.order_id AND c.meta_key = '_customer_user' LIMIT 1`;
-    yield* paged<ImportLicense>(
-      `SELECT l.id, l.order_id, l.product_id, l.user_id, l.license_key, l.hash, l.expires_at, l.status,
-              l.times_activated_max, l.created_at, p.ID AS product, p.post_type, p.post_parent, (${orderCustomer}) AS order_customer
-       FROM ${t('lmfwc_licenses')} l
-       LEFT JOIN ${t('posts')} p ON p.ID = l.product_id AND p.post_type IN ('product', 'product_variation') AND p.post_status NOT IN ('trash', 'auto-draft')
+    return {
+      sql: `SELECT l.id, l.order_id, l.product_id, l.user_id, l.license_key, l.hash, l.expires_at, l.status,
+              l.times_activated_max, l.created_at, p.ID AS product, p.post_type, p.post_parent, (${orderCustomer(kind, 'l.order_id')}) AS order_customer
+       FROM ${t('lmfwc_licenses')} l ${PRODUCT_JOIN('l.product_id')}
        WHERE l.id > 0`,
-      'l.id',
+      translate: (r: Row) => lmfwcLicense(r, key),
+    };
+  }
+
+  function lmfwcLicense(r: Row, defuse: NonNullable<typeof key>): ImportLicense | ImportProblem {
+    if (r.product === null) return problem('licenses', r.id, 'unknown_product', String(r.product_id));
+    let plain: string;
+    try {
+      plain = defuseDecrypt(String(r.license_key), defuse);
+    } catch (e) {
+      if (e instanceof DefuseError) return problem('licenses', r.id, 'undecryptable_key');
+      throw e;
+    }
+    if (opts.secret) {
+      const hash = createHmac('sha256', opts.secret).update(plain).digest('hex');
+      if (!safeEqual(hash, String(r.hash))) return problem('licenses', r.id, 'hash_mismatch');
+    }
+    const status = LICENSE_STATUS[String(r.status)];
+    if (!status) return problem('licenses', r.id, 'unknown_status', String(r.status));
+    const customer = Number(r.user_id) > 0 ? String(r.user_id) : r.order_customer;
+    if (!customer) return problem('licenses', r.id, 'unknown_customer');
+    return {
+      sourceId: String(r.id),
+      key: plain,
+      ...productOf(r, r.product_id),
+      customerSourceId: String(customer),
+      ...(Number(r.order_id) > 0 ? { orderSourceId: String(r.order_id) } : {}),
+      status,
+      expiresAt: mysqlUtc(r.expires_at) ?? null,
+      // LMFWC leaves the maximum empty for unlimited activations.
+      activationLimit: r.times_activated_max === null ? 0 : Number(r.times_activated_max),
+      ...(mysqlUtc(r.created_at) ? { createdAt: mysqlUtc(r.created_at) } : {}),
+    };
+  }
+
+  /**
+   * License Manager's keys that are imported, to their license: a store that ran both plugins may
+   * hold a key in both, and it is imported once. Built once, only where the API Manager is there
+   * too (License Manager's licenses are then read twice); a key and an id per license, as the
+   * guests' emails above.
+   */
+  let lmfwcKeys: Promise<Map<string, string>> | null = null;
+  const keysOfLmfwc = () => {
+    lmfwcKeys ??= (async () => {
+      const keys = new Map<string, string>();
+      const lmfwc = await lmfwcRows();
+      if (!lmfwc) return keys;
+      for await (const r of db.pages<Row>(lmfwc.sql, 'l.id', [], opts.pageSize)) {
+        const l = lmfwc.translate(r);
+        if (!isProblem(l) && !keys.has(l.key)) keys.set(l.key, l.sourceId);
+      }
+      return keys;
+    })();
+    return lmfwcKeys;
+  };
+
+  const hasApiManager = async () =>
+    (await hasTable('wc_am_api_resource')) && (await hasTable('wc_am_api_activation'));
+
+  async function* licenses(): AsyncIterable<ImportLicense | ImportProblem> {
+    const lmfwc = await lmfwcRows();
+    if (lmfwc) {
+      yield* paged<ImportLicense>(lmfwc.sql, 'l.id', async (rows) => rows.map(lmfwc.translate));
+    }
+    if (await hasApiManager()) yield* apiResources();
+  }
+
+  /**
+   * The API Manager's API resources: one per product bought on an order (or a subscription), with
+   * its Product Order API Key, kept unchanged. A resource of a subscription lasts while the
+   * subscription runs, as the API Manager grants it; its expiry is the subscription's.
+   */
+  async function* apiResources(): AsyncIterable<ImportLicense | ImportProblem> {
+    const kind = await orderStorage();
+    const lmfwc = await keysOfLmfwc();
+    const subscriptionStatus =
+      kind === 'hpos'
+        ? `SELECT status FROM ${t('wc_orders')} WHERE id = r.sub_id AND type = 'shop_subscription'`
+        : `SELECT post_status FROM ${t('posts')} WHERE ID = r.sub_id AND post_type = 'shop_subscription'`;
+    yield* paged<ImportLicense>(
+      `SELECT r.api_resource_id, r.product_order_api_key, r.order_id, r.product_id, r.user_id,
+              r.activations_purchased_total, r.active, r.access_expires, r.access_granted, r.sub_id,
+              p.ID AS product, p.post_type, p.post_parent, (${orderCustomer(kind, 'r.order_id')}) AS order_customer,
+              (${subscriptionStatus}) AS subscription_status,
+              (SELECT meta_value FROM ${t('postmeta')} WHERE post_id IN (p.ID, p.post_parent) AND meta_key = '_api_activations_unlimited' AND meta_value = 'yes' LIMIT 1) AS unlimited
+       FROM ${t('wc_am_api_resource')} r ${PRODUCT_JOIN('r.product_id')}
+       WHERE r.api_resource_id > 0`,
+      'r.api_resource_id',
       async (rows) =>
         rows.map((r): ImportLicense | ImportProblem => {
-          if (r.product === null) return problem('licenses', r.id, 'unknown_product', String(r.product_id));
-          let plain: string;
-          try {
-            plain = defuseDecrypt(String(r.license_key), key);
-          } catch (e) {
-            if (e instanceof DefuseError) return problem('licenses', r.id, 'undecryptable_key');
-            throw e;
-          }
-          if (opts.secret) {
-            const hash = createHmac('sha256', opts.secret).update(plain).digest('hex');
-            if (!safeEqual(hash, String(r.hash))) return problem('licenses', r.id, 'hash_mismatch');
-          }
-          const status = LICENSE_STATUS[String(r.status)];
-          if (!status) return problem('licenses', r.id, 'unknown_status', String(r.status));
+          const id = `${WCAM}${r.api_resource_id}`;
+          const apiKey = String(r.product_order_api_key ?? '');
+          if (!apiKey.trim()) return problem('licenses', id, 'no_key');
+          const kept = lmfwc.get(apiKey);
+          // Reported by where it was kept, never the key itself.
+          if (kept !== undefined) return problem('licenses', id, 'duplicate_key', kept);
+          if (r.product === null) return problem('licenses', id, 'unknown_product', String(r.product_id));
           const customer = Number(r.user_id) > 0 ? String(r.user_id) : r.order_customer;
-          if (!customer) return problem('licenses', r.id, 'unknown_customer');
-          const variation = r.post_type === 'product_variation';
+          if (!customer) return problem('licenses', id, 'unknown_customer');
+          // The product's "Unlimited Activations" is stored as a large number; none bought is no seat.
+          const purchased = Number(r.activations_purchased_total);
+          if (!r.unlimited && !(purchased > 0)) return problem('licenses', id, 'no_activations');
+          const subscription = Number(r.sub_id) > 0 ? String(r.sub_id) : undefined;
+          const ended =
+            subscription !== undefined && !SUBSCRIPTION_RUNNING.includes(String(r.subscription_status));
           return {
-            sourceId: String(r.id),
-            key: plain,
-            productSourceId: String(variation ? r.post_parent : r.product_id),
-            ...(variation ? { variationSourceId: String(r.product_id) } : {}),
+            sourceId: id,
+            key: apiKey,
+            ...productOf(r, r.product_id),
             customerSourceId: String(customer),
             ...(Number(r.order_id) > 0 ? { orderSourceId: String(r.order_id) } : {}),
-            status,
-            expiresAt: mysqlUtc(r.expires_at) ?? null,
-            // LMFWC leaves the maximum empty for unlimited activations.
-            activationLimit: r.times_activated_max === null ? 0 : Number(r.times_activated_max),
-            ...(mysqlUtc(r.created_at) ? { createdAt: mysqlUtc(r.created_at) } : {}),
+            ...(subscription ? { subscriptionSourceId: subscription } : {}),
+            // `active` 0: the API Manager refuses the key (refunded, or switched off by the store).
+            status: Number(r.active) === 1 ? (ended ? 'expired' : 'active') : 'disabled',
+            expiresAt: unixUtc(r.access_expires) ?? null,
+            activationLimit: r.unlimited ? 0 : purchased,
+            ...(unixUtc(r.access_granted) ? { createdAt: unixUtc(r.access_granted) } : {}),
+          };
+        }),
+    );
+  }
+
+  /**
+   * The API Manager's activations: the site (`object`, the URL the client sent) on its resource's
+   * license. A resource whose key License Manager also held has its sites on that license.
+   */
+  async function* activations(): AsyncIterable<ImportActivation | ImportProblem> {
+    if (!(await hasApiManager())) return;
+    const lmfwc = await keysOfLmfwc();
+    yield* paged<ImportActivation>(
+      `SELECT a.activation_id, a.api_resource_id, a.object, a.activation_time, r.product_order_api_key
+       FROM ${t('wc_am_api_activation')} a LEFT JOIN ${t('wc_am_api_resource')} r ON r.api_resource_id = a.api_resource_id
+       WHERE a.activation_id > 0`,
+      'a.activation_id',
+      async (rows) =>
+        rows.map((r): ImportActivation | ImportProblem => {
+          const id = `${WCAM}${r.activation_id}`;
+          const url = String(r.object ?? '').trim();
+          if (!url) return problem('activations', id, 'no_url');
+          const kept = r.product_order_api_key ? lmfwc.get(String(r.product_order_api_key)) : undefined;
+          return {
+            sourceId: id,
+            licenseSourceId: kept ?? `${WCAM}${r.api_resource_id}`,
+            url,
+            ...(unixUtc(r.activation_time) ? { activatedAt: unixUtc(r.activation_time) } : {}),
           };
         }),
     );
@@ -393,8 +554,8 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
     });
   }
 
-  // License Manager for WooCommerce 2 keeps no sites (only a count per license) and WooCommerce has
-  // no release metadata: these kinds yield nothing.
+  // WooCommerce has no release metadata: that kind yields nothing. License Manager for
+  // WooCommerce 2 keeps no sites (only a count per license); the API Manager's are read above.
   async function* nothing(): AsyncIterable<never> {}
 
   const readers: { [K in ImportKind]: () => AsyncIterable<ImportRecord<K> | ImportProblem> } = {
@@ -404,7 +565,7 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
     orders,
     subscriptions,
     licenses,
-    activations: nothing,
+    activations,
   };
 
   return {
@@ -413,6 +574,7 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
       readers[kind]() as AsyncIterable<ImportRecord<K> | ImportProblem>,
     async totals(): Promise<ImportTotals> {
       const kind = await orderStorage();
+      const apiManager = await hasApiManager();
       const count = async (sql: string) => Number((await db.query<Row>(sql))[0]?.n ?? 0);
       const revenue: Record<string, number> = {};
       const sums = await db.query<Row>(
@@ -432,8 +594,11 @@ export function wooCommerceSource(opts: WooCommerceSourceOptions): ImportSource 
       );
       return {
         customers: registered + guests,
-        licenses: await count(`SELECT COUNT(*) AS n FROM ${t('lmfwc_licenses')}`),
-        activations: 0,
+        licenses:
+          ((await hasTable('lmfwc_licenses'))
+            ? await count(`SELECT COUNT(*) AS n FROM ${t('lmfwc_licenses')}`)
+            : 0) + (apiManager ? await count(`SELECT COUNT(*) AS n FROM ${t('wc_am_api_resource')}`) : 0),
+        activations: apiManager ? await count(`SELECT COUNT(*) AS n FROM ${t('wc_am_api_activation')}`) : 0,
         orders: await count(`SELECT COUNT(*) AS n FROM (${ORDERS[kind]()}) o`),
         subscriptions: await count(`SELECT COUNT(*) AS n FROM (${ORDERS[kind]('shop_subscription')}) o`),
         revenue,
