@@ -15,7 +15,8 @@ import type {
   ImportReportBody,
   StartImportBody,
 } from './import-jobs.schemas.js';
-import type { ImportReport, ImportService, KindCount } from './imports.service.js';
+import type { KindCount } from './import-run.js';
+import type { ImportReport, ImportService } from './imports.service.js';
 import type { ImportKind, ImportSource } from './records.js';
 
 /** How often a running job writes its heartbeat, and how old one may be before the job counts as stopped. */
