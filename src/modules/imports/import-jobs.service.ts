@@ -296,6 +296,16 @@ function reportBody(r: ImportReport): ImportReportBody {
     problem_count: r.problemCount,
     revenue: r.revenue,
     stripe: r.stripe,
+    links: {
+      orders: r.links.orders,
+      subscriptions: r.links.subscriptions,
+      kept: r.links.kept.map((k) => ({
+        license: k.license,
+        kind: k.kind,
+        source_id: k.sourceId,
+        kept_id: k.keptId,
+      })),
+    },
     totals: r.totals,
   };
 }

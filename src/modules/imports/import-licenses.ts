@@ -16,6 +16,17 @@ import type { ImportActivation, ImportLicense } from './records.js';
  */
 export const BATCH = 100;
 
+/** A license of the source that an earlier run imported, and its Tollgate id. */
+interface Found {
+  license: ImportLicense;
+  id: number;
+}
+
+/** The distinct source ids these licenses name (an order, a subscription). */
+const sourceIds = (found: Found[], of: (l: ImportLicense) => string | undefined): string[] => [
+  ...new Set(found.map((f) => of(f.license)).filter((id): id is string => !!id)),
+];
+
 /** EDD's and the others' license states, as a Tollgate license stores them. */
 function statusOf(license: ImportLicense): LicenseStatus {
   if (license.status === 'revoked') return 'revoked';
@@ -33,7 +44,7 @@ export class LicensesImport {
     private readonly map: ImportMap,
     private readonly licenses: Pick<
       LicenseService,
-      'idOfKey' | 'create' | 'linkImported' | 'importActivation'
+      'idOfKey' | 'create' | 'linksOf' | 'linkImported' | 'importActivation'
     >,
     private readonly clock: Clock,
   ) {}
@@ -45,15 +56,17 @@ export class LicensesImport {
    */
   async batch(run: Run, kind: 'licenses' | 'activations', items: (ImportLicense | ImportActivation)[]) {
     const counts = run.count(kind);
-    const known = await this.map.known(
+    const known = await this.map.targets(
       run,
       kind,
       items.map((i) => i.sourceId),
     );
+    const found: Found[] = [];
     const writes: { sourceId: string; write: Write }[] = [];
     for (const item of items) {
-      if (known.has(item.sourceId)) {
-        if (kind === 'licenses') await this.linkLateSubscription(run, item as ImportLicense);
+      const id = known.get(item.sourceId);
+      if (id !== undefined) {
+        if (kind === 'licenses') found.push({ license: item as ImportLicense, id });
         counts.present++;
         continue;
       }
@@ -67,6 +80,7 @@ export class LicensesImport {
         run.problem({ kind, sourceId: item.sourceId, reason: reasonOf(e) });
       }
     }
+    await this.linkLate(run, found);
     if (writes.length === 0) return;
     let outcomes: Outcome[];
     try {
@@ -91,7 +105,7 @@ export class LicensesImport {
   async license(run: Run, l: ImportLicense): Promise<Outcome> {
     const known = await this.map.found(run, 'licenses', l.sourceId);
     if (known !== undefined) {
-      await this.linkLateSubscription(run, l, known);
+      await this.linkLate(run, [{ license: l, id: known }]);
       return 'present';
     }
     const write = await this.licenseWrite(run, l);
@@ -104,15 +118,67 @@ export class LicensesImport {
   }
 
   /**
-   * A license an earlier run imported while its subscription was left out (Stripe still billed it)
-   * is linked to that subscription once a later run imports it, so its renewals extend the license.
+   * Licenses an earlier run imported without their order or subscription are linked to them once
+   * they are imported (docs/migrating.md, 'Orders and subscriptions imported later'): an order the
+   * earlier run did not read, a subscription left out while Stripe still billed it (from then on
+   * its renewals extend the license). A subscription is linked only while it renews, as a new
+   * license is. A license linked to another one meanwhile keeps it, and the report lists it.
+   * Two queries for the batch, and a transaction only when a link is missing.
    */
-  private async linkLateSubscription(run: Run, l: ImportLicense, licenseId?: number): Promise<void> {
-    if (run.dryRun || !l.subscriptionSourceId || !run.renewing.has(l.subscriptionSourceId)) return;
-    const id = licenseId ?? (await this.map.found(run, 'licenses', l.sourceId));
-    const subscriptionId = await this.map.found(run, 'subscriptions', l.subscriptionSourceId);
-    if (id === undefined || subscriptionId === undefined) return;
-    await withTransaction(this.database, (tx) => this.licenses.linkImported(id, subscriptionId, tx));
+  private async linkLate(run: Run, found: Found[]): Promise<void> {
+    if (run.dryRun || found.length === 0) return;
+    const renews = (l: ImportLicense) =>
+      l.subscriptionSourceId && run.renewing.has(l.subscriptionSourceId) ? l.subscriptionSourceId : undefined;
+    const orders = await this.map.targets(
+      run,
+      'orders',
+      sourceIds(found, (l) => l.orderSourceId),
+    );
+    const subscriptions = await this.map.targets(run, 'subscriptions', sourceIds(found, renews));
+    const wanted = found
+      .map((f) => ({
+        ...f,
+        order: f.license.orderSourceId ? orders.get(f.license.orderSourceId) : undefined,
+        subscription: subscriptions.get(renews(f.license) ?? ''),
+      }))
+      .filter((w) => w.order !== undefined || w.subscription !== undefined);
+    if (wanted.length === 0) return;
+    const current = await this.licenses.linksOf(wanted.map((w) => w.id));
+    const missing: { id: number; links: { order_id?: number; subscription_id?: number } }[] = [];
+    for (const w of wanted) {
+      const now = current.get(w.id);
+      if (!now) continue;
+      const links: { order_id?: number; subscription_id?: number } = {};
+      if (w.order !== undefined && now.order_id === null) links.order_id = w.order;
+      else if (w.order !== undefined && now.order_id !== w.order) {
+        run.keptLink({
+          license: w.license.sourceId,
+          kind: 'orders',
+          sourceId: w.license.orderSourceId ?? '',
+          keptId: now.order_id!,
+        });
+      }
+      if (w.subscription !== undefined && now.subscription_id === null)
+        links.subscription_id = w.subscription;
+      else if (w.subscription !== undefined && now.subscription_id !== w.subscription) {
+        run.keptLink({
+          license: w.license.sourceId,
+          kind: 'subscriptions',
+          sourceId: w.license.subscriptionSourceId ?? '',
+          keptId: now.subscription_id!,
+        });
+      }
+      if (links.order_id !== undefined || links.subscription_id !== undefined)
+        missing.push({ id: w.id, links });
+    }
+    if (missing.length === 0) return;
+    await withTransaction(this.database, async (tx) => {
+      for (const m of missing) {
+        const linked = await this.licenses.linkImported(m.id, m.links, tx);
+        if (linked.order) run.links.orders++;
+        if (linked.subscription) run.links.subscriptions++;
+      }
+    });
   }
 
   /** A license's checks (what it refers to was imported), then its writing, in the caller's transaction. */

@@ -20,9 +20,9 @@ export class ImportMap {
     return this.repo.target(run.source, kind, sourceId);
   }
 
-  /** Which of these source ids of one kind were imported before. */
-  known(run: Run, kind: string, sourceIds: string[]): Promise<Set<string>> {
-    return this.repo.known(run.source, kind, sourceIds);
+  /** What these source ids of one kind became, for those imported before (one query). */
+  targets(run: Run, kind: string, sourceIds: string[]): Promise<Map<string, number>> {
+    return this.repo.targets(run.source, kind, sourceIds);
   }
 
   /** The Tollgate id of a record imported before (this run or an earlier one), or a refusal. */

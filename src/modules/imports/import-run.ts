@@ -17,6 +17,27 @@ export type Write = (tx: Tx) => Promise<Outcome>;
 
 const MAX_PROBLEMS = 10_000;
 
+/** A license whose link the import left as it was, as the report lists it. */
+export interface KeptLink {
+  /** The license's id in the source. */
+  license: string;
+  kind: 'orders' | 'subscriptions';
+  /** The source's id of the order or subscription the license names. */
+  sourceId: string;
+  /** The Tollgate order or subscription the license stays linked to. */
+  keptId: number;
+}
+
+/**
+ * Licenses an earlier run imported without their order or subscription, linked by this run: how
+ * many to an order, how many to a subscription, and those already linked to another (the first 10,000).
+ */
+export interface ImportLinks {
+  orders: number;
+  subscriptions: number;
+  kept: KeptLink[];
+}
+
 /** One run's counts, problems, and (in a dry run) what it would have made. */
 export class Run {
   readonly counts = Object.fromEntries(
@@ -29,6 +50,8 @@ export class Run {
   /** Paid orders' totals per currency: written or found, and reported. */
   readonly revenues = new Map<string, { imported: number; skipped: number }>();
   readonly stripe = { customers: 0, cards: 0 };
+  /** Licenses of earlier runs linked now to their order or subscription, and the links kept. */
+  readonly links: ImportLinks = { orders: 0, subscriptions: 0, kept: [] };
   /** The source's subscriptions that still renew (active, on hold or ending at the period's end). */
   readonly renewing = new Set<string>();
   private readonly plans = new Map<string, Map<string, number>>();
@@ -55,6 +78,11 @@ export class Run {
     this.counts[p.kind].skipped++;
     this.problemCount++;
     if (this.problems.length < MAX_PROBLEMS) this.problems.push(p);
+  }
+
+  /** A license already linked to another order or subscription than the source's: kept, and reported. */
+  keptLink(k: KeptLink): void {
+    if (this.links.kept.length < MAX_PROBLEMS) this.links.kept.push(k);
   }
 
   /** A dry run's stand-in id (-1) for what it would make, so later kinds find it; or a record's known id. */

@@ -5,7 +5,15 @@ import type { AuditService } from '../audit/audit.service.js';
 import { BATCH, type LicensesImport } from './import-licenses.js';
 import type { PeopleImport } from './import-people.js';
 import type { ReleasesImport } from './import-releases.js';
-import { idOf, isAmount, type KindCount, type Outcome, Run, reasonOf } from './import-run.js';
+import {
+  type ImportLinks,
+  idOf,
+  isAmount,
+  type KindCount,
+  type Outcome,
+  Run,
+  reasonOf,
+} from './import-run.js';
 import type { SalesImport } from './import-sales.js';
 import {
   IMPORT_ORDER,
@@ -60,6 +68,8 @@ export interface ImportReport {
   revenue: RevenueReconciliation[];
   /** Imported customers whose Stripe customer (`cus_…`) is kept, and how many of them with a card. */
   stripe: { customers: number; cards: number };
+  /** Licenses of earlier runs linked now to their order or subscription, and the links kept. */
+  links: ImportLinks;
   totals: ImportTotals;
   /** Every row of the source is either in Tollgate or reported. */
   ok: boolean;
@@ -200,6 +210,7 @@ export class ImportService {
       reconciliation,
       revenue,
       stripe: run.stripe,
+      links: run.links,
       totals,
       ok: reconciliation.every((r) => r.ok) && revenue.every((r) => r.ok),
     };
