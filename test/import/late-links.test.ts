@@ -38,9 +38,9 @@ const subscription = (sourceId: string, status: ImportSubscription['status']): I
   currency: 'USD',
   recurringTotal: 4900,
 });
-const license = (sourceId: string, patch: Partial<ImportLicense> = {}): ImportLicense => ({
+const license = (name: string, sourceId: string, patch: Partial<ImportLicense> = {}): ImportLicense => ({
   sourceId,
-  key: `LATE-${sourceId}-${tag}`,
+  key: `LATE-${name}-${sourceId}-${tag}`,
   productSourceId: 'p1',
   customerSourceId: 'c1',
   status: 'active',
@@ -49,53 +49,55 @@ const license = (sourceId: string, patch: Partial<ImportLicense> = {}): ImportLi
   ...patch,
 });
 
-const people: Records = {
-  customers: [{ sourceId: 'c1', email: `late-${tag}@example.com` }],
-  products: [{ sourceId: 'p1', name: 'Pro', slug: `late-pro-${tag}`, price: 4900, variations: [] }],
-};
+const people = (name: string): Records => ({
+  customers: [{ sourceId: 'c1', email: `late-${name}-${tag}@example.com` }],
+  products: [{ sourceId: 'p1', name: 'Pro', slug: `late-${name}-${tag}`, price: 4900, variations: [] }],
+});
 
 /** The first export held one order (o3) and no subscriptions; each license names its order. */
-const first = (): Records => ({
-  ...people,
+const first = (name = 'edd'): Records => ({
+  ...people(name),
   orders: [order('o3')],
   licenses: [
-    license('l1', { orderSourceId: 'o1' }),
-    license('l2', { orderSourceId: 'o2', subscriptionSourceId: 's1' }),
-    license('l3', { orderSourceId: 'o9' }),
-    license('l4', { orderSourceId: 'o3' }),
-    license('l5', { subscriptionSourceId: 's2' }),
+    license(name, 'l1', { orderSourceId: 'o1' }),
+    license(name, 'l2', { orderSourceId: 'o2', subscriptionSourceId: 's1' }),
+    license(name, 'l3', { orderSourceId: 'o9' }),
+    license(name, 'l4', { orderSourceId: 'o3' }),
+    license(name, 'l5', { subscriptionSourceId: 's2' }),
   ],
 });
 
 /** The whole store: every order and subscription; l4 now names o4 (the old store moved it). */
-const whole = (): Records => ({
-  ...people,
+const whole = (name = 'edd'): Records => ({
+  ...people(name),
   orders: [order('o1'), order('o2'), order('o3'), order('o4')],
   subscriptions: [subscription('s1', 'active'), subscription('s2', 'cancelled')],
   licenses: [
-    license('l1', { orderSourceId: 'o1' }),
-    license('l2', { orderSourceId: 'o2', subscriptionSourceId: 's1' }),
-    license('l3', { orderSourceId: 'o9' }),
-    license('l4', { orderSourceId: 'o4' }),
-    license('l5', { subscriptionSourceId: 's2' }),
+    license(name, 'l1', { orderSourceId: 'o1' }),
+    license(name, 'l2', { orderSourceId: 'o2', subscriptionSourceId: 's1' }),
+    license(name, 'l3', { orderSourceId: 'o9' }),
+    license(name, 'l4', { orderSourceId: 'o4' }),
+    license(name, 'l5', { subscriptionSourceId: 's2' }),
   ],
 });
 
-const mapped = async (kind: string) =>
+const mapped = async (kind: string, name = 'edd') =>
   new Map(
     (
       await db()
         .selectFrom('import_map')
         .select(['source_id', 'target_id'])
-        .where('source', '=', 'edd')
+        .where('source', '=', name)
         .where('kind', '=', kind)
         .execute()
     ).map((r) => [r.source_id, Number(r.target_id)]),
   );
 
 /** Each imported license's order and subscription, by the source's license id. */
-async function links(): Promise<Record<string, { order: number | null; subscription: number | null }>> {
-  const ids = await mapped('licenses');
+async function links(
+  name = 'edd',
+): Promise<Record<string, { order: number | null; subscription: number | null }>> {
+  const ids = await mapped('licenses', name);
   const rows = await db()
     .selectFrom('licenses')
     .select(['id', 'order_id', 'subscription_id'])
@@ -170,6 +172,25 @@ describe('licenses linked late to orders and subscriptions', () => {
       kept: [{ license: 'l4', kind: 'orders', sourceId: 'o4', keptId: (await mapped('orders')).get('o3') }],
     });
     expect(await links()).toEqual(before);
+  });
+
+  it('two runs at once link each license once', async () => {
+    const run = (records: Records) =>
+      t.app.services.imports.run(recordsSource('woocommerce', records), { dryRun: false });
+    await run(first('woocommerce'));
+    const reports = await Promise.all([run(whole('woocommerce')), run(whole('woocommerce'))]);
+    const sum = (of: (r: (typeof reports)[number]) => number) => reports.reduce((n, r) => n + of(r), 0);
+    expect(sum((r) => r.links.orders)).toBe(2);
+    expect(sum((r) => r.links.subscriptions)).toBe(1);
+    const orders = await mapped('orders', 'woocommerce');
+    const subscriptions = await mapped('subscriptions', 'woocommerce');
+    expect(await links('woocommerce')).toEqual({
+      l1: { order: orders.get('o1'), subscription: null },
+      l2: { order: orders.get('o2'), subscription: subscriptions.get('s1') },
+      l3: { order: null, subscription: null },
+      l4: { order: orders.get('o3'), subscription: null },
+      l5: { order: null, subscription: null },
+    });
   });
 });
 
