@@ -149,27 +149,17 @@ export class LicensesImport {
       const now = current.get(w.id);
       if (!now) continue;
       const links: { order_id?: number; subscription_id?: number } = {};
-      if (w.order !== undefined && now.order_id === null) links.order_id = w.order;
-      else if (w.order !== undefined && now.order_id !== w.order) {
-        run.keptLink({
-          license: w.license.sourceId,
-          kind: 'orders',
-          sourceId: w.license.orderSourceId ?? '',
-          keptId: now.order_id!,
-        });
+      const sides = [
+        ['order_id', 'orders', w.order, w.license.orderSourceId],
+        ['subscription_id', 'subscriptions', w.subscription, w.license.subscriptionSourceId],
+      ] as const;
+      for (const [column, kind, target, sourceId] of sides) {
+        const has = now[column];
+        if (target === undefined || has === target) continue;
+        if (has === null) links[column] = target;
+        else run.keptLink({ license: w.license.sourceId, kind, sourceId: sourceId ?? '', keptId: has });
       }
-      if (w.subscription !== undefined && now.subscription_id === null)
-        links.subscription_id = w.subscription;
-      else if (w.subscription !== undefined && now.subscription_id !== w.subscription) {
-        run.keptLink({
-          license: w.license.sourceId,
-          kind: 'subscriptions',
-          sourceId: w.license.subscriptionSourceId ?? '',
-          keptId: now.subscription_id!,
-        });
-      }
-      if (links.order_id !== undefined || links.subscription_id !== undefined)
-        missing.push({ id: w.id, links });
+      if (Object.keys(links).length > 0) missing.push({ id: w.id, links });
     }
     if (missing.length === 0) return;
     await withTransaction(this.database, async (tx) => {
