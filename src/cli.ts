@@ -150,6 +150,17 @@ function printImportReport(report: ImportReport): void {
       `Stripe customers kept: ${report.stripe.customers}, with a card for renewals: ${report.stripe.cards}`,
     );
   }
+  const { links } = report;
+  if (links.orders + links.subscriptions > 0) {
+    console.log(
+      `licenses of earlier runs linked now: ${links.orders} to their order, ${links.subscriptions} to their subscription`,
+    );
+  }
+  for (const k of links.kept) {
+    console.log(
+      `  license ${k.license} stays linked to ${k.kind === 'orders' ? 'order' : 'subscription'} #${k.keptId} (the source names ${k.sourceId})`,
+    );
+  }
   if (report.problemCount > 0) {
     console.log(`${report.problemCount} row(s) not imported:`);
     for (const p of report.problems)

@@ -4616,6 +4616,24 @@ export interface paths {
                     skipped: number;
                   };
                 };
+                /** @description Licenses an earlier run imported without their order or subscription, linked once those were imported */
+                links?: {
+                  /** @description Licenses already linked to another order or subscription: left as they are */
+                  kept: {
+                    /** @description The Tollgate order or subscription the license stays linked to */
+                    kept_id: number;
+                    /** @enum {unknown} */
+                    kind: 'orders' | 'subscriptions';
+                    /** @description The license's id in the source */
+                    license: string;
+                    /** @description The order or subscription the source names */
+                    source_id: string;
+                  }[];
+                  /** @description Licenses of earlier runs linked to their order now */
+                  orders: number;
+                  /** @description Licenses of earlier runs linked to their subscription now */
+                  subscriptions: number;
+                };
                 /** @description Every row of the source is either in Tollgate or reported */
                 ok: boolean;
                 problem_count: number;
@@ -4902,6 +4920,24 @@ export interface paths {
                     present: number;
                     skipped: number;
                   };
+                };
+                /** @description Licenses an earlier run imported without their order or subscription, linked once those were imported */
+                links?: {
+                  /** @description Licenses already linked to another order or subscription: left as they are */
+                  kept: {
+                    /** @description The Tollgate order or subscription the license stays linked to */
+                    kept_id: number;
+                    /** @enum {unknown} */
+                    kind: 'orders' | 'subscriptions';
+                    /** @description The license's id in the source */
+                    license: string;
+                    /** @description The order or subscription the source names */
+                    source_id: string;
+                  }[];
+                  /** @description Licenses of earlier runs linked to their order now */
+                  orders: number;
+                  /** @description Licenses of earlier runs linked to their subscription now */
+                  subscriptions: number;
                 };
                 /** @description Every row of the source is either in Tollgate or reported */
                 ok: boolean;

@@ -85,6 +85,32 @@ export const ImportReportSchema = Type.Object({
     { customers: Type.Integer(), cards: Type.Integer() },
     { description: 'Imported customers whose Stripe customer is kept, and how many with a card' },
   ),
+  // Absent from the reports of jobs run before the importer linked licenses late.
+  links: Type.Optional(
+    Type.Object(
+      {
+        orders: Type.Integer({ description: 'Licenses of earlier runs linked to their order now' }),
+        subscriptions: Type.Integer({
+          description: 'Licenses of earlier runs linked to their subscription now',
+        }),
+        kept: Type.Array(
+          Type.Object({
+            license: Type.String({ description: "The license's id in the source" }),
+            kind: Type.Enum(['orders', 'subscriptions']),
+            source_id: Type.String({ description: 'The order or subscription the source names' }),
+            kept_id: Type.Integer({
+              description: 'The Tollgate order or subscription the license stays linked to',
+            }),
+          }),
+          { description: 'Licenses already linked to another order or subscription: left as they are' },
+        ),
+      },
+      {
+        description:
+          'Licenses an earlier run imported without their order or subscription, linked once those were imported',
+      },
+    ),
+  ),
   totals: Type.Object({
     customers: Type.Integer(),
     licenses: Type.Integer(),

@@ -15,7 +15,8 @@ import type {
   ImportReportBody,
   StartImportBody,
 } from './import-jobs.schemas.js';
-import type { ImportReport, ImportService, KindCount } from './imports.service.js';
+import type { KindCount } from './import-run.js';
+import type { ImportReport, ImportService } from './imports.service.js';
 import type { ImportKind, ImportSource } from './records.js';
 
 /** How often a running job writes its heartbeat, and how old one may be before the job counts as stopped. */
@@ -295,6 +296,16 @@ function reportBody(r: ImportReport): ImportReportBody {
     problem_count: r.problemCount,
     revenue: r.revenue,
     stripe: r.stripe,
+    links: {
+      orders: r.links.orders,
+      subscriptions: r.links.subscriptions,
+      kept: r.links.kept.map((k) => ({
+        license: k.license,
+        kind: k.kind,
+        source_id: k.sourceId,
+        kept_id: k.keptId,
+      })),
+    },
     totals: r.totals,
   };
 }

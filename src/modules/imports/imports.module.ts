@@ -12,6 +12,11 @@ import type { StripeService } from '../stripe/stripe.service.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { ImportJobsRepository } from './import-jobs.repository.js';
 import { ImportJobService } from './import-jobs.service.js';
+import { LicensesImport } from './import-licenses.js';
+import { ImportMap } from './import-map.js';
+import { PeopleImport } from './import-people.js';
+import { ReleasesImport } from './import-releases.js';
+import { SalesImport } from './import-sales.js';
 import { ImportsRepository } from './imports.repository.js';
 import { ImportService } from './imports.service.js';
 import { openSource } from './sources.js';
@@ -34,20 +39,24 @@ export function createImports(deps: {
   audit: AuditService;
   clock: Clock;
 }): ImportService {
+  const map = new ImportMap(deps.database, new ImportsRepository(deps.database), deps.clock);
   return new ImportService(
     deps.database,
-    new ImportsRepository(deps.database),
-    deps.accounts,
-    deps.catalogue,
-    deps.licenses,
-    deps.orders,
-    deps.subscriptions,
-    deps.stripe,
-    deps.publishing,
-    deps.maxUploadBytes,
-    deps.settings,
+    {
+      people: new PeopleImport(deps.database, map, deps.accounts, deps.catalogue, deps.stripe, deps.settings),
+      releases: new ReleasesImport(deps.database, map, deps.publishing, deps.maxUploadBytes),
+      sales: new SalesImport(
+        map,
+        deps.orders,
+        deps.subscriptions,
+        deps.stripe,
+        deps.catalogue,
+        deps.settings,
+        deps.clock,
+      ),
+      licenses: new LicensesImport(deps.database, map, deps.licenses, deps.clock),
+    },
     deps.audit,
-    deps.clock,
   );
 }
 

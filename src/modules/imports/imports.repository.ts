@@ -16,16 +16,17 @@ export class ImportsRepository {
     return row ? Number(row.target_id) : undefined;
   }
 
-  /** Which of these source ids of one kind were imported before. */
-  async known(source: string, kind: string, sourceIds: string[]): Promise<Set<string>> {
+  /** What these source ids of one kind became, for those imported before. */
+  async targets(source: string, kind: string, sourceIds: string[]): Promise<Map<string, number>> {
+    if (sourceIds.length === 0) return new Map();
     const rows = await this.database.db
       .selectFrom('import_map')
-      .select('source_id')
+      .select(['source_id', 'target_id'])
       .where('source', '=', source)
       .where('kind', '=', kind)
       .where('source_id', 'in', sourceIds)
       .execute();
-    return new Set(rows.map((r) => r.source_id));
+    return new Map(rows.map((r) => [r.source_id, Number(r.target_id)]));
   }
 
   /**

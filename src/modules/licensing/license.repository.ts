@@ -499,6 +499,45 @@ export class LicenseRepository {
     await on(this.db, tx).updateTable('licenses').set(patch).where('id', '=', id).execute();
   }
 
+  /** The order and subscription each of these licenses is linked to (the importer's late links). */
+  async linksOf(
+    ids: number[],
+    tx?: Tx,
+  ): Promise<Map<number, { order_id: number | null; subscription_id: number | null }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await on(this.db, tx)
+      .selectFrom('licenses')
+      .select(['id', 'order_id', 'subscription_id'])
+      .where('id', 'in', ids)
+      .execute();
+    return new Map(
+      rows.map((r) => [
+        Number(r.id),
+        {
+          order_id: r.order_id === null ? null : Number(r.order_id),
+          subscription_id: r.subscription_id === null ? null : Number(r.subscription_id),
+        },
+      ]),
+    );
+  }
+
+  /** Links a license to an order or a subscription while it has none; answers whether it did. */
+  async linkUnset(
+    id: number,
+    column: 'order_id' | 'subscription_id',
+    target: number,
+    now: string,
+    tx?: Tx,
+  ): Promise<boolean> {
+    const result = await on(this.db, tx)
+      .updateTable('licenses')
+      .set({ [column]: target, updated_at: now })
+      .where('id', '=', id)
+      .where(column, 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   /** Whether the row exists (the checks before a license is issued, in the caller's transaction). */
   private async exists(table: 'products' | 'users' | 'subscriptions', id: number, tx?: Tx): Promise<boolean> {
     return !!(await on(this.db, tx).selectFrom(table).select('id').where('id', '=', id).executeTakeFirst());

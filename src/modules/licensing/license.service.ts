@@ -609,19 +609,33 @@ export class LicenseService {
   }
 
   /**
-   * An imported license joins its subscription imported by a later run (docs/migrating.md,
-   * 'Subscriptions Stripe still bills'): one standing alone is linked, one already linked keeps
-   * its subscription. Answers whether it was linked now.
+   * Imported licenses join their order or subscription imported by a later run (docs/migrating.md,
+   * 'Orders and subscriptions imported later'): a link a license lacks is made, one it has is kept.
+   * Answers what each of these licenses is linked to, to compare with what the import wants.
    */
-  async linkImported(licenseId: number, subscriptionId: number, tx: Tx): Promise<boolean> {
-    const license = await this.repo.findById(licenseId, tx);
-    if (!license || license.subscription_id !== null) return false;
-    await this.repo.updateLicense(
-      licenseId,
-      { subscription_id: subscriptionId, updated_at: iso(this.clock.now()) },
-      tx,
-    );
-    return true;
+  linksOf(
+    licenseIds: number[],
+    tx?: Tx,
+  ): Promise<Map<number, { order_id: number | null; subscription_id: number | null }>> {
+    return this.repo.linksOf(licenseIds, tx);
+  }
+
+  /**
+   * Links an imported license to its order and its subscription, each only while it has none (a
+   * link made meanwhile is kept). Answers which it linked now.
+   */
+  async linkImported(
+    licenseId: number,
+    links: { order_id?: number; subscription_id?: number },
+    tx: Tx,
+  ): Promise<{ order: boolean; subscription: boolean }> {
+    const now = iso(this.clock.now());
+    const link = (column: 'order_id' | 'subscription_id', target: number | undefined) =>
+      target === undefined ? false : this.repo.linkUnset(licenseId, column, target, now, tx);
+    return {
+      order: await link('order_id', links.order_id),
+      subscription: await link('subscription_id', links.subscription_id),
+    };
   }
 
   /**

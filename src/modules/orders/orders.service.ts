@@ -344,7 +344,7 @@ export class OrdersService {
    * as its renewals are (an order already linked keeps its subscription). They keep `import` as
    * where they came from, so nothing treats them as renewals Tollgate made.
    */
-  linkImportedRenewals(orderIds: number[], subscriptionId: number, now: string, tx: Tx): Promise<void> {
+  linkImportedRenewals(orderIds: number[], subscriptionId: number, now: string, tx?: Tx): Promise<void> {
     return this.repo.linkToSubscription(orderIds, subscriptionId, now, tx);
   }
 
