@@ -98,6 +98,7 @@ describe.skipIf(skipPageBrowserTests)('the console navigation in a real browser'
       expect(await nav().getByRole('link', { name, exact: true }).isVisible()).toBe(true);
     await expectAccessible('the open menu at 390 px');
     await expectNoSidewaysScroll('the open menu at 390 px');
+    await shot('navigation-390', false);
     await nav().getByRole('link', { name: 'App passwords', exact: true }).click();
     await page.waitForURL(/\/admin\/app-passwords$/);
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
