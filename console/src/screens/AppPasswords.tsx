@@ -6,7 +6,7 @@ import { when } from '../format';
 import type { AppPassword } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { TextField } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 
 type Created = Answer<'/v1/users/me/application-passwords', 'post'>;
@@ -83,9 +83,13 @@ export function AppPasswords() {
         password never works there.
       </p>
       <form onSubmit={handleSubmit(onSubmit)} noValidate className="card form inline-form">
-        <Field label="Name of the new password" hint="Where it is used, e.g. “deploy”." error={errors.name}>
-          {(p) => <input {...p} autoComplete="off" {...register('name', { required: 'Name it.' })} />}
-        </Field>
+        <TextField
+          label="Name of the new password"
+          hint="Where it is used, e.g. “deploy”."
+          error={errors.name}
+          autoComplete="off"
+          {...register('name', { required: 'Name it.' })}
+        />
         <button type="submit" className="primary" disabled={isSubmitting}>
           Create
         </button>

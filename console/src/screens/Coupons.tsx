@@ -8,7 +8,7 @@ import { inputLimits } from '../limits';
 import type { Coupon } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field, showFieldErrors } from '../ui/form';
+import { SelectField, showFieldErrors, TextField } from '../ui/form';
 import { PagedList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
@@ -207,93 +207,74 @@ function CouponEditor({ coupon }: { coupon: Coupon | null }) {
         <ErrorNote error={error} />
         {coupon ? <p className="hint">Used {coupon.usage_count} times.</p> : null}
         <div className="two">
-          <Field label="Code" hint="Shoppers type it; stored in lower case." error={errors.code}>
-            {(p) => (
-              <input
-                {...p}
-                autoComplete="off"
-                {...inputLimits('coupon', 'code')}
-                {...register('code', { required: 'Enter the code.' })}
-              />
-            )}
-          </Field>
-          <Field label="Discount">
-            {(p) => (
-              <select {...p} {...register('discount_type')}>
-                {KINDS.map(([value, words]) => (
-                  <option key={value} value={value}>
-                    {words}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <TextField
+            label="Code"
+            hint="Shoppers type it; stored in lower case."
+            error={errors.code}
+            autoComplete="off"
+            {...inputLimits('coupon', 'code')}
+            {...register('code', { required: 'Enter the code.' })}
+          />
+          <SelectField label="Discount" choices={KINDS} {...register('discount_type')} />
         </div>
         <div className="two">
-          <Field label={percent ? 'Percent' : 'Amount'} error={errors.amount}>
-            {(p) => (
-              <input
-                {...p}
-                inputMode="decimal"
-                {...inputLimits('coupon', 'amount')}
-                {...register('amount', { required: 'Enter the amount.', pattern: MONEY })}
-              />
-            )}
-          </Field>
-          <Field label="Currency (optional)" hint="Empty = the base currency." error={errors.currency}>
-            {(p) => <input {...p} maxLength={3} autoComplete="off" {...register('currency')} />}
-          </Field>
+          <TextField
+            label={percent ? 'Percent' : 'Amount'}
+            error={errors.amount}
+            inputMode="decimal"
+            {...inputLimits('coupon', 'amount')}
+            {...register('amount', { required: 'Enter the amount.', pattern: MONEY })}
+          />
+          <TextField
+            label="Currency (optional)"
+            hint="Empty = the base currency."
+            error={errors.currency}
+            maxLength={3}
+            autoComplete="off"
+            {...register('currency')}
+          />
         </div>
         <div className="two">
-          <Field label="Expires (end of day, UTC; optional)" error={errors.expires_on}>
-            {(p) => <input {...p} type="date" {...register('expires_on')} />}
-          </Field>
-          <Field label="Uses in all (optional)" error={errors.usage_limit}>
-            {(p) => (
-              <input
-                {...p}
-                type="number"
-                inputMode="numeric"
-                {...inputLimits('coupon', 'usage_limit')}
-                {...register('usage_limit')}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Expires (end of day, UTC; optional)"
+            error={errors.expires_on}
+            type="date"
+            {...register('expires_on')}
+          />
+          <TextField
+            label="Uses in all (optional)"
+            error={errors.usage_limit}
+            type="number"
+            inputMode="numeric"
+            {...inputLimits('coupon', 'usage_limit')}
+            {...register('usage_limit')}
+          />
         </div>
         <div className="two">
-          <Field label="Uses per customer (optional)" error={errors.usage_limit_per_user}>
-            {(p) => (
-              <input
-                {...p}
-                type="number"
-                inputMode="numeric"
-                {...inputLimits('coupon', 'usage_limit_per_user')}
-                {...register('usage_limit_per_user')}
-              />
-            )}
-          </Field>
-          <Field label="Minimum spend (optional)" error={errors.minimum_amount}>
-            {(p) => (
-              <input
-                {...p}
-                inputMode="decimal"
-                {...inputLimits('coupon', 'minimum_amount')}
-                {...register('minimum_amount', { pattern: MONEY })}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Uses per customer (optional)"
+            error={errors.usage_limit_per_user}
+            type="number"
+            inputMode="numeric"
+            {...inputLimits('coupon', 'usage_limit_per_user')}
+            {...register('usage_limit_per_user')}
+          />
+          <TextField
+            label="Minimum spend (optional)"
+            error={errors.minimum_amount}
+            inputMode="decimal"
+            {...inputLimits('coupon', 'minimum_amount')}
+            {...register('minimum_amount', { pattern: MONEY })}
+          />
         </div>
         <div className="two">
-          <Field label="Maximum spend (optional)" error={errors.maximum_amount}>
-            {(p) => (
-              <input
-                {...p}
-                inputMode="decimal"
-                {...inputLimits('coupon', 'maximum_amount')}
-                {...register('maximum_amount', { pattern: MONEY })}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Maximum spend (optional)"
+            error={errors.maximum_amount}
+            inputMode="decimal"
+            {...inputLimits('coupon', 'maximum_amount')}
+            {...register('maximum_amount', { pattern: MONEY })}
+          />
         </div>
         <label className="check">
           <input type="checkbox" {...register('individual_use')} /> Cannot be combined with other coupons

@@ -1,11 +1,10 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { api, ok, page } from '../api';
 import { day, when } from '../format';
 import type { LicenseListItem, Order, User } from '../resources';
 import { Badge, beforeLoaded, Page } from '../ui/feedback';
-import { ListFilters, PagedList, useServerList } from '../ui/list';
+import { ListFilters, PagedList, PagedSection, useSectionList, useServerList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 import { orderStatusLabel } from '../words';
 import { licenseKeyColumn, licenseStatusColumn } from './Licenses';
@@ -14,20 +13,6 @@ import { subscriptionColumns } from './Subscriptions';
 
 export const fullName = (u: Pick<User, 'first_name' | 'last_name'>) =>
   [u.first_name, u.last_name].filter(Boolean).join(' ');
-
-/**
- * The page of a list that is one section of a screen (a customer's orders, licenses and
- * subscriptions): kept in the section, not in the address, so that the sections page on their own.
- */
-export function usePaging(initialPerPage = 10) {
-  const [page, setPage] = useState(1);
-  const [perPage, setPerPage] = useState(initialPerPage);
-  const set = (changes: Record<string, string | number | undefined>) => {
-    if ('per_page' in changes) setPerPage(Number(changes.per_page) || initialPerPage);
-    setPage(changes.page === undefined ? 1 : Number(changes.page));
-  };
-  return { page, perPage, set };
-}
 
 const orderCol = columnsFor<Order>();
 /** Orders in a section of another object's page (a subscription's renewals, a customer's orders). */
@@ -115,47 +100,18 @@ export function CustomerPage({ id }: { id: number }) {
     queryFn: () => ok(api.GET('/v1/users/{id}', { params: { path: { id } } })),
     enabled: valid,
   });
-  const orderPaging = usePaging();
-  const licensePaging = usePaging();
-  const subscriptionPaging = usePaging();
-  const orders = useQuery({
-    queryKey: ['orders', { customer: id, page: orderPaging.page, perPage: orderPaging.perPage }],
-    queryFn: () =>
-      page(
-        api.GET('/v1/orders', {
-          params: { query: { customer_id: id, page: orderPaging.page, per_page: orderPaging.perPage } },
-        }),
-      ),
-    enabled: valid,
-    placeholderData: keepPreviousData,
-  });
-  const licenses = useQuery({
-    queryKey: ['licenses', { user: id, page: licensePaging.page, perPage: licensePaging.perPage }],
-    queryFn: () =>
-      ok(
-        api.GET('/v1/licenses', {
-          params: { query: { user_id: id, page: licensePaging.page, per_page: licensePaging.perPage } },
-        }),
-      ).then((l) => ({ rows: l.licenses, total: l.total })),
-    enabled: valid,
-    placeholderData: keepPreviousData,
-  });
-  const subscriptions = useQuery({
-    queryKey: [
-      'subscriptions',
-      { user: id, page: subscriptionPaging.page, perPage: subscriptionPaging.perPage },
-    ],
-    queryFn: () =>
-      page(
-        api.GET('/v1/subscriptions', {
-          params: {
-            query: { user_id: id, page: subscriptionPaging.page, per_page: subscriptionPaging.perPage },
-          },
-        }),
-      ),
-    enabled: valid,
-    placeholderData: keepPreviousData,
-  });
+  const orders = useSectionList(['orders', { customer: id }], valid, (q) =>
+    page(api.GET('/v1/orders', { params: { query: { customer_id: id, ...q } } })),
+  );
+  const licenses = useSectionList(['licenses', { user: id }], valid, (q) =>
+    ok(api.GET('/v1/licenses', { params: { query: { user_id: id, ...q } } })).then((l) => ({
+      rows: l.licenses,
+      total: l.total,
+    })),
+  );
+  const subscriptions = useSectionList(['subscriptions', { user: id }], valid, (q) =>
+    page(api.GET('/v1/subscriptions', { params: { query: { user_id: id, ...q } } })),
+  );
 
   const gate = beforeLoaded('customer', valid, user, back);
   if (gate || !user.data) return gate;
@@ -183,33 +139,27 @@ export function CustomerPage({ id }: { id: number }) {
           <dd>{u.role}</dd>
         </dl>
       </section>
-      <section aria-labelledby="customer-orders">
-        <h2 id="customer-orders">Orders</h2>
-        <PagedList
-          what="Orders"
-          of={{ list: orders, ...orderPaging }}
-          columns={orderColumns}
-          empty="No orders."
-        />
-      </section>
-      <section aria-labelledby="customer-licenses">
-        <h2 id="customer-licenses">Licenses</h2>
-        <PagedList
-          what="Licenses"
-          of={{ list: licenses, ...licensePaging }}
-          columns={licenseColumns}
-          empty="No licenses."
-        />
-      </section>
-      <section aria-labelledby="customer-subscriptions">
-        <h2 id="customer-subscriptions">Subscriptions</h2>
-        <PagedList
-          what="Subscriptions"
-          of={{ list: subscriptions, ...subscriptionPaging }}
-          columns={customerSubscriptionColumns}
-          empty="No subscriptions."
-        />
-      </section>
+      <PagedSection
+        id="customer-orders"
+        what="Orders"
+        of={orders}
+        columns={orderColumns}
+        empty="No orders."
+      />
+      <PagedSection
+        id="customer-licenses"
+        what="Licenses"
+        of={licenses}
+        columns={licenseColumns}
+        empty="No licenses."
+      />
+      <PagedSection
+        id="customer-subscriptions"
+        what="Subscriptions"
+        of={subscriptions}
+        columns={customerSubscriptionColumns}
+        empty="No subscriptions."
+      />
     </Page>
   );
 }

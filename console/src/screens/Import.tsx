@@ -3,7 +3,7 @@ import { type FormEvent, useEffect, useId, useState } from 'react';
 import { type Answer, api, ok } from '../api';
 import { when } from '../format';
 import { Badge, ErrorNote, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { TextField } from '../ui/form';
 import { RowButton } from '../ui/list';
 import { columnsFor, DataTable } from '../ui/table';
 
@@ -146,7 +146,7 @@ export function Import() {
           ))}
         </fieldset>
         {wantsDir ? (
-          <TextField
+          <SourceField
             label="Folder on the server"
             hint="A folder inside the store's data folder's imports folder (its name there, e.g. acme-export), or inside a folder named in IMPORT_ROOTS."
             value={dir}
@@ -154,14 +154,19 @@ export function Import() {
           />
         ) : (
           <div className="two">
-            <TextField
+            <SourceField
               label="Database URL"
               hint="mysql://user:password@host/database, read only by this import: never stored nor shown."
               value={dbUrl}
               onChange={setDbUrl}
               secret
             />
-            <TextField label="Table prefix" hint="As in wp-config.php." value={prefix} onChange={setPrefix} />
+            <SourceField
+              label="Table prefix"
+              hint="As in wp-config.php."
+              value={prefix}
+              onChange={setPrefix}
+            />
           </div>
         )}
         <ErrorNote error={error} title="The import did not start" />
@@ -229,7 +234,7 @@ type Reconciled = Report['reconciliation'][number];
 type Problem = Report['problems'][number];
 
 /** A required text field of the import form; `secret` for the database URL (never shown, never filled in). */
-function TextField({
+function SourceField({
   label,
   hint,
   value,
@@ -243,18 +248,15 @@ function TextField({
   secret?: boolean;
 }) {
   return (
-    <Field label={label} hint={hint}>
-      {(p) => (
-        <input
-          {...p}
-          {...(secret ? { type: 'password', autoComplete: 'off' } : {})}
-          value={value}
-          onChange={(e) => onChange(e.target.value)}
-          required
-          spellCheck={false}
-        />
-      )}
-    </Field>
+    <TextField
+      label={label}
+      hint={hint}
+      {...(secret ? { type: 'password', autoComplete: 'off' } : {})}
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      required
+      spellCheck={false}
+    />
   );
 }
 

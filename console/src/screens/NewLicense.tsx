@@ -4,7 +4,7 @@ import { useForm } from 'react-hook-form';
 import { Link, useLocation, useSearch } from 'wouter';
 import { api, ok, page } from '../api';
 import { ErrorNote, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, TextField } from '../ui/form';
 import { SITES, SitesField } from '../ui/product-fields';
 import { positive } from '../ui/url';
 import { fullName } from './Customers';
@@ -230,41 +230,38 @@ export function NewLicense() {
             </div>
           ) : (
             <>
-              <Field label="Email" error={errors.email}>
-                {(p) => (
-                  <input
-                    {...p}
-                    type="email"
-                    autoComplete="off"
-                    {...register('email', { required: 'Enter the customer’s email address.' })}
-                  />
-                )}
-              </Field>
+              <TextField
+                label="Email"
+                error={errors.email}
+                type="email"
+                autoComplete="off"
+                {...register('email', { required: 'Enter the customer’s email address.' })}
+              />
               <div className="two">
-                <Field label="First name (optional)" error={errors.first_name}>
-                  {(p) => <input {...p} autoComplete="off" {...register('first_name')} />}
-                </Field>
-                <Field label="Last name (optional)" error={errors.last_name}>
-                  {(p) => <input {...p} autoComplete="off" {...register('last_name')} />}
-                </Field>
+                <TextField
+                  label="First name (optional)"
+                  error={errors.first_name}
+                  autoComplete="off"
+                  {...register('first_name')}
+                />
+                <TextField
+                  label="Last name (optional)"
+                  error={errors.last_name}
+                  autoComplete="off"
+                  {...register('last_name')}
+                />
               </div>
-              <Field
+              <TextField
                 label="Password for the customer’s account"
                 hint="At least 8 characters; the customer signs in with it at /account."
                 error={errors.password}
-              >
-                {(p) => (
-                  <input
-                    {...p}
-                    type="password"
-                    autoComplete="new-password"
-                    {...register('password', {
-                      required: 'Choose a password.',
-                      minLength: { value: 8, message: 'At least 8 characters.' },
-                    })}
-                  />
-                )}
-              </Field>
+                type="password"
+                autoComplete="new-password"
+                {...register('password', {
+                  required: 'Choose a password.',
+                  minLength: { value: 8, message: 'At least 8 characters.' },
+                })}
+              />
             </>
           )}
         </fieldset>
@@ -275,9 +272,12 @@ export function NewLicense() {
             field={register('activation_limit', SITES)}
             error={errors.activation_limit}
           />
-          <Field label="Works until (optional)" hint="End of that day, UTC; empty = as the product says.">
-            {(p) => <input {...p} type="date" {...register('expires')} />}
-          </Field>
+          <TextField
+            label="Works until (optional)"
+            hint="End of that day, UTC; empty = as the product says."
+            type="date"
+            {...register('expires')}
+          />
         </div>
         <div className="buttons">
           <button type="submit" className="primary" disabled={isSubmitting}>

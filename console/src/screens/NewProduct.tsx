@@ -8,7 +8,7 @@ import { ApiError, api, type Body, ok } from '../api';
 import { inputLimits } from '../limits';
 import type { Product } from '../resources';
 import { ErrorNote } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, TextField } from '../ui/form';
 import {
   NumberField,
   PRICE,
@@ -163,33 +163,28 @@ export function NewProductForm() {
     >
       <h2 id="new-product-form">Product</h2>
       <ErrorNote error={error} />
-      <Field label="Name" error={errors.name}>
-        {(p) => (
-          <input
-            {...p}
-            {...inputLimits('product', 'name')}
-            {...name}
-            onChange={(e) => {
-              void name.onChange(e);
-              if (!slugEdited.current) setValue('slug', slugBase(e.target.value));
-            }}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Name"
+        error={errors.name}
+        {...inputLimits('product', 'name')}
+        {...name}
+        onChange={(e) => {
+          void name.onChange(e);
+          if (!slugEdited.current) setValue('slug', slugBase(e.target.value));
+        }}
+      />
       <ShortDescriptionField
         field={register('short_description', SHORT_DESCRIPTION)}
         error={errors.short_description}
       />
       <div className="two">
-        <Field label="Price" hint="In the store’s base currency, e.g. 49.00." error={errors.price}>
-          {(p) => (
-            <input
-              {...p}
-              inputMode="decimal"
-              {...register('price', { required: 'Enter a price.', pattern: PRICE })}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Price"
+          hint="In the store’s base currency, e.g. 49.00."
+          error={errors.price}
+          inputMode="decimal"
+          {...register('price', { required: 'Enter a price.', pattern: PRICE })}
+        />
         <Field label="Payment">
           {(p) => (
             <select {...p} {...register('billing')}>
@@ -246,24 +241,18 @@ export function NewProductForm() {
           WordPress plugin or theme, or other software)
         </label>
         {software ? (
-          <Field
+          <TextField
             label="Download name"
             hint="How sites’ update checks name this product: a-z, 0-9 and hyphens. Made from the name; change it to match your plugin’s folder."
             error={errors.slug}
-          >
-            {(p) => (
-              <input
-                {...p}
-                autoComplete="off"
-                {...inputLimits('software', 'slug')}
-                {...slug}
-                onChange={(e) => {
-                  slugEdited.current = true;
-                  void slug.onChange(e);
-                }}
-              />
-            )}
-          </Field>
+            autoComplete="off"
+            {...inputLimits('software', 'slug')}
+            {...slug}
+            onChange={(e) => {
+              slugEdited.current = true;
+              void slug.onChange(e);
+            }}
+          />
         ) : null}
         {software ? (
           <TrialFields

@@ -4,7 +4,7 @@ import { api, ok } from '../api';
 import { when } from '../format';
 import type { Order, OrderRefund } from '../resources';
 import { ErrorNote, Loading, Notice } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, TextField } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 import { orderStatusLabel } from '../words';
 import { money } from './Orders';
@@ -154,21 +154,15 @@ export function OrderRefunds({ order: o }: { order: Order }) {
           >
             <h3>Refund</h3>
             <ErrorNote error={refundError} title="The refund was refused" />
-            <Field
+            <TextField
               label={`Amount (${o.currency})`}
               hint={`${remaining !== null ? `Up to ${money(o, remaining)}. ` : ''}The whole remaining amount refunds the order in full: its licenses then follow the Settings’ refund rule and its subscription is cancelled.`}
-            >
-              {(p) => (
-                <input
-                  {...p}
-                  required
-                  inputMode="decimal"
-                  autoComplete="off"
-                  value={amount}
-                  onChange={(e) => setAmount(e.target.value)}
-                />
-              )}
-            </Field>
+              required
+              inputMode="decimal"
+              autoComplete="off"
+              value={amount}
+              onChange={(e) => setAmount(e.target.value)}
+            />
             <Field label="Reason (optional)" hint="Shown in the order notes; up to 500 characters.">
               {(p) => (
                 <input {...p} maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />

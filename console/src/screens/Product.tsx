@@ -12,7 +12,7 @@ import { api, type Body, ok, upload } from '../api';
 import { inputLimits } from '../limits';
 import type { Product, SoftwareConfig, Variation } from '../resources';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { type Choices, Field, SelectField, TextField } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 import {
   NumberField,
@@ -80,7 +80,7 @@ function PolicyPart({
   part: 'usage' | 'updates' | 'support';
   label: string;
   daysLabel: string;
-  modes: readonly (readonly [string, string])[];
+  modes: Choices;
   showErrorOnMode?: boolean;
   register: UseFormRegister<ProductForm>;
   watch: UseFormWatch<ProductForm>;
@@ -90,17 +90,12 @@ function PolicyPart({
   const days = `${part}_days` as const;
   return (
     <>
-      <Field label={label} error={showErrorOnMode ? errors[days] : undefined}>
-        {(p) => (
-          <select {...p} {...register(mode)}>
-            {modes.map(([value, words]) => (
-              <option key={value} value={value}>
-                {words}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField
+        label={label}
+        error={showErrorOnMode ? errors[days] : undefined}
+        choices={modes}
+        {...register(mode)}
+      />
       {watch(mode) === 'days' ? (
         <Field label={daysLabel} error={errors[days]}>
           {(p) => (
@@ -281,15 +276,12 @@ function ProductForm({ product }: { product: Product }) {
       <h2 id="product-form">Product</h2>
       <Notice>{notice}</Notice>
       <ErrorNote error={error} />
-      <Field label="Name" error={errors.name}>
-        {(p) => (
-          <input
-            {...p}
-            {...inputLimits('product', 'name')}
-            {...register('name', { required: 'Enter the product’s name.' })}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Name"
+        error={errors.name}
+        {...inputLimits('product', 'name')}
+        {...register('name', { required: 'Enter the product’s name.' })}
+      />
       <ShortDescriptionField
         field={register('short_description', SHORT_DESCRIPTION)}
         error={errors.short_description}
@@ -322,22 +314,16 @@ function ProductForm({ product }: { product: Product }) {
         </Field>
       </div>
       <div className="two">
-        <Field
+        <TextField
           label={isVariable(type) ? 'Price (optional)' : 'Price'}
           hint="In the store's base currency, e.g. 49.00."
           error={errors.price}
-        >
-          {(p) => (
-            <input
-              {...p}
-              inputMode="decimal"
-              {...register('price', {
-                required: isVariable(type) ? false : 'Enter a price.',
-                pattern: PRICE,
-              })}
-            />
-          )}
-        </Field>
+          inputMode="decimal"
+          {...register('price', {
+            required: isVariable(type) ? false : 'Enter a price.',
+            pattern: PRICE,
+          })}
+        />
         <SitesField
           label="Activation limit"
           hint="Sites per license; 0 = unlimited; empty = the store's default."
@@ -399,31 +385,22 @@ function ProductForm({ product }: { product: Product }) {
                   <input {...p} {...register(`variations.${i}.name`, { required: 'Name the variation.' })} />
                 )}
               </Field>
-              <Field label="Price" error={errors.variations?.[i]?.price}>
-                {(p) => (
-                  <input
-                    {...p}
-                    inputMode="decimal"
-                    {...register(`variations.${i}.price`, { required: 'Enter a price.', pattern: PRICE })}
-                  />
-                )}
-              </Field>
-              <Field
+              <TextField
+                label="Price"
+                error={errors.variations?.[i]?.price}
+                inputMode="decimal"
+                {...register(`variations.${i}.price`, { required: 'Enter a price.', pattern: PRICE })}
+              />
+              <TextField
                 label="Sites"
                 hint="Empty = the product's."
                 error={errors.variations?.[i]?.activation_limit}
-              >
-                {(p) => (
-                  <input
-                    {...p}
-                    type="number"
-                    min={0}
-                    {...register(`variations.${i}.activation_limit`, {
-                      pattern: { value: /^\d*$/, message: 'A whole number.' },
-                    })}
-                  />
-                )}
-              </Field>
+                type="number"
+                min={0}
+                {...register(`variations.${i}.activation_limit`, {
+                  pattern: { value: /^\d*$/, message: 'A whole number.' },
+                })}
+              />
               <button type="button" className="small" onClick={() => variations.remove(i)}>
                 Remove<span className="sr-only"> variation {i + 1}</span>
               </button>
@@ -651,40 +628,28 @@ function SoftwareForm({ product }: { product: Product }) {
       <Notice>{notice}</Notice>
       <ErrorNote error={error} />
       <div className="two">
-        <Field
+        <TextField
           label="Slug"
           hint="a-z, 0-9 and hyphens; the update client names the product by it."
           error={errors.slug}
-        >
-          {(p) => (
-            <input
-              {...p}
-              autoComplete="off"
-              {...register('slug', {
-                pattern: {
-                  value: /^[a-z0-9-]{1,100}$/,
-                  message: '1 to 100 characters: a-z, 0-9 and hyphens.',
-                },
-              })}
-            />
-          )}
-        </Field>
-        <Field
+          autoComplete="off"
+          {...register('slug', {
+            pattern: {
+              value: /^[a-z0-9-]{1,100}$/,
+              message: '1 to 100 characters: a-z, 0-9 and hyphens.',
+            },
+          })}
+        />
+        <TextField
           label="File name template"
           hint="Must contain {version} and end in .zip."
           error={errors.filename_template}
-        >
-          {(p) => (
-            <input
-              {...p}
-              autoComplete="off"
-              {...inputLimits('software', 'filename_template')}
-              {...register('filename_template', {
-                required: 'Enter a template such as {slug}-{version}.zip.',
-              })}
-            />
-          )}
-        </Field>
+          autoComplete="off"
+          {...inputLimits('software', 'filename_template')}
+          {...register('filename_template', {
+            required: 'Enter a template such as {slug}-{version}.zip.',
+          })}
+        />
       </div>
       <div className="two">
         <Field label="Storage for uploads" hint="Automatic: the private vault, encrypted where it must be.">
@@ -711,22 +676,16 @@ function SoftwareForm({ product }: { product: Product }) {
         sites={register('trial_sites', TRIAL_SITES)}
         errors={errors}
       />
-      <Field
+      <TextField
         label="Upgrade paths"
         hint="Ids of other products a license of this one may move to, besides its own variations (e.g. 12, 15)."
         error={errors.upgrade_paths}
-      >
-        {(p) => (
-          <input
-            {...p}
-            autoComplete="off"
-            inputMode="numeric"
-            {...register('upgrade_paths', {
-              pattern: { value: /^\s*(\d+([\s,]+\d+)*)?\s*$/, message: 'Product ids separated by commas.' },
-            })}
-          />
-        )}
-      </Field>
+        autoComplete="off"
+        inputMode="numeric"
+        {...register('upgrade_paths', {
+          pattern: { value: /^\s*(\d+([\s,]+\d+)*)?\s*$/, message: 'Product ids separated by commas.' },
+        })}
+      />
       <label className="check">
         <input type="checkbox" {...register('software_enabled')} /> Distribute this product’s releases
       </label>

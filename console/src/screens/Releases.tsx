@@ -7,7 +7,7 @@ import { bytes, sha256Hex, versionFromFileName, when } from '../format';
 import type { Channel, Release } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, Options, SelectField, TextField } from '../ui/form';
 import { columnsFor, DataTable } from '../ui/table';
 import { zipHeader } from '../zip';
 import { ArtifactDeletion } from './ArtifactDeletion';
@@ -321,29 +321,27 @@ function rolloutOf(r: Release): string {
   return `${share}${sites}`;
 }
 
-const CHANNELS: { value: Channel; label: string }[] = [
-  { value: 'stable', label: 'Stable' },
-  { value: 'rc', label: 'Release candidate (rc)' },
-  { value: 'beta', label: 'Beta' },
-  { value: 'alpha', label: 'Alpha' },
+const CHANNELS: [Channel, string][] = [
+  ['stable', 'Stable'],
+  ['rc', 'Release candidate (rc)'],
+  ['beta', 'Beta'],
+  ['alpha', 'Alpha'],
 ];
+
+/** What a release's panel (its channel and rollout, its WordPress versions) is given: `onSaved` gets what it saved. */
+interface PanelProps<Saved> {
+  at: VersionAt;
+  release: Release;
+  onSaved: (saved: Saved) => void;
+  onClose: () => void;
+}
 
 /**
  * A release's channel (PUT …/versions/{id} {channel}) and staged rollout (PATCH …/rollout
  * {rollout_percent}: raise, pause at 0, complete at 100); docs/releases.md, 'Channels and staged
  * rollouts'. The API's refusals are shown in its words.
  */
-function RolloutPanel({
-  at,
-  release,
-  onSaved,
-  onClose,
-}: {
-  at: VersionAt;
-  release: Release;
-  onSaved: (message: string) => void;
-  onClose: () => void;
-}) {
+function RolloutPanel({ at, release, onSaved, onClose }: PanelProps<string>) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [channel, setChannel] = useState<Channel>(release.channel);
@@ -407,11 +405,7 @@ function RolloutPanel({
         <div className="field">
           <label htmlFor={channelId}>Channel of {release.version}</label>
           <select id={channelId} value={channel} onChange={(e) => setChannel(e.target.value as Channel)}>
-            {CHANNELS.map((c) => (
-              <option key={c.value} value={c.value}>
-                {c.label}
-              </option>
-            ))}
+            <Options choices={CHANNELS} />
           </select>
         </div>
         <div className="buttons">
@@ -478,17 +472,7 @@ const WP_VERSION = { value: /^[0-9]{1,4}(\.[0-9]{1,4}){0,3}$/, message: 'A versi
  * Edits what WordPress shows of a release's needs (PUT …/versions/{id}: requires, tested,
  * requires_php; docs/releases.md, 'Metadata WordPress shows'). An empty field clears the value.
  */
-function VersionsPanel({
-  at,
-  release,
-  onSaved,
-  onClose,
-}: {
-  at: VersionAt;
-  release: Release;
-  onSaved: (r: Release) => void;
-  onClose: () => void;
-}) {
+function VersionsPanel({ at, release, onSaved, onClose }: PanelProps<Release>) {
   const [error, setError] = useState<unknown>(null);
   const {
     register,
@@ -526,16 +510,28 @@ function VersionsPanel({
       <h2 id="versions-title">WordPress versions of {release.version}</h2>
       <form onSubmit={handleSubmit(onSubmit)} noValidate className="form">
         <div className="two">
-          <Field label="Requires WordPress" hint="Requires at least, e.g. 6.1" error={errors.requires}>
-            {(p) => <input {...p} autoComplete="off" {...register('requires', { pattern: WP_VERSION })} />}
-          </Field>
-          <Field label="Tested up to" hint="e.g. 6.4" error={errors.tested}>
-            {(p) => <input {...p} autoComplete="off" {...register('tested', { pattern: WP_VERSION })} />}
-          </Field>
+          <TextField
+            label="Requires WordPress"
+            hint="Requires at least, e.g. 6.1"
+            error={errors.requires}
+            autoComplete="off"
+            {...register('requires', { pattern: WP_VERSION })}
+          />
+          <TextField
+            label="Tested up to"
+            hint="e.g. 6.4"
+            error={errors.tested}
+            autoComplete="off"
+            {...register('tested', { pattern: WP_VERSION })}
+          />
         </div>
-        <Field label="Requires PHP" hint="e.g. 8.0" error={errors.requires_php}>
-          {(p) => <input {...p} autoComplete="off" {...register('requires_php', { pattern: WP_VERSION })} />}
-        </Field>
+        <TextField
+          label="Requires PHP"
+          hint="e.g. 8.0"
+          error={errors.requires_php}
+          autoComplete="off"
+          {...register('requires_php', { pattern: WP_VERSION })}
+        />
         <ErrorNote error={error} title="Not saved" />
         <div className="buttons">
           <button type="submit" className="primary" disabled={isSubmitting}>
@@ -743,29 +739,23 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
         </label>
         <div className="two">
           <div>
-            <Field
+            <TextField
               label="Version"
               hint={fromZip !== null ? `From the zip's header: ${fromZip}` : 'e.g. 1.4.0'}
               error={errors.version}
-            >
-              {(p) => (
-                <input
-                  {...p}
-                  autoComplete="off"
-                  {...register('version', {
-                    onChange: (e: { target: { value: string } }) => {
-                      typed.current = e.target.value;
-                      forgetMismatch();
-                    },
-                    required: 'Enter the version.',
-                    pattern: {
-                      value: /^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$/,
-                      message: 'Letters, digits, . + _ - ; starting with a letter or digit.',
-                    },
-                  })}
-                />
-              )}
-            </Field>
+              autoComplete="off"
+              {...register('version', {
+                onChange: (e: { target: { value: string } }) => {
+                  typed.current = e.target.value;
+                  forgetMismatch();
+                },
+                required: 'Enter the version.',
+                pattern: {
+                  value: /^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$/,
+                  message: 'Letters, digits, . + _ - ; starting with a letter or digit.',
+                },
+              })}
+            />
             {mismatch ? (
               <label className="check">
                 <input type="checkbox" {...register('version_override')} /> Publish under this version anyway
@@ -783,33 +773,17 @@ function UploadPanel({ productId, onUploaded }: { productId: number; onUploaded:
           </Field>
         </div>
         <div className="two">
-          <Field label="Channel">
-            {(p) => (
-              <select {...p} {...register('channel')}>
-                {CHANNELS.map((c) => (
-                  <option key={c.value} value={c.value}>
-                    {c.label}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <Field
+          <SelectField label="Channel" choices={CHANNELS} {...register('channel')} />
+          <TextField
             label="Rollout (% of sites)"
             hint="100 offers it to everyone; lower starts a staged rollout."
             error={errors.rollout_percent}
-          >
-            {(p) => (
-              <input
-                {...p}
-                inputMode="numeric"
-                autoComplete="off"
-                {...register('rollout_percent', {
-                  pattern: { value: /^(100|[0-9]{1,2})$/, message: 'A whole number from 0 to 100.' },
-                })}
-              />
-            )}
-          </Field>
+            inputMode="numeric"
+            autoComplete="off"
+            {...register('rollout_percent', {
+              pattern: { value: /^(100|[0-9]{1,2})$/, message: 'A whole number from 0 to 100.' },
+            })}
+          />
         </div>
         <Field label="Changelog (optional)" hint="Text, or JSON {narrative, points:[{type, text}]}.">
           {(p) => <textarea {...p} rows={3} {...register('changelog')} />}

@@ -6,7 +6,7 @@ import { inputLimits } from '../limits';
 import type { Settings } from '../resources';
 import { useHashFocus } from '../ui/anchor';
 import { ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field } from '../ui/form';
+import { Field, Options, TextField } from '../ui/form';
 import { ImageUpload } from '../ui/image-upload';
 
 type Key = keyof Settings;
@@ -392,11 +392,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
                 {(p) =>
                   typeof kind === 'object' ? (
                     <select {...p} {...register(key)}>
-                      {kind.choices.map(([value, words]) => (
-                        <option key={value} value={value}>
-                          {words}
-                        </option>
-                      ))}
+                      <Options choices={kind.choices} />
                     </select>
                   ) : kind === 'lines' ? (
                     <textarea
@@ -446,25 +442,29 @@ function SettingsForm({ settings }: { settings: Settings }) {
                 <fieldset key={c.id} className="currency">
                   <legend>Currency {i + 1}</legend>
                   <div className="two">
-                    <Field label="Code" error={errors.currencies?.[i]?.code}>
-                      {(p) => <input {...p} {...register(`currencies.${i}.code`)} />}
-                    </Field>
-                    <Field label="Symbol" error={errors.currencies?.[i]?.symbol}>
-                      {(p) => <input {...p} {...register(`currencies.${i}.symbol`)} />}
-                    </Field>
-                    <Field label="Decimals" error={errors.currencies?.[i]?.decimals}>
-                      {(p) => (
-                        <input
-                          {...p}
-                          type="number"
-                          inputMode="numeric"
-                          {...register(`currencies.${i}.decimals`, { valueAsNumber: true })}
-                        />
-                      )}
-                    </Field>
-                    <Field label="Rate (1 base = rate)" error={errors.currencies?.[i]?.rate}>
-                      {(p) => <input {...p} inputMode="decimal" {...register(`currencies.${i}.rate`)} />}
-                    </Field>
+                    <TextField
+                      label="Code"
+                      error={errors.currencies?.[i]?.code}
+                      {...register(`currencies.${i}.code`)}
+                    />
+                    <TextField
+                      label="Symbol"
+                      error={errors.currencies?.[i]?.symbol}
+                      {...register(`currencies.${i}.symbol`)}
+                    />
+                    <TextField
+                      label="Decimals"
+                      error={errors.currencies?.[i]?.decimals}
+                      type="number"
+                      inputMode="numeric"
+                      {...register(`currencies.${i}.decimals`, { valueAsNumber: true })}
+                    />
+                    <TextField
+                      label="Rate (1 base = rate)"
+                      error={errors.currencies?.[i]?.rate}
+                      inputMode="decimal"
+                      {...register(`currencies.${i}.rate`)}
+                    />
                   </div>
                   <button type="button" className="small danger" onClick={() => currencies.remove(i)}>
                     Remove currency {i + 1}

@@ -4,7 +4,7 @@ import { inputLimits } from '../limits';
 import type { ShippingZone } from '../resources';
 import { EditButtons, useCollection, useEditing } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
-import { Field, showFieldErrors } from '../ui/form';
+import { Field, SelectField, showFieldErrors, TextField } from '../ui/form';
 import { editDeleteColumn, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
@@ -134,55 +134,36 @@ export function ShippingZones() {
         <h2 id="new-zone">{editing ? `Edit the shipping zone “${editing.name}”` : 'New shipping zone'}</h2>
         <ErrorNote error={error} />
         <div className="two">
-          <Field label="Name" error={errors.name}>
-            {(p) => (
-              <input
-                {...p}
-                {...inputLimits('shippingZone', 'name')}
-                {...register('name', { required: 'Name it.' })}
-              />
-            )}
-          </Field>
-          <Field
+          <TextField
+            label="Name"
+            error={errors.name}
+            {...inputLimits('shippingZone', 'name')}
+            {...register('name', { required: 'Name it.' })}
+          />
+          <TextField
             label="Regions"
             hint="Countries, commas between: DE, FR, US:CA (a state after a colon)."
             error={errors.regions}
-          >
-            {(p) => (
-              <input
-                {...p}
-                autoComplete="off"
-                {...register('regions', { required: 'Name at least one country.' })}
-              />
-            )}
-          </Field>
+            autoComplete="off"
+            {...register('regions', { required: 'Name at least one country.' })}
+          />
         </div>
         {methods.fields.map((m, i) => (
           <fieldset key={m.id}>
             <legend>Method {i + 1}</legend>
             <div className="two">
-              <Field label="Kind">
-                {(p) => (
-                  <select {...p} {...register(`methods.${i}.method_id`)}>
-                    {METHODS.map(([value, words]) => (
-                      <option key={value} value={value}>
-                        {words}
-                      </option>
-                    ))}
-                  </select>
-                )}
-              </Field>
+              <SelectField label="Kind" choices={METHODS} {...register(`methods.${i}.method_id`)} />
               <Field label="Title" error={errors.methods?.[i]?.title}>
                 {(p) => (
                   <input {...p} {...register(`methods.${i}.title`, { required: 'Name the method.' })} />
                 )}
               </Field>
-              <Field label="Cost (optional)">
-                {(p) => <input {...p} inputMode="decimal" {...register(`methods.${i}.cost`)} />}
-              </Field>
-              <Field label="Free from (optional)">
-                {(p) => <input {...p} inputMode="decimal" {...register(`methods.${i}.min_amount`)} />}
-              </Field>
+              <TextField label="Cost (optional)" inputMode="decimal" {...register(`methods.${i}.cost`)} />
+              <TextField
+                label="Free from (optional)"
+                inputMode="decimal"
+                {...register(`methods.${i}.min_amount`)}
+              />
             </div>
             <button type="button" className="small danger" onClick={() => methods.remove(i)}>
               Remove method {i + 1}

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { ApiError, api, ok } from '../api';
 import { useSession } from '../session';
-import { Field } from '../ui/form';
+import { TextField } from '../ui/form';
 
 interface Form {
   email: string;
@@ -98,26 +98,22 @@ export function SignIn() {
             {problem.text}
           </div>
         ) : null}
-        <Field label="Email" id="email" error={errors.email}>
-          {(p) => (
-            <input
-              {...p}
-              type="email"
-              autoComplete="username"
-              {...register('email', { required: 'Enter your email address.' })}
-            />
-          )}
-        </Field>
-        <Field label="Password" id="password" error={errors.password}>
-          {(p) => (
-            <input
-              {...p}
-              type="password"
-              autoComplete="current-password"
-              {...register('password', { required: 'Enter your password.' })}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Email"
+          id="email"
+          error={errors.email}
+          type="email"
+          autoComplete="username"
+          {...register('email', { required: 'Enter your email address.' })}
+        />
+        <TextField
+          label="Password"
+          id="password"
+          error={errors.password}
+          type="password"
+          autoComplete="current-password"
+          {...register('password', { required: 'Enter your password.' })}
+        />
         <button type="submit" className="primary wide" disabled={isSubmitting}>
           {isSubmitting ? 'Signing in…' : 'Sign in'}
         </button>

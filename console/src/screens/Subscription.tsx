@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { api, type Body, ok, page } from '../api';
@@ -6,9 +6,9 @@ import { when } from '../format';
 import { useConfirm } from '../ui/confirm';
 import { Badge, beforeLoaded, ErrorNote, Notice, Page } from '../ui/feedback';
 import { Field } from '../ui/form';
-import { PagedList } from '../ui/list';
+import { PagedSection, useSectionList } from '../ui/list';
 import { subscriptionStatusLabel } from '../words';
-import { fullName, orderColumns, usePaging } from './Customers';
+import { fullName, orderColumns } from './Customers';
 import { recurring, SUBSCRIPTION_STATUSES, schedule } from './Subscriptions';
 
 const back = <Link href="/subscriptions">← Subscriptions</Link>;
@@ -51,18 +51,9 @@ export function SubscriptionPage({ id }: { id: number }) {
     queryFn: () => ok(api.GET('/v1/products/{id}', { params: { path: { id: s!.product_id } } })),
     enabled: s !== undefined,
   });
-  const paging = usePaging();
-  const renewals = useQuery({
-    queryKey: ['orders', { subscription: id, page: paging.page, perPage: paging.perPage }],
-    queryFn: () =>
-      page(
-        api.GET('/v1/orders', {
-          params: { query: { subscription_id: id, page: paging.page, per_page: paging.perPage } },
-        }),
-      ),
-    enabled: valid,
-    placeholderData: keepPreviousData,
-  });
+  const renewals = useSectionList(['orders', { subscription: id }], valid, (q) =>
+    page(api.GET('/v1/orders', { params: { query: { subscription_id: id, ...q } } })),
+  );
 
   const gate = beforeLoaded('subscription', valid, subscription, back);
   if (gate || !s) return gate;
@@ -226,15 +217,13 @@ export function SubscriptionPage({ id }: { id: number }) {
           </>
         )}
       </section>
-      <section aria-labelledby="subscription-renewals">
-        <h2 id="subscription-renewals">Renewal orders</h2>
-        <PagedList
-          what="Renewal orders"
-          of={{ list: renewals, ...paging }}
-          columns={orderColumns}
-          empty="No renewal orders yet."
-        />
-      </section>
+      <PagedSection
+        id="subscription-renewals"
+        what="Renewal orders"
+        of={renewals}
+        columns={orderColumns}
+        empty="No renewal orders yet."
+      />
       {confirm.dialog}
     </Page>
   );

@@ -4,7 +4,7 @@ import { inputLimits } from '../limits';
 import type { TaxRate } from '../resources';
 import { EditButtons, useCollection, useEditing } from '../ui/collection';
 import { ErrorNote, Notice, Page } from '../ui/feedback';
-import { Field, showFieldErrors } from '../ui/form';
+import { Field, showFieldErrors, TextField } from '../ui/form';
 import { editDeleteColumn, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
@@ -129,15 +129,13 @@ export function TaxRates() {
         <h2 id="new-tax-rate">{editing ? `Edit the tax rate “${editing.name}”` : 'New tax rate'}</h2>
         <ErrorNote error={error} />
         <div className="two">
-          <Field label="Name" hint="Shown on orders, e.g. “VAT”." error={errors.name}>
-            {(p) => (
-              <input
-                {...p}
-                {...inputLimits('taxRate', 'name')}
-                {...register('name', { required: 'Name it.' })}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Name"
+            hint="Shown on orders, e.g. “VAT”."
+            error={errors.name}
+            {...inputLimits('taxRate', 'name')}
+            {...register('name', { required: 'Name it.' })}
+          />
           <Field label="Rate (%)" hint="0 to 100, up to 4 decimals." error={errors.rate}>
             {(p) => (
               <input {...p} inputMode="decimal" {...register('rate', { required: 'Enter the rate.' })} />
@@ -145,19 +143,20 @@ export function TaxRates() {
           </Field>
         </div>
         <div className="two">
-          <Field label="Country" hint="Two letters, e.g. DE." error={errors.country}>
-            {(p) => (
-              <input
-                {...p}
-                maxLength={2}
-                autoComplete="off"
-                {...register('country', { required: 'Enter a country.' })}
-              />
-            )}
-          </Field>
-          <Field label="State (optional)" error={errors.state}>
-            {(p) => <input {...p} {...inputLimits('taxRate', 'state')} {...register('state')} />}
-          </Field>
+          <TextField
+            label="Country"
+            hint="Two letters, e.g. DE."
+            error={errors.country}
+            maxLength={2}
+            autoComplete="off"
+            {...register('country', { required: 'Enter a country.' })}
+          />
+          <TextField
+            label="State (optional)"
+            error={errors.state}
+            {...inputLimits('taxRate', 'state')}
+            {...register('state')}
+          />
         </div>
         <div className="two">
           <Field

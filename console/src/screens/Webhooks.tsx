@@ -7,7 +7,7 @@ import { inputLimits } from '../limits';
 import type { Settings, WebhookAttempt } from '../resources';
 import { useConfirm } from '../ui/confirm';
 import { Badge, ErrorNote, Loading, Notice, Page } from '../ui/feedback';
-import { Field, showFieldErrors } from '../ui/form';
+import { showFieldErrors, TextField } from '../ui/form';
 import { RowButton, WholeList } from '../ui/list';
 import { columnsFor } from '../ui/table';
 
@@ -88,22 +88,16 @@ function Target({ settings }: { settings: Settings }) {
       <Notice>{notice}</Notice>
       <ErrorNote error={error} />
       <form className="inline-form" noValidate onSubmit={handleSubmit((f) => saveUrl(f.webhook_url.trim()))}>
-        <Field
+        <TextField
           label="Endpoint URL"
           hint="http(s)://…; empty turns deliveries off."
           error={errors.webhook_url}
-        >
-          {(p) => (
-            <input
-              {...p}
-              type="url"
-              inputMode="url"
-              autoComplete="off"
-              {...inputLimits('settings', 'webhook_url')}
-              {...register('webhook_url')}
-            />
-          )}
-        </Field>
+          type="url"
+          inputMode="url"
+          autoComplete="off"
+          {...inputLimits('settings', 'webhook_url')}
+          {...register('webhook_url')}
+        />
         <button type="submit" className="primary" disabled={isSubmitting}>
           Save target
         </button>

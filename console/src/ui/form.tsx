@@ -1,4 +1,4 @@
-import { type ReactNode, useId } from 'react';
+import { type ComponentProps, type ReactNode, useId } from 'react';
 import type { FieldError, FieldValues, Path, UseFormSetError } from 'react-hook-form';
 import { ApiError } from '../api';
 
@@ -50,6 +50,65 @@ export function Field({
         </p>
       ) : null}
     </div>
+  );
+}
+
+/**
+ * A Field whose control is one `<input>`: every other property is the input's, the form's
+ * `register(…)` included (spread in, as on an input).
+ */
+export function TextField({
+  label,
+  hint,
+  error,
+  id,
+  ...input
+}: {
+  label: string;
+  hint?: ReactNode;
+  error?: FieldError | { message?: string };
+  id?: string;
+} & Omit<ComponentProps<'input'>, 'id'>) {
+  return (
+    <Field label={label} hint={hint} error={error} id={id}>
+      {(p) => <input {...p} {...input} />}
+    </Field>
+  );
+}
+
+/** Choices of a select as `[value, words]` pairs: the words are shown, the value is sent. */
+export type Choices = readonly (readonly [string, string])[];
+
+/** A select's options, one per choice. */
+export function Options({ choices }: { choices: Choices }) {
+  return choices.map(([value, words]) => (
+    <option key={value} value={value}>
+      {words}
+    </option>
+  ));
+}
+
+/** A Field whose control is a select of `choices`: every other property is the select's, `register(…)` included. */
+export function SelectField({
+  label,
+  hint,
+  error,
+  choices,
+  ...select
+}: {
+  label: string;
+  hint?: ReactNode;
+  error?: FieldError | { message?: string };
+  choices: Choices;
+} & Omit<ComponentProps<'select'>, 'id'>) {
+  return (
+    <Field label={label} hint={hint} error={error}>
+      {(p) => (
+        <select {...p} {...select}>
+          <Options choices={choices} />
+        </select>
+      )}
+    </Field>
   );
 }
 

@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { type ReactElement, type ReactNode, useId } from 'react';
+import { type ReactElement, type ReactNode, useId, useState } from 'react';
 import { ErrorNote, Loading } from './feedback';
+import { type Choices, Options } from './form';
 import { type ColumnsOf, columnsFor, DataTable, Pager } from './table';
 import { positive, useUrlState } from './url';
 
@@ -17,7 +18,7 @@ function Choice({
 }: {
   label: string;
   value: string;
-  choices: readonly (readonly [string, string])[];
+  choices: Choices;
   onChange: (value: string) => void;
   any: boolean;
 }) {
@@ -27,11 +28,7 @@ function Choice({
       <label htmlFor={id}>{label}</label>
       <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
         {any ? <option value="">Any</option> : null}
-        {choices.map(([v, words]) => (
-          <option key={v} value={v}>
-            {words}
-          </option>
-        ))}
+        <Options choices={choices} />
       </select>
     </div>
   );
@@ -95,6 +92,33 @@ export function useServerList<K extends string, T>({
     filter: (name: K) => (value: string) => set({ [name]: value, page: undefined }),
     list,
   };
+}
+
+/**
+ * A server-paginated list that is one section of a screen (a customer's orders, licenses and
+ * subscriptions; a subscription's renewals): its page is kept in the section, not in the address,
+ * so that the sections page on their own. `key` names the query (`[name, filters]`, the page added
+ * to the filters); `fetchPage` asks the API for one page.
+ */
+export function useSectionList<T>(
+  [name, filters]: readonly [string, Record<string, number>],
+  enabled: boolean,
+  fetchPage: (query: { page: number; per_page: number }) => Promise<{ rows: T[]; total: number | null }>,
+  initialPerPage = 10,
+) {
+  const [page, setPage] = useState(1);
+  const [perPage, setPerPage] = useState(initialPerPage);
+  const set: UrlSet = (changes) => {
+    if ('per_page' in changes) setPerPage(Number(changes.per_page) || initialPerPage);
+    setPage(changes.page === undefined ? 1 : Number(changes.page));
+  };
+  const list = useQuery({
+    queryKey: [name, { ...filters, page, perPage }],
+    queryFn: () => fetchPage({ page, per_page: perPage }),
+    enabled,
+    placeholderData: keepPreviousData,
+  });
+  return { list, page, perPage, set };
 }
 
 const ORDERS = [
@@ -249,6 +273,19 @@ export function PagedList<T extends object>(props: ListProps<T, Paged<T>>) {
         </>
       )}
     </LoadedList>
+  );
+}
+
+/** A PagedList as a section of a screen, under its heading (`what`); `id` ties the two. */
+export function PagedSection<T extends { id: number | string }>({
+  id,
+  ...props
+}: ListProps<T, Paged<T>> & { id: string }) {
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{props.what}</h2>
+      <PagedList {...props} />
+    </section>
   );
 }
 
