@@ -20,7 +20,11 @@ const SOURCES: { value: Source; label: string; hint: string }[] = [
     label: 'Easy Digital Downloads',
     hint: 'with Software Licensing, from its WordPress database',
   },
-  { value: 'woocommerce', label: 'WooCommerce', hint: 'with License Manager for WooCommerce' },
+  {
+    value: 'woocommerce',
+    label: 'WooCommerce',
+    hint: 'with License Manager for WooCommerce or the API Manager',
+  },
   { value: 'freemius', label: 'Freemius', hint: 'its exported CSV files' },
 ];
 const sourceName = (s: string) => SOURCES.find((x) => x.value === s)?.label ?? s;
@@ -170,7 +174,7 @@ export function Import() {
           </div>
         )}
         <ErrorNote error={error} title="The import did not start" />
-        <div className="actions">
+        <div className="buttons">
           <button type="submit" value="dry-run" className="primary" disabled={busy || running}>
             Dry run
           </button>
