@@ -161,6 +161,16 @@ function printImportReport(report: ImportReport): void {
       `  license ${k.license} stays linked to ${k.kind === 'orders' ? 'order' : 'subscription'} #${k.keptId} (the source names ${k.sourceId})`,
     );
   }
+  if (report.oldGateways.length > 0) {
+    console.log(
+      `${report.oldGateways.length} subscription(s) still billed by their old gateway itself: cancel each there before its next payment, or the customer pays twice:`,
+    );
+    for (const g of report.oldGateways) {
+      console.log(
+        `  subscription ${g.subscription}: ${g.gateway || 'gateway'} ${g.profile}, next payment ${g.nextPaymentAt ?? 'not given'}`,
+      );
+    }
+  }
   if (report.problemCount > 0) {
     console.log(`${report.problemCount} row(s) not imported:`);
     for (const p of report.problems)

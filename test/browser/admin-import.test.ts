@@ -109,4 +109,51 @@ describe.skipIf(skipBrowserTests)("the console's Import screen in a real browser
 
     await checkBothWidths('import');
   }, 180_000);
+
+  it('a dry run of a Freemius export lists the PayPal subscription to cancel at the old gateway', async () => {
+    const fs = join(root, 'fs-export');
+    mkdirSync(fs);
+    const json = (name: string, list: unknown[]) =>
+      writeFileSync(join(fs, `${name}.json`), JSON.stringify({ [name]: list }));
+    json('plugins', [{ id: 9, slug: `fs-seo-${tag}`, title: 'FS SEO', type: 'plugin' }]);
+    json('users', [{ id: 7, email: `dee.${tag}@example.com`, created: '2024-01-02 03:04:05' }]);
+    json('licenses', [
+      {
+        id: 5,
+        plugin_id: 9,
+        user_id: 7,
+        quota: 1,
+        expiration: '2030-05-06 07:08:09',
+        secret_key: `sk_${tag}`,
+      },
+    ]);
+    json('subscriptions', [
+      {
+        id: 76,
+        user_id: 7,
+        plugin_id: 9,
+        license_id: 5,
+        billing_cycle: 12,
+        amount_per_cycle: 49.99,
+        currency: 'usd',
+        next_payment: '2030-05-06 07:08:09',
+        gateway: 'paypal',
+        external_id: 'I-7HV3X9KQ2B1A',
+        created: '2024-01-02 03:05:00',
+      },
+    ]);
+    await page.getByRole('radio', { name: /^Freemius/ }).check();
+    await page.getByLabel('Folder on the server').fill(fs);
+    await page.getByRole('button', { name: 'Dry run', exact: true }).click();
+    await page.getByText('Dry run done, nothing written').waitFor({ timeout: 60_000 });
+    await page.getByRole('heading', { name: 'Cancel these at the old gateway' }).waitFor();
+    const listed = page.getByRole('region', { name: 'Subscriptions the old gateway still bills by itself' });
+    expect(await cells(listed, /76/)).toEqual([
+      '76',
+      'paypal',
+      'I-7HV3X9KQ2B1A',
+      expect.stringContaining('2030'),
+    ]);
+    await checkBothWidths('import-old-gateway');
+  }, 180_000);
 });

@@ -305,6 +305,29 @@ function ReportView({ report, dryRun }: { report: Report; dryRun: boolean }) {
           kept, {number(report.stripe.cards)} with the card their subscriptions renew on.
         </p>
       ) : null}
+      {report.links && report.links.orders + report.links.subscriptions > 0 ? (
+        <p>
+          Licenses of earlier imports linked now: {number(report.links.orders)} to their order,{' '}
+          {number(report.links.subscriptions)} to their subscription.
+        </p>
+      ) : null}
+      {report.old_gateways && report.old_gateways.length > 0 ? (
+        <>
+          <h3>Cancel these at the old gateway</h3>
+          <p>
+            These subscriptions still renew, and their gateway bills them by itself: Tollgate cannot ask it
+            whether it still does. Cancel each one there (or in the old store) before its next payment, or the
+            customer pays twice: once there, once for Tollgate's renewal.
+          </p>
+          <DataTable
+            caption="Subscriptions the old gateway still bills by itself"
+            columns={oldGatewayColumns}
+            data={report.old_gateways}
+            rowKey={(g) => g.subscription}
+            empty=""
+          />
+        </>
+      ) : null}
       <h3>
         {report.problem_count === 0
           ? 'Every row can be imported'
@@ -378,6 +401,24 @@ const revenueColumns = [
   vc.accessor('ok', {
     header: 'Reconciled',
     cell: (c) => (c.getValue() ? <Badge value="ok" label="Yes" /> : <Badge value="failed" label="No" />),
+  }),
+];
+
+type OldGateway = NonNullable<Report['old_gateways']>[number];
+const gc = columnsFor<OldGateway>();
+const oldGatewayColumns = [
+  gc.accessor('subscription', {
+    header: 'Subscription in the source',
+    cell: (c) => <span className="wrap-anywhere">{c.getValue()}</span>,
+  }),
+  gc.accessor('gateway', { header: 'Gateway', cell: (c) => c.getValue() || '—' }),
+  gc.accessor('gateway_profile_id', {
+    header: "Gateway's id",
+    cell: (c) => <code className="wrap-anywhere">{c.getValue()}</code>,
+  }),
+  gc.accessor('next_payment_at', {
+    header: 'Next payment',
+    cell: (c) => (c.getValue() ? when(c.getValue()!) : '—'),
   }),
 ];
 

@@ -4636,6 +4636,17 @@ export interface paths {
                 };
                 /** @description Every row of the source is either in Tollgate or reported */
                 ok: boolean;
+                /** @description Subscriptions that still renew and that a gateway other than Stripe bills by itself: Tollgate cannot ask that gateway, so the owner cancels each there before Tollgate's first renewal, or the customer pays twice (the first 10,000) */
+                old_gateways?: {
+                  /** @description The gateway as the old store names it, e.g. `paypal` */
+                  gateway: string;
+                  /** @description The gateway's own id of it, e.g. PayPal's `I-…` */
+                  gateway_profile_id: string;
+                  /** @description When the source says it next renews: cancel it at the gateway before then */
+                  next_payment_at: string | null;
+                  /** @description The subscription's id in the source */
+                  subscription: string;
+                }[];
                 problem_count: number;
                 /** @description The rows not imported and why (the first 10,000) */
                 problems: {
@@ -4941,6 +4952,17 @@ export interface paths {
                 };
                 /** @description Every row of the source is either in Tollgate or reported */
                 ok: boolean;
+                /** @description Subscriptions that still renew and that a gateway other than Stripe bills by itself: Tollgate cannot ask that gateway, so the owner cancels each there before Tollgate's first renewal, or the customer pays twice (the first 10,000) */
+                old_gateways?: {
+                  /** @description The gateway as the old store names it, e.g. `paypal` */
+                  gateway: string;
+                  /** @description The gateway's own id of it, e.g. PayPal's `I-…` */
+                  gateway_profile_id: string;
+                  /** @description When the source says it next renews: cancel it at the gateway before then */
+                  next_payment_at: string | null;
+                  /** @description The subscription's id in the source */
+                  subscription: string;
+                }[];
                 problem_count: number;
                 /** @description The rows not imported and why (the first 10,000) */
                 problems: {

@@ -111,6 +111,23 @@ export const ImportReportSchema = Type.Object({
       },
     ),
   ),
+  // Absent from the reports of jobs run before the importer listed them.
+  old_gateways: Type.Optional(
+    Type.Array(
+      Type.Object({
+        subscription: Type.String({ description: "The subscription's id in the source" }),
+        gateway: Type.String({ description: 'The gateway as the old store names it, e.g. `paypal`' }),
+        gateway_profile_id: Type.String({ description: "The gateway's own id of it, e.g. PayPal's `I-…`" }),
+        next_payment_at: Type.Union([Type.String(), Type.Null()], {
+          description: 'When the source says it next renews: cancel it at the gateway before then',
+        }),
+      }),
+      {
+        description:
+          "Subscriptions that still renew and that a gateway other than Stripe bills by itself: Tollgate cannot ask that gateway, so the owner cancels each there before Tollgate's first renewal, or the customer pays twice (the first 10,000)",
+      },
+    ),
+  ),
   totals: Type.Object({
     customers: Type.Integer(),
     licenses: Type.Integer(),

@@ -306,6 +306,12 @@ function reportBody(r: ImportReport): ImportReportBody {
         kept_id: k.keptId,
       })),
     },
+    old_gateways: r.oldGateways.map((g) => ({
+      subscription: g.subscription,
+      gateway: g.gateway,
+      gateway_profile_id: g.profile,
+      next_payment_at: g.nextPaymentAt,
+    })),
     totals: r.totals,
   };
 }

@@ -38,6 +38,19 @@ export interface ImportLinks {
   kept: KeptLink[];
 }
 
+/**
+ * A subscription of the source that still renews and that its gateway bills by itself (a profile
+ * id that is not Stripe's `sub_…`, e.g. PayPal's `I-…`): Tollgate cannot ask that gateway, so the
+ * report lists it for the owner to cancel there before Tollgate's renewal falls due.
+ */
+export interface OldGatewaySubscription {
+  /** The subscription's id in the source. */
+  subscription: string;
+  gateway: string;
+  profile: string;
+  nextPaymentAt: string | null;
+}
+
 /** One run's counts, problems, and (in a dry run) what it would have made. */
 export class Run {
   readonly counts = Object.fromEntries(
@@ -52,6 +65,8 @@ export class Run {
   readonly stripe = { customers: 0, cards: 0 };
   /** Licenses of earlier runs linked now to their order or subscription, and the links kept. */
   readonly links: ImportLinks = { orders: 0, subscriptions: 0, kept: [] };
+  /** Running subscriptions a gateway other than Stripe bills by itself: to cancel there (the first 10,000). */
+  readonly oldGateways: OldGatewaySubscription[] = [];
   /** The source's subscriptions that still renew (active, on hold or ending at the period's end). */
   readonly renewing = new Set<string>();
   private readonly plans = new Map<string, Map<string, number>>();
@@ -83,6 +98,10 @@ export class Run {
   /** A license already linked to another order or subscription than the source's: kept, and reported. */
   keptLink(k: KeptLink): void {
     if (this.links.kept.length < MAX_PROBLEMS) this.links.kept.push(k);
+  }
+
+  oldGateway(s: OldGatewaySubscription): void {
+    if (this.oldGateways.length < MAX_PROBLEMS) this.oldGateways.push(s);
   }
 
   /** A dry run's stand-in id (-1) for what it would make, so later kinds find it; or a record's known id. */

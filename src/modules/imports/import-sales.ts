@@ -130,7 +130,20 @@ export class SalesImport {
    */
   async subscription(run: Run, s: ImportSubscription): Promise<Outcome> {
     // Read in every run before the licenses, so they know which of theirs still renew.
-    if (RUNNING.has(s.status)) run.renewing.add(s.sourceId);
+    if (RUNNING.has(s.status)) {
+      run.renewing.add(s.sourceId);
+      // Never billed twice: what Tollgate cannot ask the old gateway, the owner cancels there. Listed
+      // in every run while the source says it renews, imported before or not.
+      const profile = s.gatewayProfileId ?? '';
+      if (profile !== '' && !STRIPE_SUBSCRIPTION.test(profile)) {
+        run.oldGateway({
+          subscription: s.sourceId,
+          gateway: s.gateway ?? '',
+          profile: profile.slice(0, 255),
+          nextPaymentAt: s.nextPaymentAt ?? null,
+        });
+      }
+    }
     const known = await this.map.found(run, 'subscriptions', s.sourceId);
     if (known !== undefined) {
       // Renewal orders an earlier run had not imported yet are linked now (one statement).

@@ -10,6 +10,7 @@ import {
   idOf,
   isAmount,
   type KindCount,
+  type OldGatewaySubscription,
   type Outcome,
   Run,
   reasonOf,
@@ -70,6 +71,8 @@ export interface ImportReport {
   stripe: { customers: number; cards: number };
   /** Licenses of earlier runs linked now to their order or subscription, and the links kept. */
   links: ImportLinks;
+  /** Running subscriptions a gateway other than Stripe bills by itself: the owner cancels them there. */
+  oldGateways: OldGatewaySubscription[];
   totals: ImportTotals;
   /** Every row of the source is either in Tollgate or reported. */
   ok: boolean;
@@ -211,6 +214,7 @@ export class ImportService {
       revenue,
       stripe: run.stripe,
       links: run.links,
+      oldGateways: run.oldGateways,
       totals,
       ok: reconciliation.every((r) => r.ok) && revenue.every((r) => r.ok),
     };
