@@ -215,4 +215,17 @@ describe('the settings cache', () => {
     expect(res.json()).toMatchObject({ rate_limit: 42 });
     await patch({ rate_limit: 10 });
   });
+
+  it('current() answers what get() would while the cache holds, and null once it must be read', async () => {
+    const settings = t.app.services.settings;
+    const read = await settings.get();
+    expect(settings.current()).toBe(read);
+    // A write replaces the cache at once: the hot paths never answer the old value.
+    await settings.update({ rate_limit: 43 });
+    expect(settings.current()?.rate_limit).toBe(43);
+    expect(settings.current()).toBe(await settings.get());
+    await sleep(SettingsService.CACHE_MS + 50);
+    expect(settings.current()).toBeNull();
+    await patch({ rate_limit: 10 });
+  });
 });

@@ -63,4 +63,46 @@ describe('issuance candidates', () => {
     if (dialectUnderTest === 'sqlite') expect(again).toBe(first);
     else expect(again).not.toBe(first);
   });
+
+  it.runIf(dialectUnderTest === 'sqlite')(
+    'the checks of one turn read the counter once, and that read sees what was committed before any of them asked',
+    async () => {
+      const product = await softwareProduct(t);
+      const release = await publish(t, product.id, '1.0.0');
+      const { readBatch, sqlite } = t.app.services.database;
+      const releases = t.app.services.releases;
+      await releases.issuanceCandidates(product.id);
+      // The statements handed to the turn's read batch (RowStatement keeps better-sqlite3's).
+      const run = readBatch!.run;
+      const counterReads: string[] = [];
+      readBatch!.run = function (this: typeof readBatch, statement, ...rest) {
+        const source = (statement as unknown as { statement: { source: string } }).statement.source;
+        if (source.includes('release_changes')) counterReads.push(source);
+        return run.call(this, statement, ...rest);
+      } as typeof run;
+      try {
+        // Five requests of one turn: one read of the counter answers them all.
+        const turn = await Promise.all(
+          Array.from({ length: 5 }, () => releases.issuanceCandidates(product.id)),
+        );
+        expect(counterReads).toHaveLength(1);
+        expect(turn.every((c) => c === turn[0])).toBe(true);
+        // A change committed after the first request asked and before the second did (by hand, on the
+        // connection, in the same turn): both are answered by the one read, which runs after both
+        // asked, so both see it.
+        const before = releases.issuanceCandidates(product.id);
+        sqlite!.prepare("update artifacts set state = 'delete_failed' where id = ?").run(release.artifact_id);
+        const after = releases.issuanceCandidates(product.id);
+        for (const candidates of await Promise.all([before, after])) {
+          expect(candidates.map((c) => c.problem)).toEqual(['artifact_not_available']);
+        }
+        expect(counterReads).toHaveLength(2);
+        // Once answered, the read is forgotten: the next request reads the counter again.
+        await releases.issuanceCandidates(product.id);
+        expect(counterReads).toHaveLength(3);
+      } finally {
+        readBatch!.run = run;
+      }
+    },
+  );
 });

@@ -230,9 +230,10 @@ export class DistributionService {
   /**
    * A term license that ends within RENEWAL_SOON_DAYS: its renewal link, so that a site can offer
    * the renewal before the end (docs/distribution.md, 'Messages a vendor can show'); otherwise
-   * null. A date comparison on every check, and an HMAC only for those licenses.
+   * null (not a promise: the common answer). A date comparison on every check, and an HMAC only
+   * for those licenses.
    */
-  private async renewalSoon(grant: Grant): Promise<string | null> {
+  private renewalSoon(grant: Grant): Promise<string | null> | null {
     if (grant.kind !== 'protected' || grant.license.usage_expires_at === null) return null;
     const end = Date.parse(grant.license.usage_expires_at);
     if (!(end - this.clock.now().getTime() <= RENEWAL_SOON_DAYS * 86_400_000)) return null;
@@ -430,7 +431,7 @@ export class DistributionService {
      */
     issue?: (grant: ProtectedGrant, release: Release) => Promise<MintedToken>,
   ) {
-    const settings = await this.preflight.requireModule();
+    const settings = this.preflight.cachedModule() ?? (await this.preflight.requireModule());
     if (missing(input.slug) || input.version === undefined || input.version === null)
       throw new ApiError('missing_params');
     const slug = str(input.slug, 'slug');
@@ -453,6 +454,8 @@ export class DistributionService {
     const reason = eligible || !available ? null : 'error' in selection ? selection.error : null;
     const renewable = reason !== null && RENEWABLE.has(reason);
     const origin = this.urls.origin();
+    // Null, with no promise to wait for, for the common answer: a license far from its end.
+    const soon = renewable ? null : this.renewalSoon(grant);
     if (seen)
       seen(product.id, grant.kind === 'protected' ? grant.identity.identity_key : publicSite(input, ip));
     return {
@@ -486,7 +489,9 @@ export class DistributionService {
           : customerMessage(reason, new ApiError(reason).message, available?.version ?? null),
       renewal_url: renewable
         ? await this.renewalUrl(product, grant.kind === 'protected' ? grant.license : undefined)
-        : await this.renewalSoon(grant),
+        : soon === null
+          ? null
+          : await soon,
       // Written out rather than spread from shown(): every check answers them, and each property
       // added after a spread costs about a microsecond (docs/performance.md, 'Object literals').
       name: offered?.name ?? product.name,

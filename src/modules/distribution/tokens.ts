@@ -124,7 +124,7 @@ export class TokenIssuer {
     write: (tokenHash: string, createdAt: string, expiresAt: string) => Promise<unknown>,
   ): Promise<MintedToken> {
     const token = newBearer();
-    const settings = await this.settings.get();
+    const settings = this.settings.current() ?? (await this.settings.get());
     const now = this.clock.now();
     const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
     try {

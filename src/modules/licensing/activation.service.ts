@@ -6,6 +6,7 @@ import { type Actor, siteActor } from '../audit/audit.model.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { DomainError, normaliseDomain } from '../identity/domain.js';
 import { type Identity, isUrlOnly, resolveIdentity } from '../identity/identity.js';
+import type { Settings } from '../settings/settings.schemas.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import type { ValidateFailure, ValidateSuccess } from './activation.schemas.js';
 import { step, transactionSteps } from './db-steps.js';
@@ -74,6 +75,12 @@ export const ALREADY_ACTIVATED = 'Already activated';
 
 const messageOf = (code: ConstructorParameters<typeof ApiError>[0]) => new ApiError(code).message;
 
+/** The settings, when licensing is on (else 503 `licensing_unavailable`). */
+function licensingOn(settings: Settings): Settings {
+  if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
+  return settings;
+}
+
 /** The public licensing API (docs/licensing.md, sections 2–4) and the customer's deactivation. */
 export class ActivationService {
   private readonly deactivationHooks: DeactivationHook[] = [];
@@ -109,9 +116,7 @@ export class ActivationService {
    * deactivated, and clients get 503 `licensing_unavailable` (never a `valid` answer).
    */
   private async requireLicensing() {
-    const settings = await this.settings.get();
-    if (!settings.licensing_enabled) throw new ApiError('licensing_unavailable');
-    return settings;
+    return licensingOn(await this.settings.get());
   }
 
   /**
@@ -357,7 +362,8 @@ export class ActivationService {
     },
     legacy?: Identity,
   ): Promise<ValidateResult> {
-    const settings = await this.requireLicensing();
+    // Without a promise while the settings are cached (SettingsService.current).
+    const settings = licensingOn(this.settings.current() ?? (await this.settings.get()));
     const key = requireKey(input.license_key);
     const identity = legacy ?? resolveIdentity(input.domain, input.installation_id);
     const license = await this.repo.findForIdentity(key, identity.identity_key);

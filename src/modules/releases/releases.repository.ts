@@ -107,11 +107,26 @@ export class ReleasesRepository {
    * SQLite: the counter that every change to releases, artifacts and catalogue downloads moves
    * (migration 2026112212). Null on PostgreSQL, which has none.
    */
-  async changeGeneration(): Promise<number | null> {
-    if (!this.generation) return null;
-    const row = await this.generation.first({});
-    return row ? Number(row.generation) : null;
+  changeGeneration(): Promise<number | null> {
+    if (!this.generation) return Promise.resolve(null);
+    // Every update check of a turn asks, and their reads run together at the turn's end in one
+    // snapshot (src/db/batch.ts): one read answers them all, and since it runs after the last of
+    // them asked, it sees every write committed before any of them did. Forgotten the moment it
+    // is answered, so a later request reads again.
+    if (this.generationRead) return this.generationRead;
+    const read = this.generation.first({}).then((row) => {
+      this.generationRead = null;
+      return row ? Number(row.generation) : null;
+    });
+    this.generationRead = read;
+    read.catch(() => {
+      this.generationRead = null;
+    });
+    return read;
   }
+
+  /** The counter's read under way, shared by the requests that ask before it runs. */
+  private generationRead: Promise<number | null> | null = null;
 
   /** Serialises release changes of one product across server processes (SQLite has one writer). */
   async lockProduct(productId: number, tx: Tx): Promise<void> {

@@ -106,6 +106,17 @@ export class SettingsService implements SealedSecretHolder {
     this.modeHooks.push(hook);
   }
 
+  /**
+   * The cached settings while they are fresh, else null (then `get`). For the hot paths (validate,
+   * the update check, token issuance): `current() ?? (await get())` costs no promise and no
+   * microtask while the cache holds, which is every request but one a second
+   * (docs/performance.md, 'Settings read without a promise').
+   */
+  current(): Settings | null {
+    const cached = this.cached;
+    return cached && Date.now() - cached.at < SettingsService.CACHE_MS ? cached.value : null;
+  }
+
   /** With `tx`, a cached value or a read inside the caller's transaction (SQLite has one connection). */
   async get(tx?: Tx): Promise<Settings> {
     const now = Date.now();
