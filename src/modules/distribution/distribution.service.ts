@@ -458,7 +458,11 @@ export class DistributionService {
     // Null, with no promise to wait for, for the common answer: a license far from its end.
     const soon = renewable ? null : this.renewalSoon(grant);
     if (seen)
-      seen(product.id, grant.kind === 'protected' ? grant.identity.identity_key : publicSite(input, ip), input);
+      seen(
+        product.id,
+        grant.kind === 'protected' ? grant.identity.identity_key : publicSite(input, ip),
+        input,
+      );
     return {
       success: true as const,
       update_available: eligible !== null,
