@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ApiError } from '../../src/http/errors.js';
-import { DomainError, normaliseDomain } from '../../src/modules/identity/domain.js';
+import { DomainError, normaliseDomain, parsedDomain } from '../../src/modules/identity/domain.js';
 import { identityKey, isInstallationId, resolveIdentity } from '../../src/modules/identity/identity.js';
 
 const UUID = '3f2b8c1e-9d4a-4b6e-8f10-2c3d4e5f6a7b';
@@ -89,6 +89,81 @@ describe('domain normalisation (docs/licensing.md)', () => {
     const host = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
     expect(host.length).toBe(253);
     expect(normaliseDomain(host)).toBe(host);
+  });
+
+  // The plain site URLs of every request skip the URL parser (plainHost): whatever the input,
+  // the answer or the refusal must be the parser's.
+  const outcome = (f: () => string): string => {
+    try {
+      return f();
+    } catch (e) {
+      return e instanceof DomainError ? `refused: ${e.message}` : `threw: ${String(e)}`;
+    }
+  };
+  const same = (text: string) =>
+    expect(
+      outcome(() => normaliseDomain(text)),
+      text,
+    ).toBe(outcome(() => parsedDomain(text)));
+
+  it('answers every URL the same with or without the URL parser: edge cases', () => {
+    const l63 = 'a'.repeat(63);
+    const hosts = [
+      'example.com',
+      'site12.example.com',
+      'localhost',
+      'a',
+      '1a.com',
+      'a-b.com',
+      'a--b.com',
+      '-a.com',
+      'a-.com',
+      '_a.com',
+      'a_b.example.com',
+      'A.com',
+      'xn--bcher-kva.example',
+      'xn--zz.example',
+      'axn--b.com',
+      '1.2.3.4',
+      '1.2.3.04',
+      '01.2.3.4',
+      '1.2.3',
+      '4294967295',
+      '4294967296',
+      'a.0x1f',
+      'a.0x',
+      'a.0xg',
+      'a.0X1F',
+      'a.09',
+      'a.9z',
+      '0x7f.1',
+      'example.123',
+      'a..b',
+      '.a',
+      `${l63}.com`,
+      `${l63}a.com`,
+      `${l63}.${l63}.${l63}.${'d'.repeat(61)}`,
+      `${l63}.${l63}.${l63}.${'d'.repeat(62)}`,
+    ];
+    const schemes = ['', 'http://', 'https://', 'HTTP://', 'ftp://', '//', 'https:///'];
+    const tails = ['', '/', '.', './', '..', '//', '/x', ':443', ':80', ':8080', ':0', '?q', '#f', '@b'];
+    for (const scheme of schemes)
+      for (const host of hosts) for (const tail of tails) same(scheme + host + tail);
+  });
+
+  it('answers every URL the same with or without the URL parser: random text', () => {
+    const alphabet = 'ab09x-._/:%@AZ';
+    let seed = 42;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed;
+    };
+    for (let i = 0; i < 20_000; i++) {
+      let text = ['', 'http://', 'https://'][next() % 3]!;
+      const length = 1 + (next() % 16);
+      for (let k = 0; k < length; k++) text += alphabet[next() % alphabet.length];
+      same(text);
+    }
   });
 });
 

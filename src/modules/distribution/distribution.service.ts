@@ -416,12 +416,13 @@ export class DistributionService {
   /**
    * `seen`, when given, is told the product and the site of an answered check (the installed-base report,
    * docs/distribution.md, 'What runs in the field'): the identity key of a licensed site; for a
-   * public product, the key of the identity it sends, else a hash of its address.
+   * public product, the key of the identity it sends, else a hash of its address; and the request's
+   * fields, which say what the site runs.
    */
   async check(
     input: CheckInput,
     ip: string,
-    seen?: (productId: number, site: string) => void,
+    seen?: (productId: number, site: string, input: CheckInput) => void,
     /** A site known by its URL alone (src/modules/legacy; Preflight.resolve). */
     legacy?: Identity,
     /**
@@ -457,7 +458,11 @@ export class DistributionService {
     // Null, with no promise to wait for, for the common answer: a license far from its end.
     const soon = renewable ? null : this.renewalSoon(grant);
     if (seen)
-      seen(product.id, grant.kind === 'protected' ? grant.identity.identity_key : publicSite(input, ip));
+      seen(
+        product.id,
+        grant.kind === 'protected' ? grant.identity.identity_key : publicSite(input, ip),
+        input,
+      );
     return {
       success: true as const,
       update_available: eligible !== null,

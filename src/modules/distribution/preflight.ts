@@ -124,7 +124,9 @@ export class Preflight {
       if (write) await write;
     }
 
-    if (await this.overLimit(settings, product, isPublic, license, ip)) {
+    // Counted in memory (SQLite) the answer is a boolean, awaited only when it is a promise.
+    const over = this.overLimit(settings, product, isPublic, license, ip);
+    if (over === true || (over !== false && (await over))) {
       throw new ApiError('rate_limited', { data: { retry_after: RATE_WINDOW_S } });
     }
     if (products.length > 1) throw new ApiError('software_slug_ambiguous');
@@ -190,15 +192,16 @@ export class Preflight {
 
   /**
    * Counts the request in the buckets of docs/distribution.md, '7. Limits', and answers whether
-   * it is over; best effort (counts are upserts, not a lock).
+   * it is over; best effort (counts are upserts, not a lock). A boolean when the counters are in
+   * memory (RateCounter.hitPair), else a promise of one.
    */
-  private async overLimit(
+  private overLimit(
     settings: Settings,
     product: Product | null,
     isPublic: boolean,
     license: Pick<LicenseForIdentity, 'id'> | undefined,
     ip: string,
-  ): Promise<boolean> {
+  ): boolean | Promise<boolean> {
     const limit = settings.rate_limit;
     const cap = Math.max(10, Math.min(500, limit * 5));
     const ipHash = sha256(ip).slice(0, 32);
@@ -207,8 +210,9 @@ export class Preflight {
       : product && isPublic
         ? `dist:product:${product.id}:${ipHash}`
         : `dist:ip:${ipHash}`;
-    const [main, perIp] = await this.rates.hitPair(bucket, `dist:ipcap:${ipHash}`, RATE_WINDOW_S);
-    return main.count > limit || perIp.count > cap;
+    const counts = this.rates.hitPair(bucket, `dist:ipcap:${ipHash}`, RATE_WINDOW_S);
+    if (Array.isArray(counts)) return counts[0].count > limit || counts[1].count > cap;
+    return counts.then(([main, perIp]) => main.count > limit || perIp.count > cap);
   }
 }
 

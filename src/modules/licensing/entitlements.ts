@@ -206,6 +206,8 @@ export function evaluateLicense(facts: LicenseFacts, now: Date, identityActive?:
   const usageExpiry = facts.usage_expires_at === null ? null : parseTimestamp(facts.usage_expires_at);
   const usageValid = facts.usage_expires_at === null || usageExpiry !== null;
   const usageExpired = usageExpiry !== null && now.getTime() >= usageExpiry.getTime();
+  // Formatted once: the answer names the usage expiry up to four times.
+  const usageText = legacyTime(usageExpiry);
 
   const subscriptionActive =
     facts.subscription_linked &&
@@ -249,7 +251,7 @@ export function evaluateLicense(facts: LicenseFacts, now: Date, identityActive?:
     rights = {
       update_entitled: licenseActive,
       support_active: null,
-      updates_expires_at: legacyTime(usageExpiry),
+      updates_expires_at: usageText,
       support_expires_at: null,
       policy_mode: 'legacy',
       historical_downloads: false,
@@ -286,7 +288,7 @@ export function evaluateLicense(facts: LicenseFacts, now: Date, identityActive?:
         update_entitled: licenseActive && open(updatesCutoff),
         support_active:
           policy.support.mode === 'unspecified' ? null : licenseActive && open(policy.support.cutoff),
-        updates_expires_at: legacyTime(updatesCutoff),
+        updates_expires_at: updatesCutoff === usageExpiry ? usageText : legacyTime(updatesCutoff),
         support_expires_at: legacyTime(policy.support.cutoff),
         policy_mode: 'explicit',
         historical_downloads: policy.historical_downloads,
@@ -304,7 +306,7 @@ export function evaluateLicense(facts: LicenseFacts, now: Date, identityActive?:
     license_active: licenseActive,
     update_entitled: rights.update_entitled,
     support_active: rights.support_active,
-    usage_expires_at: legacyTime(usageExpiry),
+    usage_expires_at: usageText,
     usage_expires_at_utc: usageExpiresAtUtc,
     updates_expires_at: rights.updates_expires_at,
     support_expires_at: rights.support_expires_at,
@@ -325,7 +327,7 @@ export function evaluateLicense(facts: LicenseFacts, now: Date, identityActive?:
   return {
     entitlements,
     effective_status: effective,
-    expires_at: legacyTime(usageExpiry),
+    expires_at: usageText,
     usage_expires_at_utc: usageExpiresAtUtc,
     is_expired: usageExpired || !usageValid,
     channels,
