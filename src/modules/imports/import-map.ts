@@ -25,6 +25,17 @@ export class ImportMap {
     return this.repo.targets(run.source, kind, sourceIds);
   }
 
+  /**
+   * Reads what these source ids of one kind became (one query) and keeps the answers for the run,
+   * so that `target` and `optional` find them without a query of their own. Ids already known
+   * to the run are not asked again; those never imported stay unknown.
+   */
+  async preload(run: Run, kind: string, sourceIds: string[]): Promise<void> {
+    const ask = [...new Set(sourceIds)].filter((id) => run.planned(kind, id) === undefined);
+    if (ask.length === 0) return;
+    for (const [sourceId, id] of await this.repo.targets(run.source, kind, ask)) run.plan(kind, sourceId, id);
+  }
+
   /** The Tollgate id of a record imported before (this run or an earlier one), or a refusal. */
   async target(run: Run, kind: string, sourceId: string, missing: string): Promise<number> {
     const planned = run.planned(kind, sourceId);
