@@ -60,6 +60,8 @@ function writeExport(name: string, p: string) {
 }
 
 async function start() {
+  // One server at a time: the one a test started before is stopped (a no-op when it has stopped).
+  await server?.stop();
   server = await startServer(env, 90_000);
   const res = await fetch(`${server.url}/v1/auth/login`, {
     method: 'POST',
