@@ -11,37 +11,25 @@ export interface RateResult {
   retryAfter: number;
 }
 
-export interface RateCounterOptions {
-  /**
-   * On SQLite, keep the counts in the memory of the one process that serves the store, for at most
-   * this many buckets (about 180 bytes each with its name), forgetting the least recently counted
-   * first when full (MemoryCounts). Only for limits documented as best effort
-   * (docs/distribution.md, '7. Limits').
-   */
-  memoryBuckets?: number;
+/** The start of the window of `windowSeconds` that holds `now`, and the seconds left in it. */
+function windowOf(now: Date, windowSeconds: number) {
+  const nowS = Math.floor(now.getTime() / 1000);
+  const start = nowS - (nowS % windowSeconds);
+  return { start, retryAfter: start + windowSeconds - nowS };
 }
 
 /**
- * Fixed-window counters, best effort under concurrency (counting is documented as best effort:
- * docs/distribution.md, '7. Limits').
- *
- * In the database, so that every server process shares them (PostgreSQL) and a restart forgets
- * nothing; counting is one upsert. With `memoryBuckets` on SQLite, in memory: the software
- * issuance limits count every update check, and in the database that was two new rows in random
- * places of an index per check (each license and client address has its own bucket), two of the
- * four pages each check wrote to the WAL and a checkpoint copied back (docs/performance.md,
- * 'In-memory issuance rate counters'). A restart then forgets the current minute's counts.
+ * Fixed-window counters in the database, so that every server process shares them (PostgreSQL)
+ * and a restart forgets nothing; counting is one upsert, best effort under concurrency (counting
+ * is documented as best effort: docs/distribution.md, '7. Limits').
  */
 export class RateCounter {
-  private readonly memory: MemoryCounts | null;
   private readonly stored: RateCountersRepository;
 
   constructor(
     database: Pick<Database, 'db' | 'sqlite' | 'groupCommit' | 'pg'>,
     private readonly clock: Clock,
-    options: RateCounterOptions = {},
   ) {
-    this.memory = database.sqlite && options.memoryBuckets ? new MemoryCounts(options.memoryBuckets) : null;
     this.stored = new RateCountersRepository(database);
   }
 
@@ -53,45 +41,28 @@ export class RateCounter {
 
   private window(windowSeconds: number) {
     const now = this.clock.now();
-    const nowS = Math.floor(now.getTime() / 1000);
-    const start = nowS - (nowS % windowSeconds);
-    return { now, start, retryAfter: start + windowSeconds - nowS };
+    this.pruning.maybe(now);
+    return windowOf(now, windowSeconds);
   }
 
   /** Adds one to the bucket's current window and returns the new count. */
   async hit(bucket: string, windowSeconds: number): Promise<RateResult> {
-    const { now, start, retryAfter } = this.window(windowSeconds);
-    this.pruning.maybe(now);
-    if (this.memory) return { count: this.memory.add(bucket, start, windowSeconds), retryAfter };
+    const { start, retryAfter } = this.window(windowSeconds);
     return { count: await this.stored.hit(bucket, start), retryAfter };
   }
 
   /**
    * Adds one to two buckets' current windows in a single statement (one write instead of two on
-   * the issuance hot path); answers their new counts in the order given. Counted in memory, the
-   * answer is given as it is, not as a promise: the update check's limits then cost no promise
-   * and no microtask (docs/performance.md, 'Per-request work of the update check and validate').
+   * the issuance hot path); answers their new counts in the order given.
    */
-  hitPair(
-    a: string,
-    b: string,
-    windowSeconds: number,
-  ): [RateResult, RateResult] | Promise<[RateResult, RateResult]> {
-    const { now, start, retryAfter } = this.window(windowSeconds);
-    this.pruning.maybe(now);
-    if (this.memory) {
-      return [
-        { count: this.memory.add(a, start, windowSeconds), retryAfter },
-        { count: this.memory.add(b, start, windowSeconds), retryAfter },
-      ];
-    }
-    return this.stored.hitPair(a, b, start).then((rows): [RateResult, RateResult] => {
-      const countOf = (bucket: string) => Number(rows.find((r) => r.bucket === bucket)?.count ?? 0);
-      return [
-        { count: countOf(a), retryAfter },
-        { count: countOf(b), retryAfter },
-      ];
-    });
+  async hitPair(a: string, b: string, windowSeconds: number): Promise<[RateResult, RateResult]> {
+    const { start, retryAfter } = this.window(windowSeconds);
+    const rows = await this.stored.hitPair(a, b, start);
+    const countOf = (bucket: string) => Number(rows.find((r) => r.bucket === bucket)?.count ?? 0);
+    return [
+      { count: countOf(a), retryAfter },
+      { count: countOf(b), retryAfter },
+    ];
   }
 
   /**
@@ -104,35 +75,63 @@ export class RateCounter {
     windowSeconds: number,
     limit: number,
   ): Promise<RateResult & { taken: boolean; start: number }> {
-    const { now, start, retryAfter } = this.window(windowSeconds);
-    this.pruning.maybe(now);
-    if (this.memory) {
-      const taken = this.memory.peek(bucket, start) < limit;
-      if (taken) this.memory.add(bucket, start, windowSeconds);
-      return { taken, count: this.memory.peek(bucket, start), retryAfter, start };
-    }
+    const { start, retryAfter } = this.window(windowSeconds);
     const count = await this.stored.take(bucket, start, limit);
     return { taken: count !== undefined, count: count ?? limit, retryAfter, start };
   }
 
   /** Gives back one taken in window `start` (an attempt that turned out not to count). */
   async release(bucket: string, start: number): Promise<void> {
-    if (this.memory) return this.memory.release(bucket, start);
     await this.stored.release(bucket, start);
   }
 
   /** The bucket's count in the current window, without adding to it. */
   async peek(bucket: string, windowSeconds: number): Promise<RateResult> {
-    const { start, retryAfter } = this.window(windowSeconds);
-    if (this.memory) return { count: this.memory.peek(bucket, start), retryAfter };
+    const { start, retryAfter } = windowOf(this.clock.now(), windowSeconds);
     return { count: await this.stored.peek(bucket, start), retryAfter };
   }
 
   /** Windows older than a day can never matter again. */
   async prune(): Promise<void> {
     const nowS = Math.floor(this.clock.now().getTime() / 1000);
-    if (this.memory) return this.memory.prune(nowS);
     await this.stored.prune(nowS - 86400);
+  }
+}
+
+/**
+ * The software issuance limits' counters on SQLite, in the memory of the one process that serves
+ * the store, synchronous: every update check counts two buckets, and in the database that was two
+ * new rows in random places of an index per check (each license and client address has its own
+ * bucket), two of the four pages each check wrote to the WAL and a checkpoint copied back
+ * (docs/performance.md, 'In-memory issuance rate counters'). At most `max` buckets (about 180
+ * bytes each with its name), the least recently counted forgotten first when full; a restart
+ * forgets the current minute's counts. Only for limits documented as best effort
+ * (docs/distribution.md, '7. Limits'). Chosen at wiring (src/modules/distribution).
+ */
+export class MemoryRateCounter {
+  private readonly counts: MemoryCounts;
+
+  constructor(
+    max: number,
+    private readonly clock: Clock,
+  ) {
+    this.counts = new MemoryCounts(max);
+  }
+
+  /** Ended windows are forgotten at most once a minute. */
+  private readonly pruning = new Occasionally(PRUNE_EVERY_MS, async (now) =>
+    this.counts.prune(Math.floor(now.getTime() / 1000)),
+  );
+
+  /** RateCounter.hitPair's answer, counted here and given at once. */
+  hitPair(a: string, b: string, windowSeconds: number): [RateResult, RateResult] {
+    const now = this.clock.now();
+    this.pruning.maybe(now);
+    const { start, retryAfter } = windowOf(now, windowSeconds);
+    return [
+      { count: this.counts.add(a, start, windowSeconds), retryAfter },
+      { count: this.counts.add(b, start, windowSeconds), retryAfter },
+    ];
   }
 }
 
@@ -158,11 +157,7 @@ export class MemoryCounts {
     return entry.count;
   }
 
-  release(bucket: string, start: number): void {
-    const entry = this.counts.get(bucket);
-    if (entry?.start === start && entry.count > 0) entry.count--;
-  }
-
+  /** The bucket's count in window `start` (what the tests read). */
   peek(bucket: string, start: number): number {
     const entry = this.counts.get(bucket);
     return entry?.start === start ? entry.count : 0;

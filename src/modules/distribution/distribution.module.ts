@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
-import { RateCounter } from '../../http/rate-limit.js';
+import { MemoryRateCounter, RateCounter } from '../../http/rate-limit.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
 import type { LicenseLookupService } from '../licensing/license-lookup.service.js';
 import type { RenewalLinks } from '../licensing/renewal-links.js';
@@ -48,7 +48,10 @@ export function createDistribution(deps: {
     deps.catalogue,
     deps.settings,
     deps.licenses,
-    new RateCounter(deps.database, clock, { memoryBuckets: ISSUANCE_BUCKETS }),
+    // One process serves a SQLite store: its issuance counts are kept in its memory.
+    deps.database.sqlite
+      ? new MemoryRateCounter(ISSUANCE_BUCKETS, clock)
+      : new RateCounter(deps.database, clock),
     clock,
   );
   const issuer = new TokenIssuer(tokens, deps.settings, clock, () => `${deps.baseUrl()}/software/download`);

@@ -1,7 +1,7 @@
 import { BoundedMap } from '../../bounded-map.js';
 import type { Clock } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
-import type { RateCounter } from '../../http/rate-limit.js';
+import { MemoryRateCounter, type RateCounter, type RateResult } from '../../http/rate-limit.js';
 import { sha256 } from '../../random.js';
 import type { Product } from '../catalogue/catalogue.model.js';
 import { isPublicProduct, isSoftwareEnabled } from '../catalogue/catalogue.model.js';
@@ -16,7 +16,7 @@ import type { SettingsService } from '../settings/settings.service.js';
 
 /** A one-minute window; the answer always names 60 seconds (docs/distribution.md, '7. Limits'). */
 export const RATE_WINDOW_S = 60;
-/** On SQLite the issuance counters are kept in memory for this many buckets (RateCounter). */
+/** On SQLite the issuance counters are kept in memory for this many buckets (MemoryRateCounter). */
 export const ISSUANCE_BUCKETS = 20_000;
 const SLUG_CACHE_MS = 1000;
 
@@ -63,7 +63,8 @@ export class Preflight {
     private readonly catalogue: CatalogueService,
     private readonly settings: SettingsService,
     private readonly licenses: Pick<LicenseLookupService, 'forIdentity' | 'seen'>,
-    private readonly rates: RateCounter,
+    /** In memory on SQLite, which one process serves; in the database on PostgreSQL (wiring). */
+    private readonly rates: MemoryRateCounter | RateCounter,
     private readonly clock: Clock,
   ) {}
 
@@ -99,7 +100,8 @@ export class Preflight {
      */
     legacy?: Identity,
   ): Promise<Grant> {
-    const products = 'slug' in target ? await this.productsBySlug(target.slug) : [];
+    const products =
+      'slug' in target ? (this.cachedSlug(target.slug) ?? (await this.readSlug(target.slug))) : [];
     const product =
       'slug' in target
         ? products.length === 1
@@ -124,11 +126,13 @@ export class Preflight {
       if (write) await write;
     }
 
-    // Counted in memory (SQLite) the answer is a boolean, awaited only when it is a promise.
-    const over = this.overLimit(settings, product, isPublic, license, ip);
-    if (over === true || (over !== false && (await over))) {
-      throw new ApiError('rate_limited', { data: { retry_after: RATE_WINDOW_S } });
-    }
+    // Counted in memory (SQLite), the counts are there at once: no promise and no turn waited.
+    const [bucket, perIp] = buckets(product, isPublic, license, ip);
+    const counts =
+      this.rates instanceof MemoryRateCounter
+        ? this.rates.hitPair(bucket, perIp, RATE_WINDOW_S)
+        : await this.rates.hitPair(bucket, perIp, RATE_WINDOW_S);
+    if (isOver(settings, counts)) throw rateLimited();
     if (products.length > 1) throw new ApiError('software_slug_ambiguous');
     if (!product) throw new ApiError('product_not_found');
     if (!isSoftwareEnabled(product)) throw new ApiError('software_disabled');
@@ -163,10 +167,13 @@ export class Preflight {
   private readonly slugCache = new BoundedMap<string, { at: number; products: Product[] }>(1000);
   /** The reads under way, shared by the requests that find the same slug stale meanwhile. */
   private readonly slugReads = new Map<string, Promise<Product[]>>();
-  private productsBySlug(slug: string): Promise<Product[]> | Product[] {
-    const now = Date.now();
+  private cachedSlug(slug: string): Product[] | null {
     const hit = this.slugCache.get(slug);
-    if (hit && now - hit.at < SLUG_CACHE_MS) return hit.products;
+    return hit && Date.now() - hit.at < SLUG_CACHE_MS ? hit.products : null;
+  }
+
+  private readSlug(slug: string): Promise<Product[]> {
+    const now = Date.now();
     let reading = this.slugReads.get(slug);
     if (!reading) {
       reading = this.catalogue.findPublishedBySlug(slug).then((products) => {
@@ -185,36 +192,37 @@ export class Preflight {
    * in that license's bucket and the address's cap like an issuance, refused with the same code.
    */
   async limitLicense(settings: Settings, licenseId: number, ip: string): Promise<void> {
-    if (await this.overLimit(settings, null, false, { id: licenseId }, ip)) {
-      throw new ApiError('rate_limited', { data: { retry_after: RATE_WINDOW_S } });
-    }
-  }
-
-  /**
-   * Counts the request in the buckets of docs/distribution.md, '7. Limits', and answers whether
-   * it is over; best effort (counts are upserts, not a lock). A boolean when the counters are in
-   * memory (RateCounter.hitPair), else a promise of one.
-   */
-  private overLimit(
-    settings: Settings,
-    product: Product | null,
-    isPublic: boolean,
-    license: Pick<LicenseForIdentity, 'id'> | undefined,
-    ip: string,
-  ): boolean | Promise<boolean> {
-    const limit = settings.rate_limit;
-    const cap = Math.max(10, Math.min(500, limit * 5));
-    const ipHash = sha256(ip).slice(0, 32);
-    const bucket = license
-      ? `dist:license:${license.id}`
-      : product && isPublic
-        ? `dist:product:${product.id}:${ipHash}`
-        : `dist:ip:${ipHash}`;
-    const counts = this.rates.hitPair(bucket, `dist:ipcap:${ipHash}`, RATE_WINDOW_S);
-    if (Array.isArray(counts)) return counts[0].count > limit || counts[1].count > cap;
-    return counts.then(([main, perIp]) => main.count > limit || perIp.count > cap);
+    const [bucket, perIp] = buckets(null, false, { id: licenseId }, ip);
+    if (isOver(settings, await this.rates.hitPair(bucket, perIp, RATE_WINDOW_S))) throw rateLimited();
   }
 }
+
+/**
+ * The buckets a request is counted in (docs/distribution.md, '7. Limits'): its license's, else its
+ * address's for the public product (or for no product), and its address's cap.
+ */
+function buckets(
+  product: Product | null,
+  isPublic: boolean,
+  license: Pick<LicenseForIdentity, 'id'> | undefined,
+  ip: string,
+): [string, string] {
+  const ipHash = sha256(ip).slice(0, 32);
+  const bucket = license
+    ? `dist:license:${license.id}`
+    : product && isPublic
+      ? `dist:product:${product.id}:${ipHash}`
+      : `dist:ip:${ipHash}`;
+  return [bucket, `dist:ipcap:${ipHash}`];
+}
+
+/** Over the store's `rate_limit` in its bucket, or over the address's cap (best effort: counts are upserts, not a lock). */
+function isOver(settings: Settings, [main, perIp]: [RateResult, RateResult]): boolean {
+  const limit = settings.rate_limit;
+  return main.count > limit || perIp.count > Math.max(10, Math.min(500, limit * 5));
+}
+
+const rateLimited = () => new ApiError('rate_limited', { data: { retry_after: RATE_WINDOW_S } });
 
 function moduleOn(settings: Settings): Settings {
   if (!settings.software_enabled) throw new ApiError('module_disabled');
