@@ -11,17 +11,32 @@ const POOL_BYTES = 4096;
 let pool = Buffer.alloc(0);
 let drawn = 0;
 
-/** A URL-safe random secret of `bytes` bytes of entropy, hex-encoded (2 chars a byte). */
-export function randomHex(bytes: number): string {
-  if (bytes > POOL_BYTES) return randomBytes(bytes).toString('hex');
+/** The pool's next `bytes` bytes (at most POOL_BYTES), refilled when too few are left; the caller zeroes them. */
+function draw(bytes: number): number {
   if (drawn + bytes > pool.length) {
     pool = randomBytes(POOL_BYTES);
     drawn = 0;
   }
-  const secret = pool.toString('hex', drawn, drawn + bytes);
-  pool.fill(0, drawn, drawn + bytes);
   drawn += bytes;
+  return drawn - bytes;
+}
+
+/** A URL-safe random secret of `bytes` bytes of entropy, hex-encoded (2 chars a byte). */
+export function randomHex(bytes: number): string {
+  if (bytes > POOL_BYTES) return randomBytes(bytes).toString('hex');
+  const at = draw(bytes);
+  const secret = pool.toString('hex', at, at + bytes);
+  pool.fill(0, at, at + bytes);
   return secret;
+}
+
+/** Fills `target` from `start` to its end with random bytes. */
+export function randomFill(target: Buffer, start: number): void {
+  const bytes = target.length - start;
+  if (bytes > POOL_BYTES) throw new RangeError('randomFill: more bytes than the pool holds');
+  const at = draw(bytes);
+  pool.copy(target, start, at, at + bytes);
+  pool.fill(0, at, at + bytes);
 }
 
 /** `bytes` random bytes, for encodings other than hex (license keys). */

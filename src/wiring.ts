@@ -358,6 +358,7 @@ export function buildModules(config: Config, database: Database, opts: WiringOpt
     baseUrl: () => urls.base,
     origin: () => urls.origin,
     renewalLinks: licensing.renewalLinks,
+    secrets,
   });
   const legacy = createLegacy({
     catalogue,

@@ -53,7 +53,7 @@ describe.runIf(onPostgres)('statements of one download on PostgreSQL', () => {
   function expectShape(own: string[], locked: string) {
     expect(own, own.join('\n')).toHaveLength(5);
     expect(own[0]).toMatch(
-      /^select .* from "download_tokens" as "t" left join "releases" as "r" .* where "t"."token_hash" = \$1$/,
+      /^select .* from "download_tokens" as "t" left join "releases" as "r" .* where "t"."token_locator" = \$1 and "t"."token_hash" = \$2$/,
     );
     expect(own[1]).toBe('begin');
     expect(own[2]).toMatch(new RegExp(`^select .* where "t"\\."id" = \\$1 for update of ${locked}$`));

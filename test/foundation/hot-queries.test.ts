@@ -33,8 +33,8 @@ describe.runIf(dialectUnderTest === 'sqlite')('the precompiled hot statements', 
     statements = [...t.db.database.precompiled!].sort();
   });
 
-  it("are the eight of validate, the update check, package, their rate limits, last seen and the download's first read, as recorded", async () => {
-    expect(statements).toHaveLength(8);
+  it("are the nine of validate, the update check, package, their rate limits, last seen and the download's first read (and its read of a token minted before locators), as recorded", async () => {
+    expect(statements).toHaveLength(9);
     await expect(`${statements.join(';\n\n')};\n`).toMatchFileSnapshot('./__snapshots__/hot-queries.sql');
   });
 

@@ -188,6 +188,7 @@ describe.runIf(dialectUnderTest === 'postgres')('one statement for the reads of 
     identity_key: null,
     installation_id: null,
     domain_normalized: `site${n}.example.com`,
+    token_locator: Date.UTC(2026, 10, 28),
     created_at: '2026-11-28T00:00:00.000Z',
     expires_at: '2026-11-28T01:00:00.000Z',
     used_at: null,

@@ -47,6 +47,7 @@ import * as m2026113030 from './2026113030_order_tax.js';
 import * as m2026113060 from './2026113060_subscription_gateway_profile.js';
 import * as m2026113070 from './2026113070_import_jobs.js';
 import * as m2026113090 from './2026113090_subscription_gateway_ended.js';
+import * as m2026113100 from './2026113100_token_locators.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no application schema
 export type MigrationModule = { up(db: Kysely<any>, dialect: Dialect): Promise<void> };
@@ -100,4 +101,5 @@ export const migrations: Record<string, MigrationModule> = {
   '2026113060_subscription_gateway_profile': m2026113060,
   '2026113070_import_jobs': m2026113070,
   '2026113090_subscription_gateway_ended': m2026113090,
+  '2026113100_token_locators': m2026113100,
 };

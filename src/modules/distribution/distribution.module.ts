@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.js';
+import type { AppSecrets } from '../../db/app-secrets.js';
 import type { Database } from '../../db/database.js';
 import { MemoryRateCounter, RateCounter } from '../../http/rate-limit.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -7,6 +8,7 @@ import type { RenewalLinks } from '../licensing/renewal-links.js';
 import type { ReleasesService } from '../releases/releases.service.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { AccountDownloadsService } from './account-downloads.service.js';
+import { TokenBearers } from './bearer.js';
 import { DistributionService } from './distribution.service.js';
 import { DownloadService } from './download.service.js';
 import { ISSUANCE_BUCKETS, Preflight } from './preflight.js';
@@ -41,6 +43,8 @@ export function createDistribution(deps: {
   origin: () => string;
   /** A term license's one-click renewal link, its answers' renewal_url (docs/selling.md, 'Renewals'). */
   renewalLinks: Pick<RenewalLinks, 'url'>;
+  /** The download tokens' secret (TokenBearers). */
+  secrets: AppSecrets;
 }): DistributionModule {
   const { clock } = deps;
   const tokens = new TokensRepository(deps.database);
@@ -54,7 +58,14 @@ export function createDistribution(deps: {
       : new RateCounter(deps.database, clock),
     clock,
   );
-  const issuer = new TokenIssuer(tokens, deps.settings, clock, () => `${deps.baseUrl()}/software/download`);
+  const bearers = new TokenBearers(deps.secrets);
+  const issuer = new TokenIssuer(
+    tokens,
+    bearers,
+    deps.settings,
+    clock,
+    () => `${deps.baseUrl()}/software/download`,
+  );
   const distribution = new DistributionService(
     preflight,
     deps.catalogue,
@@ -71,6 +82,7 @@ export function createDistribution(deps: {
   );
   const downloads = new DownloadService(
     tokens,
+    bearers,
     deps.releases,
     deps.catalogue,
     deps.licenses,

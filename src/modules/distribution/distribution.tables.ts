@@ -13,6 +13,11 @@ export interface DistributionTables {
   download_tokens: {
     id: Id;
     token_hash: string;
+    /**
+     * Where the row is found with its hash: the time the bearer names (TokenBearers, bearer.ts).
+     * Null on the tokens minted before locators, found by their hash alone.
+     */
+    token_locator: number | null;
     binding_version: number;
     policy: TokenPolicy;
     product_id: number;

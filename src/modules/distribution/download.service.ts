@@ -13,6 +13,7 @@ import type { StatSnapshot } from '../releases/storage/driver.js';
 import { refOf } from '../releases/storage/storage.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { authorizeRelease, PURPOSES } from './authorize.js';
+import type { TokenBearers } from './bearer.js';
 import type { TokenPurpose } from './distribution.tables.js';
 import { BINDING_VERSION } from './tokens.js';
 import type { ClaimActivation, ClaimLicense, TokenRow, TokensRepository } from './tokens.repository.js';
@@ -62,6 +63,7 @@ function bindingComplete(t: TokenRow): boolean {
 export class DownloadService {
   constructor(
     private readonly repo: TokensRepository,
+    private readonly bearers: Pick<TokenBearers, 'locate'>,
     private readonly releases: ReleasesService,
     private readonly catalogue: Pick<CatalogueService, 'softwareStatus'>,
     private readonly licenses: Pick<LicenseLookupService, 'lockWithSubscription' | 'lockActivation'>,
@@ -72,8 +74,10 @@ export class DownloadService {
   async redeem(token: string): Promise<{ file: OpenedArtifact; productId: number }> {
     const settings = await this.settings.get();
     if (!settings.software_enabled) throw new ApiError('module_disabled');
-    // A token is 64 lowercase hex characters (32 random bytes): the form of a SHA-256.
-    const found = SHA256_HEX.test(token) ? await this.repo.findRedeemable(sha256(token)) : undefined;
+    // A token is 64 lowercase hex characters (32 bytes, TokenBearers): the form of a SHA-256.
+    const found = SHA256_HEX.test(token)
+      ? await this.repo.findRedeemable(await this.bearers.locate(token), sha256(token))
+      : undefined;
     if (!found) throw new ApiError('invalid_token');
     const row = found.token;
     if (this.clock.now().getTime() >= new Date(row.expires_at).getTime()) throw new ApiError('token_expired');

@@ -30,6 +30,7 @@ const allColumns =
 const TOKEN_ROW = allColumns<TokenRow>()([
   'id',
   'token_hash',
+  'token_locator',
   'binding_version',
   'policy',
   'product_id',
@@ -148,6 +149,7 @@ const TOKEN_COLUMNS = TOKEN_ROW.filter((c): c is IssuedColumn => c !== 'id' && c
 /** Each column's PostgreSQL type, for the arrays of the batched insert. */
 const TOKEN_TYPES: Record<(typeof TOKEN_COLUMNS)[number], string> = {
   token_hash: 'text',
+  token_locator: 'int8',
   binding_version: 'int4',
   policy: 'text',
   product_id: 'int4',
@@ -178,8 +180,12 @@ export class TokensRepository {
   /** The issuance hot path's insert, compiled once (src/db/precompiled.ts); it joins SQLite's group commit. */
   private readonly insertToken: Precompiled<(typeof TOKEN_COLUMNS)[number], { id: number }>;
 
-  /** Download's one read before its transaction: the token, its release and the release's artifact. */
-  private readonly redeemable: Precompiled<'hash', Record<string, unknown>>;
+  /**
+   * Download's one read before its transaction: the token, its release and the release's artifact;
+   * found by its locator and hash, or (`unlocated`) a token minted before locators by its hash.
+   */
+  private readonly redeemable: Precompiled<'locator' | 'hash', Record<string, unknown>>;
+  private readonly unlocated: Precompiled<'hash', Record<string, unknown>>;
 
   /** Redemption opens its transaction on `database`, the database these queries run on. */
   constructor(
@@ -190,7 +196,7 @@ export class TokensRepository {
   ) {
     this.db = database.db;
     this.dialect = database.dialect;
-    this.redeemable = precompile(database, ['hash'], (p) =>
+    const joined = () =>
       database.db
         .selectFrom('download_tokens as t')
         .leftJoin('releases as r', 'r.id', 't.release_id')
@@ -199,8 +205,14 @@ export class TokensRepository {
           ...prefixed('t', 't_', TOKEN_ROW),
           ...prefixed('r', 'r_', RELEASE_ROW),
           ...prefixed('a', 'a_', ARTIFACT_ROW),
-        ])
+        ]);
+    this.redeemable = precompile(database, ['locator', 'hash'], (p) =>
+      joined()
+        .where('t.token_locator', '=', p.locator as unknown as number)
         .where('t.token_hash', '=', p.hash),
+    );
+    this.unlocated = precompile(database, ['hash'], (p) =>
+      joined().where('t.token_locator', 'is', null).where('t.token_hash', '=', p.hash),
     );
     this.insertToken = precompile(
       database,
@@ -245,9 +257,13 @@ export class TokensRepository {
       .executeTakeFirst();
   }
 
-  /** The token by its hash, with its release and the release's artifact, in one statement. */
-  async findRedeemable(hash: string): Promise<Redeemable | undefined> {
-    const row = await this.redeemable.first({ hash });
+  /**
+   * The token by its locator and hash, with its release and the release's artifact, in one
+   * statement; a token minted before locators (none stored) by its hash alone, when the first finds
+   * nothing.
+   */
+  async findRedeemable(locator: number, hash: string): Promise<Redeemable | undefined> {
+    const row = (await this.redeemable.first({ locator, hash })) ?? (await this.unlocated.first({ hash }));
     const token = row && unprefixed<TokenRow>(row, 't_', TOKEN_ROW);
     if (!row || !token) return undefined;
     return {

@@ -1,8 +1,9 @@
 import { type Clock, iso, mysqlTime, Occasionally } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
-import { randomHex, sha256 } from '../../random.js';
+import { sha256 } from '../../random.js';
 import type { Release } from '../releases/releases.model.js';
 import type { SettingsService } from '../settings/settings.service.js';
+import type { Bearer, TokenBearers } from './bearer.js';
 import type { TokenPurpose } from './distribution.tables.js';
 import type { Grant } from './preflight.js';
 import type { TokensRepository } from './tokens.repository.js';
@@ -31,13 +32,8 @@ export interface AccountGrant {
   userId: number;
 }
 
-/** 32 random bytes as hex, the bearer string; only its SHA-256 is stored. */
-function newBearer(): string {
-  try {
-    return randomHex(32);
-  } catch (e) {
-    throw Object.assign(new ApiError('token_generation_failed'), { cause: e });
-  }
+function generationFailed(cause: unknown): never {
+  throw Object.assign(new ApiError('token_generation_failed'), { cause });
 }
 
 /**
@@ -47,6 +43,7 @@ function newBearer(): string {
 export class TokenIssuer {
   constructor(
     private readonly repo: TokensRepository,
+    private readonly bearers: TokenBearers,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
     private readonly downloadUrl: () => string,
@@ -57,9 +54,10 @@ export class TokenIssuer {
     // every token issued (each eligible check), and on Node 20 each property added after a spread
     // costs about a microsecond (docs/performance.md, 'Object literals, timestamps and hooks').
     const p = grant.kind === 'protected' ? grant : null;
-    return this.issue((token_hash, created_at, expires_at) =>
+    return this.issue((token_hash, token_locator, created_at, expires_at) =>
       this.repo.insert({
         token_hash,
+        token_locator,
         binding_version: BINDING_VERSION,
         policy: grant.kind,
         product_id: grant.product.id,
@@ -90,9 +88,10 @@ export class TokenIssuer {
    * single use, expiry and redemption as every token.
    */
   async mintForAccount(grant: AccountGrant, release: Release): Promise<MintedToken> {
-    return this.issue((token_hash, created_at, expires_at) =>
+    return this.issue((token_hash, token_locator, created_at, expires_at) =>
       this.repo.insertAccount({
         token_hash,
+        token_locator,
         binding_version: BINDING_VERSION,
         policy: 'account',
         product_id: grant.productId,
@@ -117,18 +116,20 @@ export class TokenIssuer {
   }
 
   /**
-   * What every token shares: a new bearer, its expiry from `token_expiry`, the row written by
-   * `write` (its hash and times given), an occasional prune, and the URL.
+   * What every token shares: a new bearer (TokenBearers), its expiry from `token_expiry`, the row
+   * written by `write` (the bearer's hash and locator and the times given), an occasional prune, and
+   * the URL. Only the bearer's SHA-256 is stored.
    */
   private async issue(
-    write: (tokenHash: string, createdAt: string, expiresAt: string) => Promise<unknown>,
+    write: (tokenHash: string, locator: number, createdAt: string, expiresAt: string) => Promise<unknown>,
   ): Promise<MintedToken> {
-    const token = newBearer();
     const settings = this.settings.current() ?? (await this.settings.get());
     const now = this.clock.now();
+    if (!this.bearers.loaded) await this.bearers.load().catch(generationFailed);
+    const { bearer: token, locator } = this.newBearer(now.getTime());
     const expires = new Date(now.getTime() + settings.token_expiry * 60_000);
     try {
-      await write(sha256(token), iso(now), iso(expires));
+      await write(sha256(token), locator, iso(now), iso(expires));
     } catch (e) {
       throw Object.assign(new ApiError('token_write_failed'), { cause: e });
     }
@@ -138,6 +139,14 @@ export class TokenIssuer {
       token_expires_at: mysqlTime(expires),
       token_binding_version: BINDING_VERSION,
     };
+  }
+
+  private newBearer(nowMs: number): Bearer {
+    try {
+      return this.bearers.mint(nowMs);
+    } catch (e) {
+      return generationFailed(e);
+    }
   }
 
   /** At most once an hour per process, after a mint: tokens are only ever added by minting. */
