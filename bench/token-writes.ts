@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { TOKEN_COLUMNS } from '../src/modules/distribution/tokens.repository.js';
 import { randomHex, sha256 } from '../src/random.js';
 import { median } from './lib.js';
 
@@ -30,25 +31,6 @@ const { values } = parseArgs({
 const TOKENS = Number(values.tokens);
 const BATCH = Number(values.batch);
 
-const COLUMNS = [
-  'token_hash',
-  'binding_version',
-  'policy',
-  'product_id',
-  'release_id',
-  'artifact_id',
-  'artifact_sha256',
-  'purpose',
-  'license_id',
-  'activation_id',
-  'activation_revision',
-  'identity_key',
-  'installation_id',
-  'domain_normalized',
-  'created_at',
-  'expires_at',
-];
-
 /** µs of CPU per token written, on a fresh database migrated up to `upTo` (or to the latest). */
 async function run(upTo: string | undefined): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-token-writes-'));
@@ -57,7 +39,8 @@ async function run(upTo: string | undefined): Promise<number> {
     await migrateToLatest(database.db, 'sqlite', upTo);
     const sqlite = database.sqlite!;
     const located = upTo === undefined;
-    const columns = located ? ['token_locator', ...COLUMNS] : COLUMNS;
+    // The columns the update check's insert writes (TokensRepository), less the locator before it.
+    const columns = TOKEN_COLUMNS.filter((c) => located || c !== 'token_locator');
     const insert = sqlite
       .prepare(
         `insert into download_tokens (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')}) returning id`,
@@ -68,26 +51,30 @@ async function run(upTo: string | undefined): Promise<number> {
     const artifact = sha256('artifact');
     const start = Date.now();
     const rows = Array.from({ length: TOKENS }, (_, i) => {
-      const row = [
-        sha256(randomHex(32)),
-        1,
-        'protected',
-        1,
-        1,
-        1,
-        artifact,
-        'update',
-        1 + ((i * 7919) % 20_000),
-        1 + ((i * 104_729) % 60_000),
-        1,
-        sha256(`site-${i}`),
-        null,
-        `site-${i}.example.com`,
-        '2026-11-29T12:00:00.000Z',
-        '2026-11-29T12:05:00.000Z',
-      ];
-      // A new token's locator: its time in milliseconds, about 16 a millisecond at the check's pace.
-      return located ? [start + Math.floor(i / 16), ...row] : row;
+      const token: Record<(typeof TOKEN_COLUMNS)[number], unknown> = {
+        token_hash: sha256(randomHex(32)),
+        // A new token's locator: its time in milliseconds, about 16 a millisecond at the check's pace.
+        token_locator: start + Math.floor(i / 16),
+        binding_version: 1,
+        policy: 'protected',
+        product_id: 1,
+        release_id: 1,
+        artifact_id: 1,
+        artifact_sha256: artifact,
+        purpose: 'update',
+        license_id: 1 + ((i * 7919) % 20_000),
+        activation_id: 1 + ((i * 104_729) % 60_000),
+        activation_revision: 1,
+        identity_key: sha256(`site-${i}`),
+        installation_id: null,
+        domain_normalized: `site-${i}.example.com`,
+        created_at: '2026-11-29T12:00:00.000Z',
+        expires_at: '2026-11-29T12:05:00.000Z',
+        used_at: null,
+        invalidated_at: null,
+        invalidated_reason: null,
+      };
+      return columns.map((c) => token[c]);
     });
     const before = process.cpuUsage();
     for (let i = 0; i < TOKENS; i += BATCH) {

@@ -23,7 +23,7 @@ export interface Bearer {
  * Locators grow with time, so each new token's index entry goes at the end of the index, on a page
  * the same turn's other tokens share; an index on the hash alone put each token on a random page of
  * its own, which SQLite wrote to the WAL at every commit and copied back at every checkpoint: about
- * 10 of a token write's 25 µs of CPU (docs/performance.md, 'Download token locators').
+ * 9 of a token write's 23 µs of CPU (docs/performance.md, 'Download token locators').
  *
  * One AES block encrypted alone is a pseudorandom permutation of it; the block is never reused,
  * since it holds the time and 10 random bytes, so no two bearers share their first half. The

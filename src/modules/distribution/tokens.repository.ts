@@ -144,7 +144,7 @@ export interface ClaimRows {
  * own but the id (the database's) and user_id (null here; only account downloads set it).
  */
 type IssuedColumn = Exclude<(typeof TOKEN_ROW)[number], 'id' | 'user_id'>;
-const TOKEN_COLUMNS = TOKEN_ROW.filter((c): c is IssuedColumn => c !== 'id' && c !== 'user_id');
+export const TOKEN_COLUMNS = TOKEN_ROW.filter((c): c is IssuedColumn => c !== 'id' && c !== 'user_id');
 
 /** Each column's PostgreSQL type, for the arrays of the batched insert. */
 const TOKEN_TYPES: Record<(typeof TOKEN_COLUMNS)[number], string> = {
