@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import type { EventEmitter } from 'node:events';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -143,6 +144,33 @@ export interface LoadResult {
   requests: number;
 }
 
+/**
+ * Every 2xx answer's latency in milliseconds, as the load generator timed it. autocannon's own
+ * histogram keeps whole milliseconds, so a p99 of 2.9 ms read as 2 and a ratio of two such p99s
+ * could be off by half; these are kept to the microsecond.
+ */
+class Latencies {
+  private values = new Float64Array(1 << 20);
+  private n = 0;
+
+  add(ms: number): void {
+    if (this.n === this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2);
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    this.values[this.n++] = ms;
+  }
+
+  /** The nearest-rank percentile, to the microsecond. */
+  percentile(p: number): number {
+    if (this.n === 0) return 0;
+    const sorted = this.values.subarray(0, this.n).sort();
+    const rank = Math.min(this.n - 1, Math.max(0, Math.ceil((p / 100) * this.n) - 1));
+    return Math.round(sorted[rank]! * 1000) / 1000;
+  }
+}
+
 /** Runs autocannon against one URL; `bodies` are sent round-robin. */
 export async function load(opts: {
   url: string;
@@ -163,7 +191,8 @@ export async function load(opts: {
   const cpuBefore = opts.pid ? cpuSeconds(opts.pid) : 0;
   const dbCpu = () => (opts.dbPids?.() ?? []).reduce((sum, p) => sum + cpuSecondsOrZero(p), 0);
   const dbBefore = dbCpu();
-  const result = await autocannon({
+  const times = new Latencies();
+  const instance = autocannon({
     url: opts.url,
     method: 'POST',
     connections: opts.connections ?? 50,
@@ -179,7 +208,12 @@ export async function load(opts: {
         },
       },
     ],
+    // Without a callback autocannon answers its tracker: an emitter that is also the result's promise.
+  }) as unknown as Promise<autocannon.Result> & EventEmitter;
+  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (status >= 200 && status < 300) times.add(ms);
   });
+  const result = await instance;
   const cpuUs = opts.pid
     ? ((cpuSeconds(opts.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total)
     : undefined;
@@ -188,8 +222,8 @@ export async function load(opts: {
     rps: result.requests.average,
     cpuUs,
     dbCpuUs,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
+    p50: times.percentile(50),
+    p99: times.percentile(99),
     non2xx: result.non2xx,
     errors: result.errors,
     requests: result.requests.total,
@@ -340,7 +374,7 @@ const pick = <T>(xs: T[], rounds: number[]) => rounds.map((i) => xs[i]!);
 export function report(name: string, runs: Runs, target: string): void {
   const valid = validRounds(runs);
   const ratios = runs.ours.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
-  const p99s = runs.ours.map((r, i) => r.p99 / Math.max(1, runs.bare[i]!.p99));
+  const p99s = runs.ours.map((r, i) => r.p99 / Math.max(0.001, runs.bare[i]!.p99));
   runs.ours.forEach((r, i) => {
     const invalid = [runs.ours, runs.bare, ...(runs.others ?? [])]
       .map((rs) => rs[i]!)
@@ -358,7 +392,7 @@ export function report(name: string, runs: Runs, target: string): void {
   }
   const cpu = (rs: LoadResult[]) => median(pick(rs, valid).map((r) => r.cpuUs ?? 0)).toFixed(0);
   console.log(
-    `median of ${valid.length} valid rounds (of ${runs.ours.length}): ${median(pick(ratios, valid)).toFixed(1)}% of bare (${target}); server CPU ${cpu(runs.ours)} µs vs ${cpu(runs.bare)} µs a request; ${name} p99 ${median(pick(runs.ours, valid).map((r) => r.p99))} ms, ${median(pick(p99s, valid)).toFixed(1)}x bare's (target <= 2x)`,
+    `median of ${valid.length} valid rounds (of ${runs.ours.length}): ${median(pick(ratios, valid)).toFixed(1)}% of bare (${target}); server CPU ${cpu(runs.ours)} µs vs ${cpu(runs.bare)} µs a request; ${name} p99 ${median(pick(runs.ours, valid).map((r) => r.p99)).toFixed(2)} ms, ${median(pick(p99s, valid)).toFixed(1)}x bare's (target <= 2x)`,
   );
 }
 
@@ -392,8 +426,8 @@ export function reportOthers(
   const valid = validRounds(runs);
   const toBare = other.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
   const toOurs = other.map((r, i) => (r.rps / runs.ours[i]!.rps) * 100);
-  const p99 = other.map((r, i) => r.p99 / Math.max(1, runs.ours[i]!.p99));
-  const p99Bare = other.map((r, i) => r.p99 / Math.max(1, runs.bare[i]!.p99));
+  const p99 = other.map((r, i) => r.p99 / Math.max(0.001, runs.ours[i]!.p99));
+  const p99Bare = other.map((r, i) => r.p99 / Math.max(0.001, runs.bare[i]!.p99));
   other.forEach((r, i) => {
     console.log(`${name} round ${i + 1}${valid.includes(i) ? '' : ' (INVALID, left out)'}: ${fmt(r)}`);
     console.log(
@@ -441,7 +475,7 @@ export function reportProcesses(runs: Runs, one: LoadResult[], two: LoadResult[]
   const valid = validRounds(runs);
   const factor = two.map((r, i) => r.rps / one[i]!.rps);
   const toBare = two.map((r, i) => (r.rps / runs.bare[i]!.rps) * 100);
-  const p99 = two.map((r, i) => r.p99 / Math.max(1, one[i]!.p99));
+  const p99 = two.map((r, i) => r.p99 / Math.max(0.001, one[i]!.p99));
   console.log(note);
   two.forEach((r, i) => {
     console.log(
@@ -460,7 +494,7 @@ export function reportProcesses(runs: Runs, one: LoadResult[], two: LoadResult[]
 }
 
 export const fmt = (r: LoadResult) =>
-  `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}` +
+  `${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, non-2xx ${r.non2xx}, errors ${r.errors}` +
   (r.cpuUs === undefined ? '' : `, server CPU ${r.cpuUs.toFixed(0)} µs/request`) +
   (r.dbCpuUs === undefined ? '' : `, database CPU ${r.dbCpuUs.toFixed(0)} µs/request`);
 
