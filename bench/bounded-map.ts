@@ -27,7 +27,7 @@ class FreshIterator<K, V> extends Map<K, V> {
   }
 }
 
-/** µs per check: two counts as MemoryCounts.add makes them (read, delete, set as the newest). */
+/** µs per check: two counts as the issuance counters made them in a map (read, delete, set as the newest). */
 function perCheck(map: Map<string, { count: number }>): number {
   const add = (bucket: string) => {
     const kept = map.get(bucket);

@@ -106,59 +106,69 @@ describe('rate counters', () => {
     expect(left).toContain(`first@${start}`);
   });
 
-  it('in memory (SQLite), forget ended windows once a minute', () => {
+  it('in memory (SQLite), start every bucket from zero in a new window', () => {
     const issuance = new MemoryRateCounter(100, clock);
     issuance.hitPair('first', 'first-ip', 60);
     const start = Math.floor(nowMs / 1000) - 30;
     const memory = (issuance as unknown as { counts: MemoryCounts }).counts;
-    nowMs += 30_000;
+    nowMs += 29_000;
     issuance.hitPair('x', 'y', 60);
     expect(memory.peek('first', start)).toBe(1);
-    nowMs += 31_000;
-    issuance.hitPair('x', 'y', 60);
-    // `first`'s window has ended: gone. `x` was counted twice in the next one.
-    expect(memory.peek('first', start)).toBe(0);
-    expect(memory.peek('x', start + 60)).toBe(2);
+    nowMs += 2_000;
+    expect(issuance.hitPair('x', 'first', 60).map((r) => r.count)).toEqual([1, 1]);
+    // The ended window's counts are not read again: `first` starts from zero, `x` too.
+    expect(memory.peek('x', start + 60)).toBe(1);
+    expect(memory.peek('first', start + 60)).toBe(1);
+    expect(memory.peek('y', start + 60)).toBe(0);
+    expect(memory.held(start + 60)).toBe(2);
+  });
+
+  it('name a client address by a hash of it in the database, by itself in memory', () => {
+    const address = new RateCounter(t.database, clock).addressKey('203.0.113.7');
+    expect(address).toMatch(/^[0-9a-f]{32}$/);
+    expect(address).not.toContain('203');
+    expect(new MemoryRateCounter(100, clock).addressKey('203.0.113.7')).toBe('203.0.113.7');
   });
 });
 
 describe('counts in memory (SQLite)', () => {
-  it('are kept per bucket and window, and reset when a new window starts', () => {
+  it('are kept per bucket for the current window, and reset when a new window starts', () => {
     const counts = new MemoryCounts(10);
-    expect([counts.add('a', 60, 60), counts.add('a', 60, 60), counts.add('b', 60, 60)]).toEqual([1, 2, 1]);
+    expect([counts.add('a', 60), counts.add('a', 60), counts.add('b', 60)]).toEqual([1, 2, 1]);
     expect(counts.peek('a', 60)).toBe(2);
     expect(counts.peek('a', 120)).toBe(0);
-    expect(counts.add('a', 120, 60)).toBe(1);
+    expect(counts.add('a', 120)).toBe(1);
     expect(counts.peek('a', 60)).toBe(0);
+    expect(counts.peek('b', 120)).toBe(0);
   });
 
-  it('forget the least recently counted bucket when full, never one that keeps counting', () => {
-    const counts = new MemoryCounts(3);
-    counts.add('busy', 0, 60);
-    counts.add('b', 0, 60);
-    counts.add('c', 0, 60);
-    counts.add('busy', 0, 60);
-    // Full: each new bucket forgets the one counted longest ago; `busy` is counted in between.
-    counts.add('d', 0, 60);
-    expect(counts.peek('b', 0)).toBe(0);
-    counts.add('busy', 0, 60);
-    counts.add('e', 0, 60);
-    expect(counts.peek('c', 0)).toBe(0);
-    expect([counts.peek('busy', 0), counts.peek('d', 0), counts.peek('e', 0)]).toEqual([3, 1, 1]);
+  it('hold a table of buckets, and never forget one that keeps counting for one counted less', () => {
+    // 16 slots, all of them a new bucket's probes: the table is full after 16 buckets.
+    const counts = new MemoryCounts(16);
+    counts.add('busy', 0);
+    // A flood of new addresses, the busy client counted between every two of them.
+    for (let i = 0; i < 1000; i++) {
+      counts.add(`new-${i}`, 0);
+      if (i % 2 === 1) counts.add('busy', 0);
+      expect(counts.held(0)).toBeLessThanOrEqual(16);
+    }
+    expect(counts.held(0)).toBe(16);
+    expect(counts.peek('busy', 0)).toBe(501);
+    // The flood's buckets counted once made room for each other: counted again, each starts from zero.
+    expect(counts.peek('new-0', 0)).toBe(0);
+    expect(counts.add('new-0', 0)).toBe(1);
+    expect(counts.peek('new-999', 0)).toBe(1);
   });
 
-  it('are pruned from the least recently counted on, up to the first open window', () => {
-    const counts = new MemoryCounts(10);
-    counts.add('minute', 0, 60);
-    counts.add('hour', 0, 3600);
-    counts.add('late', 0, 60);
-    counts.prune(59);
-    expect(counts.peek('minute', 0)).toBe(1);
-    counts.prune(60);
-    // `minute` ended and goes; `hour` is still open, so `late` behind it waits for a later prune.
-    expect([counts.peek('minute', 0), counts.peek('hour', 0), counts.peek('late', 0)]).toEqual([0, 1, 1]);
-    counts.add('hour', 0, 3600);
-    counts.prune(61);
-    expect([counts.peek('late', 0), counts.peek('hour', 0)]).toEqual([0, 2]);
+  it('rounds its slots up to a power of two, and tells apart buckets whose names differ in one character', () => {
+    const counts = new MemoryCounts(3000);
+    const names = Array.from({ length: 1000 }, (_, i) => `dist:ipcap:10.0.${i >> 8}.${i & 255}`);
+    for (const name of names) counts.add(name, 0);
+    counts.add(names[500]!, 0);
+    expect(names.map((n) => counts.peek(n, 0)).reduce((a, b) => a + b, 0)).toBe(1001);
+    expect(counts.peek(names[500]!, 0)).toBe(2);
+    expect(counts.peek('dist:ipcap:10.0.1.245x', 0)).toBe(0);
+    expect(counts.held(0)).toBe(1000);
+    expect((counts as unknown as { slots: Uint32Array }).slots.length).toBe(4 * 4096);
   });
 });

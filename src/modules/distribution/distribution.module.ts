@@ -11,7 +11,7 @@ import { AccountDownloadsService } from './account-downloads.service.js';
 import { TokenBearers } from './bearer.js';
 import { DistributionService } from './distribution.service.js';
 import { DownloadService } from './download.service.js';
-import { ISSUANCE_BUCKETS, Preflight } from './preflight.js';
+import { ISSUANCE_SLOTS, Preflight } from './preflight.js';
 import { TokenInvalidationService } from './token-invalidation.service.js';
 import { TokenIssuer } from './tokens.js';
 import { TokensRepository } from './tokens.repository.js';
@@ -54,7 +54,7 @@ export function createDistribution(deps: {
     deps.licenses,
     // One process serves a SQLite store: its issuance counts are kept in its memory.
     deps.database.sqlite
-      ? new MemoryRateCounter(ISSUANCE_BUCKETS, clock)
+      ? new MemoryRateCounter(ISSUANCE_SLOTS, clock)
       : new RateCounter(deps.database, clock),
     clock,
   );

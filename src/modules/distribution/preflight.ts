@@ -2,7 +2,6 @@ import { BoundedMap } from '../../bounded-map.js';
 import type { Clock } from '../../clock.js';
 import { ApiError } from '../../http/errors.js';
 import { MemoryRateCounter, type RateCounter, type RateResult } from '../../http/rate-limit.js';
-import { sha256 } from '../../random.js';
 import type { Product } from '../catalogue/catalogue.model.js';
 import { isPublicProduct, isSoftwareEnabled } from '../catalogue/catalogue.model.js';
 import type { CatalogueService } from '../catalogue/catalogue.service.js';
@@ -16,8 +15,8 @@ import type { SettingsService } from '../settings/settings.service.js';
 
 /** A one-minute window; the answer always names 60 seconds (docs/distribution.md, '7. Limits'). */
 export const RATE_WINDOW_S = 60;
-/** On SQLite the issuance counters are kept in memory for this many buckets (MemoryRateCounter). */
-export const ISSUANCE_BUCKETS = 20_000;
+/** On SQLite the issuance counters are kept in memory, in a table of this many buckets a minute (MemoryRateCounter, 1 MB). */
+export const ISSUANCE_SLOTS = 65_536;
 const SLUG_CACHE_MS = 1000;
 
 /**
@@ -127,7 +126,7 @@ export class Preflight {
     }
 
     // Counted in memory (SQLite), the counts are there at once: no promise and no turn waited.
-    const [bucket, perIp] = buckets(product, isPublic, license, ip);
+    const [bucket, perIp] = buckets(product, isPublic, license, this.rates.addressKey(ip));
     const counts =
       this.rates instanceof MemoryRateCounter
         ? this.rates.hitPair(bucket, perIp, RATE_WINDOW_S)
@@ -192,7 +191,7 @@ export class Preflight {
    * in that license's bucket and the address's cap like an issuance, refused with the same code.
    */
   async limitLicense(settings: Settings, licenseId: number, ip: string): Promise<void> {
-    const [bucket, perIp] = buckets(null, false, { id: licenseId }, ip);
+    const [bucket, perIp] = buckets(null, false, { id: licenseId }, this.rates.addressKey(ip));
     if (isOver(settings, await this.rates.hitPair(bucket, perIp, RATE_WINDOW_S))) throw rateLimited();
   }
 }
@@ -205,15 +204,15 @@ function buckets(
   product: Product | null,
   isPublic: boolean,
   license: Pick<LicenseForIdentity, 'id'> | undefined,
-  ip: string,
+  /** The client address as the counter names it (its addressKey). */
+  address: string,
 ): [string, string] {
-  const ipHash = sha256(ip).slice(0, 32);
   const bucket = license
     ? `dist:license:${license.id}`
     : product && isPublic
-      ? `dist:product:${product.id}:${ipHash}`
-      : `dist:ip:${ipHash}`;
-  return [bucket, `dist:ipcap:${ipHash}`];
+      ? `dist:product:${product.id}:${address}`
+      : `dist:ip:${address}`;
+  return [bucket, `dist:ipcap:${address}`];
 }
 
 /** Over the store's `rate_limit` in its bucket, or over the address's cap (best effort: counts are upserts, not a lock). */
