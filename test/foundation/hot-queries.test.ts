@@ -38,6 +38,15 @@ describe.runIf(dialectUnderTest === 'sqlite')('the precompiled hot statements', 
     await expect(`${statements.join(';\n\n')};\n`).toMatchFileSnapshot('./__snapshots__/hot-queries.sql');
   });
 
+  it("read the license's product, variation, subscription and activation by subqueries, not joins (SQLite 3.54 makes each join cost about 4 µs a run)", () => {
+    const lookups = statements.filter((s) => s.includes('from "licenses" as "l"'));
+    expect(lookups).toHaveLength(2);
+    for (const lookup of lookups) {
+      expect(lookup).not.toMatch(/\bjoin\b/i);
+      expect(lookup).toContain('(select "ia"."id" from "activations" as "ia"');
+    }
+  });
+
   it('each finds its rows through an index', () => {
     const sqlite = t.db.database.sqlite!;
     const scans: string[] = [];
