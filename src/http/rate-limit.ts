@@ -146,8 +146,6 @@ export class MemoryRateCounter {
 
 /** How many buckets' slots a count looks through before it forgets one (the table's probe limit). */
 const PROBES = 16;
-/** The window of a slot never counted in: no window starts at this second (the year 2106). */
-const NO_WINDOW = 0xffffffff;
 
 /**
  * Counts by bucket in the current window, every bucket's window the same length (the issuance
@@ -169,7 +167,9 @@ export class MemoryCounts {
   private readonly mask: number;
   /**
    * Four words a slot, so that a probe reads one cache line: the two hashes, the count and the
-   * window (its start in seconds) it was counted in; a slot of any other window is free.
+   * window it was counted in, as its start in seconds plus one; a slot of any other window is
+   * free. So a slot never counted in holds 0, and the table is left as allocated: zeroed pages
+   * that take no memory until a count touches them.
    */
   private readonly slots: Uint32Array;
   private readonly seeds = new Uint32Array(2);
@@ -180,7 +180,7 @@ export class MemoryCounts {
   constructor(slots: number) {
     const size = 2 ** Math.ceil(Math.log2(Math.max(PROBES, slots)));
     this.mask = size - 1;
-    this.slots = new Uint32Array(size * 4).fill(NO_WINDOW);
+    this.slots = new Uint32Array(size * 4);
     randomFillSync(this.seeds);
   }
 
@@ -188,13 +188,14 @@ export class MemoryCounts {
   add(bucket: string, start: number): number {
     const found = this.find(bucket, start);
     const slots = this.slots;
+    const window = start + 1;
     if (found >= 0) return ++slots[found + 2]!;
     // Not counted in this window: the first free slot of its probes, else the least counted.
     let free = -1;
     let least = -1;
     for (let i = 0, at = this.h1 & this.mask; i < PROBES; i++, at = (at + 1) & this.mask) {
       const o = at * 4;
-      if (slots[o + 3] !== start) {
+      if (slots[o + 3] !== window) {
         free = o;
         break;
       }
@@ -204,7 +205,7 @@ export class MemoryCounts {
     slots[o] = this.h1;
     slots[o + 1] = this.h2;
     slots[o + 2] = 1;
-    slots[o + 3] = start;
+    slots[o + 3] = window;
     return 1;
   }
 
@@ -217,7 +218,7 @@ export class MemoryCounts {
   /** How many buckets window `start` holds (what the tests read: a scan of the table). */
   held(start: number): number {
     let n = 0;
-    for (let o = 3; o < this.slots.length; o += 4) if (this.slots[o] === start) n++;
+    for (let o = 3; o < this.slots.length; o += 4) if (this.slots[o] === start + 1) n++;
     return n;
   }
 
@@ -238,9 +239,10 @@ export class MemoryCounts {
     this.h1 = h1;
     this.h2 = h2;
     const slots = this.slots;
+    const window = start + 1;
     for (let i = 0, at = h1 & this.mask; i < PROBES; i++, at = (at + 1) & this.mask) {
       const o = at * 4;
-      if (slots[o + 3] === start && slots[o] === h1 && slots[o + 1] === h2) return o;
+      if (slots[o + 3] === window && slots[o] === h1 && slots[o + 1] === h2) return o;
     }
     return -1;
   }

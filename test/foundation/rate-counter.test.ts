@@ -154,14 +154,17 @@ describe('counts in memory (SQLite)', () => {
     }
     expect(counts.held(0)).toBe(16);
     expect(counts.peek('busy', 0)).toBe(501);
-    // The flood's buckets counted once made room for each other: counted again, each starts from zero.
+    // The flood's buckets counted once made room for each other: counted again, each starts from
+    // zero (and takes the place of another counted once, never of the busy one).
+    expect(counts.peek('new-999', 0)).toBe(1);
     expect(counts.peek('new-0', 0)).toBe(0);
     expect(counts.add('new-0', 0)).toBe(1);
-    expect(counts.peek('new-999', 0)).toBe(1);
+    expect(counts.peek('busy', 0)).toBe(501);
   });
 
   it('rounds its slots up to a power of two, and tells apart buckets whose names differ in one character', () => {
-    const counts = new MemoryCounts(3000);
+    // A table a sixteenth full: a new bucket finds a free slot among its probes.
+    const counts = new MemoryCounts(10_000);
     const names = Array.from({ length: 1000 }, (_, i) => `dist:ipcap:10.0.${i >> 8}.${i & 255}`);
     for (const name of names) counts.add(name, 0);
     counts.add(names[500]!, 0);
@@ -169,6 +172,6 @@ describe('counts in memory (SQLite)', () => {
     expect(counts.peek(names[500]!, 0)).toBe(2);
     expect(counts.peek('dist:ipcap:10.0.1.245x', 0)).toBe(0);
     expect(counts.held(0)).toBe(1000);
-    expect((counts as unknown as { slots: Uint32Array }).slots.length).toBe(4 * 4096);
+    expect((counts as unknown as { slots: Uint32Array }).slots.length).toBe(4 * 16_384);
   });
 });
