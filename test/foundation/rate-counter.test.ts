@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryCounts, MemoryRateCounter, RateCounter } from '../../src/http/rate-limit.js';
+import { MemoryCounts } from '../../src/count-table.js';
+import { MemoryRateCounter, RateCounter } from '../../src/http/rate-limit.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { sleep } from '../helpers/wait.js';
 
