@@ -64,8 +64,9 @@ const majorMinor = (v: unknown): string | null =>
 export class InstalledBase extends FlushWorker {
   /**
    * The sites counted today, by product: a table that allocates nothing per site (its window is
-   * the day; twice as many slots as sites, so that a new site finds a free one), where a map of 100,000 names was 7% of the update check's CPU at 100,000 sites
-   * (docs/performance.md, 'The installed-base report's sites in a table').
+   * the day; twice as many slots as sites, so that a new site finds a free one), where a map of
+   * 100,000 names was about 6% of the update check's CPU at 100,000 sites (docs/performance.md,
+   * 'The installed-base report's sites in a table').
    */
   private readonly seen = new MemoryCounts(2 * INSTALLED_BASE_SEEN_MAX);
   private pending: Seen[] = [];
