@@ -215,7 +215,55 @@ export class RowStatement implements SqliteStatement {
 
 /** Prepares `source` on the SQLite connection, its rows built from raw value arrays. */
 export function prepareRows(sqlite: SQLite.Database, source: string): RowStatement {
-  return new RowStatement(sqlite.prepare(source));
+  return new RowStatement(sqlite.prepare(equalitiesUnplanned(source)));
+}
+
+/**
+ * `x = ?` and `x is ?` written `x = +?` and `x is +?` (outside quoted strings, names and comments): the
+ * same comparison, whose value the query planner does not look at.
+ *
+ * SQLite 3.54 (better-sqlite3 13, which Node 22 and later load) looks at the value bound to every
+ * `= ?` term it weighs for a loop other than the one the term serves, to tell 0 and 1 from other
+ * numbers, and marks the statement to be planned again when a new value is bound. better-sqlite3
+ * clears the bindings after each run, and SQLite expires a statement so marked whenever its
+ * bindings are cleared: every join, `exists` or non-unique lookup with such a term was parsed and
+ * planned again on every run, 6 to 30 µs each (docs/performance.md, 'Statements planned again on
+ * every run'). The unary plus is a no-op on the value (no affinity, no collation, as a bare
+ * parameter has none), but the planner stops at it. Its one other effect: a partial index whose
+ * condition is `x = literal` is no longer chosen from `x = ?` bound to that literal, so such
+ * conditions are written with the literal in the SQL (as the repositories do).
+ */
+export function equalitiesUnplanned(source: string): string {
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    // Skipped whole: a quoted string or name (a doubled quote inside it ends and starts it again,
+    // which keeps it inside) and a comment.
+    const end =
+      c === "'" || c === '"'
+        ? source.indexOf(c, i + 1)
+        : c === '-' && source[i + 1] === '-'
+          ? source.indexOf('\n', i)
+          : c === '/' && source[i + 1] === '*'
+            ? source.indexOf('*/', i + 2) + 1
+            : i;
+    if (end !== i) {
+      i = end <= 0 ? source.length : end;
+      continue;
+    }
+    if (c !== '?' || !comparedForEquality(source, i)) continue;
+    out += `${source.slice(from, i)}+`;
+    from = i;
+  }
+  return from === 0 ? source : out + source.slice(from);
+}
+
+/** Whether the `?` at `at` follows `=` or `==` (not `<=`, `>=`, `!=`) or the keyword `is`. */
+function comparedForEquality(source: string, at: number): boolean {
+  let i = at;
+  while (i > 0 && /\s/.test(source[i - 1]!)) i--;
+  return /(?:(?:^|[^<>!=])==?|(?:^|[^\w$])is)$/i.test(source.slice(Math.max(0, i - 3), i));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { equalitiesUnplanned } from '../../src/db/database.js';
 import { call, download, issue, protectedFixture } from '../distribution/helpers.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { dialectUnderTest } from '../helpers/db.js';
@@ -38,22 +39,14 @@ describe.runIf(dialectUnderTest === 'sqlite')('the precompiled hot statements', 
     await expect(`${statements.join(';\n\n')};\n`).toMatchFileSnapshot('./__snapshots__/hot-queries.sql');
   });
 
-  it("read the license's product, variation, subscription and activation by subqueries, not joins (SQLite 3.54 makes each join cost about 4 µs a run)", () => {
-    const lookups = statements.filter((s) => s.includes('from "licenses" as "l"'));
-    expect(lookups).toHaveLength(2);
-    for (const lookup of lookups) {
-      expect(lookup).not.toMatch(/\bjoin\b/i);
-      expect(lookup).toContain('(select "ia"."id" from "activations" as "ia"');
-    }
-  });
-
   it('each finds its rows through an index', () => {
     const sqlite = t.db.database.sqlite!;
     const scans: string[] = [];
     for (const statement of statements) {
       const parameters = statement.split('?').length - 1;
+      // As prepareRows prepares it: its equality parameters hidden from the planner.
       const plan = sqlite
-        .prepare(`explain query plan ${statement}`)
+        .prepare(`explain query plan ${equalitiesUnplanned(statement)}`)
         .all(...Array.from({ length: parameters }, () => null)) as { detail: string }[];
       for (const { detail } of plan) {
         const scanned = /^SCAN (\w+)/.exec(detail);

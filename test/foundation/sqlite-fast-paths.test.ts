@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Database, openDatabase, prepareRows, rowBuilder } from '../../src/db/database.js';
+import {
+  type Database,
+  equalitiesUnplanned,
+  openDatabase,
+  prepareRows,
+  rowBuilder,
+} from '../../src/db/database.js';
 import { precompile } from '../../src/db/precompiled.js';
 import { openSqlite } from '../../src/db/sqlite.js';
 
@@ -95,6 +101,88 @@ describe('rows built from raw arrays', () => {
     const query = `select ${attacks.map((name, i) => `${i} as "${name.replaceAll('"', '""')}"`).join(', ')}`;
     expect(prepareRows(raw, query).get()).toEqual(row);
     expect(scope.injected).toBeUndefined();
+    raw.close();
+  });
+});
+
+describe('equality parameters the query planner does not look at (SQLite 3.54 planned each join again on every run)', () => {
+  it('writes `= ?`, `== ?` and `is ?` as `= +?`, and nothing else: not other comparisons, strings, names or comments', () => {
+    const cases: [string, string][] = [
+      ['select * from "t" where "id" = ?', 'select * from "t" where "id" = +?'],
+      [
+        'select * from t where a=? and b == ? and c is ? and d IS\n ?',
+        'select * from t where a=+? and b == +? and c is +? and d IS\n +?',
+      ],
+      [
+        'update "t" set "n" = ? where "id" = ? and "n" < ?',
+        'update "t" set "n" = +? where "id" = +? and "n" < ?',
+      ],
+      [
+        'select 1 where a <= ? or a >= ? or a != ? or a <> ? or a in (?, ?) or a like ? or a is not ? or this ?',
+        'select 1 where a <= ? or a >= ? or a != ? or a <> ? or a in (?, ?) or a like ? or a is not ? or this ?',
+      ],
+      ["select 'a = ?', 'it''s = ?' from t where x = ?", "select 'a = ?', 'it''s = ?' from t where x = +?"],
+      [
+        'select "col = ?" from t where "weird "" name" = ?',
+        'select "col = ?" from t where "weird "" name" = +?',
+      ],
+      [
+        "select 1 -- don't = ?\nwhere a = ? /* b = ? 'c */ and b = ?",
+        "select 1 -- don't = ?\nwhere a = +? /* b = ? 'c */ and b = +?",
+      ],
+      ["select 'unterminated = ?", "select 'unterminated = ?"],
+      ['select ?, ? = 1', 'select ?, ? = 1'],
+    ];
+    for (const [source, expected] of cases) expect(equalitiesUnplanned(source)).toBe(expected);
+  });
+
+  it('compares every kind of value with every column affinity as the bare parameter does', () => {
+    const raw = openSqlite(':memory:');
+    raw.exec(`create table v (i integer, t text, r real, b blob, n numeric, x);
+      insert into v values (5, '5', 5.0, x'35', 5, 5), (0, 'abc', 0.5, x'00ff', '7.0', 'abc'),
+        (null, null, null, null, null, null), (1, '1', 1.0, x'01', 1, x'01')`);
+    const values = [
+      5,
+      '5',
+      5.0,
+      0,
+      1,
+      '1',
+      'abc',
+      0.5,
+      '7.0',
+      7,
+      null,
+      Buffer.from('5'),
+      Buffer.from([0, 255]),
+      5n,
+    ];
+    for (const column of ['i', 't', 'r', 'b', 'n', 'x']) {
+      for (const op of ['=', 'is']) {
+        const query = `select rowid from v where ${column} ${op} ? order by rowid`;
+        for (const value of values) {
+          expect(prepareRows(raw, query).all([value])).toEqual(raw.prepare(query).all(value));
+        }
+      }
+    }
+    const join = 'select a.rowid as a, b.rowid as b from v a join v b on b.i = a.i where a.t = ? and b.x = ?';
+    expect(prepareRows(raw, join).all(['5', 5])).toEqual([{ a: 1, b: 1 }]);
+    raw.close();
+  });
+
+  it('so a partial index is chosen only from a literal in the SQL, as the repositories write such conditions', () => {
+    const raw = openSqlite(':memory:');
+    raw.exec(
+      'create table p (id integer primary key, k integer, flag integer); create index p_flagged on p (k) where flag = 1',
+    );
+    const plan = (query: string, ...values: unknown[]) =>
+      (raw.prepare(`explain query plan ${query}`).all(...values) as { detail: string }[])
+        .map((r) => r.detail)
+        .join();
+    const bound = 'select id from p where k = ? and flag = ?';
+    expect(plan(bound, 3, 1)).toContain('p_flagged');
+    expect(plan(equalitiesUnplanned(bound), 3, 1)).not.toContain('p_flagged');
+    expect(plan(equalitiesUnplanned('select id from p where k = ? and flag = 1'), 3)).toContain('p_flagged');
     raw.close();
   });
 });

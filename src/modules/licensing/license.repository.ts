@@ -18,32 +18,6 @@ const STAGING = sql.lit<ActivationEnvironment>('staging');
 
 type RawRecord = Omit<LicenseRecord, 'activation_count'> & { activation_count: unknown };
 
-/** The license's active production activations (staging sites do not count against the limit: docs/licensing.md, '2.3 Staging and development sites'). */
-function activationCount(eb: ExpressionBuilder<DB & { l: DB['licenses'] }, 'l'>) {
-  return eb
-    .selectFrom('activations as a')
-    .select((e) => e.fn.countAll<number>().as('n'))
-    .whereRef('a.license_id', '=', 'l.id')
-    .where('a.status', '=', ACTIVE)
-    .where('a.environment', '=', PRODUCTION)
-    .as('activation_count');
-}
-
-/** The license columns the hot lookup reads (compileForIdentity). */
-const LICENSE_TERMS = [
-  'l.id',
-  'l.license_key',
-  'l.product_id',
-  'l.variation_id',
-  'l.subscription_id',
-  'l.status',
-  'l.activation_limit',
-  'l.usage_expires_at',
-  'l.entitlement_policy',
-  'l.created_at',
-  'l.trial',
-] as const;
-
 /**
  * The count arrives as a bigint-ish value on some drivers. The row is ours, so it is fixed in place
  * rather than copied with a spread: this runs on every validate and update check, and on Node 20
@@ -189,7 +163,16 @@ export class LicenseRepository {
         's.id as subscription_found',
         's.status as subscription_status',
       ])
-      .select(activationCount);
+      .select((eb) =>
+        eb
+          .selectFrom('activations as a')
+          .select((e) => e.fn.countAll<number>().as('n'))
+          .whereRef('a.license_id', '=', 'l.id')
+          .where('a.status', '=', ACTIVE)
+          // Staging sites do not count against the limit (docs/licensing.md, '2.3 Staging and development sites').
+          .where('a.environment', '=', PRODUCTION)
+          .as('activation_count'),
+      );
   }
 
   /** The whole license record: every column, with the names of its product, variation and owner. */
@@ -227,77 +210,43 @@ export class LicenseRepository {
    * needed to decide anything). The update routes also need the activation's revision, which a
    * download token is bound to; reading it costs one more B-tree lookup (the activation row;
    * its id alone comes from the index), so only they ask for it.
-   *
-   * On SQLite the product, variation, subscription and activation are read by scalar subqueries,
-   * not joins: the same rows and the same index searches, but from SQLite 3.54 (the release
-   * better-sqlite3 13 bundles, which Node 22 and 24 load) each join of a statement costs about
-   * 4 µs a run, and this one's four made validate's query 27 µs instead of 5 (docs/performance.md,
-   * 'Joins on SQLite 3.54'). PostgreSQL keeps the joins.
    */
   private compileForIdentity(withRevision: boolean) {
     return precompile(
       this.database,
       ['key', 'identity'] as const,
       (p) =>
-        this.dialect === 'sqlite'
-          ? this.forIdentityBySubqueries(p.identity, withRevision).where('l.license_key', '=', p.key)
-          : this.withTerms()
-              .select(LICENSE_TERMS)
-              // At most one row joins: activations_one_active_identity is unique where status is active.
-              .leftJoin('activations as ia', (j) =>
-                j
-                  .onRef('ia.license_id', '=', 'l.id')
-                  .on('ia.identity_key', '=', p.identity)
-                  .on('ia.status', '=', ACTIVE),
-              )
-              .select([
-                'ia.id as identity_activation_id',
-                sql<number | null>`${withRevision ? sql.ref('ia.activation_revision') : sql`null`}`.as(
-                  'identity_activation_revision',
-                ),
-              ])
-              .where('l.license_key', '=', p.key),
+        this.withTerms()
+          .select([
+            'l.id',
+            'l.license_key',
+            'l.product_id',
+            'l.variation_id',
+            'l.subscription_id',
+            'l.status',
+            'l.activation_limit',
+            'l.usage_expires_at',
+            'l.entitlement_policy',
+            'l.created_at',
+            'l.trial',
+          ])
+          // At most one row joins: activations_one_active_identity is unique where status is active.
+          .leftJoin('activations as ia', (j) =>
+            j
+              .onRef('ia.license_id', '=', 'l.id')
+              .on('ia.identity_key', '=', p.identity)
+              .on('ia.status', '=', ACTIVE),
+          )
+          .select([
+            'ia.id as identity_activation_id',
+            sql<number | null>`${withRevision ? sql.ref('ia.activation_revision') : sql`null`}`.as(
+              'identity_activation_revision',
+            ),
+          ])
+          .where('l.license_key', '=', p.key),
       // The lookups of one turn go to PostgreSQL as one statement (src/db/pg-batch.ts).
       { pgBatch: { key: 'text', identity: 'text' } },
     );
-  }
-
-  /** compileForIdentity's columns on SQLite, each row around the license read by a subquery of its own. */
-  private forIdentityBySubqueries(identity: string, withRevision: boolean) {
-    type L = ExpressionBuilder<DB & { l: DB['licenses'] }, 'l'>;
-    const product = (eb: L) => eb.selectFrom('products as p').whereRef('p.id', '=', 'l.product_id');
-    const variation = (eb: L) =>
-      eb
-        .selectFrom('product_variations as v')
-        .whereRef('v.id', '=', 'l.variation_id')
-        .whereRef('v.product_id', '=', 'l.product_id');
-    const subscription = (eb: L) =>
-      eb.selectFrom('subscriptions as s').whereRef('s.id', '=', 'l.subscription_id');
-    // At most one row: activations_one_active_identity is unique where status is active.
-    const activation = (eb: L) =>
-      eb
-        .selectFrom('activations as ia')
-        .whereRef('ia.license_id', '=', 'l.id')
-        .where('ia.identity_key', '=', identity)
-        .where('ia.status', '=', ACTIVE);
-    return this.db
-      .selectFrom('licenses as l')
-      .select((eb) => [
-        product(eb).select('p.activation_limit').as('product_activation_limit'),
-        product(eb).select('p.activation_mode').as('product_activation_mode'),
-        variation(eb).select('v.id').as('variation_found'),
-        variation(eb).select('v.activation_limit').as('variation_activation_limit'),
-        subscription(eb).select('s.id').as('subscription_found'),
-        subscription(eb).select('s.status').as('subscription_status'),
-        activationCount(eb),
-      ])
-      .select(LICENSE_TERMS)
-      .select((eb) => [
-        activation(eb).select('ia.id').as('identity_activation_id'),
-        withRevision
-          ? activation(eb).select('ia.activation_revision').as('identity_activation_revision')
-          : sql<number | null>`null`.as('identity_activation_revision'),
-      ]);
   }
 
   async findForIdentity(
@@ -537,7 +486,8 @@ export class LicenseRepository {
       .select('id')
       .where('user_id', '=', userId)
       .where('product_id', '=', productId)
-      .where('trial', '=', 1)
+      // A literal, as the partial index licenses_trial says it (src/db/database.ts, equalitiesUnplanned).
+      .where('trial', '=', sql.lit(1))
       .orderBy('id')
       .limit(1);
     return (await forUpdate(this.dialect)(query).executeTakeFirst())?.id;

@@ -1,7 +1,10 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { Database, Dialect } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { forUpdate, on, type Tx } from '../../db/transaction.js';
+
+/** A literal, as the partial index license_transfers_pending says it (src/db/database.ts, equalitiesUnplanned). */
+const PENDING = sql.lit<'pending'>('pending');
 
 export type TransferRow = Selectable<DB['license_transfers']>;
 
@@ -80,7 +83,7 @@ export class TransferRepository {
       .innerJoin('licenses as l', 'l.id', 't.license_id')
       .selectAll('t')
       .where('l.user_id', '=', userId)
-      .where('t.status', '=', 'pending')
+      .where('t.status', '=', PENDING)
       .orderBy('t.id', 'desc')
       .execute();
   }
@@ -91,7 +94,7 @@ export class TransferRepository {
       .updateTable('license_transfers')
       .set(patch)
       .where('id', '=', id)
-      .where('status', '=', 'pending')
+      .where('status', '=', PENDING)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }
@@ -102,7 +105,7 @@ export class TransferRepository {
       .selectFrom('license_transfers')
       .selectAll()
       .where('license_id', '=', licenseId)
-      .where('status', '=', 'pending')
+      .where('status', '=', PENDING)
       .executeTakeFirst();
   }
 
@@ -112,7 +115,7 @@ export class TransferRepository {
       .updateTable('license_transfers')
       .set({ token_hash: tokenHash, updated_at: now })
       .where('id', '=', id)
-      .where('status', '=', 'pending')
+      .where('status', '=', PENDING)
       .where('expires_at', '>', now)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;

@@ -230,7 +230,8 @@ export class ReleasesRepository {
       .updateTable('releases')
       .set({ is_current: 0, updated_at: now })
       .where('product_id', '=', productId)
-      .where('is_current', '=', 1)
+      // A literal, as the partial index releases_one_current says it (src/db/database.ts, equalitiesUnplanned).
+      .where('is_current', '=', sql.lit(1))
       .$if(exceptId !== null, (q) => q.where('id', '!=', exceptId!))
       .execute();
   }
