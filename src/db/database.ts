@@ -219,15 +219,15 @@ export function prepareRows(sqlite: SQLite.Database, source: string): RowStateme
 }
 
 /**
- * `x = ?` and `x is ?` written `x = +?` and `x is +?` (outside quoted strings, names and comments): the
- * same comparison, whose value the query planner does not look at.
+ * `x = ?` and `x is ?` written `x = +?` and `x is +?` (outside quoted strings, names and
+ * comments): the same comparison, whose value the query planner does not look at.
  *
  * SQLite 3.54 (better-sqlite3 13, which Node 22 and later load) looks at the value bound to every
  * `= ?` term it weighs for a loop other than the one the term serves, to tell 0 and 1 from other
  * numbers, and marks the statement to be planned again when a new value is bound. better-sqlite3
  * clears the bindings after each run, and SQLite expires a statement so marked whenever its
  * bindings are cleared: every join, `exists` or non-unique lookup with such a term was parsed and
- * planned again on every run, 6 to 30 µs each (docs/performance.md, 'Statements planned again on
+ * planned again on every run, 5 to 55 µs each (docs/performance.md, 'Statements planned again on
  * every run'). The unary plus is a no-op on the value (no affinity, no collation, as a bare
  * parameter has none), but the planner stops at it. Its one other effect: a partial index whose
  * condition is `x = literal` is no longer chosen from `x = ?` bound to that literal, so such
