@@ -148,7 +148,7 @@ export class InstalledBase extends FlushWorker {
     }
     const secret = await this.secrets.get(SECRET);
     const byHash = new Map<string, Seen>();
-    const rows: SiteRow[] = [];
+    const ids: string[] = [];
     for (const s of taken) {
       const site = createHmac('sha256', secret)
         .update(`${s.day}|${s.productId}|${s.site}`)
@@ -157,11 +157,17 @@ export class InstalledBase extends FlushWorker {
       const id = `${s.day}|${s.productId}|${site}`;
       if (byHash.has(id)) continue;
       byHash.set(id, s);
-      rows.push({ day: s.day, product_id: s.productId, site });
+      ids.push(id);
     }
     // One order for every process, so that two flushes of one day wait on each other's rows
-    // rather than deadlock.
-    rows.sort((a, b) => cmp(a.day, b.day) || a.product_id - b.product_id || cmp(a.site, b.site));
+    // rather than deadlock: any total order does, and the ids' own (the product's id compared as
+    // text) sorts without a comparison function, 1 µs a site instead of 1.3 to 2.9
+    // (docs/performance.md, 'The installed-base report's flush').
+    ids.sort();
+    const rows = ids.map((id): SiteRow => {
+      const s = byHash.get(id)!;
+      return { day: s.day, product_id: s.productId, site: id.slice(id.lastIndexOf('|') + 1) };
+    });
     await withTransaction(this.database, async (tx) => {
       const inserted = await this.repo.addSites(rows, tx);
       const counts = new Map<string, InstalledBaseCountRow>();
