@@ -17,6 +17,7 @@ import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createTestApp } from '../test/helpers/app.js';
 import { createProduct } from '../test/helpers/factories.js';
+import { median } from './lib.js';
 
 const { values: args } = parseArgs({
   options: { sites: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '5' } },
@@ -36,7 +37,6 @@ const plain = sqlite.prepare(
 );
 
 const us = (from: bigint, to: bigint) => Number(to - from) / SITES / 1000;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const facts = { version: '1.1.0', platform: 'wordpress', platform_version: '6.7.1', php_version: '8.2.1' };
 let site = 0;
 const flush: number[] = [];

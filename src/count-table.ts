@@ -7,11 +7,11 @@ const PROBES = 16;
  * Counts by bucket in the current window, every bucket's window the same length (the issuance
  * limits' minute, the installed-base report's day), in a fixed open-addressing table in one typed
  * array: a bucket is known by two 32-bit hashes of its name (seeded at random per process, so no
- * client can aim its address at another's bucket), and a slot counted in an ended window is free. So a count allocates nothing,
- * nothing is pruned, and the garbage collector never sees a bucket: keeping them in a Map, an
- * object and a name per bucket, with exact least-recently-counted order, cost the update check
- * about 4 µs of its 37, mostly in the collector (docs/performance.md, 'Issuance counters in a
- * table of their own').
+ * client can aim its address at another's bucket), and a slot counted in an ended window is
+ * free. So a count allocates nothing, nothing is pruned, and the garbage collector never sees a
+ * bucket: keeping them in a Map, an object and a name per bucket, with exact
+ * least-recently-counted order, cost the update check about 4 µs of its 37, mostly in the
+ * collector (docs/performance.md, 'Issuance counters in a table of their own').
  *
  * A new bucket takes the first free slot of the PROBES after its home slot; when all are taken in
  * this window it takes the one with the lowest count. So a client that keeps counting (the one that
